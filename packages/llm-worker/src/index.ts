@@ -1,1 +1,1 @@
-export {};
+export { type BlobId, type BlobStore, BlobStoreError, type BlobStoreErrorCode, type Content, isBlobId } from "./blob-store.ts";

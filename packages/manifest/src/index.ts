@@ -1,1 +1,2 @@
-export {};
+export * from "./defaults.ts";
+export type { ModelCapabilities, ModelInfo, ProviderKind } from "./catalog.ts";

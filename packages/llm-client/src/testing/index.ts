@@ -1,1 +1,8 @@
-export {};
+export {
+  closeServer,
+  frameLines,
+  type ReplayServer,
+  type ReplayServerOptions,
+  sdkBaseURL,
+  startReplayServer,
+} from "./replay-server.ts";

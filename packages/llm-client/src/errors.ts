@@ -1,0 +1,66 @@
+/**
+ * The one error type that crosses the llm-client boundary. Each adapter
+ * classifies its SDK's errors once, into these codes; nothing else matches
+ * message strings.
+ */
+export type LlmErrorCode =
+  | "auth"
+  | "rate_limit"
+  | "overloaded"
+  | "context_overflow"
+  | "invalid_request"
+  | "server"
+  | "network"
+  | "timeout"
+  | "aborted"
+  | "incomplete_stream"
+  | "parse"
+  | "content_filter"
+  | "config";
+
+export interface LlmErrorOptions {
+  retryable?: boolean;
+  status?: number;
+  retryAfterMs?: number;
+  provider?: string;
+  cause?: unknown;
+}
+
+export class LlmError extends Error {
+  override readonly name = "LlmError";
+  readonly code: LlmErrorCode;
+  /** Whether the same request may succeed if sent again. */
+  readonly retryable: boolean;
+  /** HTTP status when the error came from a response. */
+  readonly status: number | undefined;
+  /** Server-requested delay before a retry, in milliseconds. */
+  readonly retryAfterMs: number | undefined;
+  readonly provider: string | undefined;
+
+  constructor(code: LlmErrorCode, message: string, options: LlmErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? defaultRetryable(code);
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.provider = options.provider;
+  }
+}
+
+function defaultRetryable(code: LlmErrorCode): boolean {
+  switch (code) {
+    case "rate_limit":
+    case "overloaded":
+    case "server":
+    case "network":
+    case "timeout":
+    case "incomplete_stream":
+      return true;
+    default:
+      return false;
+  }
+}
+
+export function isLlmError(value: unknown): value is LlmError {
+  return value instanceof LlmError;
+}

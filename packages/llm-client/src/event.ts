@@ -1,0 +1,132 @@
+/**
+ * The flat event stream of seed 002. Every adapter yields exactly this
+ * union; the Timeline gives it block structure.
+ *
+ * Contract of a stream:
+ * - it starts with `status: started`;
+ * - blocks are announced by `block_start` (some providers omit it: a
+ *   `block_delta` for an unknown index implicitly opens the block), receive
+ *   `block_delta`s and end with exactly one `block_stop` or `block_abort`;
+ *   several blocks may be open at once (parallel tool calls);
+ * - it ends with exactly one terminal `status` (`completed`, `cancelled`,
+ *   `failed`), and that status carries the stop reason;
+ * - once started, failures are events (`error` then `status: failed`), not throws.
+ */
+
+import type { ProviderData, ProviderKind } from "./item.ts";
+import type { LlmErrorCode } from "./errors.ts";
+
+export type BlockKind = "text" | "thinking" | "tool_use";
+
+export type StopReason =
+  | "end_turn"
+  | "tool_use"
+  | "max_tokens"
+  | "stop_sequence"
+  | "refusal"
+  | "content_filter"
+  | "error";
+
+/**
+ * Token usage of one model call.
+ *
+ * Convention (the same for every provider):
+ * - `inputTokens` counts every prompt token, cached ones included;
+ *   `cacheReadTokens` and `cacheWriteTokens` are parts of it.
+ * - `outputTokens` includes reasoning tokens; `reasoningTokens` is part of it.
+ * A field is absent when the provider did not report it.
+ */
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+export interface PingEvent {
+  type: "ping";
+}
+
+/** Usage so far; providers may send several, later values win per field. */
+export interface UsageEvent {
+  type: "usage";
+  usage: Usage;
+}
+
+export type StatusEvent =
+  | { type: "status"; status: "started"; model?: string; responseId?: string }
+  | {
+      type: "status";
+      status: "completed" | "cancelled" | "failed";
+      /** Why the model stopped; `error` for failed streams, absent when cancelled before any output. */
+      stopReason?: StopReason;
+    };
+
+export interface ErrorEvent {
+  type: "error";
+  code: LlmErrorCode;
+  message: string;
+  retryable: boolean;
+  status?: number;
+}
+
+export interface BlockStartEvent {
+  type: "block_start";
+  index: number;
+  block: BlockKind;
+  /** tool_use only: the call id. */
+  id?: string;
+  /** tool_use only: the tool name. */
+  name?: string;
+  /** tool_use only: `custom` for OpenAI Responses free-form tools. */
+  toolKind?: "function" | "custom";
+}
+
+export type DeltaKind = "text" | "thinking" | "input_json";
+
+export interface BlockDeltaEvent {
+  type: "block_delta";
+  index: number;
+  delta: DeltaKind;
+  text: string;
+}
+
+/** Data needed to replay a thinking block to the provider that produced it. */
+export interface ThinkingReplay {
+  provider: ProviderKind;
+  signature?: string;
+  encryptedContent?: string;
+  redacted?: boolean;
+  summary?: string[];
+  providerData?: ProviderData;
+}
+
+export interface BlockStopEvent {
+  type: "block_stop";
+  index: number;
+  block: BlockKind;
+  /** thinking only. */
+  replay?: ThinkingReplay;
+  /** tool_use only: the complete arguments when the provider gives them whole (e.g. Gemini). */
+  providerData?: ProviderData;
+}
+
+export interface BlockAbortEvent {
+  type: "block_abort";
+  index: number;
+  block: BlockKind;
+  reason: string;
+}
+
+export type Event =
+  | PingEvent
+  | UsageEvent
+  | StatusEvent
+  | ErrorEvent
+  | BlockStartEvent
+  | BlockDeltaEvent
+  | BlockStopEvent
+  | BlockAbortEvent;
+
+export type EventType = Event["type"];

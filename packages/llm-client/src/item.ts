@@ -1,0 +1,115 @@
+/**
+ * The neutral history model. History is an array of Items; every adapter
+ * converts it to its provider's request on each call, so nothing
+ * provider-specific survives compaction except what an Item carries.
+ */
+
+import type { ProviderKind } from "@yoi/manifest";
+
+export type { ProviderKind };
+
+export interface TextPart {
+  type: "text";
+  text: string;
+}
+
+/** An image, either inline base64 data or a URL. */
+export interface ImagePart {
+  type: "image";
+  /** MIME type, e.g. `image/png`. Required for `data`. */
+  mediaType: string;
+  /** Base64-encoded bytes (no `data:` prefix). */
+  data?: string;
+  /** A URL the provider fetches itself (not every provider accepts one). */
+  url?: string;
+}
+
+export type ContentPart = TextPart | ImagePart;
+
+export type Role = "user" | "assistant" | "system";
+
+/** Reference to the full content of a tool output kept in a BlobStore. */
+export interface OutputRef {
+  /** Blob id (UUID v7). */
+  id: string;
+  byteSize?: number;
+  lineCount?: number;
+}
+
+export interface MessageItem {
+  type: "message";
+  role: Role;
+  content: ContentPart[];
+  /**
+   * Provider-specific replay data attached to an assistant message part
+   * (e.g. Gemini's `thoughtSignature` on a text part). Opaque to callers.
+   */
+  providerData?: ProviderData;
+}
+
+export interface ToolCallItem {
+  type: "tool_call";
+  /** The provider's call id (or a generated unique one where the provider has none). */
+  callId: string;
+  name: string;
+  /** Arguments as a JSON string (an object). `"{}"` for a call with no arguments. */
+  arguments: string;
+  /** `custom` for OpenAI Responses free-form (custom) tools, whose input is raw text in `arguments`. */
+  kind?: "function" | "custom";
+  providerData?: ProviderData;
+}
+
+export interface ToolResultItem {
+  type: "tool_result";
+  callId: string;
+  /** Tool name; Gemini pairs function responses by name, so adapters need it. */
+  name?: string;
+  /** What the model sees. */
+  output: string;
+  isError: boolean;
+  /** The stored full output, when the in-context view is a summary or trimmed. */
+  outputRef?: OutputRef;
+}
+
+export interface ReasoningItem {
+  type: "reasoning";
+  /** Visible reasoning text (may be empty when the provider only returns a summary or nothing). */
+  text: string;
+  /** OpenAI reasoning summary parts. */
+  summary?: string[];
+  /** Anthropic thinking signature. */
+  signature?: string;
+  /** OpenAI encrypted reasoning content, or Anthropic redacted-thinking data. */
+  encryptedContent?: string;
+  /** Anthropic `redacted_thinking`: `encryptedContent` holds the opaque data. */
+  redacted?: boolean;
+  /** The provider family that produced it; reasoning is only replayed there. */
+  provider: ProviderKind;
+  /** Provider-specific ids (e.g. OpenAI reasoning item id, Gemini thought signature). */
+  providerData?: ProviderData;
+}
+
+/** Opaque, JSON-serializable provider replay data. */
+export type ProviderData = Record<string, unknown>;
+
+export type Item = MessageItem | ToolCallItem | ToolResultItem | ReasoningItem;
+
+/** Convenience constructors. */
+export function userMessage(text: string): MessageItem {
+  return { type: "message", role: "user", content: [{ type: "text", text }] };
+}
+
+export function systemMessage(text: string): MessageItem {
+  return { type: "message", role: "system", content: [{ type: "text", text }] };
+}
+
+export function assistantMessage(text: string): MessageItem {
+  return { type: "message", role: "assistant", content: [{ type: "text", text }] };
+}
+
+/** The concatenated text parts of a message. */
+export function messageText(item: MessageItem): string {
+  let out = "";
+  for (const part of item.content) if (part.type === "text") out += part.text;
+  return out;
+}

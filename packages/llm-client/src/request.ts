@@ -1,0 +1,107 @@
+import type { Event } from "./event.ts";
+import type { Item, ProviderKind } from "./item.ts";
+
+/** A tool the model may call. `parameters` is a JSON Schema object (generated from zod by callers). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  /** `custom`: OpenAI Responses free-form tool (raw text input). Default `function`. */
+  kind?: "function" | "custom";
+}
+
+/** Reasoning settings: an effort level (OpenAI style) or a token budget (Anthropic/Gemini style). */
+export interface ReasoningSettings {
+  effort?: "minimal" | "low" | "medium" | "high";
+  budgetTokens?: number;
+}
+
+/** Where Anthropic `cache_control` breakpoints go. Default: all three. */
+export interface PromptCacheSettings {
+  /** Default true. */
+  enabled?: boolean;
+  system?: boolean;
+  tools?: boolean;
+  /** The last message of the conversation. */
+  conversation?: boolean;
+}
+
+export interface RequestSettings {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stopSequences?: string[];
+  reasoning?: ReasoningSettings;
+  /** Stable key that helps the provider route to a warm prompt cache (OpenAI `prompt_cache_key`). */
+  cacheKey?: string;
+  promptCache?: PromptCacheSettings;
+  /** Whether the model may call several tools in one response (default: provider default). */
+  parallelToolCalls?: boolean;
+}
+
+export interface Request {
+  system?: string;
+  items: Item[];
+  tools?: ToolSpec[];
+  settings?: RequestSettings;
+  /**
+   * Provider built-in (server-side) tools passed through verbatim, e.g.
+   * `{ type: "web_search" }` for OpenAI Responses.
+   */
+  serverTools?: Record<string, unknown>[];
+}
+
+/** Retry policy shared by every provider (the SDKs' own retries are turned off). */
+export interface RetryOptions {
+  /** Total attempts including the first. Default 4. */
+  maxAttempts?: number;
+  /** First backoff delay. Default 500 ms. */
+  initialDelayMs?: number;
+  /** Cap of one backoff delay. Default 20 s. */
+  maxDelayMs?: number;
+  /** A server `retry-after` above this fails fast instead of waiting. Default 60 s. */
+  maxRetryAfterMs?: number;
+  /** Total time budget for all attempts and waits. Default 120 s. */
+  totalBudgetMs?: number;
+}
+
+export interface TimeoutOptions {
+  /** Time from sending the request to the first event. Default 60 s. */
+  firstEventMs?: number;
+  /** Longest silence between two events once streaming. Default 120 s. */
+  idleMs?: number;
+}
+
+/** Something the client wants a caller to know without failing (e.g. a dropped setting). */
+export interface ClientWarning {
+  code: "unsupported_setting" | "dropped_reasoning" | "retry" | "unknown_event";
+  message: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface ClientOptions {
+  provider: ProviderKind;
+  /** Model id as the provider names it. */
+  model: string;
+  apiKey?: string;
+  baseURL?: string;
+  /** Extra headers on every request. */
+  headers?: Record<string, string>;
+  retry?: RetryOptions;
+  timeout?: TimeoutOptions;
+  /** Receives warnings and retry notices. */
+  onWarning?: (warning: ClientWarning) => void;
+  /** Sees every raw provider payload (debugging, unknown events). */
+  onRawEvent?: (payload: unknown) => void;
+}
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+}
+
+export interface LlmClient {
+  readonly provider: ProviderKind;
+  readonly model: string;
+  /** Streams one model call. Errors before the first event are retried per the policy; after that they are events. */
+  stream(request: Request, options?: StreamOptions): AsyncIterable<Event>;
+}
