@@ -40,7 +40,10 @@ export interface MeasureOptions {
 }
 
 /** Runs `fn` several times and returns the median duration in milliseconds. */
-export async function measure(fn: () => unknown | Promise<unknown>, options: MeasureOptions = {}): Promise<number> {
+export async function measure(
+  fn: () => unknown | Promise<unknown>,
+  options: MeasureOptions = {},
+): Promise<number> {
   const runs = options.runs ?? 7;
   const warmup = options.warmup ?? 2;
   for (let i = 0; i < warmup; i++) await fn();

@@ -10,7 +10,7 @@
  *   pnpm bench --json          print rows as JSON lines instead of a table
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { BenchRow } from "./bench-kit.ts";
 
@@ -56,13 +56,29 @@ for (const file of files) {
 }
 
 const fmt = (n: number | undefined): string =>
-  n === undefined || Number.isNaN(n) ? "-" : n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toPrecision(3);
+  n === undefined || Number.isNaN(n)
+    ? "-"
+    : n >= 100
+      ? n.toFixed(0)
+      : n >= 1
+        ? n.toFixed(2)
+        : n.toPrecision(3);
 
 let misses = 0;
 if (json) {
   for (const r of rows) process.stdout.write(`${JSON.stringify(r)}\n`);
 } else {
-  const header = ["group", "benchmark", "subject", "baseline", "ratio", "target", "ok", "baseline is", "note"];
+  const header = [
+    "group",
+    "benchmark",
+    "subject",
+    "baseline",
+    "ratio",
+    "target",
+    "ok",
+    "baseline is",
+    "note",
+  ];
   const table: string[][] = [header];
   for (const r of rows) {
     const ratio = r.baseline === undefined ? undefined : r.subject / r.baseline;
@@ -82,7 +98,12 @@ if (json) {
   }
   const widths = header.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   for (const [i, row] of table.entries()) {
-    process.stdout.write(`${row.map((c, j) => c.padEnd(widths[j]!)).join("  ").trimEnd()}\n`);
+    process.stdout.write(
+      `${row
+        .map((c, j) => c.padEnd(widths[j]!))
+        .join("  ")
+        .trimEnd()}\n`,
+    );
     if (i === 0) process.stdout.write(`${widths.map((w) => "-".repeat(w)).join("  ")}\n`);
   }
   process.stdout.write(`\n${rows.length} rows from ${files.length} files; ${misses} missed their target\n`);

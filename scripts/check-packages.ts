@@ -1,0 +1,109 @@
+/**
+ * Publishing checks on what users would install: builds every workspace
+ * package, packs it with pnpm (workspace: ranges rewritten, `files`
+ * applied), and runs publint and are-the-types-wrong on the packed tarball.
+ * Also checks the package.json conventions of the repository (ESM only,
+ * `exports` with types first after the source condition, `files`,
+ * `sideEffects: false`, public publishConfig, a build script).
+ *
+ *   node scripts/check-packages.ts            build, pack and check all
+ *   node scripts/check-packages.ts --no-build reuse existing dist/
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+const args = new Set(process.argv.slice(2));
+const bin = (name: string): string => join(root, "node_modules", ".bin", name);
+
+interface PackageJson {
+  name: string;
+  private?: boolean;
+  type?: string;
+  sideEffects?: boolean;
+  files?: string[];
+  exports?: Record<string, unknown>;
+  publishConfig?: { access?: string };
+  scripts?: Record<string, string>;
+  bin?: Record<string, string>;
+}
+
+function run(cmd: string, cmdArgs: string[], cwd: string): { ok: boolean; out: string } {
+  const res = spawnSync(cmd, cmdArgs, { cwd, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
+  return { ok: res.status === 0, out: `${res.stdout ?? ""}${res.stderr ?? ""}`.trim() };
+}
+
+const dirs: string[] = [];
+for (const area of ["packages", "apps"]) {
+  for (const name of readdirSync(join(root, area)).sort()) {
+    if (existsSync(join(root, area, name, "package.json"))) dirs.push(join(root, area, name));
+  }
+}
+
+const problems: string[] = [];
+for (const dir of dirs) {
+  const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as PackageJson;
+  const where = relative(root, join(dir, "package.json"));
+  if (pj.private) continue;
+  if (pj.type !== "module") problems.push(`${where}: "type" must be "module" (ESM only)`);
+  if (pj.sideEffects !== false) problems.push(`${where}: "sideEffects" must be false`);
+  if (!pj.files?.includes("dist")) problems.push(`${where}: "files" must whitelist "dist"`);
+  if (pj.publishConfig?.access !== "public") problems.push(`${where}: publishConfig.access must be "public"`);
+  if (!pj.scripts?.build) problems.push(`${where}: a "build" script is required`);
+  for (const [sub, target] of Object.entries(pj.exports ?? {})) {
+    if (typeof target !== "object" || target === null) continue;
+    const keys = Object.keys(target);
+    const firstPublic = keys.filter((k) => k !== "@yoi/source")[0];
+    if (firstPublic !== "types") problems.push(`${where}: exports["${sub}"] must list "types" first`);
+  }
+}
+
+if (!args.has("--no-build")) {
+  process.stdout.write("building all packages...\n");
+  const built = run(bin("turbo"), ["run", "build", "--output-logs=errors-only"], root);
+  if (!built.ok) {
+    process.stderr.write(`${built.out}\nbuild failed\n`);
+    process.exit(1);
+  }
+}
+
+const packDir = mkdtempSync(join(tmpdir(), "yoi-pack-"));
+try {
+  for (const dir of dirs) {
+    const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as PackageJson;
+    if (pj.private) continue;
+    const packed = run("pnpm", ["pack", "--pack-destination", packDir, "--json"], dir);
+    if (!packed.ok) {
+      problems.push(`${pj.name}: pnpm pack failed:\n${packed.out}`);
+      continue;
+    }
+    const tarball = readdirSync(packDir).find(
+      (f) => f.startsWith(pj.name.replace("@", "").replace("/", "-")) && f.endsWith(".tgz"),
+    );
+    if (tarball === undefined) {
+      problems.push(`${pj.name}: no tarball produced`);
+      continue;
+    }
+    const path = join(packDir, tarball);
+    const lint = run(bin("publint"), ["run", path, "--strict"], root);
+    if (!lint.ok || /warning|error/i.test(lint.out.replace(/All good!/, ""))) {
+      problems.push(`${pj.name}: publint:\n${lint.out}`);
+    }
+    // ESM only: the CommonJS and node10 resolution modes do not apply.
+    const types = run(bin("attw"), [path, "--profile", "esm-only", "--format", "ascii", "--no-emoji"], root);
+    if (!types.ok) problems.push(`${pj.name}: are-the-types-wrong:\n${types.out}`);
+    process.stdout.write(`${pj.name}: ${lint.ok && types.ok ? "ok" : "problems"}\n`);
+    rmSync(path);
+  }
+} finally {
+  rmSync(packDir, { recursive: true, force: true });
+}
+
+if (problems.length > 0) {
+  for (const p of problems) process.stderr.write(`${p}\n`);
+  process.stderr.write(`packages: ${problems.length} problem(s)\n`);
+  process.exit(1);
+}
+process.stdout.write("packages: ok\n");
