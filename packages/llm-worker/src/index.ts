@@ -1,7 +1,70 @@
-export { type BlobId, type BlobStore, BlobStoreError, type BlobStoreErrorCode, type Content, isBlobId } from "./blob-store.ts";
+export {
+  type BlobId,
+  type BlobStore,
+  BlobStoreError,
+  type BlobStoreErrorCode,
+  type Content,
+  isBlobId,
+} from "./blob-store.ts";
 export type {
   ContextCheckpoint,
   ContextPolicy,
   ContextState,
   HistoryReplacement,
 } from "./context-policy.ts";
+export type {
+  CommitReason,
+  ErrorWorkerEvent,
+  HistoryReplacedEvent,
+  HistoryReplaceReason,
+  ItemCommittedEvent,
+  RequestStartEvent,
+  RetryEvent,
+  RunEndEvent,
+  RunStartEvent,
+  RunStatus,
+  TextDeltaEvent,
+  ThinkingDeltaEvent,
+  ToolCallEndEvent,
+  ToolCallStartEvent,
+  TurnEndEvent,
+  UsageWorkerEvent,
+  WarningEvent,
+  WorkerError,
+  WorkerEvent,
+  WorkerEventListener,
+  WorkerEventType,
+} from "./events.ts";
+export { type Hook, type HookPromptAction, type HookToolAction, hookAsInterceptor } from "./hook.ts";
+export type {
+  AfterToolCallAction,
+  BeforeRequestInfo,
+  Interceptor,
+  PromptAction,
+  PromptSubmitInfo,
+  RequestAction,
+  ToolCallAction,
+  ToolCallInfo,
+  ToolOutcome,
+  ToolResultInfo,
+  TurnEndAction,
+  TurnEndInfo,
+} from "./interceptor.ts";
+export type { RunOptions, RunResult, ToolOutputLimits, WorkerOptions } from "./options.ts";
+export {
+  defineTool,
+  type Tool,
+  ToolError,
+  type ToolExecutionContext,
+  type ToolReturn,
+  toolSpec,
+} from "./tool.ts";
+export {
+  type InlineOutput,
+  inlineOutput,
+  isToolOutput,
+  type StoredOutput,
+  storedJson,
+  storedText,
+  type ToolOutput,
+} from "./tool-output.ts";

@@ -1,0 +1,179 @@
+/**
+ * WorkerEvent: what a Worker tells UIs (the CLI) and the pod (session log).
+ * Events are delivered synchronously to subscribers, in order.
+ */
+import type { ClientWarning, Item, LlmErrorCode, StopReason, Usage } from "@yoi/llm-client";
+import type { ToolOutcome } from "./interceptor.ts";
+
+/** Why an item entered history. The session log records these. */
+export type CommitReason = "user" | "interceptor" | "assistant" | "tool_result" | "synthetic";
+
+/** Final status of a run. */
+export type RunStatus = "completed" | "max_turns" | "cancelled" | "paused" | "failed";
+
+/** Why history was replaced: by the ContextPolicy, a rollback of a cancelled turn, or `Worker.replaceHistory`. */
+export type HistoryReplaceReason = "compaction" | "trim" | "rollback" | "external";
+
+export interface RunStartEvent {
+  type: "run_start";
+  runId: string;
+  /** `run` for a new prompt, `resume` for `Worker.resume()`. */
+  mode: "run" | "resume";
+  /** Items submitted (empty for resume). */
+  input: readonly Item[];
+}
+
+export interface RequestStartEvent {
+  type: "request_start";
+  runId: string;
+  turnIndex: number;
+  /** 1 for the first attempt of this model call; higher after a stream retry or a context-overflow retry. */
+  attempt: number;
+  /** Items sent. */
+  itemCount: number;
+}
+
+export interface TextDeltaEvent {
+  type: "text_delta";
+  turnIndex: number;
+  text: string;
+}
+
+export interface ThinkingDeltaEvent {
+  type: "thinking_delta";
+  turnIndex: number;
+  text: string;
+}
+
+export interface ToolCallStartEvent {
+  type: "tool_call_start";
+  callId: string;
+  name: string;
+  /** Parsed arguments (undefined when the model sent invalid JSON). */
+  args: unknown;
+  batchId: string;
+  callIndex: number;
+  turnIndex: number;
+  /** `Date.now()` when execution started. */
+  startedAt: number;
+}
+
+export interface ToolCallEndEvent {
+  type: "tool_call_end";
+  callId: string;
+  name: string;
+  batchId: string;
+  callIndex: number;
+  turnIndex: number;
+  isError: boolean;
+  outcome: ToolOutcome;
+  durationMs: number;
+  /** The first ~200 characters of what the model sees. */
+  preview: string;
+  /** Size in bytes of what the model sees. */
+  outputBytes: number;
+  /** Blob id when the output was stored. */
+  blobId?: string;
+}
+
+export interface UsageWorkerEvent {
+  type: "usage";
+  turnIndex: number;
+  /** Usage of this model call. */
+  usage: Usage;
+  /** Sum over the run so far. */
+  total: Usage;
+}
+
+/**
+ * A retry the user should know about. `source: "client"`: the client's retry
+ * before the first event (forwarded via `Worker.handleClientWarning`);
+ * `stream`: a stream that broke after it started, retried by the worker
+ * (deltas already emitted for that attempt are void); `context_overflow`:
+ * history was replaced by the ContextPolicy and the call is sent again.
+ */
+export interface RetryEvent {
+  type: "retry";
+  source: "client" | "stream" | "context_overflow";
+  /** The attempt that is about to start (2 = first retry). */
+  attempt: number;
+  maxAttempts?: number;
+  delayMs: number;
+  reason: string;
+  code?: LlmErrorCode;
+}
+
+export interface ItemCommittedEvent {
+  type: "item_committed";
+  item: Item;
+  /** Position in history. */
+  index: number;
+  reason: CommitReason;
+}
+
+export interface HistoryReplacedEvent {
+  type: "history_replaced";
+  items: readonly Item[];
+  reason: HistoryReplaceReason;
+  detail?: Record<string, unknown>;
+}
+
+export interface TurnEndEvent {
+  type: "turn_end";
+  turnIndex: number;
+  stopReason: StopReason | undefined;
+  /** Tool calls the response made (0 when the model ended its turn). */
+  toolCalls: number;
+}
+
+export interface RunEndEvent {
+  type: "run_end";
+  runId: string;
+  status: RunStatus;
+  turns: number;
+  usage: Usage;
+  /** Why a run was cancelled, paused or failed, when known. */
+  reason?: string;
+  error?: WorkerError;
+}
+
+/** A non-fatal notice from the client (dropped setting, unknown event). */
+export interface WarningEvent {
+  type: "warning";
+  warning: ClientWarning;
+}
+
+export interface ErrorWorkerEvent {
+  type: "error";
+  error: WorkerError;
+  /** Whether the run ends because of it (false: it will be retried). */
+  fatal: boolean;
+}
+
+/** An error as events and results carry it (plain data, safe to log: no secrets, no stack). */
+export interface WorkerError {
+  code: LlmErrorCode | "tool" | "interceptor" | "context_policy" | "blob_store" | "internal";
+  message: string;
+  retryable: boolean;
+  status?: number;
+}
+
+export type WorkerEvent =
+  | RunStartEvent
+  | RequestStartEvent
+  | TextDeltaEvent
+  | ThinkingDeltaEvent
+  | ToolCallStartEvent
+  | ToolCallEndEvent
+  | UsageWorkerEvent
+  | RetryEvent
+  | ItemCommittedEvent
+  | HistoryReplacedEvent
+  | TurnEndEvent
+  | RunEndEvent
+  | WarningEvent
+  | ErrorWorkerEvent;
+
+export type WorkerEventType = WorkerEvent["type"];
+
+export type WorkerEventListener = (event: WorkerEvent) => void;

@@ -1,0 +1,71 @@
+import type { Item, LlmClient, RequestSettings, Usage } from "@yoi/llm-client";
+import type { BlobStore } from "./blob-store.ts";
+import type { ContextPolicy } from "./context-policy.ts";
+import type { RunStatus, WorkerError } from "./events.ts";
+import type { Hook } from "./hook.ts";
+import type { Interceptor } from "./interceptor.ts";
+import type { Tool } from "./tool.ts";
+
+/** Byte limits of tool output. Defaults from `@yoi/manifest`. */
+export interface ToolOutputLimits {
+  /** A string result over this many UTF-8 bytes is promoted to Stored (with a BlobStore). Default `INLINE_THRESHOLD_BYTES` (800). */
+  inlineThresholdBytes?: number;
+  /** Cap of a generated summary. Default `SUMMARY_MAX_BYTES` (400). */
+  summaryMaxBytes?: number;
+  /** Head lines of a text summary. Default `SUMMARY_HEAD_LINES` (5). */
+  summaryHeadLines?: number;
+  /** Tail lines of a text summary. Default `SUMMARY_TAIL_LINES` (3). */
+  summaryTailLines?: number;
+  /** Cap of an inline result (per tool, overridable by `Tool.maxOutputBytes`), with a visible truncation note. Default `TOOL_OUTPUT_MAX_BYTES` (16 KiB). */
+  maxBytes?: number;
+}
+
+export interface WorkerOptions {
+  client: LlmClient;
+  /** Tools the model may call. `inspect` is added automatically when `blobStore` is set. */
+  tools?: readonly Tool[];
+  /** System prompt. */
+  system?: string;
+  /** Request settings sent with every call. `maxTokens` defaults to `WORKER_MAX_TOKENS`. */
+  settings?: RequestSettings;
+  /** Most model calls in one run (or resume). Default `WORKER_MAX_TURNS` (50). */
+  maxTurns?: number;
+  /** Where Stored output goes. Without one every output stays inline. */
+  blobStore?: BlobStore;
+  /** Context management (tool output cache, compaction), called at the seed 004 points. */
+  contextPolicy?: ContextPolicy;
+  /** Internal, full-power extensions; run before hooks. */
+  interceptors?: readonly Interceptor[];
+  /** Public read-only extensions. */
+  hooks?: readonly Hook[];
+  /** Default wall-clock limit of one tool call. Default `TOOL_TIMEOUT_MS` (120 s). */
+  toolTimeoutMs?: number;
+  toolOutput?: ToolOutputLimits;
+  /**
+   * Times a stream that broke after it started (a retryable error event,
+   * e.g. `incomplete_stream`) is sent again, each with a `retry` event.
+   * Default 2.
+   */
+  maxStreamRetries?: number;
+  /** First backoff before a stream retry, doubled each time. Default 500 ms. */
+  streamRetryDelayMs?: number;
+  /** History to resume from (e.g. loaded from a session log). Copied. */
+  history?: readonly Item[];
+}
+
+/** Options of one `run` or `resume`. */
+export interface RunOptions {
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  status: RunStatus;
+  /** Model calls made by this run. */
+  turns: number;
+  /** Summed usage of those calls. */
+  usage: Usage;
+  /** Why the run was cancelled or paused (interceptor reason, abort reason). */
+  reason?: string;
+  /** Set when `status` is `failed`. */
+  error?: WorkerError;
+}

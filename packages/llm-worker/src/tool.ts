@@ -1,0 +1,88 @@
+/**
+ * The Tool API (seed 003): a zod input schema sent as JSON Schema, and
+ * `execute(input, ctx)` with the ToolExecutionContext.
+ */
+import type { ToolSpec } from "@yoi/llm-client";
+import { z } from "zod";
+import type { ToolOutput } from "./tool-output.ts";
+
+/**
+ * What a tool call knows about where it runs. The worker runs the approved
+ * calls of one response in parallel and holds no scheduling policy; a tool
+ * that must not overlap with another waits itself, using these fields.
+ */
+export interface ToolExecutionContext {
+  /** The provider's call id. */
+  readonly callId: string;
+  /** Identifies the assistant response (tool batch) this call belongs to; a UUID v7, stable for the batch. */
+  readonly batchId: string;
+  /** Position of this call in the response, in the model's order (0-based). */
+  readonly callIndex: number;
+  /** Number of tool calls in the response. */
+  readonly batchSize: number;
+  /** Index of the model call within the current run (0-based). */
+  readonly turnIndex: number;
+  /** Aborted when the run is cancelled or the tool exceeds its time limit. */
+  readonly signal: AbortSignal;
+}
+
+/** What `execute` may return: a string (promoted to Stored over the inline threshold) or a ToolOutput. */
+export type ToolReturn = string | ToolOutput;
+
+/**
+ * A tool. `inputSchema` validates the model's arguments (errors go back to
+ * the model as a readable error result) and is sent as JSON Schema.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the default lets Tool[] hold tools of any schema.
+export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
+  /** Name the model calls it by (`^[a-zA-Z0-9_-]{1,64}$`). */
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Schema;
+  execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;
+  /** Wall-clock limit of one call. Default: the worker's `toolTimeoutMs` (manifest `TOOL_TIMEOUT_MS`). */
+  readonly timeoutMs?: number;
+  /** Cap of the inline output in bytes. Default: the worker's `toolOutput.maxBytes` (manifest `TOOL_OUTPUT_MAX_BYTES`). */
+  readonly maxOutputBytes?: number;
+  /**
+   * Whether the worker may promote a large string result to Stored. Default
+   * true; `inspect` itself sets false so reading a blob never makes a blob.
+   */
+  readonly storeLargeOutput?: boolean;
+}
+
+/** Identity helper that infers the input type of `execute` from the schema. */
+export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool<Schema> {
+  return tool;
+}
+
+/**
+ * An error a tool throws to give the model a clean message (no "failed:"
+ * prefix, no stack). Any other thrown error is reported as
+ * `Tool <name> failed: <message>`.
+ */
+export class ToolError extends Error {
+  override readonly name = "ToolError";
+}
+
+const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The ToolSpec sent to the model: JSON Schema generated from the zod schema (input side). */
+export function toolSpec(tool: Tool): ToolSpec {
+  if (!TOOL_NAME_RE.test(tool.name)) {
+    throw new TypeError(
+      `Tool name ${JSON.stringify(tool.name)} is invalid: use 1-64 letters, digits, "_" or "-" (providers reject other names).`,
+    );
+  }
+  const schema = z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" }) as Record<
+    string,
+    unknown
+  >;
+  delete schema.$schema;
+  if (schema.type !== "object") {
+    throw new TypeError(
+      `Tool ${tool.name}: inputSchema must be a zod object (providers require an object of arguments), got ${String(schema.type ?? "a non-object schema")}.`,
+    );
+  }
+  return { name: tool.name, description: tool.description, parameters: schema };
+}
