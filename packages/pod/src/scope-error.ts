@@ -1,0 +1,81 @@
+/**
+ * The typed error of every scoped filesystem operation. `path` is the path as
+ * the caller (user or model) wrote it; `message` is one sentence that says
+ * what was wrong and, where there is one, what to do instead.
+ */
+
+export type ScopeErrorCode =
+  /** The path (or a symlink on the way) leads outside the read/write roots. */
+  | "out_of_scope"
+  /** Nothing exists at the path (or a parent is not a directory). */
+  | "not_found"
+  /** The path is malformed (empty, NUL byte, symlink loop) or of the wrong kind (a directory where a file was expected). */
+  | "invalid_path"
+  /** Any other failure of the operating system (permissions, disk full, ...). */
+  | "io";
+
+export class ScopeError extends Error {
+  override readonly name = "ScopeError";
+  readonly code: ScopeErrorCode;
+  /** The path as the caller wrote it. */
+  readonly path: string;
+  /** The errno code (`EACCES`, `ENOSPC`, ...) for `io` errors. */
+  readonly errno: string | undefined;
+
+  constructor(
+    code: ScopeErrorCode,
+    path: string,
+    message: string,
+    options: { errno?: string; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = path;
+    this.errno = options.errno;
+  }
+}
+
+export function isScopeError(value: unknown): value is ScopeError {
+  return value instanceof ScopeError;
+}
+
+/** The errno code of a Node system error, if any. */
+export function errnoOf(error: unknown): string | undefined {
+  if (typeof error === "object" && error !== null && "code" in error) {
+    const code = (error as { code: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+/** Maps an OS error on `path` to a ScopeError. */
+export function scopeErrorFromOs(error: unknown, path: string, action: string): ScopeError {
+  if (error instanceof ScopeError) return error;
+  const errno = errnoOf(error);
+  switch (errno) {
+    case "ENOENT":
+    case "ENOTDIR":
+      return new ScopeError("not_found", path, `${path}: no such file or directory`, { errno, cause: error });
+    case "ELOOP":
+      return new ScopeError("invalid_path", path, `${path}: too many levels of symbolic links`, {
+        errno,
+        cause: error,
+      });
+    case "EISDIR":
+      return new ScopeError("invalid_path", path, `${path} is a directory; use list_dir to see its entries`, {
+        errno,
+        cause: error,
+      });
+    case "EACCES":
+    case "EPERM":
+      return new ScopeError("io", path, `cannot ${action} ${path}: permission denied`, {
+        errno,
+        cause: error,
+      });
+    default:
+      return new ScopeError("io", path, `cannot ${action} ${path}: ${errno ?? String(error)}`, {
+        ...(errno === undefined ? {} : { errno }),
+        cause: error,
+      });
+  }
+}

@@ -1,0 +1,486 @@
+/**
+ * A filesystem confined to read roots and write roots. Every path is resolved
+ * to its real path (symlinks followed, dangling ones included) and checked
+ * for containment with `path.relative` against roots that were realpath'd at
+ * construction. Reads verify the opened handle itself (through
+ * `/proc/self/fd` on Linux, dev/ino otherwise), so a symlink swapped in
+ * between the check and the open cannot leak bytes from outside the scope.
+ */
+
+import { randomBytes } from "node:crypto";
+import { constants as fsc, type Stats } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import * as fsp from "node:fs/promises";
+import * as path from "node:path";
+import { errnoOf, ScopeError, scopeErrorFromOs } from "./scope-error.ts";
+
+export interface ScopedFsOptions {
+  /** Directories the session may read. Every write root is readable too. */
+  readRoots?: readonly string[];
+  /** Directories the session may create, overwrite and edit files in. */
+  writeRoots?: readonly string[];
+  /**
+   * Where relative paths start. Default: the first write root, else the first
+   * read root. Must lie inside a root.
+   */
+  cwd?: string;
+}
+
+export type AccessMode = "read" | "write";
+
+/** A path after resolution. */
+export interface ResolvedPath {
+  /** The path as the caller wrote it. */
+  input: string;
+  /** `input` made absolute against the cwd (lexically normalized, links not followed). */
+  absolute: string;
+  /** The real path: every symlink followed; for a missing file, where it would be created. */
+  real: string;
+  /** Whether something exists at `real`. */
+  exists: boolean;
+}
+
+export type EntryKind = "file" | "directory" | "symlink" | "other";
+
+export interface DirEntry {
+  name: string;
+  kind: EntryKind;
+}
+
+export interface ScopedStat {
+  path: ResolvedPath;
+  kind: EntryKind;
+  size: number;
+  mtimeMs: number;
+  dev: number;
+  ino: number;
+}
+
+/** A verified open file; the caller must `close()` it. */
+export interface ScopedReadHandle {
+  handle: FileHandle;
+  path: ResolvedPath;
+  stat: Stats;
+  close(): Promise<void>;
+}
+
+export interface WriteOptions {
+  /** Create missing parent directories (inside a write root only). Default true. */
+  createParents?: boolean;
+}
+
+const MAX_SYMLINKS = 40;
+// O_NONBLOCK keeps an open of a FIFO from hanging; regular files ignore it.
+const READ_FLAGS = fsc.O_RDONLY | fsc.O_NOFOLLOW | fsc.O_NONBLOCK;
+const TEMP_FLAGS = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW;
+
+/** Whether `child` is `root` or inside it. Both must be absolute and normalized. */
+export function isInside(root: string, child: string): boolean {
+  const rel = path.relative(root, child);
+  if (rel === "") return true;
+  if (path.isAbsolute(rel)) return false;
+  return rel !== ".." && !rel.startsWith(`..${path.sep}`);
+}
+
+let procFdWorks: boolean | undefined;
+
+export class ScopedFs {
+  /** Real paths of the readable roots (read roots and write roots). */
+  readonly readRoots: readonly string[];
+  /** Real paths of the write roots. */
+  readonly writeRoots: readonly string[];
+  /** Real path relative inputs start from. */
+  readonly cwd: string;
+
+  private constructor(readRoots: string[], writeRoots: string[], cwd: string) {
+    this.readRoots = readRoots;
+    this.writeRoots = writeRoots;
+    this.cwd = cwd;
+  }
+
+  /** Realpaths the roots (each must be an existing directory) and builds the scope. */
+  static async create(options: ScopedFsOptions): Promise<ScopedFs> {
+    const realRoot = async (root: string): Promise<string> => {
+      if (typeof root !== "string" || root === "" || root.includes("\0")) {
+        throw new ScopeError("invalid_path", String(root), `invalid scope root ${JSON.stringify(root)}`);
+      }
+      let real: string;
+      try {
+        real = await fsp.realpath(path.resolve(root));
+      } catch (error) {
+        throw scopeErrorFromOs(error, root, "use as scope root");
+      }
+      const st = await fsp.stat(real);
+      if (!st.isDirectory())
+        throw new ScopeError("invalid_path", root, `scope root ${root} is not a directory`);
+      return real;
+    };
+    const writeRoots = await Promise.all((options.writeRoots ?? []).map(realRoot));
+    const readOnly = await Promise.all((options.readRoots ?? []).map(realRoot));
+    const readRoots = [...new Set([...writeRoots, ...readOnly])];
+    if (readRoots.length === 0) {
+      throw new ScopeError("invalid_path", "", "a ScopedFs needs at least one read or write root");
+    }
+    let cwd = writeRoots[0] ?? readRoots[0]!;
+    if (options.cwd !== undefined) {
+      cwd = await realRoot(options.cwd);
+      if (!readRoots.some((r) => isInside(r, cwd))) {
+        throw new ScopeError("out_of_scope", options.cwd, `cwd ${options.cwd} is outside every scope root`);
+      }
+    }
+    return new ScopedFs(readRoots, writeRoots, cwd);
+  }
+
+  /** How a real path is shown to users and the model: relative to the cwd when inside it. */
+  display(real: string): string {
+    if (isInside(this.cwd, real)) return path.relative(this.cwd, real) || ".";
+    return real;
+  }
+
+  /** Whether a real path lies inside the roots of `mode`. */
+  contains(real: string, mode: AccessMode = "read"): boolean {
+    return this.rootsFor(mode).some((r) => isInside(r, real));
+  }
+
+  /**
+   * Resolves `input` for `mode` and checks containment of its real path.
+   * Rejects with `ScopeError` (`invalid_path`, `out_of_scope`, `io`); a path
+   * that does not exist resolves with `exists: false` (callers decide).
+   */
+  async resolve(input: string, mode: AccessMode = "read"): Promise<ResolvedPath> {
+    if (typeof input !== "string" || input.length === 0) {
+      throw new ScopeError(
+        "invalid_path",
+        String(input),
+        "empty path: give a file path relative to the project",
+      );
+    }
+    if (input.includes("\0")) {
+      throw new ScopeError("invalid_path", input, `${JSON.stringify(input)} contains a NUL byte`);
+    }
+    const absolute = path.resolve(this.cwd, input);
+    const { real, exists } = await this.realOrWouldBe(absolute, input);
+    const roots = this.rootsFor(mode);
+    if (!roots.some((r) => isInside(r, real))) {
+      throw this.outOfScope(input, absolute, real, mode);
+    }
+    return { input, absolute, real, exists };
+  }
+
+  /** Opens a regular file for reading and verifies the handle is the checked, in-scope file. */
+  async openRead(input: string): Promise<ScopedReadHandle> {
+    const resolved = await this.resolve(input, "read");
+    if (!resolved.exists) throw new ScopeError("not_found", input, `${input}: no such file or directory`);
+    let handle: FileHandle;
+    try {
+      handle = await fsp.open(resolved.real, READ_FLAGS);
+    } catch (error) {
+      if (errnoOf(error) === "ELOOP") {
+        throw new ScopeError(
+          "out_of_scope",
+          input,
+          `${input} changed into a symbolic link while being opened`,
+        );
+      }
+      throw scopeErrorFromOs(error, input, "open");
+    }
+    try {
+      const stat = await handle.stat();
+      await this.verifyHandle(handle, stat, resolved, "read");
+      if (stat.isDirectory()) {
+        throw new ScopeError(
+          "invalid_path",
+          input,
+          `${input} is a directory; use list_dir to see its entries`,
+        );
+      }
+      if (!stat.isFile()) throw new ScopeError("invalid_path", input, `${input} is not a regular file`);
+      return { handle, path: resolved, stat, close: () => handle.close() };
+    } catch (error) {
+      await handle.close().catch(() => {});
+      throw scopeErrorFromOs(error, input, "read");
+    }
+  }
+
+  /** Reads a whole file (or its first `maxBytes`). */
+  async readFile(
+    input: string,
+    options: { maxBytes?: number } = {},
+  ): Promise<{ bytes: Buffer; size: number }> {
+    const file = await this.openRead(input);
+    try {
+      const size = file.stat.size;
+      const want = options.maxBytes === undefined ? size : Math.min(size, options.maxBytes);
+      const bytes = await readUpTo(file.handle, want);
+      return { bytes, size };
+    } catch (error) {
+      throw scopeErrorFromOs(error, input, "read");
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Metadata of an in-scope path (symlinks followed). */
+  async stat(input: string, mode: AccessMode = "read"): Promise<ScopedStat> {
+    const resolved = await this.resolve(input, mode);
+    if (!resolved.exists) throw new ScopeError("not_found", input, `${input}: no such file or directory`);
+    try {
+      const st = await fsp.lstat(resolved.real);
+      return {
+        path: resolved,
+        kind: kindOf(st),
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        dev: st.dev,
+        ino: st.ino,
+      };
+    } catch (error) {
+      throw scopeErrorFromOs(error, input, "stat");
+    }
+  }
+
+  /** Entries of an in-scope directory, sorted by name. Symlinks are reported as `symlink`, not followed. */
+  async readdir(input: string): Promise<{ path: ResolvedPath; entries: DirEntry[] }> {
+    const resolved = await this.resolve(input, "read");
+    if (!resolved.exists) throw new ScopeError("not_found", input, `${input}: no such file or directory`);
+    try {
+      const before = await fsp.lstat(resolved.real);
+      if (!before.isDirectory()) throw new ScopeError("invalid_path", input, `${input} is not a directory`);
+      const dirents = await fsp.readdir(resolved.real, { withFileTypes: true });
+      // The listing went through a path; make sure that path still named the checked directory.
+      const after = await fsp.realpath(resolved.real);
+      const afterStat = await fsp.lstat(after);
+      if (!this.contains(after) || afterStat.ino !== before.ino || afterStat.dev !== before.dev) {
+        throw new ScopeError("out_of_scope", input, `${input} changed while being listed`);
+      }
+      const entries = dirents
+        .map((d): DirEntry => ({ name: d.name, kind: kindOf(d) }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return { path: resolved, entries };
+    } catch (error) {
+      throw scopeErrorFromOs(error, input, "list");
+    }
+  }
+
+  /**
+   * Writes a file atomically (a temp file in the same directory, then rename)
+   * inside a write root. Missing parents are created inside the scope; an
+   * existing file keeps its mode. Returns the resolved path.
+   */
+  async writeFile(
+    input: string,
+    data: string | Uint8Array,
+    options: WriteOptions = {},
+  ): Promise<ResolvedPath> {
+    const resolved = await this.resolve(input, "write");
+    let mode = 0o666;
+    if (resolved.exists) {
+      const st = await fsp.stat(resolved.real).catch((error) => {
+        throw scopeErrorFromOs(error, input, "write");
+      });
+      if (st.isDirectory())
+        throw new ScopeError("invalid_path", input, `${input} is a directory, not a file`);
+      if (!st.isFile()) throw new ScopeError("invalid_path", input, `${input} is not a regular file`);
+      mode = st.mode & 0o7777;
+    }
+    const parent = path.dirname(resolved.real);
+    if (options.createParents ?? true) await this.ensureDir(parent, input);
+    const temp = path.join(
+      parent,
+      `.${path.basename(resolved.real)}.${randomBytes(6).toString("hex")}.yoi-tmp`,
+    );
+    let handle: FileHandle | undefined;
+    try {
+      handle = await fsp.open(temp, TEMP_FLAGS, mode);
+      const st = await handle.stat();
+      await this.verifyHandle(handle, st, { ...resolved, real: temp }, "write");
+      await handle.writeFile(data);
+      await handle.datasync();
+      await handle.close();
+      handle = undefined;
+      await fsp.rename(temp, resolved.real);
+      return { ...resolved, exists: true };
+    } catch (error) {
+      if (handle !== undefined) await handle.close().catch(() => {});
+      await fsp.unlink(temp).catch(() => {});
+      if (errnoOf(error) === "ENOENT" && !(options.createParents ?? true)) {
+        throw new ScopeError("not_found", input, `parent directory of ${input} does not exist`, {
+          cause: error,
+        });
+      }
+      throw scopeErrorFromOs(error, input, "write");
+    }
+  }
+
+  /** Creates a directory (and missing parents) inside a write root. */
+  async mkdir(input: string): Promise<ResolvedPath> {
+    const resolved = await this.resolve(input, "write");
+    await this.ensureDir(resolved.real, input);
+    return { ...resolved, exists: true };
+  }
+
+  private rootsFor(mode: AccessMode): readonly string[] {
+    return mode === "write" ? this.writeRoots : this.readRoots;
+  }
+
+  private outOfScope(input: string, absolute: string, real: string, mode: AccessMode): ScopeError {
+    const roots = this.rootsFor(mode);
+    const lexicallyInside = roots.some((r) => isInside(r, absolute));
+    if (mode === "write" && this.contains(real, "read")) {
+      const where =
+        roots.length === 0 ? "nothing is writable in this session" : `writable: ${roots.join(", ")}`;
+      return new ScopeError("out_of_scope", input, `${input} is read-only in this session (${where})`);
+    }
+    const where = roots.length === 0 ? "" : ` (allowed: ${roots.join(", ")})`;
+    const why = lexicallyInside
+      ? `${input} leads outside the scope through a symbolic link`
+      : `${input} is outside the scope`;
+    return new ScopeError("out_of_scope", input, `${why}${where}`);
+  }
+
+  /** realpath, or for a missing path the place it would be created (dangling links followed). */
+  private async realOrWouldBe(absolute: string, input: string): Promise<{ real: string; exists: boolean }> {
+    try {
+      return { real: await fsp.realpath(absolute), exists: true };
+    } catch (error) {
+      const errno = errnoOf(error);
+      if (errno !== "ENOENT" && errno !== "ENOTDIR") throw scopeErrorFromOs(error, input, "resolve");
+    }
+    return this.walk(absolute, input);
+  }
+
+  /** Component-by-component resolution that follows symlinks, including dangling ones. */
+  private async walk(absolute: string, input: string): Promise<{ real: string; exists: boolean }> {
+    let rest = absolute.split(path.sep).filter((p) => p !== "");
+    let current = path.parse(absolute).root;
+    let links = 0;
+    while (rest.length > 0) {
+      const name = rest.shift()!;
+      if (name === ".") continue;
+      if (name === "..") {
+        current = path.dirname(current);
+        continue;
+      }
+      const next = path.join(current, name);
+      let st: Stats;
+      try {
+        st = await fsp.lstat(next);
+      } catch (error) {
+        const errno = errnoOf(error);
+        if (errno === "ENOENT" || errno === "ENOTDIR")
+          return { real: path.join(next, ...rest), exists: false };
+        throw scopeErrorFromOs(error, input, "resolve");
+      }
+      if (st.isSymbolicLink()) {
+        links += 1;
+        if (links > MAX_SYMLINKS) {
+          throw new ScopeError("invalid_path", input, `${input}: too many levels of symbolic links`);
+        }
+        const target = await fsp.readlink(next).catch((error) => {
+          throw scopeErrorFromOs(error, input, "resolve");
+        });
+        rest = [...target.split(path.sep).filter((p) => p !== ""), ...rest];
+        if (path.isAbsolute(target)) current = path.parse(target).root;
+        continue;
+      }
+      if (rest.length > 0 && !st.isDirectory()) return { real: path.join(next, ...rest), exists: false };
+      current = next;
+    }
+    return { real: current, exists: true };
+  }
+
+  /** Checks that an open handle names an in-scope file (defeats a link swapped in after the check). */
+  private async verifyHandle(handle: FileHandle, stat: Stats, resolved: ResolvedPath, mode: AccessMode) {
+    const input = resolved.input;
+    if (procFdWorks !== false) {
+      try {
+        let opened = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
+        procFdWorks = true;
+        if (opened.endsWith(" (deleted)")) opened = opened.slice(0, -" (deleted)".length);
+        if (!this.contains(opened, mode)) {
+          throw new ScopeError(
+            "out_of_scope",
+            input,
+            `${input} changed to lead outside the scope while being opened`,
+          );
+        }
+        return;
+      } catch (error) {
+        if (error instanceof ScopeError) throw error;
+        procFdWorks = false;
+      }
+    }
+    // No /proc: the real path must still resolve inside and name the same inode as the handle.
+    let again: string;
+    let st: Stats;
+    try {
+      again = await fsp.realpath(resolved.real);
+      st = await fsp.stat(again);
+    } catch (error) {
+      throw scopeErrorFromOs(error, input, "open");
+    }
+    if (!this.contains(again, mode) || st.dev !== stat.dev || st.ino !== stat.ino) {
+      throw new ScopeError(
+        "out_of_scope",
+        input,
+        `${input} changed to lead outside the scope while being opened`,
+      );
+    }
+  }
+
+  /** Creates `dirReal` and its missing parents one level at a time, refusing links and anything outside. */
+  private async ensureDir(dirReal: string, input: string): Promise<void> {
+    const root = this.writeRoots.find((r) => isInside(r, dirReal));
+    if (root === undefined)
+      throw new ScopeError("out_of_scope", input, `${input} is outside the writable scope`);
+    const parts = path
+      .relative(root, dirReal)
+      .split(path.sep)
+      .filter((p) => p !== "");
+    let current = root;
+    for (const part of parts) {
+      current = path.join(current, part);
+      let st: Stats | undefined;
+      try {
+        st = await fsp.lstat(current);
+      } catch (error) {
+        if (errnoOf(error) !== "ENOENT") throw scopeErrorFromOs(error, input, "create directories for");
+      }
+      if (st === undefined) {
+        try {
+          await fsp.mkdir(current);
+        } catch (error) {
+          if (errnoOf(error) !== "EEXIST") throw scopeErrorFromOs(error, input, "create directories for");
+        }
+        st = await fsp.lstat(current).catch((error) => {
+          throw scopeErrorFromOs(error, input, "create directories for");
+        });
+      }
+      if (st.isSymbolicLink()) {
+        throw new ScopeError("out_of_scope", input, `a parent of ${input} changed into a symbolic link`);
+      }
+      if (!st.isDirectory()) {
+        throw new ScopeError("invalid_path", input, `a parent of ${input} is a file, not a directory`);
+      }
+    }
+  }
+}
+
+function kindOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryKind {
+  if (st.isSymbolicLink()) return "symlink";
+  if (st.isFile()) return "file";
+  if (st.isDirectory()) return "directory";
+  return "other";
+}
+
+/** Reads up to `want` bytes from the start of a handle (fewer at EOF). */
+export async function readUpTo(handle: FileHandle, want: number, position = 0): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(want);
+  let filled = 0;
+  while (filled < want) {
+    const { bytesRead } = await handle.read(buf, filled, want - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buf.subarray(0, filled);
+}
