@@ -1,9 +1,53 @@
+import OpenAI from "openai";
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
-import type { AdapterFactory } from "../adapter.ts";
+import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { classifyOpenAIError } from "./errors.ts";
+import { buildResponsesRequest } from "./request.ts";
+import { normalizeResponsesStream } from "./stream.ts";
 
-/** Placeholder until the openai-responses adapter lands (issue 4). */
-export const createOpenAIResponsesAdapter: AdapterFactory = () => ({
-  open: async () => {
-    throw new LlmError("config", "the openai-responses adapter is not implemented yet");
-  },
-});
+export { buildResponsesRequest } from "./request.ts";
+
+/**
+ * OpenAI Responses API adapter on the official `openai` SDK.
+ *
+ * Every request is stateless (`store: false`) and asks for
+ * `reasoning.encrypted_content`, so reasoning can be replayed from our own
+ * history. The SDK's retries are off: the client's policy owns them.
+ * The API key comes from `options.apiKey`, else `OPENAI_API_KEY`.
+ */
+export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderAdapter => {
+  let client: OpenAI | undefined;
+  const sdk = (): OpenAI => {
+    if (client) return client;
+    const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
+    if (!apiKey) {
+      throw new LlmError("auth", "no OpenAI API key: pass apiKey or set OPENAI_API_KEY", {
+        provider: "openai-responses",
+        retryable: false,
+      });
+    }
+    client = new OpenAI({
+      apiKey,
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      maxRetries: 0,
+    });
+    return client;
+  };
+
+  return {
+    async open(request, signal) {
+      const openai = sdk();
+      const { params, warnings } = buildResponsesRequest(options.model, request);
+      for (const warning of warnings) options.onWarning?.(warning);
+      let stream: AsyncIterable<ResponseStreamEvent>;
+      try {
+        stream = await openai.responses.create(params, { signal });
+      } catch (error) {
+        throw classifyOpenAIError(error, signal);
+      }
+      return normalizeResponsesStream(stream, { signal, onRawEvent: options.onRawEvent });
+    },
+  };
+};
