@@ -1,0 +1,340 @@
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { lstat, mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { type BlobId, type BlobStore, BlobStoreError, type Content } from "@yoi/llm-worker";
+import { v7 as uuidv7 } from "uuid";
+import { checkBlobId, serializeContent } from "./blob-content.ts";
+import {
+  type BlobInfo,
+  type GcOptions,
+  type GcResult,
+  type ManagedBlobStore,
+  selectGarbage,
+} from "./blob-gc.ts";
+import { fsyncDir, isProcessAlive } from "./durable-fs.ts";
+import { blobIoError, errnoOf } from "./fs-errors.ts";
+
+export interface FsBlobStoreOptions {
+  /** Root directory; blobs live flat in `<dir>/blobs/` (created on first store, mode 0700). */
+  dir: string;
+  /**
+   * Fsync each blob file and the directory after the rename. Default true.
+   * Turning it off keeps atomicity (no partial blob is ever visible) but not
+   * durability across a power loss.
+   */
+  fsync?: boolean;
+  /**
+   * A temporary file whose writer is still alive is left alone by `cleanup()`
+   * unless it is older than this (ms). Default 1 hour.
+   */
+  staleTempMs?: number;
+}
+
+/** Result of `cleanup()`. */
+export interface CleanupResult {
+  /** Temporary files removed (names relative to the blobs directory). */
+  removed: string[];
+}
+
+const BLOB_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(txt|json)$/;
+// `.{id}.{ext}.{pid}-{random}.tmp`: hidden, and it names its writer so cleanup
+// can tell a dead writer's leftovers from a live writer's file in flight.
+const TEMP_NAME = /^\.[0-9a-f-]{36}\.(?:txt|json)\.(\d+)-[0-9a-f]+\.tmp$/;
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
+/** Temp files this process is writing right now (across store instances). */
+const inFlight = new Set<string>();
+
+/**
+ * The file-system BlobStore of seed 000: a flat store independent of
+ * sessions, `blobs/{id}.txt` for text and `blobs/{id}.json` for structured
+ * content, ids UUID v7.
+ *
+ * Contracts:
+ * - `store` is atomic and durable: temp file in the same directory, write,
+ *   fsync, rename, fsync of the directory. A crash at any step leaves either
+ *   no blob or a whole one; leftover temp files are removed by `cleanup()`,
+ *   which runs when the store is opened (`FsBlobStore.open`, or lazily before
+ *   the first operation of a constructed store).
+ * - `load`/`exists` validate the id before any path is built; ids compare
+ *   case-insensitively. Symlinks in the blobs directory are never followed.
+ * - Errors are `BlobStoreError`: `invalid_id`, `not_found`, `corrupt` (bytes
+ *   that are not valid UTF-8 / JSON, or a non-regular file), `io` (with
+ *   `path` and `errno`, e.g. ENOSPC, EACCES, EROFS). Content that cannot be
+ *   serialized is a programming error and throws a `TypeError`.
+ */
+export class FsBlobStore implements BlobStore, ManagedBlobStore {
+  /** The directory holding the blob files. */
+  readonly blobsDir: string;
+  readonly #fsync: boolean;
+  readonly #staleTempMs: number;
+  #ready: Promise<void> | undefined;
+  #dirMade = false;
+
+  constructor(options: FsBlobStoreOptions) {
+    if (typeof options?.dir !== "string" || options.dir === "") {
+      throw new TypeError("FsBlobStore needs `dir`, the directory that holds `blobs/`");
+    }
+    this.blobsDir = join(options.dir, "blobs");
+    this.#fsync = options.fsync ?? true;
+    this.#staleTempMs = options.staleTempMs ?? 60 * 60 * 1000;
+  }
+
+  /** Creates a store and removes stale temporary files first; rejects if that cleanup fails. */
+  static async open(options: FsBlobStoreOptions): Promise<FsBlobStore> {
+    const store = new FsBlobStore(options);
+    store.#ready = store.cleanup().then(() => {});
+    await store.#ready;
+    return store;
+  }
+
+  // A constructed (not opened) store cleans up once, before its first
+  // operation; a failure there is not fatal (the operation reports its own).
+  #init(): Promise<void> {
+    this.#ready ??= this.cleanup().then(
+      () => {},
+      () => {},
+    );
+    return this.#ready;
+  }
+
+  async store(content: Content): Promise<BlobId> {
+    const { ext, data } = serializeContent(content);
+    await this.#init();
+    const id = uuidv7();
+    const finalPath = join(this.blobsDir, `${id}.${ext}`);
+    const tempPath = join(
+      this.blobsDir,
+      `.${id}.${ext}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`,
+    );
+    inFlight.add(tempPath);
+    try {
+      await this.#writeTemp(tempPath, data);
+      try {
+        await rename(tempPath, finalPath);
+      } catch (error) {
+        throw blobIoError("rename a temporary file to", finalPath, error);
+      }
+      if (this.#fsync) {
+        try {
+          await fsyncDir(this.blobsDir);
+        } catch (error) {
+          throw blobIoError("fsync the directory", this.blobsDir, error);
+        }
+      }
+      return id;
+    } catch (error) {
+      await unlink(tempPath).catch(() => {});
+      throw error;
+    } finally {
+      inFlight.delete(tempPath);
+    }
+  }
+
+  async #writeTemp(tempPath: string, data: string): Promise<void> {
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await this.#openTemp(tempPath);
+    } catch (error) {
+      throw blobIoError("create", tempPath, error);
+    }
+    try {
+      await handle.writeFile(data, "utf8");
+      if (this.#fsync) await handle.sync();
+    } catch (error) {
+      throw blobIoError("write", tempPath, error);
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  async #openTemp(tempPath: string): Promise<Awaited<ReturnType<typeof open>>> {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    if (!this.#dirMade) {
+      try {
+        return await open(tempPath, flags, FILE_MODE);
+      } catch (error) {
+        if (errnoOf(error) !== "ENOENT") throw error;
+      }
+      await mkdir(this.blobsDir, { recursive: true, mode: DIR_MODE });
+      // The new directory entry itself must survive a crash too.
+      if (this.#fsync) await fsyncDir(join(this.blobsDir, ".."));
+      this.#dirMade = true;
+    }
+    return open(tempPath, flags, FILE_MODE);
+  }
+
+  async load(id: BlobId): Promise<Content> {
+    const key = checkBlobId(id);
+    await this.#init();
+    const text = await this.#read(join(this.blobsDir, `${key}.txt`));
+    if (text !== undefined)
+      return { kind: "text", text: decodeUtf8(text, join(this.blobsDir, `${key}.txt`)) };
+    const jsonPath = join(this.blobsDir, `${key}.json`);
+    const json = await this.#read(jsonPath);
+    if (json === undefined)
+      throw new BlobStoreError("not_found", `blob ${key} not found in ${this.blobsDir}`);
+    const source = decodeUtf8(json, jsonPath);
+    try {
+      return { kind: "structured", value: JSON.parse(source) as unknown };
+    } catch (error) {
+      throw new BlobStoreError("corrupt", `blob ${jsonPath} is not valid JSON: ${(error as Error).message}`, {
+        path: jsonPath,
+        cause: error,
+      });
+    }
+  }
+
+  /** Reads a blob file without following symlinks; undefined when it does not exist. */
+  async #read(path: string): Promise<Buffer | undefined> {
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    } catch (error) {
+      const errno = errnoOf(error);
+      if (errno === "ENOENT") return undefined;
+      if (errno === "ELOOP") {
+        throw new BlobStoreError(
+          "corrupt",
+          `blob ${path} is a symbolic link; the store never follows links`,
+          {
+            path,
+            errno,
+          },
+        );
+      }
+      throw blobIoError("read", path, error);
+    }
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) throw new BlobStoreError("corrupt", `blob ${path} is not a regular file`, { path });
+      return await handle.readFile();
+    } catch (error) {
+      if (error instanceof BlobStoreError) throw error;
+      throw blobIoError("read", path, error);
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
+  async exists(id: BlobId): Promise<boolean> {
+    const key = checkBlobId(id);
+    await this.#init();
+    for (const ext of ["txt", "json"]) {
+      const path = join(this.blobsDir, `${key}.${ext}`);
+      try {
+        await lstat(path);
+        return true;
+      } catch (error) {
+        if (errnoOf(error) !== "ENOENT") throw blobIoError("stat", path, error);
+      }
+    }
+    return false;
+  }
+
+  async list(): Promise<BlobInfo[]> {
+    await this.#init();
+    let names: string[];
+    try {
+      names = await readdir(this.blobsDir);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return [];
+      throw blobIoError("list", this.blobsDir, error);
+    }
+    const out: BlobInfo[] = [];
+    for (const name of names) {
+      const match = BLOB_NAME.exec(name);
+      if (!match) continue;
+      const path = join(this.blobsDir, name);
+      try {
+        const info = await lstat(path);
+        if (!info.isFile()) continue;
+        out.push({
+          id: match[1] as string,
+          kind: match[2] === "txt" ? "text" : "structured",
+          byteSize: info.size,
+          storedAt: info.mtimeMs,
+        });
+      } catch (error) {
+        if (errnoOf(error) !== "ENOENT") throw blobIoError("stat", path, error);
+      }
+    }
+    return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  async gc(options: GcOptions): Promise<GcResult> {
+    const blobs = await this.list();
+    const garbage = selectGarbage(blobs, options);
+    let freedBytes = 0;
+    const deleted: BlobInfo[] = [];
+    if (!options.dryRun) {
+      for (const blob of garbage) {
+        const path = join(this.blobsDir, `${blob.id}.${blob.kind === "text" ? "txt" : "json"}`);
+        try {
+          await unlink(path);
+        } catch (error) {
+          if (errnoOf(error) === "ENOENT") continue; // deleted concurrently: not ours to report
+          throw blobIoError("delete", path, error);
+        }
+        deleted.push(blob);
+        freedBytes += blob.byteSize;
+      }
+      if (deleted.length > 0 && this.#fsync) await fsyncDir(this.blobsDir).catch(() => {});
+    } else {
+      for (const blob of garbage) {
+        deleted.push(blob);
+        freedBytes += blob.byteSize;
+      }
+    }
+    return { deleted, freedBytes, kept: blobs.length - garbage.length };
+  }
+
+  /**
+   * Removes temporary files left by a crash: those of a dead process, those
+   * of this pid that this process is not writing (a restarted container often
+   * reuses the pid), and any older than `staleTempMs`.
+   */
+  async cleanup(): Promise<CleanupResult> {
+    let names: string[];
+    try {
+      names = await readdir(this.blobsDir);
+    } catch (error) {
+      if (errnoOf(error) === "ENOENT") return { removed: [] };
+      throw blobIoError("list", this.blobsDir, error);
+    }
+    const removed: string[] = [];
+    const now = Date.now();
+    for (const name of names) {
+      const match = TEMP_NAME.exec(name);
+      if (!match) continue;
+      const path = join(this.blobsDir, name);
+      if (inFlight.has(path)) continue;
+      const pid = Number(match[1]);
+      let stale = pid === process.pid || !isProcessAlive(pid);
+      if (!stale) {
+        const info = await stat(path).catch(() => undefined);
+        stale = info !== undefined && now - info.mtimeMs > this.#staleTempMs;
+      }
+      if (!stale) continue;
+      try {
+        await unlink(path);
+        removed.push(name);
+      } catch (error) {
+        if (errnoOf(error) !== "ENOENT") throw blobIoError("remove the temporary file", path, error);
+      }
+    }
+    return { removed };
+  }
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeUtf8(bytes: Buffer, path: string): string {
+  try {
+    return utf8.decode(bytes);
+  } catch (error) {
+    throw new BlobStoreError("corrupt", `blob ${path} is not valid UTF-8`, { path, cause: error });
+  }
+}
