@@ -1,0 +1,259 @@
+import type { BlockKind, ErrorEvent, ProviderData, StopReason, ThinkingReplay, Usage } from "@yoi/llm-client";
+import type { Collector } from "../collector.ts";
+import type { Timeline } from "../timeline.ts";
+import { CallBoundary } from "./call-boundary.ts";
+import { toolCallHandler } from "./tool-calls.ts";
+import { mergeUsage } from "./usage.ts";
+
+export interface TurnTextBlock {
+  kind: "text";
+  index: number;
+  text: string;
+  /** The block was aborted; `text` is what arrived before (it is also listed in `aborted`). */
+  partial?: true;
+  providerData?: ProviderData;
+}
+
+export interface TurnThinkingBlock {
+  kind: "thinking";
+  index: number;
+  text: string;
+  /** Signature / encrypted content needed to send this reasoning back to its provider. */
+  replay?: ThinkingReplay;
+}
+
+export interface TurnToolCallBlock {
+  kind: "tool_call";
+  index: number;
+  id: string;
+  name: string;
+  /** Raw arguments JSON (raw text for custom tools); `"{}"` when the model sent none. */
+  argumentsJson: string;
+  /** Parsed arguments; `{}` when empty, invalid or not an object (then `note` says why). */
+  args: Record<string, unknown>;
+  note?: string;
+  toolKind?: "function" | "custom";
+  providerData?: ProviderData;
+}
+
+export type TurnBlock = TurnTextBlock | TurnThinkingBlock | TurnToolCallBlock;
+
+/** A block that did not complete. */
+export interface TurnAbortedBlock {
+  index: number;
+  block: BlockKind;
+  reason: string;
+  /** What arrived before the abort: text, reasoning text, or argument JSON. */
+  partial: string;
+  /** tool_use only. */
+  id?: string;
+  /** tool_use only. */
+  name?: string;
+}
+
+/** Everything the worker needs from one model call. */
+export interface TurnResult {
+  /**
+   * Completed blocks in the order the model started them. Aborted tool calls
+   * and aborted thinking are not here (see `aborted`); an aborted text block
+   * is, marked `partial`, because the user already saw it.
+   */
+  blocks: TurnBlock[];
+  aborted: TurnAbortedBlock[];
+  /** Merged usage of the call (latest value per field); `undefined` if none was reported. */
+  usage: Usage | undefined;
+  /** From the terminal status. */
+  stopReason: StopReason | undefined;
+  /** The terminal status; `undefined` while the call is still streaming (or none arrived). */
+  status: "completed" | "cancelled" | "failed" | undefined;
+  errors: ErrorEvent[];
+  /** Convenience: the text of all text blocks, joined. */
+  text: string;
+  /** Convenience: the tool_call blocks of `blocks`. */
+  toolCalls: TurnToolCallBlock[];
+}
+
+interface TextScope {
+  block: TurnTextBlock;
+}
+
+interface ThinkingScope {
+  at: number;
+  index: number;
+  text: string;
+}
+
+class TurnState {
+  entries: Array<TurnBlock | null> = [];
+  positions = new Map<number, number>();
+  aborted: TurnAbortedBlock[] = [];
+  usage: Usage | undefined;
+  stopReason: StopReason | undefined;
+  status: TurnResult["status"];
+  errors: ErrorEvent[] = [];
+
+  reserve(index: number): number {
+    const at = this.entries.length;
+    this.positions.set(index, at);
+    this.entries.push(null);
+    return at;
+  }
+}
+
+/**
+ * Collects one model call into ordered blocks, usage, stop reason, status
+ * and errors: `register(timeline)`, run the stream, then `result()`.
+ *
+ * On a reused Timeline the collector starts over at the next call's
+ * `status: started` (after a terminal status); `reset()` does it by hand.
+ */
+export function createTurnCollector(): Collector<TurnResult> {
+  let state = new TurnState();
+  const boundary = new CallBoundary();
+  return {
+    register(timeline: Timeline) {
+      const offs = [
+        timeline.on("text", {
+          name: "turn-collector:text",
+          createScope(start): TextScope {
+            const block: TurnTextBlock = { kind: "text", index: start.index, text: "" };
+            state.entries.push(block);
+            return { block };
+          },
+          onEvent(scope, event) {
+            switch (event.phase) {
+              case "delta":
+                scope.block.text += event.text;
+                return;
+              case "stop":
+                if (event.stop.providerData !== undefined) scope.block.providerData = event.stop.providerData;
+                return;
+              case "abort":
+                scope.block.partial = true;
+                state.aborted.push({
+                  index: event.index,
+                  block: "text",
+                  reason: event.reason,
+                  partial: scope.block.text,
+                });
+                return;
+              default:
+                return;
+            }
+          },
+        }),
+        timeline.on("thinking", {
+          name: "turn-collector:thinking",
+          createScope: (start): ThinkingScope => ({
+            at: state.reserve(start.index),
+            index: start.index,
+            text: "",
+          }),
+          onEvent(scope, event) {
+            switch (event.phase) {
+              case "delta":
+                scope.text += event.text;
+                return;
+              case "stop": {
+                const block: TurnThinkingBlock = { kind: "thinking", index: scope.index, text: scope.text };
+                if (event.replay !== undefined) block.replay = event.replay;
+                state.entries[scope.at] = block;
+                return;
+              }
+              case "abort":
+                state.aborted.push({
+                  index: scope.index,
+                  block: "thinking",
+                  reason: event.reason,
+                  partial: scope.text,
+                });
+                return;
+              default:
+                return;
+            }
+          },
+        }),
+        timeline.on(
+          "tool_use",
+          toolCallHandler(
+            {
+              onStart(call) {
+                state.reserve(call.index);
+              },
+              onComplete(call) {
+                const block: TurnToolCallBlock = { kind: "tool_call", ...call };
+                const at = state.positions.get(call.index);
+                state.positions.delete(call.index);
+                if (at === undefined) state.entries.push(block);
+                else state.entries[at] = block;
+              },
+              onAbort(call) {
+                state.positions.delete(call.index);
+                state.aborted.push({
+                  index: call.index,
+                  block: "tool_use",
+                  reason: call.reason,
+                  partial: call.partialJson,
+                  id: call.id,
+                  name: call.name,
+                });
+              },
+            },
+            "turn-collector:tool_use",
+          ),
+        ),
+        timeline.on("usage", {
+          name: "turn-collector:usage",
+          onEvent(event) {
+            const merged: Usage = state.usage ?? {};
+            if (mergeUsage(merged, event.usage)) state.usage = merged;
+          },
+        }),
+        timeline.on("status", {
+          name: "turn-collector:status",
+          onEvent(event) {
+            if (boundary.next(event)) state = new TurnState();
+            if (event.status === "started") return;
+            state.status = event.status;
+            state.stopReason = event.stopReason;
+          },
+        }),
+        timeline.on("error", {
+          name: "turn-collector:error",
+          onEvent(event) {
+            state.errors.push(event);
+          },
+        }),
+      ];
+      return () => {
+        for (const off of offs) off();
+      };
+    },
+    result(): TurnResult {
+      const blocks: TurnBlock[] = [];
+      const toolCalls: TurnToolCallBlock[] = [];
+      let text = "";
+      for (const entry of state.entries) {
+        if (entry === null) continue;
+        const copy = { ...entry };
+        blocks.push(copy);
+        if (copy.kind === "text") text += copy.text;
+        else if (copy.kind === "tool_call") toolCalls.push(copy);
+      }
+      return {
+        blocks,
+        aborted: state.aborted.map((a) => ({ ...a })),
+        usage: state.usage === undefined ? undefined : { ...state.usage },
+        stopReason: state.stopReason,
+        status: state.status,
+        errors: [...state.errors],
+        text,
+        toolCalls,
+      };
+    },
+    reset() {
+      state = new TurnState();
+      boundary.reset();
+    },
+  };
+}
