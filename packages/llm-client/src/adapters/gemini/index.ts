@@ -1,9 +1,80 @@
+import { type GenerateContentResponse, GoogleGenAI } from "@google/genai";
 import { LlmError } from "../../errors.ts";
-import type { AdapterFactory } from "../adapter.ts";
+import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { classifyGeminiError, parseRetryAfter } from "./errors.ts";
+import { buildGeminiRequest } from "./request.ts";
+import { normalizeGeminiStream } from "./stream.ts";
 
-/** Placeholder until the gemini adapter lands (issue 4). */
-export const createGeminiAdapter: AdapterFactory = () => ({
-  open: async () => {
-    throw new LlmError("config", "the gemini adapter is not implemented yet");
-  },
-});
+export { buildGeminiRequest } from "./request.ts";
+
+/**
+ * Gemini adapter on `@google/genai` (`models.generateContentStream`, SSE).
+ *
+ * The SDK's HTTP retries and its automatic stream continuation are off: the
+ * client's retry policy owns retries, and a cut stream must surface as
+ * `incomplete_stream`. The API key comes from `options.apiKey`, else
+ * `GEMINI_API_KEY` / `GOOGLE_API_KEY`.
+ */
+export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter => {
+  let client: GoogleGenAI | undefined;
+  const sdk = (): GoogleGenAI => {
+    if (client) return client;
+    const apiKey = options.apiKey ?? process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY;
+    if (!apiKey) {
+      throw new LlmError("auth", "no Gemini API key: pass apiKey or set GEMINI_API_KEY", {
+        provider: "gemini",
+        retryable: false,
+      });
+    }
+    client = new GoogleGenAI({
+      apiKey,
+      httpOptions: {
+        ...(options.baseURL === undefined ? {} : { baseUrl: options.baseURL }),
+        ...(options.headers === undefined ? {} : { headers: options.headers }),
+      },
+    });
+    return client;
+  };
+
+  return {
+    async open(request, signal) {
+      const ai = sdk();
+      const { contents, config, warnings } = buildGeminiRequest(request);
+      for (const warning of warnings) options.onWarning?.(warning);
+      // The SDK's ApiError drops headers; keep the retry-after of an error response.
+      let retryAfterMs: number | undefined;
+      const fetchWithHeaders: typeof fetch = async (input, init) => {
+        const response = await fetch(input, init);
+        if (!response.ok) {
+          const ms = response.headers.get("retry-after-ms");
+          retryAfterMs =
+            ms !== null && Number.isFinite(Number(ms))
+              ? Number(ms)
+              : parseRetryAfter(response.headers.get("retry-after"));
+        }
+        return response;
+      };
+      let stream: AsyncGenerator<GenerateContentResponse>;
+      try {
+        stream = await ai.models.generateContentStream({
+          model: options.model,
+          contents,
+          config: {
+            ...config,
+            abortSignal: signal,
+            automaticContinuation: false,
+            automaticFunctionCalling: { disable: true },
+            httpOptions: { fetch: fetchWithHeaders },
+          },
+        });
+      } catch (error) {
+        throw classifyGeminiError(error, signal, retryAfterMs);
+      }
+      return normalizeGeminiStream(stream, {
+        signal,
+        onRawEvent: options.onRawEvent,
+        retryAfterMs: () => retryAfterMs,
+      });
+    },
+  };
+};

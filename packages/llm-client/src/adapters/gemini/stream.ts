@@ -1,0 +1,341 @@
+import { randomUUID } from "node:crypto";
+import type {
+  FunctionCall,
+  GenerateContentResponse,
+  GenerateContentResponseUsageMetadata,
+} from "@google/genai";
+import { LlmError } from "../../errors.ts";
+import type { Event, StopReason, Usage } from "../../event.ts";
+import type { ProviderData } from "../../item.ts";
+import { classifyGeminiError } from "./errors.ts";
+import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
+
+interface TextRun {
+  index: number;
+  block: "text" | "thinking";
+  signature?: string;
+}
+
+/** A call whose arguments Gemini streams as `partialArgs` (Vertex `streamFunctionCallArguments`). */
+interface PendingCall {
+  index: number;
+  args: Record<string, unknown>;
+  /** Path of a string value still being continued. */
+  continuing?: string;
+  providerData: ProviderData | undefined;
+}
+
+export interface GeminiNormalizeOptions {
+  signal: AbortSignal;
+  onRawEvent?: ((payload: unknown) => void) | undefined;
+  /** Retry-after of the last HTTP error, for classification. */
+  retryAfterMs?: () => number | undefined;
+}
+
+const FILTERED = new Set(["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"]);
+
+/**
+ * Normalizes a `generateContentStream` iterator into the flat Event union.
+ * Parts of one kind that follow each other form one block; a thought
+ * signature stays with the block (text, thinking or tool call) whose part
+ * carried it, so it can be sent back on the same part.
+ */
+export async function* normalizeGeminiStream(
+  stream: AsyncIterable<GenerateContentResponse>,
+  options: GeminiNormalizeOptions,
+): AsyncGenerator<Event> {
+  const { signal, onRawEvent } = options;
+  let started = false;
+  let nextIndex = 0;
+  let run: TextRun | undefined;
+  let pending: PendingCall | undefined;
+  let sawToolCall = false;
+  let finishReason: string | undefined;
+  let blockReason: string | undefined;
+  let usage: Usage | undefined;
+
+  function* closeRun(): Generator<Event> {
+    if (!run) return;
+    const current = run;
+    run = undefined;
+    if (current.block === "thinking") {
+      yield {
+        type: "block_stop",
+        index: current.index,
+        block: "thinking",
+        replay: {
+          provider: "gemini",
+          ...(current.signature === undefined
+            ? {}
+            : { providerData: { [THOUGHT_SIGNATURE]: current.signature } }),
+        },
+      };
+    } else {
+      yield {
+        type: "block_stop",
+        index: current.index,
+        block: "text",
+        ...(current.signature === undefined
+          ? {}
+          : { providerData: { [THOUGHT_SIGNATURE]: current.signature } }),
+      };
+    }
+  }
+
+  function* finishPending(): Generator<Event> {
+    if (!pending) return;
+    const call = pending;
+    pending = undefined;
+    yield { type: "block_delta", index: call.index, delta: "input_json", text: JSON.stringify(call.args) };
+    yield {
+      type: "block_stop",
+      index: call.index,
+      block: "tool_use",
+      ...(call.providerData === undefined ? {} : { providerData: call.providerData }),
+    };
+  }
+
+  function* abortOpen(reason: string): Generator<Event> {
+    if (run) yield { type: "block_abort", index: run.index, block: run.block, reason };
+    if (pending) yield { type: "block_abort", index: pending.index, block: "tool_use", reason };
+    run = undefined;
+    pending = undefined;
+  }
+
+  function* fail(error: LlmError): Generator<Event> {
+    yield* abortOpen(error.code);
+    yield {
+      type: "error",
+      code: error.code,
+      message: error.message,
+      retryable: error.retryable,
+      ...(error.status === undefined ? {} : { status: error.status }),
+    };
+    yield { type: "status", status: "failed", stopReason: "error" };
+  }
+
+  function* startCall(call: FunctionCall, signature: string | undefined): Generator<Event> {
+    yield* closeRun();
+    sawToolCall = true;
+    const index = nextIndex++;
+    // Gemini often gives no id; the same function may be called twice in one response.
+    const id = call.id ?? `call_${randomUUID()}`;
+    yield { type: "block_start", index, block: "tool_use", id, name: call.name ?? "" };
+    let providerData: ProviderData | undefined;
+    if (call.id !== undefined || signature !== undefined) {
+      providerData = {};
+      if (call.id !== undefined) providerData[FUNCTION_CALL_ID] = call.id;
+      if (signature !== undefined) providerData[THOUGHT_SIGNATURE] = signature;
+    }
+    if (call.willContinue) {
+      pending = { index, args: { ...(call.args ?? {}) }, providerData };
+      applyPartialArgs(pending, call);
+      return;
+    }
+    yield { type: "block_delta", index, delta: "input_json", text: JSON.stringify(call.args ?? {}) };
+    yield {
+      type: "block_stop",
+      index,
+      block: "tool_use",
+      ...(providerData === undefined ? {} : { providerData }),
+    };
+  }
+
+  try {
+    for await (const chunk of stream) {
+      if (onRawEvent) onRawEvent(chunk);
+      if (!started) {
+        started = true;
+        yield {
+          type: "status",
+          status: "started",
+          ...(chunk.modelVersion === undefined ? {} : { model: chunk.modelVersion }),
+          ...(chunk.responseId === undefined ? {} : { responseId: chunk.responseId }),
+        };
+      }
+      if (chunk.usageMetadata) usage = toUsage(chunk.usageMetadata) ?? usage;
+      if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
+      const candidate = chunk.candidates?.[0];
+      const parts = candidate?.content?.parts;
+      if (parts) {
+        for (const part of parts) {
+          const call = part.functionCall;
+          if (call) {
+            if (pending) {
+              if (call.name !== undefined) {
+                yield* finishPending();
+                yield* startCall(call, part.thoughtSignature);
+              } else if (call.partialArgs !== undefined || call.willContinue) {
+                applyPartialArgs(pending, call);
+              } else {
+                yield* finishPending();
+              }
+              continue;
+            }
+            if (call.name === undefined && call.partialArgs === undefined) continue;
+            yield* startCall(call, part.thoughtSignature);
+            continue;
+          }
+          const text = part.text;
+          if (typeof text !== "string") continue; // inline data, code execution, ...: not ours to render
+          const signature = part.thoughtSignature;
+          if (text === "" && signature === undefined) continue;
+          yield* finishPending();
+          const kind = part.thought ? "thinking" : "text";
+          // A signed part is never merged with a later one: each goes back with its own signature.
+          if (run && (run.block !== kind || run.signature !== undefined)) yield* closeRun();
+          if (!run) {
+            run = { index: nextIndex++, block: kind };
+            yield { type: "block_start", index: run.index, block: kind };
+          }
+          if (text !== "") yield { type: "block_delta", index: run.index, delta: kind, text };
+          if (signature !== undefined) run.signature = signature;
+        }
+      }
+      if (candidate?.finishReason) finishReason = candidate.finishReason;
+    }
+  } catch (error) {
+    if (signal.aborted) {
+      yield* cancelled(started);
+      return;
+    }
+    if (!started) yield { type: "status", status: "started" };
+    yield* fail(classifyGeminiError(error, signal, options.retryAfterMs?.()));
+    return;
+  }
+  if (signal.aborted) {
+    yield* cancelled(started);
+    return;
+  }
+  if (!started) yield { type: "status", status: "started" };
+  if (finishReason === undefined && blockReason === undefined) {
+    yield* fail(
+      new LlmError(
+        "incomplete_stream",
+        "the Gemini stream ended without a finishReason: the connection was cut or the server stopped",
+        { provider: "gemini" },
+      ),
+    );
+    return;
+  }
+  if (finishReason === "MALFORMED_FUNCTION_CALL" || finishReason === "UNEXPECTED_TOOL_CALL") {
+    yield* fail(
+      new LlmError(
+        "parse",
+        `Gemini stopped with ${finishReason}: the model produced a function call that does not match the declared tools`,
+        { provider: "gemini", retryable: true },
+      ),
+    );
+    return;
+  }
+  yield* finishPending();
+  yield* closeRun();
+  if (usage) yield { type: "usage", usage };
+  yield {
+    type: "status",
+    status: "completed",
+    stopReason: stopReasonOf(finishReason, blockReason, sawToolCall),
+  };
+
+  function* cancelled(wasStarted: boolean): Generator<Event> {
+    if (!wasStarted) yield { type: "status", status: "started" };
+    yield* abortOpen("cancelled");
+    yield { type: "status", status: "cancelled" };
+  }
+}
+
+function stopReasonOf(
+  finish: string | undefined,
+  block: string | undefined,
+  sawToolCall: boolean,
+): StopReason {
+  if (finish === undefined) return block === undefined ? "end_turn" : "content_filter";
+  if (FILTERED.has(finish)) return "content_filter";
+  if (finish === "MAX_TOKENS") return "max_tokens";
+  if (sawToolCall) return "tool_use";
+  return "end_turn";
+}
+
+/**
+ * Gemini counts thoughts apart from candidates; our convention puts
+ * reasoning inside output. promptTokenCount already includes cached content.
+ */
+function toUsage(meta: GenerateContentResponseUsageMetadata): Usage | undefined {
+  const out: Usage = {};
+  let any = false;
+  if (meta.promptTokenCount !== undefined) {
+    out.inputTokens = meta.promptTokenCount + (meta.toolUsePromptTokenCount ?? 0);
+    any = true;
+  }
+  if (meta.candidatesTokenCount !== undefined || meta.thoughtsTokenCount !== undefined) {
+    out.outputTokens = (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0);
+    any = true;
+  }
+  if (meta.cachedContentTokenCount !== undefined) {
+    out.cacheReadTokens = meta.cachedContentTokenCount;
+    any = true;
+  }
+  if (meta.thoughtsTokenCount !== undefined) {
+    out.reasoningTokens = meta.thoughtsTokenCount;
+    any = true;
+  }
+  return any ? out : undefined;
+}
+
+/** Applies streamed `partialArgs` (`$.a.b[0]` paths) to the call's argument object. */
+function applyPartialArgs(call: PendingCall, fc: FunctionCall): void {
+  for (const arg of fc.partialArgs ?? []) {
+    const path = arg.jsonPath;
+    if (!path) continue;
+    if (arg.stringValue !== undefined) {
+      if (call.continuing === path) {
+        const previous = getPath(call.args, path);
+        setPath(call.args, path, `${typeof previous === "string" ? previous : ""}${arg.stringValue}`);
+      } else {
+        setPath(call.args, path, arg.stringValue);
+      }
+      call.continuing = arg.willContinue ? path : undefined;
+      continue;
+    }
+    call.continuing = undefined;
+    if (arg.numberValue !== undefined) setPath(call.args, path, arg.numberValue);
+    else if (arg.boolValue !== undefined) setPath(call.args, path, arg.boolValue);
+    else if (arg.nullValue !== undefined) setPath(call.args, path, null);
+  }
+}
+
+function segments(path: string): (string | number)[] {
+  const out: (string | number)[] = [];
+  const re = /\.([A-Za-z0-9_$-]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]/g;
+  for (const match of path.slice(1).matchAll(re)) {
+    if (match[1] !== undefined) out.push(match[1]);
+    else if (match[2] !== undefined) out.push(Number(match[2]));
+    else out.push(match[3] ?? match[4] ?? "");
+  }
+  return out;
+}
+
+function getPath(root: Record<string, unknown>, path: string): unknown {
+  let node: unknown = root;
+  for (const key of segments(path)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  return node;
+}
+
+function setPath(root: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = segments(path);
+  let node = root as Record<string | number, unknown>;
+  for (let i = 0; i < keys.length - 1; i++) {
+    const key = keys[i] as string | number;
+    let next = node[key];
+    if (next === null || typeof next !== "object") {
+      next = typeof keys[i + 1] === "number" ? [] : {};
+      node[key] = next;
+    }
+    node = next as Record<string | number, unknown>;
+  }
+  const last = keys.at(-1);
+  if (last !== undefined) node[last] = value;
+}
