@@ -1,3 +1,11 @@
+export {
+  FileRefError,
+  type FileRefErrorCode,
+  type ResolvedFileRef,
+  resolveFileRef,
+  truncationNote,
+} from "./file-ref.ts";
+export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
 export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export {
   type AccessMode,
@@ -11,3 +19,13 @@ export {
   type ScopedStat,
   type WriteOptions,
 } from "./scoped-fs.ts";
+export {
+  type FileRefSegment,
+  fileRefPlaceholder,
+  fileRefs,
+  flattenSegments,
+  parseSegments,
+  type Segment,
+  type TextSegment,
+} from "./segments.ts";
+export { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts";

@@ -1,0 +1,99 @@
+/**
+ * Resolving a `@path` file ref into the system message the model sees
+ * (seed 001): `[File: <path>]\n<body>`, the body cut at `maxBytes` on a
+ * character boundary with a visible note, binary and non-UTF-8 rejected.
+ */
+
+import { type MessageItem, systemMessage } from "@yoi/llm-client";
+import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { ScopeError } from "./scope-error.ts";
+import { readUpTo, type ScopedFs } from "./scoped-fs.ts";
+import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "./text-sniff.ts";
+
+export type FileRefErrorCode = "out_of_scope" | "not_found" | "binary" | "io";
+
+/** Why a file ref could not be attached. `message` is one line, fit for an Alert. */
+export class FileRefError extends Error {
+  override readonly name = "FileRefError";
+  readonly code: FileRefErrorCode;
+  /** The path as the user wrote it. */
+  readonly path: string;
+  constructor(code: FileRefErrorCode, path: string, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = path;
+  }
+}
+
+export interface ResolvedFileRef {
+  item: MessageItem;
+  /** The real path read (for auto-read bookkeeping). */
+  real: string;
+  /** Size of the whole file in bytes. */
+  totalBytes: number;
+  truncated: boolean;
+  mtimeMs: number;
+}
+
+/** The note appended to a body cut at the cap (seed 001). */
+export function truncationNote(totalBytes: number): string {
+  return `[...truncated, ${totalBytes} bytes total — use read_file for the rest]`;
+}
+
+function fromScopeError(error: ScopeError, path: string): FileRefError {
+  const code: FileRefErrorCode =
+    error.code === "out_of_scope"
+      ? "out_of_scope"
+      : error.code === "not_found" || error.code === "invalid_path"
+        ? "not_found"
+        : "io";
+  return new FileRefError(code, path, error.message, { cause: error });
+}
+
+/**
+ * Reads `path` through `fs` and returns the `[File: <path>]` system message.
+ * Rejects with `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
+ */
+export async function resolveFileRef(
+  fs: ScopedFs,
+  path: string,
+  maxBytes: number = TOOL_OUTPUT_MAX_BYTES,
+): Promise<ResolvedFileRef> {
+  let file: Awaited<ReturnType<ScopedFs["openRead"]>>;
+  try {
+    file = await fs.openRead(path);
+  } catch (error) {
+    if (error instanceof ScopeError) throw fromScopeError(error, path);
+    throw new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
+  }
+  try {
+    const total = file.stat.size;
+    // A few bytes past the cap let the cut find a character boundary.
+    const bytes = await readUpTo(file.handle, Math.min(total, Math.max(maxBytes + 4, SNIFF_BYTES)));
+    const atEof = bytes.length >= total;
+    const cls = classifyBytes(
+      bytes.subarray(0, Math.min(bytes.length, SNIFF_BYTES)),
+      atEof && bytes.length <= SNIFF_BYTES,
+    );
+    if (cls.kind === "binary") throw new FileRefError("binary", path, `${path} ${cls.reason}`);
+    const truncated = total > maxBytes;
+    const cut = truncated ? utf8Boundary(bytes, maxBytes) : bytes.length;
+    const kept = bytes.subarray(0, cut);
+    if (!isValidUtf8(kept, true)) throw new FileRefError("binary", path, `${path} is not valid UTF-8 text`);
+    let body = new TextDecoder("utf-8").decode(kept);
+    if (truncated) body += `${body.endsWith("\n") || body === "" ? "" : "\n"}${truncationNote(total)}`;
+    return {
+      item: systemMessage(`[File: ${path}]\n${body}`),
+      real: file.path.real,
+      totalBytes: total,
+      truncated,
+      mtimeMs: file.stat.mtimeMs,
+    };
+  } catch (error) {
+    if (error instanceof FileRefError) throw error;
+    if (error instanceof ScopeError) throw fromScopeError(error, path);
+    throw new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
+  } finally {
+    await file.close();
+  }
+}

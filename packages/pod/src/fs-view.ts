@@ -1,0 +1,195 @@
+/**
+ * PodFsView: what the pod's tools, the `@path` resolver and auto-read see of
+ * the filesystem. Everything goes through ScopedFs; text is told from binary
+ * by sniffing the first bytes, and reads are bounded by bytes and lines
+ * without loading whole files.
+ */
+
+import { TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH, TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { type ResolvedFileRef, resolveFileRef } from "./file-ref.ts";
+import { ScopeError } from "./scope-error.ts";
+import { type DirEntry, type ResolvedPath, readUpTo, type ScopedFs, type ScopedStat } from "./scoped-fs.ts";
+import { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts";
+
+export interface ReadTextOptions {
+  /** 1-based number of the first line returned. Default 1. */
+  offset?: number;
+  /** Most lines returned. Default: as many as fit in `maxBytes`. */
+  limit?: number;
+  /** Cap of the returned text in UTF-8 bytes. Default `TOOL_OUTPUT_MAX_BYTES` (16 KiB). */
+  maxBytes?: number;
+  /** Longest line kept, in characters; longer lines are cut with a note. Default 2000. */
+  maxLineLength?: number;
+}
+
+export interface TextRead {
+  path: ResolvedPath;
+  /** The path as shown to the model (relative to the cwd when inside it). */
+  display: string;
+  /** The lines returned, without line terminators; long ones cut. */
+  lines: string[];
+  /** 1-based number of `lines[0]`. */
+  firstLine: number;
+  /** Why reading stopped: the end of the file, the line limit, or the byte cap. */
+  stoppedBy: "eof" | "limit" | "bytes";
+  /** Total lines of the file, known when the read reached the end. */
+  totalLines?: number;
+  /** Lines that were cut at `maxLineLength`. */
+  cutLines: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** A binary (or non-UTF-8) file where text was required. */
+export class BinaryFileError extends Error {
+  override readonly name = "BinaryFileError";
+  readonly code = "binary" as const;
+  readonly path: string;
+  constructor(path: string, reason: string) {
+    super(`${path} ${reason}`);
+    this.path = path;
+  }
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+export class PodFsView {
+  readonly fs: ScopedFs;
+
+  constructor(fs: ScopedFs) {
+    this.fs = fs;
+  }
+
+  /** Classifies a file by its first bytes (reads at most `SNIFF_BYTES`). */
+  async classify(input: string): Promise<Classification & { size: number }> {
+    const file = await this.fs.openRead(input);
+    try {
+      const head = await readUpTo(file.handle, Math.min(file.stat.size, SNIFF_BYTES));
+      return { ...classifyBytes(head, head.length >= file.stat.size), size: file.stat.size };
+    } catch (error) {
+      throw wrapIo(error, input);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Reads lines of a UTF-8 text file, bounded by `limit` lines and
+   * `maxBytes`. Rejects with `BinaryFileError` for binary content and
+   * `ScopeError` for scope and I/O failures.
+   */
+  async readText(input: string, options: ReadTextOptions = {}): Promise<TextRead> {
+    const offset = Math.max(1, Math.floor(options.offset ?? 1));
+    const limit =
+      options.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(options.limit));
+    const maxBytes = options.maxBytes ?? TOOL_OUTPUT_MAX_BYTES;
+    const maxLine = options.maxLineLength ?? TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH;
+    const file = await this.fs.openRead(input);
+    try {
+      const size = file.stat.size;
+      const head = await readUpTo(file.handle, Math.min(size, SNIFF_BYTES));
+      const cls = classifyBytes(head, head.length >= size);
+      if (cls.kind === "binary") throw new BinaryFileError(input, cls.reason);
+      // Past the sniff, decode leniently: one bad byte deep in a log should not hide the file.
+      const decoder = new TextDecoder("utf-8", { ignoreBOM: false });
+      const lines: string[] = [];
+      let lineNo = 0;
+      let bytes = 0;
+      let cutLines = 0;
+      let stoppedBy: TextRead["stoppedBy"] | undefined;
+      let partial = "";
+      let partialLen = 0;
+      const take = (raw: string, rawLen: number): boolean => {
+        lineNo += 1;
+        if (lineNo < offset) return true;
+        if (lines.length >= limit) {
+          stoppedBy = "limit";
+          return false;
+        }
+        let line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+        if (rawLen > maxLine) {
+          line = `${line.slice(0, maxLine)}… [line cut, ${rawLen} characters]`;
+          cutLines += 1;
+        }
+        const lineBytes = Buffer.byteLength(line, "utf8") + 1;
+        if (bytes + lineBytes > maxBytes && lines.length > 0) {
+          stoppedBy = "bytes";
+          return false;
+        }
+        bytes += lineBytes;
+        lines.push(line);
+        return true;
+      };
+      let position = 0;
+      const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+      outer: for (;;) {
+        const { bytesRead } = await file.handle.read(buf, 0, CHUNK_BYTES, position);
+        position += bytesRead;
+        // Stop at the size seen at open: a file that keeps growing must not keep us reading.
+        const last = bytesRead === 0 || position >= size;
+        const text = decoder.decode(buf.subarray(0, bytesRead), { stream: !last });
+        let start = 0;
+        for (;;) {
+          const nl = text.indexOf("\n", start);
+          const piece = nl === -1 ? text.slice(start) : text.slice(start, nl);
+          // Keep a bounded prefix of a huge line; its full length is only counted.
+          if (partial.length < maxLine + 1) partial += piece.slice(0, maxLine + 1 - partial.length);
+          partialLen += piece.length;
+          if (nl === -1) break;
+          if (!take(partial, partialLen)) break outer;
+          partial = "";
+          partialLen = 0;
+          start = nl + 1;
+          if (lines.length >= limit) {
+            // Full: stop without scanning the next (possibly huge) line; say whether the file goes on.
+            if (start < text.length || !last) stoppedBy = "limit";
+            break outer;
+          }
+        }
+        if (last) break;
+      }
+      // A last line without a newline still counts; take() sets stoppedBy if it does not fit.
+      if (stoppedBy === undefined && (partialLen === 0 || take(partial, partialLen))) stoppedBy = "eof";
+      const result: TextRead = {
+        path: file.path,
+        display: this.fs.display(file.path.real),
+        lines,
+        firstLine: offset,
+        stoppedBy: stoppedBy ?? "eof",
+        cutLines,
+        size,
+        mtimeMs: file.stat.mtimeMs,
+      };
+      if (result.stoppedBy === "eof") result.totalLines = lineNo;
+      return result;
+    } catch (error) {
+      throw wrapIo(error, input);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /** Entries of a directory (symlinks reported, not followed). */
+  async listDir(input: string): Promise<{ path: ResolvedPath; display: string; entries: DirEntry[] }> {
+    const { path, entries } = await this.fs.readdir(input);
+    return { path, display: this.fs.display(path.real), entries };
+  }
+
+  stat(input: string): Promise<ScopedStat> {
+    return this.fs.stat(input);
+  }
+
+  /**
+   * The `[File: <path>]` system message of a `@path` ref (seed 001), cut at
+   * `maxBytes`. Rejects with `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
+   */
+  resolveFileRef(path: string, maxBytes: number = TOOL_OUTPUT_MAX_BYTES): Promise<ResolvedFileRef> {
+    return resolveFileRef(this.fs, path, maxBytes);
+  }
+}
+
+function wrapIo(error: unknown, input: string): unknown {
+  if (error instanceof ScopeError || error instanceof BinaryFileError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new ScopeError("io", input, `cannot read ${input}: ${message}`, { cause: error });
+}
