@@ -3,14 +3,28 @@
  * what to send from it; compaction takes the context window from it.
  */
 
+import { MODEL_CATALOG } from "./catalog-data.ts";
+
 export type ProviderKind = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
 
+/** Every provider kind, in a stable order (for schemas and messages). */
+export const PROVIDER_KINDS = Object.freeze([
+  "openai-responses",
+  "openai-chat",
+  "anthropic",
+  "gemini",
+] as const satisfies readonly ProviderKind[]);
+
 export interface ModelCapabilities {
+  /** Accepts tool definitions and returns tool calls. */
   tools: boolean;
+  /** May return several tool calls in one response. */
   parallelTools: boolean;
   /** How reasoning is controlled: an effort level, a token budget, or not at all. */
   reasoning: "effort" | "budget" | "none";
+  /** Accepts image input. */
   vision: boolean;
+  /** The provider caches prompt prefixes (automatically, or with explicit breakpoints). */
   promptCaching: boolean;
 }
 
@@ -21,6 +35,60 @@ export interface ModelInfo {
   providers: ProviderKind[];
   /** Context window in tokens (input + output). */
   contextWindow: number;
+  /** Most tokens one response may produce. */
   maxOutputTokens: number;
+  /**
+   * Most input tokens, when the provider publishes an input cap below the
+   * context window (gpt-5: 272k of 400k). Absent: input may fill the window.
+   */
+  maxInputTokens?: number;
+  /** Other ids the API accepts for the same model (dated snapshots, `-0` aliases). */
+  aliases?: string[];
   capabilities: ModelCapabilities;
+}
+
+/**
+ * A suffix the providers append to a model id for a snapshot or a channel:
+ * dates (`-20250929`, `-2025-08-07`, `@20250929`), `-latest`, `-preview`,
+ * `-exp`, `-001`, and Gemini's `-preview-09-2025`. Anything else (`-pro`,
+ * `-mini`) names a different model and is not stripped.
+ */
+const SNAPSHOT_SUFFIX = /^(?:[-@](?:\d+|latest|preview|exp))+$/;
+
+/** Ids as some APIs list them (`models/gemini-2.5-pro`). */
+const LISTING_PREFIX = /^models\//;
+
+/**
+ * Find a model in a catalog for a provider kind. An exact id or alias match
+ * wins; otherwise the entry whose id (or alias) is the longest prefix of `id`
+ * followed only by a snapshot suffix (so `claude-sonnet-4-5-20250929` and
+ * `gpt-5-2025-08-07` resolve, while an unknown `gpt-5-pro` does not fall back
+ * to `gpt-5`). Earlier entries win over later ones with the same id, which is
+ * how config-declared models override the built-in catalog.
+ */
+export function findModel(
+  provider: ProviderKind,
+  id: string,
+  catalog: readonly ModelInfo[] = MODEL_CATALOG,
+): ModelInfo | undefined {
+  const wanted = id.replace(LISTING_PREFIX, "");
+  const served = catalog.filter((m) => m.providers.includes(provider));
+  for (const m of served) {
+    if (m.id === wanted || m.aliases?.includes(wanted)) return m;
+  }
+  let best: ModelInfo | undefined;
+  let bestLength = 0;
+  for (const m of served) {
+    for (const name of [m.id, ...(m.aliases ?? [])]) {
+      if (
+        name.length > bestLength &&
+        wanted.startsWith(name) &&
+        SNAPSHOT_SUFFIX.test(wanted.slice(name.length))
+      ) {
+        best = m;
+        bestLength = name.length;
+      }
+    }
+  }
+  return best;
 }

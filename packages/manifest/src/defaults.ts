@@ -21,12 +21,20 @@ export const TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES = 50 * 1024;
 export const TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH = 2000;
 /** Tool output cache: the budget is `clamp(window * ratio, min, max)` tokens (seed 004). */
 export const TOOL_OUTPUT_CACHE_BUDGET_RATIO = 0.25;
+/** Tool output cache: lower bound of the derived context budget, in tokens (seed 004). */
 export const TOOL_OUTPUT_CACHE_BUDGET_MIN_TOKENS = 20_000;
+/** Tool output cache: upper bound of the derived context budget, in tokens (seed 004). */
 export const TOOL_OUTPUT_CACHE_BUDGET_MAX_TOKENS = 60_000;
+/** Tool output cache is on unless a config turns it off (seed 004). */
+export const TOOL_OUTPUT_CACHE_ENABLED = true;
 /** Bytes per token when no tokenizer is available (seed 004). */
 export const BYTES_PER_TOKEN_ESTIMATE = 4;
 
-/** The tool output cache's context budget for a model's context window, in tokens. */
+/**
+ * The tool output cache's context budget for a model's context window, in tokens:
+ * `clamp(floor(window * 0.25), 20_000, 60_000)` (seed 004). Used when
+ * `toolOutputCache.contextBudgetTokens` is `null`.
+ */
 export function toolOutputCacheBudgetTokens(contextWindow: number): number {
   const raw = Math.floor(contextWindow * TOOL_OUTPUT_CACHE_BUDGET_RATIO);
   return Math.min(TOOL_OUTPUT_CACHE_BUDGET_MAX_TOKENS, Math.max(TOOL_OUTPUT_CACHE_BUDGET_MIN_TOKENS, raw));
@@ -41,11 +49,63 @@ export function estimateTokens(text: string): number {
 export const COMPACTION_THRESHOLD_RATIO = 0.8;
 /** Turns kept verbatim after compaction (seed 004). */
 export const COMPACTION_RETAIN_LAST_TURNS = 1;
+/** Compaction is available unless a config turns it off (seed 004). */
 export const COMPACTION_ENABLED = true;
+/** Compaction runs by itself when the threshold is reached (seed 004); `false` leaves only manual `/compact`. */
 export const COMPACTION_AUTO = true;
 
-/** Worker defaults. */
+/**
+ * Default instruction for the compaction summary call (seed 004: the answer is
+ * wrapped in `<summary>` tags). `compaction.summaryDirectives` are appended to
+ * it as bullets; `compaction.summaryPrompt` replaces it.
+ */
+export const COMPACTION_SUMMARY_PROMPT = [
+  "The conversation is about to be compacted: everything above will be replaced by your summary.",
+  "Write a summary that lets you continue the work without the original messages. Include:",
+  "- the user's requests and goals, in their own words where it matters;",
+  "- decisions made and why, constraints and preferences the user stated;",
+  "- files, commands and tool output refs (ids like [blob:...]) that are still relevant;",
+  "- what is done, what is in progress and the exact next step.",
+  "Wrap the summary in <summary></summary> tags.",
+].join("\n");
+
+/** Worker: most model turns (request + tool batch) in one submit before it stops. */
 export const WORKER_MAX_TURNS = 50;
+/** Worker: `max_tokens` sent with each model request, capped by the model's max output. */
 export const WORKER_MAX_TOKENS = 8192;
-/** Per-tool wall-clock limit. */
+/** Worker: wall-clock limit of one tool call, in milliseconds. */
 export const TOOL_TIMEOUT_MS = 120_000;
+
+/** A permission decision for a tool call. `ask` goes to the UI; with no UI it denies (fail closed). */
+export type PermissionAction = "allow" | "deny" | "ask";
+
+/**
+ * Per-tool default decision when no `permissions.rules` entry matches. Read-only
+ * tools are allowed; tools that write or run commands ask; `"*"` covers every
+ * other tool (MCP and custom tools included).
+ */
+export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = Object.freeze({
+  read_file: "allow",
+  list_dir: "allow",
+  glob: "allow",
+  grep: "allow",
+  inspect: "allow",
+  tool_output_cache: "allow",
+  tool_output_cache_grep: "allow",
+  write_file: "ask",
+  edit_file: "ask",
+  bash: "ask",
+  "*": "ask",
+});
+
+/** Built-in provider entries, each keyed by the name used in `"<provider>/<model>"` refs. */
+export const DEFAULT_PROVIDERS = Object.freeze({
+  openai: Object.freeze({ kind: "openai-responses", apiKeyEnv: "OPENAI_API_KEY" }),
+  anthropic: Object.freeze({ kind: "anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" }),
+  gemini: Object.freeze({ kind: "gemini", apiKeyEnv: "GEMINI_API_KEY" }),
+} as const);
+
+/** Directory under the home directory and under a project that holds yoi's config. */
+export const CONFIG_DIR_NAME = ".yoi";
+/** Config file name inside {@link CONFIG_DIR_NAME} (JSON with comments and trailing commas). */
+export const CONFIG_FILE_NAME = "config.jsonc";

@@ -1,2 +1,58 @@
-export * from "./defaults.ts";
 export type { ModelCapabilities, ModelInfo, ProviderKind } from "./catalog.ts";
+export { findModel, PROVIDER_KINDS } from "./catalog.ts";
+export { MODEL_CATALOG } from "./catalog-data.ts";
+export type { ConfigIssue, ConfigIssueCode } from "./config-error.ts";
+export { ConfigError } from "./config-error.ts";
+export type {
+  CompactionConfig,
+  Config,
+  ConfigInput,
+  ModelEntryConfig,
+  ModelRef,
+  PermissionRule,
+  PermissionsConfig,
+  ProviderConfig,
+  ScopeConfig,
+  SessionConfig,
+  ToolOutputCacheConfig,
+  ToolOutputConfig,
+  WorkerConfig,
+} from "./config-schema.ts";
+export { ConfigSchema, parseModelRef } from "./config-schema.ts";
+export type { PermissionAction } from "./defaults.ts";
+export {
+  BYTES_PER_TOKEN_ESTIMATE,
+  COMPACTION_AUTO,
+  COMPACTION_ENABLED,
+  COMPACTION_RETAIN_LAST_TURNS,
+  COMPACTION_SUMMARY_PROMPT,
+  COMPACTION_THRESHOLD_RATIO,
+  CONFIG_DIR_NAME,
+  CONFIG_FILE_NAME,
+  DEFAULT_PROVIDERS,
+  estimateTokens,
+  INLINE_THRESHOLD_BYTES,
+  PERMISSION_DEFAULTS,
+  SUMMARY_HEAD_LINES,
+  SUMMARY_MAX_BYTES,
+  SUMMARY_TAIL_LINES,
+  TOOL_OUTPUT_CACHE_BUDGET_MAX_TOKENS,
+  TOOL_OUTPUT_CACHE_BUDGET_MIN_TOKENS,
+  TOOL_OUTPUT_CACHE_BUDGET_RATIO,
+  TOOL_OUTPUT_CACHE_ENABLED,
+  TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
+  TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  TOOL_OUTPUT_MAX_BYTES,
+  TOOL_TIMEOUT_MS,
+  toolOutputCacheBudgetTokens,
+  WORKER_MAX_TOKENS,
+  WORKER_MAX_TURNS,
+} from "./defaults.ts";
+export type { ResolvedModel } from "./effective-catalog.ts";
+export { buildModelCatalog, resolveModel } from "./effective-catalog.ts";
+export type { EnvVariable } from "./env-layer.ts";
+export { ENV_PATH_PREFIX, ENV_VARIABLES } from "./env-layer.ts";
+export { formatConfig } from "./format-config.ts";
+export { configJsonSchema } from "./json-schema.ts";
+export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";
+export { loadConfig } from "./load-config.ts";

@@ -1,0 +1,339 @@
+import { z } from "zod";
+import type { ModelInfo, ProviderKind } from "./catalog.ts";
+import { findModel, PROVIDER_KINDS } from "./catalog.ts";
+import { MODEL_CATALOG } from "./catalog-data.ts";
+import {
+  COMPACTION_AUTO,
+  COMPACTION_ENABLED,
+  COMPACTION_RETAIN_LAST_TURNS,
+  COMPACTION_SUMMARY_PROMPT,
+  COMPACTION_THRESHOLD_RATIO,
+  DEFAULT_PROVIDERS,
+  INLINE_THRESHOLD_BYTES,
+  PERMISSION_DEFAULTS,
+  SUMMARY_HEAD_LINES,
+  SUMMARY_MAX_BYTES,
+  SUMMARY_TAIL_LINES,
+  TOOL_OUTPUT_CACHE_ENABLED,
+  TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
+  TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  TOOL_OUTPUT_MAX_BYTES,
+  TOOL_TIMEOUT_MS,
+  WORKER_MAX_TOKENS,
+  WORKER_MAX_TURNS,
+} from "./defaults.ts";
+
+/*
+ * Every schema carries its own "expected ..." phrase as the zod error message,
+ * so a problem reads `worker.maxTurns: expected a positive integer, found "ten"`
+ * without a second table of descriptions to keep in sync.
+ */
+const expecting = (text: string) => ({ error: () => text });
+
+function positiveInt(text = "a positive integer") {
+  const e = expecting(text);
+  return z.number(e).int(e).positive(e);
+}
+function nonNegativeInt(text = "a non-negative integer") {
+  const e = expecting(text);
+  return z.number(e).int(e).nonnegative(e);
+}
+const bool = () => z.boolean(expecting("true or false"));
+const text = (what = "a string") => z.string(expecting(what));
+const nonEmpty = (what: string) => z.string(expecting(what)).min(1, expecting(what));
+const stringList = (what = "an array of strings") =>
+  z.array(text("a string"), expecting(what)).meta({ description: "Replaced as a whole by a later source." });
+const obj = <S extends z.core.$ZodLooseShape>(shape: S) => z.strictObject(shape, expecting("an object"));
+
+/** `"<provider>/<model>"`; the model part may itself contain slashes (`openrouter/meta-llama/llama-3`). */
+export const MODEL_REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*\/\S+$/;
+const MODEL_REF_EXPECTED = 'a model as "<provider>/<model>", like "anthropic/claude-sonnet-4-5"';
+const modelRef = () => text(MODEL_REF_EXPECTED).regex(MODEL_REF_PATTERN, expecting(MODEL_REF_EXPECTED));
+
+const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const kindList = PROVIDER_KINDS.map((k) => `"${k}"`).join(", ");
+
+const ProviderKindSchema = z.enum(PROVIDER_KINDS, expecting(`one of ${kindList}`));
+const PermissionActionSchema = z.enum(["allow", "deny", "ask"], expecting('one of "allow", "deny", "ask"'));
+
+const ProviderSchema = obj({
+  kind: ProviderKindSchema.meta({ description: "Which API the provider speaks." }),
+  baseURL: z
+    .url({ ...expecting('an http(s) URL, like "http://localhost:11434/v1"'), protocol: /^https?$/ })
+    .optional()
+    .meta({ description: "API base URL (OpenAI-compatible servers: include /v1)." }),
+  apiKeyEnv: text('the name of an environment variable, like "OPENAI_API_KEY"')
+    .regex(ENV_NAME, expecting('the name of an environment variable, like "OPENAI_API_KEY"'))
+    .optional()
+    .meta({
+      description: "Name of the environment variable that holds the API key. Keys never go in a file.",
+    }),
+  headers: z
+    .record(
+      text("a header name"),
+      text("a string header value"),
+      expecting("an object of header names to strings"),
+    )
+    .optional()
+    .meta({ description: "Extra HTTP headers sent with every request." }),
+});
+
+const CapabilitiesSchema = obj({
+  tools: bool().optional(),
+  parallelTools: bool().optional(),
+  reasoning: z.enum(["effort", "budget", "none"], expecting('one of "effort", "budget", "none"')).optional(),
+  vision: bool().optional(),
+  promptCaching: bool().optional(),
+});
+
+const ModelEntrySchema = obj({
+  provider: nonEmpty("a provider name from `providers` or a provider kind").meta({
+    description: "A provider name from `providers` (its kind serves the model) or a provider kind.",
+  }),
+  contextWindow: positiveInt()
+    .optional()
+    .meta({ description: "Context window in tokens. Required unless the id is in the built-in catalog." }),
+  maxOutputTokens: positiveInt()
+    .optional()
+    .meta({ description: "Max output tokens. Required unless the id is in the built-in catalog." }),
+  maxInputTokens: positiveInt().optional(),
+  aliases: z.array(nonEmpty("a model id"), expecting("an array of model ids")).optional(),
+  capabilities: CapabilitiesSchema.optional().meta({
+    description: "Overrides the catalog's capabilities; a new model defaults to tools only.",
+  }),
+});
+
+const ReasoningSchema = obj({
+  effort: z
+    .enum(
+      ["none", "minimal", "low", "medium", "high"],
+      expecting('one of "none", "minimal", "low", "medium", "high"'),
+    )
+    .optional()
+    .meta({ description: "For effort-controlled models (OpenAI, Gemini 3)." }),
+  budgetTokens: nonNegativeInt().optional().meta({
+    description: "Thinking budget in tokens for budget-controlled models (Claude, Gemini 2.5); 0 = off.",
+  }),
+});
+
+const WorkerSchema = obj({
+  maxTokens: positiveInt()
+    .default(WORKER_MAX_TOKENS)
+    .meta({ description: "max_tokens of each model request." }),
+  maxTurns: positiveInt().default(WORKER_MAX_TURNS).meta({ description: "Most model turns in one submit." }),
+  temperature: z
+    .number(expecting("a number from 0 to 2"))
+    .min(0, expecting("a number from 0 to 2"))
+    .max(2, expecting("a number from 0 to 2"))
+    .optional(),
+  topP: z
+    .number(expecting("a number greater than 0 and at most 1"))
+    .gt(0, expecting("a number greater than 0 and at most 1"))
+    .lte(1, expecting("a number greater than 0 and at most 1"))
+    .optional(),
+  reasoning: ReasoningSchema.optional(),
+  toolTimeoutMs: positiveInt()
+    .default(TOOL_TIMEOUT_MS)
+    .meta({ description: "Wall-clock limit of one tool call." }),
+});
+
+const ToolOutputSchema = obj({
+  maxBytes: positiveInt().default(TOOL_OUTPUT_MAX_BYTES),
+  inlineThresholdBytes: positiveInt().default(INLINE_THRESHOLD_BYTES),
+  summaryMaxBytes: positiveInt().default(SUMMARY_MAX_BYTES),
+  headLines: nonNegativeInt().default(SUMMARY_HEAD_LINES),
+  tailLines: nonNegativeInt().default(SUMMARY_TAIL_LINES),
+});
+
+const ToolOutputCacheSchema = obj({
+  enabled: bool().default(TOOL_OUTPUT_CACHE_ENABLED),
+  contextBudgetTokens: positiveInt("a positive integer or null")
+    .nullable()
+    .default(null)
+    .meta({ description: "null: clamp(contextWindow * 0.25, 20000, 60000)." }),
+  maxMessageBytes: positiveInt().default(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES),
+  maxLineLength: positiveInt().default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+});
+
+const RATIO = "a number greater than 0 and at most 1";
+const CompactionSchema = obj({
+  enabled: bool().default(COMPACTION_ENABLED),
+  auto: bool().default(COMPACTION_AUTO),
+  thresholdRatio: z
+    .number(expecting(RATIO))
+    .gt(0, expecting(RATIO))
+    .lte(1, expecting(RATIO))
+    .default(COMPACTION_THRESHOLD_RATIO),
+  model: modelRef()
+    .nullable()
+    .default(null)
+    .meta({ description: "Model for the summary call; null: the session's." }),
+  summaryPrompt: text().default(COMPACTION_SUMMARY_PROMPT),
+  summaryDirectives: stringList().default([]),
+  retainPrompt: text("a string or null").nullable().default(null),
+  retainDirectives: stringList().default([]),
+  retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
+});
+
+const PermissionRuleSchema = obj({
+  tool: nonEmpty('a tool name or glob, like "bash" or "*"').meta({ description: 'Tool name or glob ("*").' }),
+  match: nonEmpty("a glob on the tool's primary argument (a path or a command)").optional().meta({
+    description: 'Glob on the primary argument: a path for file tools, the command for bash ("git *").',
+  }),
+  action: PermissionActionSchema,
+});
+
+const PermissionsSchema = obj({
+  rules: z.array(PermissionRuleSchema, expecting("an array of rules")).default([]).meta({
+    description: "Checked in order; the first match decides. Replaced as a whole by a later source.",
+  }),
+  default: z
+    .record(text("a tool name"), PermissionActionSchema, expecting("an object of tool names to actions"))
+    .default({ ...PERMISSION_DEFAULTS })
+    .meta({ description: 'Per-tool decision when no rule matches; "*" covers other tools.' }),
+});
+
+const ScopeSchema = obj({
+  root: nonEmpty("a directory path")
+    .optional()
+    .meta({ description: "Scope root (default: the working directory)." }),
+  readRoots: stringList("an array of directory paths").optional(),
+  writeRoots: stringList("an array of directory paths").optional(),
+});
+
+const SessionSchema = obj({
+  dir: nonEmpty("a directory path").optional().meta({ description: "Where session logs are written." }),
+});
+
+/**
+ * One source's config (a file, the env, overrides): every field optional,
+ * unknown keys rejected. Cross-field references are checked only on the merged
+ * result, since a model may name a provider another file declares.
+ */
+export const ConfigLayerSchema = obj({
+  $schema: text().optional().meta({ description: "JSON Schema URL or path, for editors." }),
+  providers: z
+    .record(
+      text().regex(PROVIDER_NAME, expecting("a provider name of letters, digits, '.', '_' or '-'")),
+      ProviderSchema,
+      expecting("an object of provider names to providers"),
+    )
+    .default(() => structuredClone(DEFAULT_PROVIDERS) as Record<string, { kind: ProviderKind }>),
+  model: modelRef().optional().meta({ description: 'Default model, "<provider>/<model>".' }),
+  models: z
+    .record(nonEmpty("a model id"), ModelEntrySchema, expecting("an object of model ids to model entries"))
+    .default({}),
+  worker: WorkerSchema.prefault({}),
+  toolOutput: ToolOutputSchema.prefault({}),
+  toolOutputCache: ToolOutputCacheSchema.prefault({}),
+  compaction: CompactionSchema.prefault({}),
+  permissions: PermissionsSchema.prefault({}),
+  scope: ScopeSchema.prefault({}),
+  session: SessionSchema.prefault({}),
+});
+
+/** A config as one source writes it: every field optional. */
+export type ConfigInput = z.input<typeof ConfigLayerSchema>;
+type ConfigShape = z.output<typeof ConfigLayerSchema>;
+
+/** A `"<provider>/<model>"` reference split at its first slash. */
+export interface ModelRef {
+  /** A key of `providers`. */
+  provider: string;
+  /** The model id as the provider's API names it (may contain slashes). */
+  model: string;
+}
+
+/** Split `"<provider>/<model>"` at the first slash; `undefined` when it has no provider part. */
+export function parseModelRef(ref: string): ModelRef | undefined {
+  const slash = ref.indexOf("/");
+  if (slash <= 0 || slash === ref.length - 1) return undefined;
+  return { provider: ref.slice(0, slash), model: ref.slice(slash + 1) };
+}
+
+/** A problem found by {@link checkReferences}: a field path and what was expected there. */
+export interface ReferenceProblem {
+  path: (string | number)[];
+  expected: string;
+}
+
+/**
+ * Checks that need the whole, merged config: model refs name a declared
+ * provider, model entries name a provider, and a model the catalog does not
+ * know declares its context window and max output.
+ */
+export function checkReferences(
+  config: ConfigShape,
+  catalog: readonly ModelInfo[] = MODEL_CATALOG,
+): ReferenceProblem[] {
+  const problems: ReferenceProblem[] = [];
+  const names = Object.keys(config.providers);
+  const declared = `a provider declared in \`providers\` (${names.map((n) => `"${n}"`).join(", ")})`;
+  const checkRef = (ref: string | null | undefined, path: string[]) => {
+    if (ref == null) return;
+    const parsed = parseModelRef(ref);
+    if (parsed && !names.includes(parsed.provider))
+      problems.push({ path, expected: `${declared} before the "/"` });
+  };
+  checkRef(config.model, ["model"]);
+  checkRef(config.compaction.model, ["compaction", "model"]);
+  for (const [id, entry] of Object.entries(config.models)) {
+    const kind = providerKindOf(config, entry.provider);
+    if (!kind) {
+      problems.push({
+        path: ["models", id, "provider"],
+        expected: `${declared} or a provider kind (${kindList})`,
+      });
+      continue;
+    }
+    if (findModel(kind, id, catalog)) continue;
+    for (const field of ["contextWindow", "maxOutputTokens"] as const) {
+      if (entry[field] === undefined) {
+        problems.push({
+          path: ["models", id, field],
+          expected: `a positive integer (required: "${id}" is not in the built-in catalog)`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+/** The kind of a provider name from `providers`, or the name itself when it is a kind. */
+export function providerKindOf(
+  config: Pick<ConfigShape, "providers">,
+  provider: string,
+): ProviderKind | undefined {
+  const declared = Object.hasOwn(config.providers, provider) ? config.providers[provider] : undefined;
+  if (declared) return declared.kind;
+  return (PROVIDER_KINDS as readonly string[]).includes(provider) ? (provider as ProviderKind) : undefined;
+}
+
+/**
+ * The yoi configuration schema (zod 4): strict objects, so an unknown key is an
+ * error; every field has its documented default, so `ConfigSchema.parse({})`
+ * is the default config. Cross-field references (a model naming a declared
+ * provider) are checked too.
+ */
+export const ConfigSchema = ConfigLayerSchema.superRefine((config, ctx) => {
+  for (const p of checkReferences(config))
+    ctx.addIssue({ code: "custom", path: p.path, message: p.expected });
+});
+
+/** The effective configuration, every default filled in. */
+export type Config = z.output<typeof ConfigSchema>;
+/** One entry of `providers`. */
+export type ProviderConfig = Config["providers"][string];
+/** One entry of `models`: extends or overrides the built-in catalog. */
+export type ModelEntryConfig = Config["models"][string];
+export type WorkerConfig = Config["worker"];
+export type ToolOutputConfig = Config["toolOutput"];
+/** Seed 004 ToolOutputCacheConfig, defaults filled. */
+export type ToolOutputCacheConfig = Config["toolOutputCache"];
+/** Seed 004 CompactionConfig, defaults filled. */
+export type CompactionConfig = Config["compaction"];
+export type PermissionsConfig = Config["permissions"];
+export type PermissionRule = PermissionsConfig["rules"][number];
+export type ScopeConfig = Config["scope"];
+export type SessionConfig = Config["session"];

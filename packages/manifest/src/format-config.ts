@@ -1,0 +1,54 @@
+import { homedir } from "node:os";
+import { displaySource } from "./config-error.ts";
+import { formatPath, isPlainObject, type PathSegment } from "./config-path.ts";
+import type { LoadedConfig } from "./load-config.ts";
+
+/** Header names whose values are credentials: shown as `<redacted>`. */
+const SECRET_HEADER = /auth|key|token|secret|cookie|password/i;
+
+/**
+ * Render the effective config, one leaf per line with its source, for
+ * `yoi config`:
+ *
+ * ```text
+ * model                    "anthropic/claude-sonnet-4-5"   ~/.yoi/config.jsonc
+ * worker.maxTurns          10                              env:YOI_MAX_TURNS
+ * ```
+ *
+ * Long strings are cut to one line; credential-like header values are
+ * redacted. Fields that are unset and have no default are not listed.
+ */
+export function formatConfig(
+  loaded: Pick<LoadedConfig, "config" | "sources">,
+  options: { home?: string } = {},
+): string {
+  const home = options.home ?? homedir();
+  const rows: [string, string, string][] = [];
+  const walk = (value: unknown, path: PathSegment[]) => {
+    if (isPlainObject(value) && Object.keys(value).length > 0) {
+      for (const [k, v] of Object.entries(value)) walk(v, [...path, k]);
+      return;
+    }
+    if (value === undefined) return;
+    const at = formatPath(path);
+    const secret = path.includes("headers") && SECRET_HEADER.test(String(path[path.length - 1]));
+    rows.push([
+      at,
+      secret ? "<redacted>" : render(value),
+      displaySource(sourceFor(loaded.sources, at), home),
+    ]);
+  };
+  walk(loaded.config, []);
+  const w0 = Math.max(...rows.map((r) => r[0].length));
+  const w1 = Math.min(48, Math.max(...rows.map((r) => r[1].length)));
+  return rows.map(([p, v, s]) => `${p.padEnd(w0)}  ${v.padEnd(w1)}  ${s}`).join("\n");
+}
+
+function sourceFor(sources: Readonly<Record<string, string>>, path: string): string {
+  return sources[path] ?? "default";
+}
+
+function render(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 60 ? `${json.slice(0, 57)}...` : json;
+}

@@ -1,0 +1,247 @@
+import { readFile, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { ConfigError, type ConfigIssue, makeIssue } from "./config-error.ts";
+import { formatPath, isAtOrBelow, isPlainObject, type PathSegment } from "./config-path.ts";
+import { type Config, type ConfigInput, ConfigLayerSchema, ConfigSchema } from "./config-schema.ts";
+import { CONFIG_DIR_NAME, CONFIG_FILE_NAME } from "./defaults.ts";
+import { readEnvLayer } from "./env-layer.ts";
+import { type JsoncDocument, parseJsoncDocument } from "./jsonc-document.ts";
+import { mergeLayer, recordLeaves } from "./merge-layers.ts";
+import { type LayerOrigin, validateLayer, zodIssuesToConfigIssues } from "./validate-layer.ts";
+
+/** Where to look and what to lay on top. Every field has a default; tests inject them all. */
+export interface LoadConfigOptions {
+  /** Project directory; its `.yoi/config.jsonc` is the project file. Default: `process.cwd()`. */
+  cwd?: string;
+  /** Home directory; its `.yoi/config.jsonc` is the user file. Default: `os.homedir()`. */
+  homeDir?: string;
+  /** Environment to read `YOI_*` variables from. Default: `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Highest-precedence values, e.g. from command-line flags (`--model`). Validated like a file. */
+  overrides?: ConfigInput;
+}
+
+/** The effective configuration and where each value came from. */
+export interface LoadedConfig {
+  config: Config;
+  /**
+   * Dotted leaf path (`worker.maxTurns`, `permissions.rules`) -> its source:
+   * `default`, the absolute path of a config file, `env:YOI_X`, or `override`.
+   * Arrays are leaves (they replace as a whole).
+   */
+  sources: Readonly<Record<string, string>>;
+  /** Config files that were read, lowest precedence first. */
+  files: readonly string[];
+}
+
+/** Source name of values that come from the schema's defaults. */
+export const DEFAULT_SOURCE = "default";
+/** Source name of values from {@link LoadConfigOptions.overrides}. */
+export const OVERRIDE_SOURCE = "override";
+
+/**
+ * Load the configuration. Precedence, lowest first:
+ * defaults < user file `~/.yoi/config.jsonc` < project file `<cwd>/.yoi/config.jsonc`
+ * < `YOI_*` environment variables < `overrides`.
+ * Objects merge key by key; arrays and scalars replace. A missing file is
+ * skipped; a file that cannot be read or parsed, or holds a wrong value or an
+ * unknown key, is an error: every problem of every source is collected into
+ * one {@link ConfigError}, never replaced by defaults. `config.json` is read
+ * when `config.jsonc` is absent. Paths in `scope` and `session` are made
+ * absolute: `~` is the home directory, relative paths are relative to `cwd`.
+ */
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
+  const home = resolve(options.homeDir ?? homedir());
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const env = options.env ?? process.env;
+  const issues: ConfigIssue[] = [];
+  const layers: { value: Record<string, unknown>; source: string | ((path: string) => string) }[] = [];
+  const documents = new Map<string, JsoncDocument>();
+  const files: string[] = [];
+
+  const dirs = [join(home, CONFIG_DIR_NAME)];
+  if (cwd !== home) dirs.push(join(cwd, CONFIG_DIR_NAME));
+  for (const dir of dirs) {
+    const file = await readConfigFile(dir, home, issues);
+    if (!file) continue;
+    files.push(file.path);
+    const doc = parseJsoncDocument(file.text);
+    documents.set(file.path, doc);
+    if (doc.problems.length > 0) {
+      for (const p of doc.problems) {
+        issues.push(
+          makeIssue(
+            { code: p.kind, file: file.path, line: p.line, column: p.column, detail: p.detail },
+            home,
+          ),
+        );
+      }
+      continue;
+    }
+    if (!isPlainObject(doc.value)) {
+      issues.push(
+        makeIssue(
+          {
+            code: "invalid_value",
+            file: file.path,
+            ...doc.locate([]),
+            detail: `expected an object at top level, found ${kindOf(doc.value)}`,
+          },
+          home,
+        ),
+      );
+      continue;
+    }
+    const origin: LayerOrigin = { fileFor: () => file.path, locate: doc.locate, home };
+    // In file order, so the list reads top to bottom like the file.
+    const layerIssues = validateLayer(doc.value, origin).sort(
+      (a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
+    );
+    issues.push(...layerIssues);
+    if (layerIssues.length === 0) layers.push({ value: doc.value, source: file.path });
+  }
+
+  const envLayer = readEnvLayer(env, home);
+  issues.push(...envLayer.issues);
+  const envSource = (path: string) => {
+    let best = "";
+    for (const p of envLayer.origins.keys()) if (isAtOrBelow(path, p) && p.length >= best.length) best = p;
+    return `env:${envLayer.origins.get(best) ?? "YOI_?"}`;
+  };
+  const envIssues = validateLayer(envLayer.value, { fileFor: (p) => envSource(formatPath(p)), home });
+  issues.push(...envIssues);
+  if (envIssues.length === 0) layers.push({ value: envLayer.value, source: envSource });
+
+  if (options.overrides !== undefined) {
+    const raw: unknown = options.overrides;
+    const overrideIssues = isPlainObject(raw)
+      ? validateLayer(raw, { fileFor: () => OVERRIDE_SOURCE, home })
+      : [
+          makeIssue(
+            {
+              code: "invalid_value",
+              file: OVERRIDE_SOURCE,
+              detail: `expected an object, found ${kindOf(raw)}`,
+            },
+            home,
+          ),
+        ];
+    issues.push(...overrideIssues);
+    if (overrideIssues.length === 0)
+      layers.push({ value: raw as Record<string, unknown>, source: OVERRIDE_SOURCE });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  const merged = ConfigLayerSchema.parse({}) as Record<string, unknown>;
+  const sources = new Map<string, string>();
+  recordLeaves(merged, [], () => DEFAULT_SOURCE, sources);
+  for (const layer of layers) {
+    const { $schema: _editorOnly, ...value } = layer.value;
+    mergeLayer(merged, value, layer.source, sources);
+  }
+  resolvePaths(merged, cwd, home);
+
+  const result = ConfigSchema.safeParse(merged);
+  if (!result.success) {
+    const fileFor = (p: readonly PathSegment[]) => sourceOf(sources, formatPath(p));
+    const located = zodIssuesToConfigIssues(result.error.issues, merged, {
+      fileFor,
+      locate: (p, at) => documents.get(fileFor(p))?.locate(p, at),
+      home,
+    });
+    throw new ConfigError(located);
+  }
+  return { config: result.data, sources: Object.fromEntries(sources), files };
+}
+
+/** The source of a path: its own, or that of the nearest recorded path above or below it. */
+function sourceOf(sources: Map<string, string>, path: string): string {
+  const own = sources.get(path);
+  if (own) return own;
+  for (const [p, s] of sources) if (isAtOrBelow(path, p) || isAtOrBelow(p, path)) return s;
+  return DEFAULT_SOURCE;
+}
+
+async function readConfigFile(
+  dir: string,
+  home: string,
+  issues: ConfigIssue[],
+): Promise<{ path: string; text: string } | undefined> {
+  const jsoncPath = join(dir, CONFIG_FILE_NAME);
+  const jsonPath = join(dir, "config.json");
+  const [jsoncStat, jsonStat] = await Promise.all([statOrUndefined(jsoncPath), statOrUndefined(jsonPath)]);
+  if (jsoncStat && jsonStat) {
+    issues.push(
+      makeIssue(
+        {
+          code: "ambiguous_file",
+          file: jsoncPath,
+          detail: `both ${CONFIG_FILE_NAME} and config.json exist in this directory; expected one (merge them into ${CONFIG_FILE_NAME})`,
+        },
+        home,
+      ),
+    );
+    return undefined;
+  }
+  const path = jsoncStat ? jsoncPath : jsonStat ? jsonPath : undefined;
+  const info = jsoncStat ?? jsonStat;
+  if (!path || !info) return undefined;
+  if (!info.isFile()) {
+    const what = info.isDirectory() ? "a directory" : "not a regular file";
+    issues.push(
+      makeIssue({ code: "not_a_file", file: path, detail: `is ${what}; expected a JSONC config file` }, home),
+    );
+    return undefined;
+  }
+  try {
+    return { path, text: await readFile(path, "utf8") };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason =
+      code === "EACCES" || code === "EPERM"
+        ? `permission denied (${code}); expected a file yoi can read — check its permissions`
+        : code === "EISDIR"
+          ? "is a directory; expected a JSONC config file"
+          : `cannot be read (${code ?? (err as Error).message}); expected a readable file`;
+    issues.push(
+      makeIssue({ code: code === "EISDIR" ? "not_a_file" : "unreadable", file: path, detail: reason }, home),
+    );
+    return undefined;
+  }
+}
+
+async function statOrUndefined(path: string) {
+  try {
+    return await stat(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // A missing file (or a parent that is not a directory) simply means "no file here".
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    // Anything else (EACCES on the directory, a symlink loop) surfaces when the read is attempted.
+    return { isFile: () => true, isDirectory: () => false };
+  }
+}
+
+function resolvePaths(config: Record<string, unknown>, cwd: string, home: string): void {
+  const fix = (p: string) => {
+    if (p === "~") return home;
+    if (p.startsWith("~/")) return join(home, p.slice(2));
+    return isAbsolute(p) ? p : resolve(cwd, p);
+  };
+  const scope = config.scope as { root?: string; readRoots?: string[]; writeRoots?: string[] } | undefined;
+  if (scope) {
+    if (typeof scope.root === "string") scope.root = fix(scope.root);
+    if (Array.isArray(scope.readRoots)) scope.readRoots = scope.readRoots.map(fix);
+    if (Array.isArray(scope.writeRoots)) scope.writeRoots = scope.writeRoots.map(fix);
+  }
+  const session = config.session as { dir?: string } | undefined;
+  if (session && typeof session.dir === "string") session.dir = fix(session.dir);
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "string") return "a string";
+  return `a ${typeof value}`;
+}

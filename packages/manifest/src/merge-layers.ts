@@ -1,0 +1,47 @@
+import { formatPath, isAtOrBelow, isPlainObject, type PathSegment } from "./config-path.ts";
+
+/**
+ * Merge `layer` into `target` in place: objects merge key by key, anything
+ * else (arrays included) replaces. `sources` records, for every leaf path the
+ * layer sets, that it came from `source`, and forgets the sources of whatever
+ * the layer replaced.
+ */
+export function mergeLayer(
+  target: Record<string, unknown>,
+  layer: Record<string, unknown>,
+  source: string | ((path: string) => string),
+  sources: Map<string, string>,
+  base: readonly PathSegment[] = [],
+): void {
+  const sourceFor = typeof source === "string" ? () => source : source;
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue;
+    const path = [...base, key];
+    const current = target[key];
+    if (isPlainObject(value) && isPlainObject(current)) {
+      // An empty object that was a leaf until now stops being one once it gets keys.
+      if (Object.keys(value).length > 0) sources.delete(formatPath(path));
+      mergeLayer(current, value, source, sources, path);
+      continue;
+    }
+    const at = formatPath(path);
+    for (const p of [...sources.keys()]) if (isAtOrBelow(p, at)) sources.delete(p);
+    target[key] = structuredClone(value);
+    recordLeaves(value, path, sourceFor, sources);
+  }
+}
+
+/** Record `source` for every leaf under `path`: scalars, arrays, and empty objects. */
+export function recordLeaves(
+  value: unknown,
+  path: readonly PathSegment[],
+  sourceFor: (path: string) => string,
+  sources: Map<string, string>,
+): void {
+  if (isPlainObject(value) && Object.keys(value).length > 0) {
+    for (const [k, v] of Object.entries(value)) recordLeaves(v, [...path, k], sourceFor, sources);
+    return;
+  }
+  const at = formatPath(path);
+  sources.set(at, sourceFor(at));
+}
