@@ -4,8 +4,11 @@
  * fixture files.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import type { Event, StopReason, ThinkingReplay, Usage } from "../src/event.ts";
 import type { Item, ProviderData, ProviderKind } from "../src/item.ts";
+import { closeServer, frameLines, listen, readBody, sdkBaseURL } from "../src/testing/replay-server.ts";
+import type { WireFormat } from "../src/testing/wire-format.ts";
 
 export const fixturesDir = new URL("../../../fixtures/provider-streams/", import.meta.url);
 
@@ -166,4 +169,37 @@ export function splitResponses(lines: string[]): string[][] {
     out.at(-1)?.push(line);
   }
   return out;
+}
+
+/**
+ * Serves one recorded response per request, in order, and records the
+ * parsed request bodies; a request the wire's validator rejects gets a 400
+ * in the provider's error shape (like the real API).
+ */
+export async function startSequenceServer(
+  wire: WireFormat,
+  responses: string[][],
+): Promise<{ baseURL: string; requests: unknown[]; close: () => Promise<void> }> {
+  const requests: unknown[] = [];
+  let next = 0;
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    requests.push(body);
+    const violation = wire.validate(body);
+    if (violation !== undefined) {
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end(JSON.stringify(wire.errorBody(400, violation)));
+      return;
+    }
+    const lines = responses[next++];
+    if (!lines) {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify(wire.errorBody(500, `no scripted response left for request ${next}`)));
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(frameLines(wire.provider, lines));
+  });
+  const origin = await listen(server);
+  return { baseURL: sdkBaseURL(wire.provider, origin), requests, close: () => closeServer(server) };
 }

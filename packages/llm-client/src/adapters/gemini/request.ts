@@ -18,6 +18,8 @@ export interface BuiltGeminiRequest {
 
 /** The key of the Gemini thought signature in `providerData`. */
 export const THOUGHT_SIGNATURE = "thoughtSignature";
+/** Google's documented thought signature for function calls that Gemini did not produce. */
+export const FOREIGN_CALL_SIGNATURE = "skip_thought_signature_validator";
 /** The key of the call id Gemini itself gave (absent when we generated one). */
 export const FUNCTION_CALL_ID = "functionCallId";
 
@@ -101,6 +103,14 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
         break;
       }
     }
+  }
+  // Gemini 3 rejects a call turn whose first function call has no signature.
+  // Calls made by another provider have none: Google documents this
+  // placeholder for histories that were not produced by Gemini.
+  for (const content of contents) {
+    if (content.role !== "model") continue;
+    const first = content.parts?.find((part) => part.functionCall !== undefined);
+    if (first && first.thoughtSignature === undefined) first.thoughtSignature = FOREIGN_CALL_SIGNATURE;
   }
   if (dropped > 0) {
     warnings.push({
