@@ -1,0 +1,242 @@
+/**
+ * One model call: stream the request through the Timeline (the turn
+ * collector assembles blocks; delta handlers feed UIs) and turn the result
+ * into assistant Items in the order the model produced them.
+ */
+import {
+  type Item,
+  isLlmError,
+  type LlmClient,
+  type LlmErrorCode,
+  type MessageItem,
+  type ReasoningItem,
+  type Request,
+  type StopReason,
+  type ToolCallItem,
+  type Usage,
+} from "@yoi/llm-client";
+import { createTurnCollector, onTextDelta, onThinkingDelta, Timeline, type TurnResult } from "@yoi/timeline";
+import type { TextDeltaEvent, ThinkingDeltaEvent, WorkerError } from "./events.ts";
+
+export type ModelCallOutcome =
+  | {
+      kind: "completed";
+      /** Assistant items in the model's order (reasoning, text, tool calls). */
+      items: Item[];
+      toolCalls: ToolCallItem[];
+      /** Error results for calls whose arguments could not be used (callId -> message). */
+      argumentErrors: Map<string, string>;
+      stopReason: StopReason | undefined;
+      usage: Usage | undefined;
+      /** Tool calls cut off mid-stream (never committed). */
+      droppedCalls: number;
+    }
+  | {
+      kind: "cancelled";
+      /** Text the user already saw (an assistant message), when any. */
+      partial: Item[];
+      /** Whether the model produced anything at all before the cancel. */
+      hadOutput: boolean;
+      usage: Usage | undefined;
+    }
+  | {
+      kind: "failed";
+      error: WorkerError;
+      /** True when the error came as an event after the stream had started (a broken stream). */
+      midStream: boolean;
+      usage: Usage | undefined;
+    };
+
+export interface ModelCallOptions {
+  client: LlmClient;
+  request: Request;
+  signal: AbortSignal;
+  turnIndex: number;
+  emit(event: TextDeltaEvent | ThinkingDeltaEvent): void;
+}
+
+/**
+ * Streams one call. Never throws for provider failures: a thrown LlmError
+ * (the client's retries are exhausted before the first event) and error
+ * events both become `failed`.
+ */
+export class ModelCaller {
+  readonly #timeline = new Timeline();
+  readonly #collector = createTurnCollector();
+  #emit: ModelCallOptions["emit"] = () => {};
+  #turnIndex = 0;
+
+  constructor() {
+    this.#collector.register(this.#timeline);
+    this.#timeline.on(
+      "text",
+      onTextDelta(
+        (text) => this.#emit({ type: "text_delta", turnIndex: this.#turnIndex, text }),
+        "worker:text",
+      ),
+    );
+    this.#timeline.on(
+      "thinking",
+      onThinkingDelta(
+        (text) => this.#emit({ type: "thinking_delta", turnIndex: this.#turnIndex, text }),
+        "worker:thinking",
+      ),
+    );
+  }
+
+  async call(options: ModelCallOptions): Promise<ModelCallOutcome> {
+    this.#collector.reset();
+    this.#emit = options.emit;
+    this.#turnIndex = options.turnIndex;
+    let thrown: unknown;
+    try {
+      await this.#timeline.consume(
+        options.client.stream(options.request, { signal: options.signal }),
+        options.signal,
+      );
+    } catch (error) {
+      thrown = error;
+    } finally {
+      this.#emit = () => {};
+    }
+    const turn = this.#collector.result();
+    const hadOutput = turn.blocks.length > 0 || turn.aborted.length > 0;
+    if (options.signal.aborted || turn.status === "cancelled") {
+      return { kind: "cancelled", partial: partialText(turn), hadOutput, usage: turn.usage };
+    }
+    if (thrown !== undefined) {
+      return { kind: "failed", error: toWorkerError(thrown), midStream: false, usage: turn.usage };
+    }
+    const firstError = turn.errors[0];
+    if (turn.status === "failed" || firstError !== undefined) {
+      const error: WorkerError = firstError
+        ? {
+            code: firstError.code,
+            message: firstError.message,
+            retryable: firstError.retryable,
+            ...(firstError.status !== undefined ? { status: firstError.status } : {}),
+          }
+        : {
+            code: "incomplete_stream",
+            message: "The model call failed without an error message.",
+            retryable: true,
+          };
+      return { kind: "failed", error, midStream: true, usage: turn.usage };
+    }
+    if (turn.status === undefined) {
+      // A client that ends its stream without a terminal status broke the contract; treat it as a broken stream.
+      return {
+        kind: "failed",
+        error: {
+          code: "incomplete_stream",
+          message: "The stream ended without a terminal status.",
+          retryable: true,
+        },
+        midStream: true,
+        usage: turn.usage,
+      };
+    }
+    return completed(turn, options.client.provider);
+  }
+}
+
+function completed(turn: TurnResult, provider: LlmClient["provider"]): ModelCallOutcome {
+  const items: Item[] = [];
+  const toolCalls: ToolCallItem[] = [];
+  const argumentErrors = new Map<string, string>();
+  let text: MessageItem | undefined;
+  for (const block of turn.blocks) {
+    if (block.kind === "text") {
+      if (block.text === "") continue;
+      // Adjacent text blocks form one assistant message (providers replay them as parts of one).
+      if (text && block.providerData === undefined && text.providerData === undefined) {
+        text.content.push({ type: "text", text: block.text });
+        continue;
+      }
+      text = { type: "message", role: "assistant", content: [{ type: "text", text: block.text }] };
+      if (block.providerData !== undefined) text.providerData = block.providerData;
+      items.push(text);
+      continue;
+    }
+    text = undefined;
+    if (block.kind === "thinking") {
+      const replay = block.replay;
+      if (block.text === "" && !replay?.signature && !replay?.encryptedContent && !replay?.summary?.length)
+        continue;
+      const item: ReasoningItem = {
+        type: "reasoning",
+        text: block.text,
+        provider: replay?.provider ?? provider,
+      };
+      if (replay?.signature !== undefined) item.signature = replay.signature;
+      if (replay?.encryptedContent !== undefined) item.encryptedContent = replay.encryptedContent;
+      if (replay?.redacted !== undefined) item.redacted = replay.redacted;
+      if (replay?.summary !== undefined) item.summary = replay.summary;
+      if (replay?.providerData !== undefined) item.providerData = replay.providerData;
+      items.push(item);
+      continue;
+    }
+    const item: ToolCallItem = {
+      type: "tool_call",
+      callId: block.id,
+      name: block.name,
+      arguments: block.argumentsJson,
+    };
+    if (block.toolKind !== undefined) item.kind = block.toolKind;
+    if (block.providerData !== undefined) item.providerData = block.providerData;
+    if (block.toolKind !== "custom" && block.note !== undefined && !isJsonObject(block.argumentsJson)) {
+      // History must stay replayable: providers reject a tool call whose input is not an object.
+      item.arguments = "{}";
+      argumentErrors.set(
+        block.id,
+        `The arguments of this ${block.name} call could not be used: ${block.note.replace(/; using \{\}$/, "")}. ` +
+          `You sent: ${JSON.stringify(block.argumentsJson.slice(0, 300))}. Call ${block.name} again with a JSON object that matches its input schema.`,
+      );
+    }
+    items.push(item);
+    toolCalls.push(item);
+  }
+  return {
+    kind: "completed",
+    items,
+    toolCalls,
+    argumentErrors,
+    stopReason: turn.stopReason,
+    usage: turn.usage,
+    droppedCalls: turn.aborted.filter((a) => a.block === "tool_use").length,
+  };
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === "object" && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/** The text a cancelled call had streamed: kept, because the user saw it. */
+function partialText(turn: TurnResult): Item[] {
+  const text = turn.blocks
+    .filter((b) => b.kind === "text")
+    .map((b) => b.text)
+    .join("");
+  return text === "" ? [] : [{ type: "message", role: "assistant", content: [{ type: "text", text }] }];
+}
+
+export function toWorkerError(error: unknown): WorkerError {
+  if (isLlmError(error)) {
+    return {
+      code: error.code as LlmErrorCode,
+      message: error.message,
+      retryable: error.retryable,
+      ...(error.status !== undefined ? { status: error.status } : {}),
+    };
+  }
+  return {
+    code: "internal",
+    message: error instanceof Error ? error.message : String(error),
+    retryable: false,
+  };
+}

@@ -1,0 +1,331 @@
+/**
+ * Runs the tool calls of one assistant response (seed 003): interceptors
+ * decide per call in the model's order, approved calls run in parallel with
+ * their ToolExecutionContext, and results come back in call order. The
+ * worker holds no scheduling policy; tools that must not overlap wait on
+ * each other themselves.
+ */
+import type { ToolCallItem } from "@yoi/llm-client";
+import type { z } from "zod";
+import type { BlobStore } from "./blob-store.ts";
+import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
+import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";
+import { type OutputLimits, type ProcessedOutput, processToolReturn } from "./output-processing.ts";
+import { type Tool, ToolError, type ToolExecutionContext, type ToolReturn } from "./tool.ts";
+import { byteLength } from "./utf8.ts";
+
+export interface BatchCall {
+  item: ToolCallItem;
+  callIndex: number;
+}
+
+export interface BatchOptions {
+  calls: readonly BatchCall[];
+  batchId: string;
+  batchSize: number;
+  turnIndex: number;
+  tools: ReadonlyMap<string, Tool>;
+  interceptors: readonly Interceptor[];
+  signal: AbortSignal;
+  limits: OutputLimits;
+  toolTimeoutMs: number;
+  blobStore: BlobStore | undefined;
+  /** Calls whose arguments the model sent in a form that could not be used (callId -> error text). */
+  argumentErrors?: ReadonlyMap<string, string>;
+  emit(event: ToolCallStartEvent | ToolCallEndEvent): void;
+}
+
+export interface CallResult {
+  call: BatchCall;
+  info: ToolCallInfo;
+  processed: ProcessedOutput;
+  outcome: ToolOutcome;
+}
+
+/**
+ * `results` resolve in any order; the caller awaits them in call order to
+ * commit. `paused`: nothing ran and nothing is to be committed.
+ */
+export type BatchStart =
+  | { kind: "paused"; reason: string | undefined }
+  | { kind: "running"; results: Promise<CallResult>[]; abortReason: string | undefined };
+
+type Plan = { kind: "run" } | { kind: "fixed"; output: ToolReturn; isError: boolean; outcome: ToolOutcome };
+
+export function callInfo(
+  call: BatchCall,
+  options: Pick<BatchOptions, "batchId" | "batchSize" | "turnIndex">,
+): ToolCallInfo {
+  let args: unknown;
+  try {
+    args = JSON.parse(call.item.arguments === "" ? "{}" : call.item.arguments);
+  } catch {
+    args = undefined;
+  }
+  return {
+    callId: call.item.callId,
+    name: call.item.name,
+    arguments: call.item.arguments,
+    args,
+    batchId: options.batchId,
+    callIndex: call.callIndex,
+    batchSize: options.batchSize,
+    turnIndex: options.turnIndex,
+    item: call.item,
+  };
+}
+
+export async function startBatch(options: BatchOptions): Promise<BatchStart> {
+  const infos = options.calls.map((call) => callInfo(call, options));
+  // Phase 1: decisions in call order, before anything runs (a Pause must leave nothing half done).
+  const plans: Plan[] = [];
+  let abortReason: string | undefined;
+  for (const info of infos) {
+    if (abortReason !== undefined) {
+      plans.push({
+        kind: "fixed",
+        output: abortedText(info.name, abortReason),
+        isError: true,
+        outcome: "aborted",
+      });
+      continue;
+    }
+    let plan: Plan = { kind: "run" };
+    for (const interceptor of options.interceptors) {
+      const action = await interceptor.beforeToolCall?.(info);
+      if (!action || action.action === "continue") continue;
+      if (action.action === "pause") return { kind: "paused", reason: action.reason };
+      if (action.action === "skip")
+        plan = { kind: "fixed", output: action.result, isError: true, outcome: "skipped" };
+      else if (action.action === "synthetic_result")
+        plan = { kind: "fixed", output: action.result, isError: false, outcome: "synthetic" };
+      else {
+        abortReason = action.reason;
+        plan = {
+          kind: "fixed",
+          output: abortedText(info.name, action.reason),
+          isError: true,
+          outcome: "aborted",
+        };
+      }
+      break;
+    }
+    plans.push(plan);
+  }
+  if (abortReason !== undefined) {
+    // Nothing runs once the run is aborted, including calls approved before the abort.
+    for (let i = 0; i < plans.length; i++) {
+      if (plans[i]!.kind === "run") {
+        plans[i] = {
+          kind: "fixed",
+          output: abortedText(infos[i]!.name, abortReason),
+          isError: true,
+          outcome: "aborted",
+        };
+      }
+    }
+  }
+  // Phase 2: everything starts at once.
+  const results = infos.map((info, i) => settle(options, options.calls[i]!, info, plans[i]!));
+  return { kind: "running", results, abortReason };
+}
+
+function abortedText(name: string, reason: string): string {
+  return `Tool call ${name} was not run: the run was aborted (${reason}).`;
+}
+
+/** Never rejects: every outcome becomes a result. */
+async function settle(
+  options: BatchOptions,
+  call: BatchCall,
+  info: ToolCallInfo,
+  plan: Plan,
+): Promise<CallResult> {
+  const startedAt = Date.now();
+  const started = performance.now();
+  options.emit({
+    type: "tool_call_start",
+    callId: info.callId,
+    name: info.name,
+    args: info.args,
+    batchId: info.batchId,
+    callIndex: info.callIndex,
+    turnIndex: info.turnIndex,
+    startedAt,
+  });
+  const tool = options.tools.get(info.name);
+  let returned: ToolReturn;
+  let isError: boolean;
+  let outcome: ToolOutcome;
+  if (plan.kind === "fixed") {
+    ({ output: returned, isError, outcome } = plan);
+  } else {
+    ({ returned, isError, outcome } = await execute(options, tool, info));
+  }
+  let processed = await process(options, tool, returned, isError);
+  let result = resultInfo(processed, outcome, performance.now() - started);
+  for (const interceptor of options.interceptors) {
+    try {
+      const action = await interceptor.afterToolCall?.(info, result);
+      if (action?.action === "replace") {
+        processed = await process(options, tool, action.output, action.isError ?? false);
+        result = resultInfo(processed, outcome, result.durationMs);
+      }
+    } catch (error) {
+      // An observer's failure must not lose the tool's result.
+      processed = {
+        ...processed,
+        output: `${processed.output}\n[afterToolCall ${interceptor.name ?? "interceptor"} failed: ${message(error)}]`,
+      };
+    }
+  }
+  options.emit({
+    type: "tool_call_end",
+    callId: info.callId,
+    name: info.name,
+    batchId: info.batchId,
+    callIndex: info.callIndex,
+    turnIndex: info.turnIndex,
+    isError: processed.isError,
+    outcome,
+    durationMs: result.durationMs,
+    preview: processed.output.length > 200 ? `${processed.output.slice(0, 200)}…` : processed.output,
+    outputBytes: byteLength(processed.output),
+    ...(processed.outputRef ? { blobId: processed.outputRef.id } : {}),
+  });
+  return { call, info, processed, outcome };
+}
+
+function resultInfo(processed: ProcessedOutput, outcome: ToolOutcome, durationMs: number): ToolResultInfo {
+  const info: ToolResultInfo = {
+    output: processed.output,
+    isError: processed.isError,
+    outcome,
+    durationMs,
+    ...(processed.outputRef ? { blobId: processed.outputRef.id } : {}),
+  };
+  return info;
+}
+
+function process(
+  options: BatchOptions,
+  tool: Tool | undefined,
+  returned: ToolReturn,
+  isError: boolean,
+): Promise<ProcessedOutput> {
+  const limits =
+    tool?.maxOutputBytes === undefined
+      ? options.limits
+      : { ...options.limits, maxBytes: tool.maxOutputBytes };
+  return processToolReturn(returned, {
+    limits,
+    blobStore: options.blobStore,
+    storeLargeOutput: tool?.storeLargeOutput ?? true,
+    isError,
+  });
+}
+
+interface Executed {
+  returned: ToolReturn;
+  isError: boolean;
+  outcome: ToolOutcome;
+}
+
+async function execute(options: BatchOptions, tool: Tool | undefined, info: ToolCallInfo): Promise<Executed> {
+  if (!tool) {
+    const names = [...options.tools.keys()].join(", ");
+    return {
+      returned: `Unknown tool "${info.name}". Available tools: ${names === "" ? "(none)" : names}. Call one of these by its exact name.`,
+      isError: true,
+      outcome: "unknown_tool",
+    };
+  }
+  const argumentError = options.argumentErrors?.get(info.callId);
+  if (argumentError !== undefined) return { returned: argumentError, isError: true, outcome: "invalid_args" };
+  if (info.args === undefined) {
+    return {
+      returned: `Arguments for ${info.name} are not valid JSON: ${JSON.stringify(truncate(info.arguments, 200))}. Send a JSON object that matches the tool's input schema.`,
+      isError: true,
+      outcome: "invalid_args",
+    };
+  }
+  const parsed = await tool.inputSchema.safeParseAsync(info.args);
+  if (!parsed.success) {
+    return {
+      returned: `Invalid arguments for ${info.name}:\n${renderIssues(parsed.error)}\nFix the arguments and call ${info.name} again.`,
+      isError: true,
+      outcome: "invalid_args",
+    };
+  }
+  if (options.signal.aborted) return interrupted(info.name);
+  const timeoutMs = tool.timeoutMs ?? options.toolTimeoutMs;
+  const timeout = new AbortController();
+  const signal = AbortSignal.any([options.signal, timeout.signal]);
+  const ctx: ToolExecutionContext = {
+    callId: info.callId,
+    batchId: info.batchId,
+    callIndex: info.callIndex,
+    batchSize: info.batchSize,
+    turnIndex: info.turnIndex,
+    signal,
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const limits = new Promise<Executed>((resolve) => {
+    timer = setTimeout(() => {
+      timeout.abort(new Error(`timed out after ${timeoutMs} ms`));
+      resolve({
+        returned: `Tool ${info.name} timed out after ${timeoutMs} ms and was stopped. Try a smaller request, or a different approach.`,
+        isError: true,
+        outcome: "timeout",
+      });
+    }, timeoutMs);
+    // A cancelled run does not wait for a tool that ignores its signal.
+    onAbort = () => resolve(interrupted(info.name));
+    options.signal.addEventListener("abort", onAbort, { once: true });
+  });
+  const run = (async (): Promise<Executed> => {
+    try {
+      const returned = await tool.execute(parsed.data, ctx);
+      if (typeof returned !== "string" && (typeof returned !== "object" || returned === null)) {
+        return { returned: `Tool ${info.name} returned no output.`, isError: true, outcome: "error" };
+      }
+      return { returned, isError: false, outcome: "ok" };
+    } catch (error) {
+      if (options.signal.aborted) return interrupted(info.name);
+      const text = error instanceof ToolError ? error.message : `Tool ${info.name} failed: ${message(error)}`;
+      return { returned: text, isError: true, outcome: "error" };
+    }
+  })();
+  try {
+    return await Promise.race([run, limits]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) options.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+export function interruptedText(name: string): string {
+  return `Tool call ${name} was interrupted before it finished (the run was cancelled); its effects, if any, are unknown.`;
+}
+
+function interrupted(name: string): Executed {
+  return { returned: interruptedText(name), isError: true, outcome: "interrupted" };
+}
+
+function renderIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length === 0 ? "(arguments)" : issue.path.map(String).join(".");
+      return `- ${path}: ${issue.message}`;
+    })
+    .join("\n");
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
