@@ -1,0 +1,205 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import type { Interceptor } from "../src/interceptor.ts";
+import { createScriptedClient } from "../src/testing/scripted-client.ts";
+import { defineTool, type ToolExecutionContext } from "../src/tool.ts";
+import { Worker } from "../src/worker.ts";
+import { assertValidHistory, deferred, record } from "./helpers.ts";
+
+const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+function probe() {
+  const seen: ToolExecutionContext[] = [];
+  const tool = defineTool({
+    name: "probe",
+    description: "records its context",
+    inputSchema: z.object({ n: z.number() }),
+    execute: (input, ctx) => {
+      seen.push(ctx);
+      return `n=${input.n}`;
+    },
+  });
+  return { tool, seen };
+}
+
+describe("ToolExecutionContext (seed 003)", () => {
+  it("calls of one response share a batchId with increasing callIndex; batches differ", async () => {
+    const { tool, seen } = probe();
+    const client = createScriptedClient([
+      { toolCalls: [0, 1, 2].map((n) => ({ id: `a${n}`, name: "probe", args: { n } })) },
+      { toolCalls: [0, 1].map((n) => ({ id: `b${n}`, name: "probe", args: { n } })) },
+      { text: "done" },
+    ]);
+    const worker = new Worker({ client, tools: [tool] });
+    await worker.run("go");
+    const byId = new Map(seen.map((c) => [c.callId, c]));
+    const first = ["a0", "a1", "a2"].map((id) => byId.get(id)!);
+    const second = ["b0", "b1"].map((id) => byId.get(id)!);
+    expect(first.map((c) => c.callIndex)).toEqual([0, 1, 2]);
+    expect(second.map((c) => c.callIndex)).toEqual([0, 1]);
+    expect(new Set(first.map((c) => c.batchId)).size).toBe(1);
+    expect(new Set(second.map((c) => c.batchId)).size).toBe(1);
+    expect(first[0]!.batchId).not.toBe(second[0]!.batchId);
+    expect(first[0]!.batchId).toMatch(UUID7);
+    expect(first.map((c) => [c.batchSize, c.turnIndex])).toEqual([
+      [3, 0],
+      [3, 0],
+      [3, 0],
+    ]);
+    expect(second.map((c) => [c.batchSize, c.turnIndex])).toEqual([
+      [2, 1],
+      [2, 1],
+    ]);
+    // results are committed in call order
+    expect(worker.history.filter((i) => i.type === "tool_result").map((i) => i.callId)).toEqual([
+      "a0",
+      "a1",
+      "a2",
+      "b0",
+      "b1",
+    ]);
+  });
+
+  it("runs approved calls in parallel and still commits in call order", async () => {
+    // Each call waits until every call has started: only parallel execution can finish.
+    const started: number[] = [];
+    const allStarted = deferred();
+    const finished: number[] = [];
+    const tool = defineTool({
+      name: "wait",
+      description: "waits for its siblings",
+      inputSchema: z.object({ n: z.number() }),
+      execute: async ({ n }, ctx) => {
+        started.push(n);
+        if (started.length === ctx.batchSize) allStarted.resolve();
+        await allStarted.promise;
+        // finish in reverse order to show commit order does not follow completion order
+        await new Promise((r) => setTimeout(r, (ctx.batchSize - n) * 5));
+        finished.push(n);
+        return `done ${n}`;
+      },
+    });
+    const client = createScriptedClient([
+      { toolCalls: [0, 1, 2, 3].map((n) => ({ id: `c${n}`, name: "wait", args: { n } })) },
+      { text: "ok" },
+    ]);
+    const worker = new Worker({ client, tools: [tool] });
+    const events = record(worker);
+    await worker.run("go");
+    expect(started.sort()).toEqual([0, 1, 2, 3]);
+    expect(finished).toEqual([3, 2, 1, 0]);
+    expect(worker.history.filter((i) => i.type === "tool_result").map((i) => i.callId)).toEqual([
+      "c0",
+      "c1",
+      "c2",
+      "c3",
+    ]);
+    // every start precedes every end: the calls overlapped
+    const kinds = events
+      .filter((e) => e.type === "tool_call_start" || e.type === "tool_call_end")
+      .map((e) => e.type);
+    expect(kinds).toEqual([...Array(4).fill("tool_call_start"), ...Array(4).fill("tool_call_end")]);
+  });
+
+  it("skipped, synthetic and aborted calls get sane contexts and results", async () => {
+    const { tool, seen } = probe();
+    const infos: Array<{ callId: string; callIndex: number; batchId: string }> = [];
+    const interceptor: Interceptor = {
+      beforeToolCall(call) {
+        infos.push({ callId: call.callId, callIndex: call.callIndex, batchId: call.batchId });
+        if (call.callId === "s") return { action: "skip", result: "Skipped: not allowed in plan mode." };
+        if (call.callId === "y") return { action: "synthetic_result", result: "cached: n=7" };
+        return { action: "continue" };
+      },
+    };
+    const client = createScriptedClient([
+      {
+        toolCalls: [
+          { id: "r", name: "probe", args: { n: 1 } },
+          { id: "s", name: "probe", args: { n: 2 } },
+          { id: "y", name: "probe", args: { n: 7 } },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    const worker = new Worker({ client, tools: [tool], interceptors: [interceptor] });
+    const events = record(worker);
+    await worker.run("go");
+    expect(seen.map((c) => [c.callId, c.callIndex])).toEqual([["r", 0]]);
+    expect(infos.map((i) => [i.callId, i.callIndex])).toEqual([
+      ["r", 0],
+      ["s", 1],
+      ["y", 2],
+    ]);
+    expect(new Set(infos.map((i) => i.batchId)).size).toBe(1);
+    expect(seen[0]!.batchId).toBe(infos[0]!.batchId);
+    const results = worker.history.filter((i) => i.type === "tool_result");
+    expect(results.map((r) => [r.callId, r.output, r.isError])).toEqual([
+      ["r", "n=1", false],
+      ["s", "Skipped: not allowed in plan mode.", true],
+      ["y", "cached: n=7", false],
+    ]);
+    const ends = events.flatMap((e) =>
+      e.type === "tool_call_end" ? [[e.callId, e.outcome, e.callIndex, e.batchId === infos[0]!.batchId]] : [],
+    );
+    expect(ends).toEqual([
+      ["s", "skipped", 1, true],
+      ["y", "synthetic", 2, true],
+      ["r", "ok", 0, true],
+    ]);
+  });
+
+  it("an abort runs nothing, answers every call, and ends the run cancelled", async () => {
+    const { tool, seen } = probe();
+    const client = createScriptedClient([
+      { toolCalls: [0, 1, 2].map((n) => ({ id: `c${n}`, name: "probe", args: { n } })) },
+    ]);
+    const worker = new Worker({
+      client,
+      tools: [tool],
+      interceptors: [
+        {
+          beforeToolCall: (call) =>
+            call.callIndex === 1 ? { action: "abort", reason: "user denied rm -rf" } : undefined,
+        },
+      ],
+    });
+    const result = await worker.run("go");
+    expect(result).toMatchObject({ status: "cancelled", reason: "user denied rm -rf", turns: 1 });
+    expect(seen).toEqual([]);
+    assertValidHistory(worker.history);
+    const results = worker.history.filter((i) => i.type === "tool_result");
+    expect(results.map((r) => r.isError)).toEqual([true, true, true]);
+    expect(results[1]!.output).toBe("Tool call probe was not run: the run was aborted (user denied rm -rf).");
+    expect(client.requests).toHaveLength(1);
+  });
+
+  it("a tool that waits on an earlier call of its batch can do so (no scheduling policy in the worker)", async () => {
+    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const order: string[] = [];
+    const gate = (batchId: string, index: number) => {
+      const key = `${batchId}:${index}`;
+      let d = gates.get(key);
+      if (!d) gates.set(key, (d = deferred()));
+      return d;
+    };
+    const write = defineTool({
+      name: "write",
+      description: "serialized per batch",
+      inputSchema: z.object({ path: z.string() }),
+      execute: async ({ path }, ctx) => {
+        if (ctx.callIndex > 0) await gate(ctx.batchId, ctx.callIndex - 1).promise;
+        await new Promise((r) => setTimeout(r, ctx.callIndex === 0 ? 10 : 0));
+        order.push(path);
+        gate(ctx.batchId, ctx.callIndex).resolve();
+        return "ok";
+      },
+    });
+    const client = createScriptedClient([
+      { toolCalls: ["a", "b", "c"].map((path) => ({ name: "write", args: { path } })) },
+      { text: "done" },
+    ]);
+    await new Worker({ client, tools: [write] }).run("go");
+    expect(order).toEqual(["a", "b", "c"]);
+  });
+});
