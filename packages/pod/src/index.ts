@@ -1,3 +1,10 @@
+export { type Alert, AlertBus, type AlertLevel, type AlertListener, oneLine } from "./alerts.ts";
+export {
+  type BuiltinToolsOptions,
+  createBuiltinTools,
+  MUTATING_TOOLS,
+  READ_ONLY_TOOLS,
+} from "./builtin-tools.ts";
 export {
   FileRefError,
   type FileRefErrorCode,
@@ -6,6 +13,8 @@ export {
   truncationNote,
 } from "./file-ref.ts";
 export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
+export { KeyedMutex } from "./keyed-mutex.ts";
+export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
 export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export {
   type AccessMode,
@@ -29,3 +38,4 @@ export {
   type TextSegment,
 } from "./segments.ts";
 export { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts";
+export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./tools/bash.ts";

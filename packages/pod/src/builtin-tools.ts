@@ -1,0 +1,43 @@
+/**
+ * The pod's built-in tools, all through ScopedFs: read_file, list_dir,
+ * glob, grep, write_file, edit_file and bash.
+ */
+import type { Tool } from "@yoi/llm-worker";
+import type { PodFsView } from "./fs-view.ts";
+import { KeyedMutex } from "./keyed-mutex.ts";
+import { ReadTracker } from "./read-tracker.ts";
+import { type BashToolOptions, bashTool } from "./tools/bash.ts";
+import type { BuiltinToolDeps } from "./tools/deps.ts";
+import { editFileTool } from "./tools/edit-file.ts";
+import { globTool } from "./tools/glob.ts";
+import { grepTool } from "./tools/grep.ts";
+import { listDirTool } from "./tools/list-dir.ts";
+import { readFileTool } from "./tools/read-file.ts";
+import { writeFileTool } from "./tools/write-file.ts";
+
+/** Names of the tools that only read (allowed by default permissions). */
+export const READ_ONLY_TOOLS: readonly string[] = ["read_file", "list_dir", "glob", "grep"];
+/** Names of the tools that change files or run commands (ask by default). */
+export const MUTATING_TOOLS: readonly string[] = ["write_file", "edit_file", "bash"];
+
+export interface BuiltinToolsOptions {
+  view: PodFsView;
+  /** The session's read tracker (shared with the pod for auto-read). Default: a new one. */
+  reads?: ReadTracker;
+  /** Options of `bash`, or `false` to leave it out. */
+  bash?: false | Omit<BashToolOptions, "fs">;
+  /** Leave out write_file and edit_file (a read-only session). Default false. */
+  readOnly?: boolean;
+}
+
+export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
+  const deps: BuiltinToolDeps = {
+    view: options.view,
+    reads: options.reads ?? new ReadTracker(),
+    writeLocks: new KeyedMutex(),
+  };
+  const tools: Tool[] = [readFileTool(deps), listDirTool(deps), globTool(deps), grepTool(deps)];
+  if (!options.readOnly) tools.push(writeFileTool(deps), editFileTool(deps));
+  if (options.bash !== false) tools.push(bashTool({ ...(options.bash ?? {}), fs: options.view.fs }));
+  return tools;
+}

@@ -1,0 +1,185 @@
+import { spawn } from "node:child_process";
+import { defineTool, storedText, ToolError, type ToolReturn } from "@yoi/llm-worker";
+import { TOOL_OUTPUT_MAX_BYTES, TOOL_TIMEOUT_MS } from "@yoi/manifest";
+import { z } from "zod";
+import type { ScopedFs } from "../scoped-fs.ts";
+import { plural } from "./deps.ts";
+
+/** Longest timeout a call may ask for. */
+export const BASH_MAX_TIMEOUT_MS = 600_000;
+/** Output kept in memory: this much of the head and of the tail; the middle is dropped and counted. */
+export const BASH_KEEP_BYTES = 4 * 1024 * 1024;
+/** Grace between SIGTERM and SIGKILL of the process group. */
+const KILL_GRACE_MS = 2000;
+/** How long pipes may stay open after the shell exited (background jobs) before we stop reading. */
+const DRAIN_AFTER_EXIT_MS = 500;
+
+/** Environment variables never passed to commands (the pod's own provider keys). */
+const SECRET_ENV =
+  /^(ANTHROPIC_API_KEY|OPENAI_API_KEY|GEMINI_API_KEY|GOOGLE_API_KEY|GOOGLE_GENAI_API_KEY|YOI_.*(KEY|TOKEN|SECRET).*)$/;
+
+export interface BashToolOptions {
+  fs: ScopedFs;
+  /** Environment of commands. Default: this process's, without provider API keys. */
+  env?: NodeJS.ProcessEnv;
+  /** Shell binary. Default `/bin/bash`. */
+  shell?: string;
+  /** Cap of inline output in bytes; larger output is Stored. Default `TOOL_OUTPUT_MAX_BYTES`. */
+  maxOutputBytes?: number;
+}
+
+const input = z.object({
+  command: z.string().min(1).describe("The shell command (bash -c). Runs in the project root."),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Kill the command after this many milliseconds. Default ${TOOL_TIMEOUT_MS}.`),
+  description: z.string().optional().describe("A few words on what the command does, for the user."),
+});
+
+/** The default environment: inherited, minus provider keys, with pagers disabled. */
+export function defaultBashEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(base)) if (!SECRET_ENV.test(k)) env[k] = v;
+  env.PAGER = "cat";
+  env.GIT_PAGER = "cat";
+  env.GIT_TERMINAL_PROMPT = "0";
+  return env;
+}
+
+class OutputBuffer {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+  private readonly keep: number;
+  constructor(keep: number) {
+    this.keep = keep;
+  }
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    if (this.headBytes < this.keep) {
+      const take = chunk.subarray(0, this.keep - this.headBytes);
+      this.head.push(take);
+      this.headBytes += take.length;
+      chunk = chunk.subarray(take.length);
+      if (chunk.length === 0) return;
+    }
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    while (this.tailBytes - (this.tail[0]?.length ?? 0) >= this.keep)
+      this.tailBytes -= this.tail.shift()!.length;
+  }
+  text(): string {
+    const decode = (parts: Buffer[]) => new TextDecoder("utf-8").decode(Buffer.concat(parts));
+    const omitted = this.total - this.headBytes - this.tailBytes;
+    if (this.tail.length === 0) return decode(this.head);
+    return omitted > 0
+      ? `${decode(this.head)}\n[... ${omitted} bytes omitted ...]\n${decode(this.tail)}`
+      : decode([...this.head, ...this.tail]);
+  }
+}
+
+function headTail(text: string, headLines: number, tailLines: number, maxBytes: number): string {
+  const lines = text.split("\n");
+  const clip = (s: string) => (Buffer.byteLength(s) > maxBytes ? `${s.slice(0, maxBytes)}…` : s);
+  if (lines.length <= headLines + tailLines) return clip(text);
+  return `${clip(lines.slice(0, headLines).join("\n"))}\n── tail ──\n${clip(lines.slice(-tailLines).join("\n"))}`;
+}
+
+/** `bash`: runs a command in the scope root; killed (the whole process group) on timeout or cancel. */
+export function bashTool(options: BashToolOptions) {
+  const cap = options.maxOutputBytes ?? TOOL_OUTPUT_MAX_BYTES;
+  const env = options.env ?? defaultBashEnv();
+  return defineTool({
+    name: "bash",
+    description:
+      "Run a shell command with bash in the project root and return its combined stdout/stderr and exit code. " +
+      `Default timeout ${TOOL_TIMEOUT_MS / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
+      `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.`,
+    inputSchema: input,
+    // Our own timer reports partial output; the worker's limit is only the backstop.
+    timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
+    maxOutputBytes: cap + 1024,
+    async execute({ command, timeout_ms }, ctx): Promise<ToolReturn> {
+      const timeout = timeout_ms ?? TOOL_TIMEOUT_MS;
+      ctx.signal.throwIfAborted();
+      const out = new OutputBuffer(BASH_KEEP_BYTES);
+      const child = spawn(options.shell ?? "/bin/bash", ["-c", command], {
+        cwd: options.fs.cwd,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let killedBy: "timeout" | "cancel" | undefined;
+      let killTimer: NodeJS.Timeout | undefined;
+      const killGroup = (why: "timeout" | "cancel") => {
+        if (killedBy !== undefined || child.pid === undefined) return;
+        killedBy = why;
+        try {
+          process.kill(-child.pid, "SIGTERM");
+        } catch {}
+        killTimer = setTimeout(() => {
+          try {
+            process.kill(-child.pid!, "SIGKILL");
+          } catch {}
+        }, KILL_GRACE_MS);
+        killTimer.unref();
+      };
+      const timer = setTimeout(() => killGroup("timeout"), timeout);
+      const onAbort = () => killGroup("cancel");
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      child.stdout.on("data", (c: Buffer) => out.push(c));
+      child.stderr.on("data", (c: Buffer) => out.push(c));
+      let detachedOutput = false;
+      const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+        (resolve, reject) => {
+          let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+          child.on("error", reject);
+          child.on("close", (code, signal) => resolve(exit ?? { code, signal }));
+          child.on("exit", (code, signal) => {
+            exit = { code, signal };
+            // Background jobs may keep the pipes open; do not wait for them forever.
+            setTimeout(() => {
+              if (child.stdout.readableEnded && child.stderr.readableEnded) return;
+              detachedOutput = true;
+              child.stdout.destroy();
+              child.stderr.destroy();
+              resolve(exit!);
+            }, DRAIN_AFTER_EXIT_MS).unref();
+          });
+        },
+      )
+        .catch((error: Error) => {
+          throw new ToolError(`could not start ${options.shell ?? "/bin/bash"}: ${error.message}`);
+        })
+        .finally(() => {
+          clearTimeout(timer);
+          if (killTimer !== undefined && killedBy === undefined) clearTimeout(killTimer);
+          ctx.signal.removeEventListener("abort", onAbort);
+        });
+      let text = out.text();
+      if (text !== "" && !text.endsWith("\n")) text += "\n";
+      let status: string;
+      if (killedBy === "timeout") status = `[killed: timed out after ${timeout} ms]`;
+      else if (killedBy === "cancel") status = "[killed: cancelled]";
+      else if (result.signal !== null) status = `[terminated by ${result.signal}]`;
+      else status = `[exit code: ${result.code}]`;
+      if (detachedOutput)
+        status += "\n[background processes kept output open; output after exit not captured]";
+      const isError = killedBy !== undefined;
+      const full = `${text}${status}`;
+      if (Buffer.byteLength(full) <= cap) return isError ? { kind: "inline", text: full, isError } : full;
+      const lines = text.split("\n").length - 1;
+      const summary =
+        `${status} Output: ${plural(out.total, "byte")}, ${plural(lines, "line")}; the full output is stored — ` +
+        `use inspect with a selector like "lines:1-200" to read it.\n── head ──\n${headTail(text, 20, 40, 4096)}`;
+      const stored = storedText(full, summary);
+      return isError ? { ...stored, isError } : stored;
+    },
+  });
+}

@@ -1,0 +1,33 @@
+import { ToolError } from "@yoi/llm-worker";
+import { BinaryFileError, type PodFsView } from "../fs-view.ts";
+import type { KeyedMutex } from "../keyed-mutex.ts";
+import type { ReadTracker } from "../read-tracker.ts";
+import { ScopeError } from "../scope-error.ts";
+
+/** What the built-in tools share: the scoped view and the session's read tracker. */
+export interface BuiltinToolDeps {
+  view: PodFsView;
+  reads: ReadTracker;
+  /** Serializes changes to one file across parallel calls. */
+  writeLocks: KeyedMutex;
+}
+
+/** Turns scope and binary errors into a ToolError the model can act on. */
+export function toToolError(error: unknown): unknown {
+  if (error instanceof ScopeError || error instanceof BinaryFileError) return new ToolError(error.message);
+  return error;
+}
+
+/** Runs `fn`, mapping scope errors to clean tool errors. */
+export async function guarded<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw toToolError(error);
+  }
+}
+
+/** `n` with a singular or plural noun. */
+export function plural(n: number, noun: string, nouns = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : nouns}`;
+}

@@ -1,0 +1,56 @@
+import { defineTool, ToolError } from "@yoi/llm-worker";
+import { z } from "zod";
+import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
+
+const input = z.object({
+  path: z
+    .string()
+    .describe("File path, relative to the project root. Missing parent directories are created."),
+  content: z.string().describe("The complete new content of the file."),
+});
+
+function countLines(text: string): number {
+  if (text === "") return 0;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
+/** Refusal text when a file changed or was never read. */
+export function staleMessage(path: string, neverRead: boolean): string {
+  return neverRead
+    ? `${path} exists but has not been read in this session; read_file it first so you do not overwrite content you have not seen`
+    : `${path} changed on disk since you last read it; read_file it again before changing it`;
+}
+
+/** `write_file`: creates or replaces a whole file, atomically, inside the writable scope. */
+export function writeFileTool(deps: BuiltinToolDeps) {
+  return defineTool({
+    name: "write_file",
+    description:
+      "Create a file or replace its whole content (atomic). An existing file must have been read with read_file " +
+      "in this session and be unchanged since. Prefer edit_file for changes to existing files.",
+    inputSchema: input,
+    storeLargeOutput: false,
+    async execute({ path, content }) {
+      const fs = deps.view.fs;
+      const resolved = await guarded(() => fs.resolve(path, "write"));
+      return deps.writeLocks.run(resolved.real, async () => {
+        let existed = false;
+        if (resolved.exists) {
+          const st = await guarded(() => fs.stat(path, "write"));
+          if (st.kind === "directory") throw new ToolError(`${path} is a directory`);
+          existed = true;
+          if (!deps.reads.isFresh(st.path.real, st)) {
+            throw new ToolError(staleMessage(path, deps.reads.get(st.path.real) === undefined));
+          }
+        }
+        const written = await guarded(() => fs.writeFile(path, content));
+        const after = await guarded(() => fs.stat(written.real, "write"));
+        deps.reads.record(after.path.real, path, after);
+        const size = Buffer.byteLength(content);
+        return `${existed ? "Overwrote" : "Created"} ${fs.display(after.path.real)} (${plural(size, "byte")}, ${plural(countLines(content), "line")}).`;
+      });
+    },
+  });
+}
