@@ -175,7 +175,7 @@ describe("ToolExecutionContext (seed 003)", () => {
   });
 
   it("a tool that waits on an earlier call of its batch can do so (no scheduling policy in the worker)", async () => {
-    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
     const order: string[] = [];
     const gate = (batchId: string, index: number) => {
       const key = `${batchId}:${index}`;
