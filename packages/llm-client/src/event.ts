@@ -13,8 +13,8 @@
  * - once started, failures are events (`error` then `status: failed`), not throws.
  */
 
-import type { ProviderData, ProviderKind } from "./item.ts";
 import type { LlmErrorCode } from "./errors.ts";
+import type { ProviderData, ProviderKind } from "./item.ts";
 
 export type BlockKind = "text" | "thinking" | "tool_use";
 
@@ -69,6 +69,8 @@ export interface ErrorEvent {
   message: string;
   retryable: boolean;
   status?: number;
+  /** Server-requested delay before a retry, in milliseconds, when it sent one. */
+  retryAfterMs?: number;
 }
 
 export interface BlockStartEvent {

@@ -1,3 +1,20 @@
+export type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
+export {
+  abortFailure,
+  endAborted,
+  errorEvent,
+  failStream,
+  incompleteStream,
+  OpenBlocks,
+} from "./adapters/stream-end.ts";
+export { applyCapabilities, type CapabilityResult } from "./capabilities.ts";
+export {
+  createClient,
+  DEFAULT_FIRST_EVENT_TIMEOUT_MS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  PROVIDER_KINDS,
+} from "./client.ts";
+export { isLlmError, LlmError, type LlmErrorCode, type LlmErrorOptions } from "./errors.ts";
 export type {
   BlockAbortEvent,
   BlockDeltaEvent,
@@ -15,7 +32,12 @@ export type {
   Usage,
   UsageEvent,
 } from "./event.ts";
-export { isLlmError, LlmError, type LlmErrorCode, type LlmErrorOptions } from "./errors.ts";
+export {
+  MISSING_RESULT_TEXT,
+  type PairedHistory,
+  type PairingRepair,
+  pairToolResults,
+} from "./history.ts";
 export {
   assistantMessage,
   type ContentPart,
@@ -47,3 +69,12 @@ export type {
   TimeoutOptions,
   ToolSpec,
 } from "./request.ts";
+export {
+  backoffDelay,
+  DEFAULT_RETRY,
+  decideRetry,
+  type RetryDecision,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  retryAfterFromHeaders,
+} from "./retry.ts";

@@ -74,7 +74,13 @@ export interface TimeoutOptions {
 
 /** Something the client wants a caller to know without failing (e.g. a dropped setting). */
 export interface ClientWarning {
-  code: "unsupported_setting" | "dropped_reasoning" | "retry" | "unknown_event";
+  /**
+   * `unsupported_setting`: a setting the model cannot take was not sent.
+   * `dropped_reasoning`: reasoning from another provider was not sent.
+   * `repaired_history`: tool calls without results (or results without calls) were made valid.
+   * `retry`: an attempt failed before any output and is retried after `detail.delayMs`.
+   */
+  code: "unsupported_setting" | "dropped_reasoning" | "retry" | "unknown_event" | "repaired_history";
   message: string;
   detail?: Record<string, unknown>;
 }

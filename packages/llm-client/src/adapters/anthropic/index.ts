@@ -1,0 +1,58 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { LlmError } from "../../errors.ts";
+import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { abortFailure } from "../stream-end.ts";
+import { classifyAnthropicError } from "./errors.ts";
+import { buildAnthropicRequest } from "./request.ts";
+import { normalizeAnthropicStream } from "./stream.ts";
+
+export { ANTHROPIC_DEFAULT_MAX_TOKENS, buildAnthropicRequest } from "./request.ts";
+
+/**
+ * Anthropic Messages adapter on `@anthropic-ai/sdk`. The SDK's retries are
+ * off and its timeout is left far out: the client's policy and timeouts own
+ * both. The key comes from `options.apiKey`, else `ANTHROPIC_API_KEY` (or
+ * `ANTHROPIC_AUTH_TOKEN` for a bearer token).
+ */
+export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter => {
+  let client: Anthropic | undefined;
+  const sdk = (): Anthropic => {
+    if (client) return client;
+    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    const authToken = apiKey === undefined ? process.env.ANTHROPIC_AUTH_TOKEN : undefined;
+    if (!apiKey && !authToken) {
+      throw new LlmError(
+        "auth",
+        "anthropic: no API key; pass apiKey to createClient or set ANTHROPIC_API_KEY",
+        {
+          provider: "anthropic",
+          retryable: false,
+        },
+      );
+    }
+    client = new Anthropic({
+      ...(apiKey ? { apiKey } : { apiKey: null, authToken: authToken ?? null }),
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      maxRetries: 0,
+      // Our first-event and idle timeouts apply; this only bounds a hung connect.
+      timeout: 10 * 60_000,
+    });
+    return client;
+  };
+
+  return {
+    async open(request, signal) {
+      const anthropic = sdk();
+      const { params, warnings } = buildAnthropicRequest(options.model, request);
+      for (const warning of warnings) options.onWarning?.(warning);
+      let stream: AsyncIterable<unknown>;
+      try {
+        stream = await anthropic.messages.create(params, { signal });
+      } catch (error) {
+        throw abortFailure(signal) ?? classifyAnthropicError(error);
+      }
+      return normalizeAnthropicStream(stream, { signal, onRawEvent: options.onRawEvent });
+    },
+  };
+};

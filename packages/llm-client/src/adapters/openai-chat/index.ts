@@ -1,0 +1,63 @@
+import OpenAI from "openai";
+import { LlmError } from "../../errors.ts";
+import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { abortFailure } from "../stream-end.ts";
+import { classifyOpenAIChatError } from "./errors.ts";
+import { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
+import { normalizeOpenAIChatStream } from "./stream.ts";
+
+export { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
+
+/**
+ * OpenAI Chat Completions adapter on the `openai` SDK, for OpenAI and for
+ * OpenAI-compatible servers (set `baseURL`, e.g. `http://localhost:11434/v1`
+ * for Ollama). The key comes from `options.apiKey`, else `OPENAI_API_KEY`;
+ * a compatible server needs none. SDK retries are off: the client's policy
+ * owns them.
+ */
+export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapter => {
+  const openaiHost = isOpenAIHost(options.baseURL);
+  let client: OpenAI | undefined;
+  const sdk = (): OpenAI => {
+    if (client) return client;
+    let apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
+    if (!apiKey) {
+      if (openaiHost) {
+        throw new LlmError(
+          "auth",
+          "openai-chat: no API key; pass apiKey to createClient or set OPENAI_API_KEY",
+          {
+            provider: "openai-chat",
+            retryable: false,
+          },
+        );
+      }
+      // Local compatible servers take any key; the SDK insists on one.
+      apiKey = "no-key";
+    }
+    client = new OpenAI({
+      apiKey,
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
+      maxRetries: 0,
+      // Our first-event and idle timeouts apply; this only bounds a hung connect.
+      timeout: 10 * 60_000,
+    });
+    return client;
+  };
+
+  return {
+    async open(request, signal) {
+      const openai = sdk();
+      const { params, warnings } = buildOpenAIChatRequest(options.model, request, { openai: openaiHost });
+      for (const warning of warnings) options.onWarning?.(warning);
+      let stream: AsyncIterable<unknown>;
+      try {
+        stream = await openai.chat.completions.create(params, { signal });
+      } catch (error) {
+        throw abortFailure(signal) ?? classifyOpenAIChatError(error);
+      }
+      return normalizeOpenAIChatStream(stream, { signal, onRawEvent: options.onRawEvent });
+    },
+  };
+};

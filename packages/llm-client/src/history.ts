@@ -1,0 +1,143 @@
+/**
+ * Tool-call pairing, the one rule every provider enforces on history: each
+ * tool call of an assistant turn is answered by a result right after that
+ * turn, and no result answers a call that is not there. A history that
+ * breaks it (an interrupted turn, a crash between call and result, a
+ * compaction that cut a call) is repaired here, once, for every adapter,
+ * instead of failing with a 400 from the provider.
+ */
+import type { Item, MessageItem, ToolCallItem, ToolResultItem } from "./item.ts";
+
+/** The result recorded for a tool call that never got one. */
+export const MISSING_RESULT_TEXT = "No result: the tool call was interrupted before the tool returned.";
+
+export interface PairingRepair {
+  kind: "missing_result" | "orphan_result" | "duplicate_result" | "moved_result";
+  callId: string;
+}
+
+export interface PairedHistory {
+  items: Item[];
+  /** What was changed; empty when the history was already valid (then `items` is the input array). */
+  repairs: PairingRepair[];
+}
+
+function isAssistantSide(item: Item): boolean {
+  return (
+    item.type === "tool_call" ||
+    item.type === "reasoning" ||
+    (item.type === "message" && item.role === "assistant")
+  );
+}
+
+/**
+ * Returns history where every assistant turn's tool calls are followed,
+ * before anything else, by exactly one result each, in call order. Missing
+ * results become error results ({@link MISSING_RESULT_TEXT}); results whose
+ * call is not in the turn before them become a user message that keeps
+ * their text (the model still sees what the tool said).
+ */
+export function pairToolResults(items: Item[]): PairedHistory {
+  if (isWellPaired(items)) return { items, repairs: [] };
+  const out: Item[] = [];
+  const repairs: PairingRepair[] = [];
+  let i = 0;
+  while (i < items.length) {
+    // One assistant run, then the user side up to the next assistant run.
+    const calls: ToolCallItem[] = [];
+    while (i < items.length && isAssistantSide(items[i]!)) {
+      const item = items[i]!;
+      if (item.type === "tool_call") calls.push(item);
+      out.push(item);
+      i++;
+    }
+    const userSide: Item[] = [];
+    while (i < items.length && !isAssistantSide(items[i]!)) userSide.push(items[i++]!);
+
+    const wanted = new Map<string, ToolCallItem>();
+    for (const call of calls) wanted.set(call.callId, call);
+    const results = new Map<string, ToolResultItem>();
+    const rest: Item[] = [];
+    let position = 0;
+    for (const item of userSide) {
+      if (item.type !== "tool_result") {
+        rest.push(item);
+        continue;
+      }
+      if (!wanted.has(item.callId)) {
+        repairs.push({ kind: "orphan_result", callId: item.callId });
+        rest.push(orphanAsMessage(item));
+      } else if (results.has(item.callId)) {
+        repairs.push({ kind: "duplicate_result", callId: item.callId });
+      } else {
+        if (rest.length > 0 || calls[position]?.callId !== item.callId) {
+          repairs.push({ kind: "moved_result", callId: item.callId });
+        }
+        results.set(item.callId, item);
+      }
+      position++;
+    }
+    for (const call of calls) {
+      const result = results.get(call.callId);
+      if (result) {
+        out.push(result);
+      } else {
+        repairs.push({ kind: "missing_result", callId: call.callId });
+        out.push({
+          type: "tool_result",
+          callId: call.callId,
+          name: call.name,
+          output: MISSING_RESULT_TEXT,
+          isError: true,
+        });
+      }
+    }
+    out.push(...rest);
+  }
+  return { items: out, repairs };
+}
+
+function isWellPaired(items: Item[]): boolean {
+  let pending: string[] = [];
+  let answered = 0;
+  let inResults = false;
+  for (const item of items) {
+    if (isAssistantSide(item)) {
+      if (inResults || answered < pending.length) {
+        if (answered < pending.length) return false;
+        pending = [];
+        answered = 0;
+        inResults = false;
+      }
+      if (item.type === "tool_call") pending.push(item.callId);
+      continue;
+    }
+    if (item.type === "tool_result") {
+      if (pending[answered] !== item.callId) return false;
+      answered++;
+      inResults = true;
+      continue;
+    }
+    // A user/system message: every call must already be answered.
+    if (answered < pending.length) return false;
+    pending = [];
+    answered = 0;
+    inResults = false;
+  }
+  return answered === pending.length;
+}
+
+function orphanAsMessage(result: ToolResultItem): MessageItem {
+  const name = result.name ? ` (${result.name})` : "";
+  const status = result.isError ? " failed" : "";
+  return {
+    type: "message",
+    role: "user",
+    content: [
+      {
+        type: "text",
+        text: `[tool result${name} for call ${result.callId}${status}; its call is no longer in the history]\n${result.output}`,
+      },
+    ],
+  };
+}

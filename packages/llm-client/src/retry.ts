@@ -1,0 +1,167 @@
+/**
+ * The one retry policy of every provider. The SDKs' own retries are turned
+ * off (`maxRetries: 0`), so this is the only place that decides whether and
+ * when a request is sent again. A request is only retried before its stream
+ * has produced its first event: once the caller has seen output, a failure
+ * is reported, never silently replayed.
+ */
+import { LlmError } from "./errors.ts";
+import type { RetryOptions } from "./request.ts";
+
+/** {@link RetryOptions} with every default filled in. */
+export type RetryPolicy = Required<RetryOptions>;
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  maxAttempts: 4,
+  initialDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxRetryAfterMs: 60_000,
+  totalBudgetMs: 120_000,
+};
+
+export function resolveRetryPolicy(options: RetryOptions | undefined): RetryPolicy {
+  const policy = { ...DEFAULT_RETRY };
+  if (options === undefined) return policy;
+  for (const key of Object.keys(DEFAULT_RETRY) as (keyof RetryPolicy)[]) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (!Number.isFinite(value) || value < 0) {
+      throw new LlmError(
+        "config",
+        `retry.${key} must be a non-negative number of ${unitOf(key)}, got ${value}`,
+      );
+    }
+    policy[key] = value;
+  }
+  if (policy.maxAttempts < 1) throw new LlmError("config", "retry.maxAttempts must be at least 1");
+  return policy;
+}
+
+function unitOf(key: keyof RetryPolicy): string {
+  return key === "maxAttempts" ? "attempts" : "milliseconds";
+}
+
+/**
+ * Backoff before attempt `attempt + 1` (attempt counts from 1): exponential
+ * from `initialDelayMs`, capped at `maxDelayMs`, with jitter in the upper
+ * half so concurrent clients spread out but never retry at once.
+ */
+export function backoffDelay(
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number = Math.random,
+): number {
+  const exp = policy.initialDelayMs * 2 ** Math.max(0, attempt - 1);
+  const capped = Math.min(policy.maxDelayMs, exp);
+  return Math.round(capped / 2 + (random() * capped) / 2);
+}
+
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; error: LlmError };
+
+/**
+ * Decides what to do after attempt `attempt` failed with `error`, `elapsedMs`
+ * after the first attempt started. A server `retry-after` is honoured as
+ * given when it is within `maxRetryAfterMs`; above it the call fails at once
+ * with a message that says so (waiting minutes inside an agent turn is worse
+ * than telling the user).
+ */
+export function decideRetry(
+  error: LlmError,
+  attempt: number,
+  elapsedMs: number,
+  policy: RetryPolicy,
+  random?: () => number,
+): RetryDecision {
+  if (!error.retryable) return { retry: false, error };
+  if (attempt >= policy.maxAttempts) {
+    if (policy.maxAttempts === 1) return { retry: false, error };
+    return {
+      retry: false,
+      error: rewrap(
+        error,
+        `${error.message} (gave up after ${attempt} attempts; retry.maxAttempts is ${policy.maxAttempts})`,
+      ),
+    };
+  }
+  let delayMs: number;
+  if (error.retryAfterMs !== undefined) {
+    if (error.retryAfterMs > policy.maxRetryAfterMs) {
+      return {
+        retry: false,
+        error: rewrap(
+          error,
+          `${error.message} (the server asked to wait ${formatMs(error.retryAfterMs)} before retrying, ` +
+            `more than retry.maxRetryAfterMs = ${formatMs(policy.maxRetryAfterMs)}; not waiting. ` +
+            "Try again later or raise retry.maxRetryAfterMs)",
+        ),
+      };
+    }
+    delayMs = error.retryAfterMs;
+  } else {
+    delayMs = backoffDelay(attempt, policy, random);
+  }
+  if (elapsedMs + delayMs > policy.totalBudgetMs) {
+    return {
+      retry: false,
+      error: rewrap(
+        error,
+        `${error.message} (retry budget of ${formatMs(policy.totalBudgetMs)} exhausted after ${attempt} attempts; ` +
+          "see retry.totalBudgetMs)",
+      ),
+    };
+  }
+  return { retry: true, delayMs };
+}
+
+function rewrap(error: LlmError, message: string): LlmError {
+  return new LlmError(error.code, message, {
+    retryable: error.retryable,
+    status: error.status,
+    retryAfterMs: error.retryAfterMs,
+    provider: error.provider,
+    cause: error,
+  });
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${Math.round(ms)} ms`;
+}
+
+/**
+ * The delay a server asked for, from `retry-after-ms` (OpenAI, Anthropic) or
+ * `retry-after` (seconds or an HTTP date). Undefined when absent or invalid.
+ */
+export function retryAfterFromHeaders(
+  headers: { get(name: string): string | null } | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (headers === undefined) return undefined;
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null) {
+    const value = Number.parseFloat(ms);
+    if (Number.isFinite(value) && value >= 0) return Math.round(value);
+  }
+  const after = headers.get("retry-after");
+  if (after === null) return undefined;
+  const seconds = Number(after.trim());
+  if (after.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(after);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/** Waits `ms`; resolves `false` at once when `signal` aborts (before or during the wait). */
+export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
