@@ -58,7 +58,9 @@ const ProviderKindSchema = z.enum(PROVIDER_KINDS, expecting(`one of ${kindList}`
 const PermissionActionSchema = z.enum(["allow", "deny", "ask"], expecting('one of "allow", "deny", "ask"'));
 
 const ProviderSchema = obj({
-  kind: ProviderKindSchema.meta({ description: "Which API the provider speaks." }),
+  kind: ProviderKindSchema.optional().meta({
+    description: "Which API the provider speaks. Required for a new provider; a built-in one has it already.",
+  }),
   baseURL: z
     .url({ ...expecting('an http(s) URL, like "http://localhost:11434/v1"'), protocol: /^https?$/ })
     .optional()
@@ -269,6 +271,10 @@ export function checkReferences(
 ): ReferenceProblem[] {
   const problems: ReferenceProblem[] = [];
   const names = Object.keys(config.providers);
+  for (const [name, provider] of Object.entries(config.providers)) {
+    if (provider.kind === undefined)
+      problems.push({ path: ["providers", name, "kind"], expected: `one of ${kindList}` });
+  }
   const declared = `a provider declared in \`providers\` (${names.map((n) => `"${n}"`).join(", ")})`;
   const checkRef = (ref: string | null | undefined, path: string[]) => {
     if (ref == null) return;
@@ -316,15 +322,36 @@ export function providerKindOf(
  * is the default config. Cross-field references (a model naming a declared
  * provider) are checked too.
  */
-export const ConfigSchema = ConfigLayerSchema.superRefine((config, ctx) => {
-  for (const p of checkReferences(config))
-    ctx.addIssue({ code: "custom", path: p.path, message: p.expected });
-});
+export const ConfigSchema = z.preprocess(
+  withBuiltinProviders,
+  ConfigLayerSchema.superRefine((config, ctx) => {
+    for (const p of checkReferences(config))
+      ctx.addIssue({ code: "custom", path: p.path, message: p.expected });
+  }),
+) as unknown as z.ZodType<Config, ConfigInput>;
+// The cast narrows `providers[*].kind` to required, which the refinement above guarantees.
+
+/** The built-in providers stay declared when a config adds its own (an entry may change one field of one). */
+function withBuiltinProviders(input: unknown): unknown {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return input;
+  const given = (input as { providers?: unknown }).providers;
+  if (given === undefined) return input;
+  if (given === null || typeof given !== "object" || Array.isArray(given)) return input;
+  const providers: Record<string, unknown> = structuredClone(DEFAULT_PROVIDERS) as Record<string, unknown>;
+  for (const [name, entry] of Object.entries(given)) {
+    const builtin = providers[name];
+    providers[name] =
+      builtin && entry !== null && typeof entry === "object" && !Array.isArray(entry)
+        ? { ...builtin, ...entry }
+        : entry;
+  }
+  return { ...input, providers };
+}
 
 /** The effective configuration, every default filled in. */
-export type Config = z.output<typeof ConfigSchema>;
+export type Config = Omit<ConfigShape, "providers"> & { providers: Record<string, ProviderConfig> };
 /** One entry of `providers`. */
-export type ProviderConfig = Config["providers"][string];
+export type ProviderConfig = ConfigShape["providers"][string] & { kind: ProviderKind };
 /** One entry of `models`: extends or overrides the built-in catalog. */
 export type ModelEntryConfig = Config["models"][string];
 export type WorkerConfig = Config["worker"];

@@ -98,7 +98,8 @@ export function parseJsoncDocument(text: string): JsoncDocument {
       const node = jsonc.findNodeAtLocation(tree, path.slice(0, n) as jsonc.JSONPath);
       if (!node) continue;
       const keyNode = node.parent?.type === "property" ? node.parent.children?.[0] : undefined;
-      const target = (at === "key" || n < path.length) && keyNode && n === path.length ? keyNode : node;
+      // An absent field points at the key of the object that lacks it.
+      const target = (at === "key" || n < path.length) && keyNode ? keyNode : node;
       return position(target.offset);
     }
     return undefined;

@@ -103,15 +103,19 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   }
 
   const envLayer = readEnvLayer(env, home);
-  issues.push(...envLayer.issues);
+  const envProblems = [...envLayer.issues];
   const envSource = (path: string) => {
     let best = "";
     for (const p of envLayer.origins.keys()) if (isAtOrBelow(path, p) && p.length >= best.length) best = p;
     return `env:${envLayer.origins.get(best) ?? "YOI_?"}`;
   };
   const envIssues = validateLayer(envLayer.value, { fileFor: (p) => envSource(formatPath(p)), home });
-  issues.push(...envIssues);
-  if (envIssues.length === 0) layers.push({ value: envLayer.value, source: envSource });
+  // By variable name, so the list does not depend on the order zod found them in.
+  issues.push(
+    ...[...envProblems, ...envIssues].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)),
+  );
+  if (envIssues.length === 0 && envProblems.length === 0)
+    layers.push({ value: envLayer.value, source: envSource });
 
   if (options.overrides !== undefined) {
     const raw: unknown = options.overrides;
@@ -144,7 +148,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
 
   const result = ConfigSchema.safeParse(merged);
   if (!result.success) {
-    const fileFor = (p: readonly PathSegment[]) => sourceOf(sources, formatPath(p));
+    const fileFor = (p: readonly PathSegment[]) => sourceOf(sources, p);
     const located = zodIssuesToConfigIssues(result.error.issues, merged, {
       fileFor,
       locate: (p, at) => documents.get(fileFor(p))?.locate(p, at),
@@ -155,11 +159,18 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   return { config: result.data, sources: Object.fromEntries(sources), files };
 }
 
-/** The source of a path: its own, or that of the nearest recorded path above or below it. */
-function sourceOf(sources: Map<string, string>, path: string): string {
-  const own = sources.get(path);
-  if (own) return own;
-  for (const [p, s] of sources) if (isAtOrBelow(path, p) || isAtOrBelow(p, path)) return s;
+/**
+ * The source of a path: its own, else the source of a value set below its
+ * nearest ancestor (a missing `models.x.contextWindow` belongs to whichever
+ * file declared `models.x`).
+ */
+function sourceOf(sources: Map<string, string>, path: readonly PathSegment[]): string {
+  for (let n = path.length; n > 0; n--) {
+    const prefix = formatPath(path.slice(0, n));
+    const own = sources.get(prefix);
+    if (own) return own;
+    for (const [p, s] of sources) if (isAtOrBelow(p, prefix)) return s;
+  }
   return DEFAULT_SOURCE;
 }
 

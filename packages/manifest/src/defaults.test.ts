@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { ConfigSchema } from "./config-schema.ts";
+import {
+  COMPACTION_RETAIN_LAST_TURNS,
+  COMPACTION_SUMMARY_PROMPT,
+  COMPACTION_THRESHOLD_RATIO,
+  estimateTokens,
+  INLINE_THRESHOLD_BYTES,
+  PERMISSION_DEFAULTS,
+  SUMMARY_HEAD_LINES,
+  SUMMARY_MAX_BYTES,
+  SUMMARY_TAIL_LINES,
+  TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
+  TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  TOOL_OUTPUT_MAX_BYTES,
+  toolOutputCacheBudgetTokens,
+} from "./defaults.ts";
+
+describe("seed defaults", () => {
+  it("has the numbers of the seeds", () => {
+    expect(TOOL_OUTPUT_MAX_BYTES).toBe(16 * 1024);
+    expect(INLINE_THRESHOLD_BYTES).toBe(800);
+    expect(SUMMARY_MAX_BYTES).toBe(400);
+    expect(SUMMARY_HEAD_LINES).toBe(5);
+    expect(SUMMARY_TAIL_LINES).toBe(3);
+    expect(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES).toBe(50 * 1024);
+    expect(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH).toBe(2000);
+    expect(COMPACTION_THRESHOLD_RATIO).toBe(0.8);
+    expect(COMPACTION_RETAIN_LAST_TURNS).toBe(1);
+    expect(COMPACTION_SUMMARY_PROMPT).toContain("<summary>");
+  });
+
+  it("fills every section of an empty config from the named constants", () => {
+    const config = ConfigSchema.parse({});
+    expect(config.model).toBeUndefined();
+    expect(config.worker).toEqual({ maxTokens: 8192, maxTurns: 50, toolTimeoutMs: 120_000 });
+    expect(config.toolOutput).toEqual({
+      maxBytes: 16_384,
+      inlineThresholdBytes: 800,
+      summaryMaxBytes: 400,
+      headLines: 5,
+      tailLines: 3,
+    });
+    expect(config.toolOutputCache).toEqual({
+      enabled: true,
+      contextBudgetTokens: null,
+      maxMessageBytes: 51_200,
+      maxLineLength: 2000,
+    });
+    expect(config.compaction).toEqual({
+      enabled: true,
+      auto: true,
+      thresholdRatio: 0.8,
+      model: null,
+      summaryPrompt: COMPACTION_SUMMARY_PROMPT,
+      summaryDirectives: [],
+      retainPrompt: null,
+      retainDirectives: [],
+      retainLastTurns: 1,
+    });
+    expect(Object.keys(config.providers)).toEqual(["openai", "anthropic", "gemini"]);
+    expect(config.providers.anthropic).toEqual({ kind: "anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" });
+    expect(config.permissions.rules).toEqual([]);
+    expect(config.scope).toEqual({});
+  });
+
+  it("asks before writes and bash, allows reads, and asks for tools it does not know", () => {
+    const { permissions } = ConfigSchema.parse({});
+    expect(permissions.default).toEqual(PERMISSION_DEFAULTS);
+    for (const tool of ["write_file", "edit_file", "bash", "*"])
+      expect(permissions.default[tool]).toBe("ask");
+    for (const tool of ["read_file", "list_dir", "glob", "grep"])
+      expect(permissions.default[tool]).toBe("allow");
+  });
+
+  it("does not share default objects between parses", () => {
+    const a = ConfigSchema.parse({});
+    a.providers.openai!.apiKeyEnv = "CHANGED";
+    a.permissions.default.bash = "allow";
+    const b = ConfigSchema.parse({});
+    expect(b.providers.openai!.apiKeyEnv).toBe("OPENAI_API_KEY");
+    expect(b.permissions.default.bash).toBe("ask");
+  });
+});
+
+describe("tool output cache budget clamp (seed 004)", () => {
+  it.each([
+    [8_192, 20_000], // 2,048 raised to the floor
+    [80_000, 20_000], // exactly the floor
+    [128_000, 32_000], // inside the range
+    [200_000, 50_000],
+    [240_000, 60_000], // exactly the ceiling
+    [400_000, 60_000], // cut to the ceiling
+    [1_048_576, 60_000],
+  ])("window %i -> %i tokens", (window, budget) => {
+    expect(toolOutputCacheBudgetTokens(window)).toBe(budget);
+  });
+
+  it("estimates tokens as UTF-8 bytes / 4, rounded up", () => {
+    expect(estimateTokens("")).toBe(0);
+    expect(estimateTokens("abcd")).toBe(1);
+    expect(estimateTokens("abcde")).toBe(2);
+    expect(estimateTokens("日本")).toBe(2); // 6 bytes
+  });
+});
