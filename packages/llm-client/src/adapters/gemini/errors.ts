@@ -120,3 +120,28 @@ export function parseRetryAfter(value: string | null): number | undefined {
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
+
+/**
+ * Classifies a failure while reading an open stream: an error chunk (an
+ * ApiError) keeps its code, a payload that is not JSON is `parse`, a body
+ * that ends inside an event or a torn connection is `incomplete_stream`.
+ */
+export function classifyGeminiStreamFailure(
+  error: unknown,
+  signal: AbortSignal,
+  retryAfterMs?: number,
+): LlmError {
+  if (error instanceof LlmError || error instanceof ApiError)
+    return classifyGeminiError(error, signal, retryAfterMs);
+  const message = error instanceof Error ? error.message : String(error);
+  if (error instanceof SyntaxError || /exception parsing stream chunk/.test(message)) {
+    return classifyGeminiError(error, signal);
+  }
+  const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
+  const causeText = cause instanceof Error ? ` (${cause.message})` : "";
+  return new LlmError(
+    "incomplete_stream",
+    `the Gemini stream broke before its finishReason: ${message}${causeText}`,
+    { provider: PROVIDER, cause: error },
+  );
+}

@@ -7,7 +7,7 @@ import type {
 import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
-import { classifyGeminiError } from "./errors.ts";
+import { classifyGeminiStreamFailure } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
 
 interface TextRun {
@@ -200,7 +200,7 @@ export async function* normalizeGeminiStream(
       return;
     }
     if (!started) yield { type: "status", status: "started" };
-    yield* fail(classifyGeminiError(error, signal, options.retryAfterMs?.()));
+    yield* fail(classifyGeminiStreamFailure(error, signal, options.retryAfterMs?.()));
     return;
   }
   if (signal.aborted) {

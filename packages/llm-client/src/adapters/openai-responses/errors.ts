@@ -144,3 +144,20 @@ function causeMessage(error: unknown): string {
 function isAbortLike(error: unknown): boolean {
   return error instanceof Error && (error.name === "AbortError" || error.name === "APIUserAbortError");
 }
+
+/**
+ * Classifies a failure while reading an open stream: an `error` event
+ * (thrown by the SDK as an APIError) keeps its code, a payload that is not
+ * JSON is `parse`, anything else means the connection broke mid-stream.
+ */
+export function classifyOpenAIStreamFailure(error: unknown, signal: AbortSignal): LlmError {
+  if (error instanceof LlmError) return error;
+  if (error instanceof APIError && !(error instanceof APIConnectionError))
+    return classifyOpenAIError(error, signal);
+  if (error instanceof SyntaxError) return classifyOpenAIError(error, signal);
+  return new LlmError(
+    "incomplete_stream",
+    `the OpenAI stream broke before its terminal event: ${causeMessage(error)}`,
+    { provider: PROVIDER, cause: error },
+  );
+}

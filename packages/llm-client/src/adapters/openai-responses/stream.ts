@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { classifyOpenAIError, classifyStreamError } from "./errors.ts";
+import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
 
 interface OpenBlock {
   index: number;
@@ -258,7 +258,7 @@ export async function* normalizeResponsesStream(
       return;
     }
     if (!started) yield { type: "status", status: "started" };
-    yield* fail(classifyOpenAIError(error, signal));
+    yield* fail(classifyOpenAIStreamFailure(error, signal));
     return;
   }
   if (signal.aborted) {
