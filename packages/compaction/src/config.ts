@@ -1,0 +1,133 @@
+import {
+  COMPACTION_AUTO,
+  COMPACTION_ENABLED,
+  COMPACTION_RETAIN_LAST_TURNS,
+  COMPACTION_THRESHOLD_RATIO,
+  TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
+  TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+} from "@yoi/manifest";
+import { z } from "zod";
+import { CompactionError } from "./errors.ts";
+import { DEFAULT_RETAIN_PROMPT, DEFAULT_SUMMARY_PROMPT } from "./prompts.ts";
+
+/**
+ * Tool output cache settings (seed 004 1.3). Field names match the
+ * `toolOutputCache` section of `.yoi/config.jsonc` (@yoi/manifest).
+ */
+export interface ToolOutputCacheConfig {
+  /** Default true. When false, tool results pass through untouched and nothing is trimmed. */
+  enabled?: boolean;
+  /**
+   * Budget for all tool outputs in context, in estimated tokens. Default
+   * null: `clamp(contextWindow * 0.25, 20000, 60000)` of the model.
+   */
+  contextBudgetTokens?: number | null;
+  /** Cap of one in-context tool message in UTF-8 bytes, note included. Default 51200 (50 KiB). */
+  maxMessageBytes?: number;
+  /** Longest line kept in the in-context view, in characters. Default 2000. */
+  maxLineLength?: number;
+}
+
+/** `ToolOutputCacheConfig` with every default applied. */
+export interface ResolvedToolOutputCacheConfig {
+  enabled: boolean;
+  contextBudgetTokens: number | null;
+  maxMessageBytes: number;
+  maxLineLength: number;
+}
+
+/**
+ * Compaction settings (seed 004 2.2). Field names match the `compaction`
+ * section of `.yoi/config.jsonc` (@yoi/manifest).
+ */
+export interface CompactionConfig {
+  /** Default true. When false nothing is ever compacted, not even after a context overflow. */
+  enabled?: boolean;
+  /** Default true. When false, no automatic compaction (checkpoints and overflow); `compact()` still works when called. */
+  auto?: boolean;
+  /** Compact when the context reaches this share of the model's window. Default 0.8; (0, 1]. */
+  thresholdRatio?: number;
+  /** Model for the summary call. Default null: the worker's own client. */
+  model?: string | null;
+  /** Instructions of the summary call (answer in `<summary>` tags). Default `DEFAULT_SUMMARY_PROMPT`. */
+  summaryPrompt?: string;
+  /** Extra summary instructions, appended to the prompt as bullets. Default []. */
+  summaryDirectives?: string[];
+  /** What to keep verbatim (answer in `<retain>` tags); null disables it. Default `DEFAULT_RETAIN_PROMPT`. */
+  retainPrompt?: string | null;
+  /** Extra retain instructions, appended as bullets. Default []. */
+  retainDirectives?: string[];
+  /** Most recent turns (a turn starts at a user message) kept verbatim. Default 1; 0 keeps none. */
+  retainLastTurns?: number;
+}
+
+/** `CompactionConfig` with every default applied. */
+export interface ResolvedCompactionConfig {
+  enabled: boolean;
+  auto: boolean;
+  thresholdRatio: number;
+  model: string | null;
+  summaryPrompt: string;
+  summaryDirectives: string[];
+  retainPrompt: string | null;
+  retainDirectives: string[];
+  retainLastTurns: number;
+}
+
+/** zod schema of `ToolOutputCacheConfig`; parsing applies the seed defaults. Unknown keys are rejected. */
+export const toolOutputCacheConfigSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    contextBudgetTokens: z.number().int().positive().nullable().default(null),
+    maxMessageBytes: z.number().int().min(1024).default(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES),
+    maxLineLength: z.number().int().min(16).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+  })
+  .strict();
+
+/** zod schema of `CompactionConfig`; parsing applies the seed defaults. Unknown keys are rejected. */
+export const compactionConfigSchema = z
+  .object({
+    enabled: z.boolean().default(COMPACTION_ENABLED),
+    auto: z.boolean().default(COMPACTION_AUTO),
+    thresholdRatio: z.number().gt(0).lte(1).default(COMPACTION_THRESHOLD_RATIO),
+    model: z.string().trim().min(1).nullable().default(null),
+    summaryPrompt: z.string().trim().min(1).default(DEFAULT_SUMMARY_PROMPT),
+    summaryDirectives: z.array(z.string()).default([]),
+    retainPrompt: z.string().trim().min(1).nullable().default(DEFAULT_RETAIN_PROMPT),
+    retainDirectives: z.array(z.string()).default([]),
+    retainLastTurns: z.number().int().min(0).default(COMPACTION_RETAIN_LAST_TURNS),
+  })
+  .strict();
+
+// Compile-time check that the schemas and the documented interfaces agree.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const _cacheOut: Same<z.output<typeof toolOutputCacheConfigSchema>, ResolvedToolOutputCacheConfig> = true;
+const _compactionOut: Same<z.output<typeof compactionConfigSchema>, ResolvedCompactionConfig> = true;
+void _cacheOut;
+void _compactionOut;
+
+/** Validates a tool output cache config and applies defaults; throws `CompactionError("invalid_config")`. */
+export function resolveToolOutputCacheConfig(
+  input: ToolOutputCacheConfig = {},
+): ResolvedToolOutputCacheConfig {
+  return parseOrThrow(toolOutputCacheConfigSchema, input, "toolOutputCache");
+}
+
+/** Validates a compaction config and applies defaults; throws `CompactionError("invalid_config")`. */
+export function resolveCompactionConfig(input: CompactionConfig = {}): ResolvedCompactionConfig {
+  return parseOrThrow(compactionConfigSchema, input, "compaction");
+}
+
+function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, section: string): z.output<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const path = issue.path.length === 0 ? section : `${section}.${issue.path.join(".")}`;
+    return `${path}: ${issue.message}`;
+  });
+  throw new CompactionError(
+    "invalid_config",
+    `Invalid ${section} config: ${problems.join("; ")}. Fix these fields (in code or in .yoi/config.jsonc under "${section}").`,
+    { cause: parsed.error },
+  );
+}

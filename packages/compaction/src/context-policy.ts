@@ -1,0 +1,390 @@
+/**
+ * `createContextPolicy`: the ContextPolicy port of @yoi/llm-worker,
+ * combining the tool output cache (views, refs, trimming, the two read-back
+ * tools) and compaction, called by the worker after each model call, after
+ * tools, before returning, and after a context overflow.
+ */
+import type { Item, LlmClient, ToolResultItem, Usage } from "@yoi/llm-client";
+import type {
+  BlobStore,
+  ContextCheckpoint,
+  ContextPolicy,
+  ContextState,
+  HistoryReplacement,
+  Tool,
+} from "@yoi/llm-worker";
+import type { ModelInfo } from "@yoi/manifest";
+import { createCacheTools } from "./cache-tools.ts";
+import {
+  buildCompactedHistory,
+  compactionThreshold,
+  MAX_KEPT_SHARE_OF_THRESHOLD,
+} from "./check-and-compact.ts";
+import { compact, SUMMARY_MAX_TOKENS } from "./compact.ts";
+import {
+  type CompactionConfig,
+  type ResolvedCompactionConfig,
+  type ResolvedToolOutputCacheConfig,
+  resolveCompactionConfig,
+  resolveToolOutputCacheConfig,
+  type ToolOutputCacheConfig,
+} from "./config.ts";
+import { type ModelLimits, resolveModelLimits } from "./context-limit.ts";
+import { CompactionError } from "./errors.ts";
+import { itemsTokens } from "./estimate.ts";
+import { HistoryMeter } from "./history-meter.ts";
+import { planCompaction } from "./history-shape.ts";
+import { tokenUsageFromUsage } from "./token-usage.ts";
+import { ToolOutputCache } from "./tool-output-cache.ts";
+import { trimToolOutputs } from "./trim.ts";
+
+/** Default of `trimTargetRatio`. */
+export const TRIM_TARGET_RATIO = 0.8;
+
+export interface ContextPolicyOptions {
+  /**
+   * Where full tool outputs are kept: pass the Worker's store, so blobs the
+   * worker already stored (`[blob:<id>]`) are reused. Required unless the
+   * cache is disabled.
+   */
+  blobStore?: BlobStore;
+  /** Tool output cache settings (`toolOutputCache` of the config). */
+  toolOutputCache?: ToolOutputCacheConfig;
+  /** Compaction settings (`compaction` of the config). */
+  compaction?: CompactionConfig;
+  /**
+   * The worker's client. When given, the model's limits are resolved now
+   * (an unknown model fails here instead of at the first checkpoint);
+   * otherwise from `ContextState.client` on first use.
+   */
+  client?: LlmClient;
+  /** The context window in tokens, instead of the catalog's (also the limit). */
+  contextWindow?: number;
+  /** The model catalog to look models up in; pass `buildModelCatalog(config)` so `models` entries count. */
+  catalog?: readonly ModelInfo[];
+  /**
+   * The client for `compaction.model`: a client for that model, or a factory
+   * called once with the model string. Required when `compaction.model` is set.
+   */
+  summaryClient?: LlmClient | ((model: string) => LlmClient);
+  /** Cap of the summary answer. Default `SUMMARY_MAX_TOKENS` (8192), lowered to the model's max output. */
+  summaryMaxTokens?: number;
+  /** Most estimated tokens kept verbatim after a summary. Default 30% of the threshold. */
+  maxKeptTokens?: number;
+  /**
+   * Once the tool outputs exceed the budget, trim down to this share of it
+   * (0 < r <= 1). Default 0.8: trimming in batches changes the prompt prefix
+   * less often, which keeps the providers' prompt caches warm. 1 trims just
+   * enough.
+   */
+  trimTargetRatio?: number;
+  /**
+   * Delete refs that no history references after a compaction, when the
+   * store can delete (`DeletableBlobStore`). Default false: the ids are only
+   * reported in the replacement's `detail.unreferencedRefs`, because a
+   * session log may still point at them.
+   */
+  deleteUnreferencedRefs?: boolean;
+}
+
+/** The policy returned by `createContextPolicy`: the port plus the cache tools and a manual compaction. */
+export interface YoiContextPolicy extends ContextPolicy {
+  prepareToolResult(result: ToolResultItem, full: string, state: ContextState): Promise<ToolResultItem>;
+  checkpoint(point: ContextCheckpoint, state: ContextState): Promise<HistoryReplacement | undefined>;
+  onContextOverflow(state: ContextState): Promise<HistoryReplacement | undefined>;
+  /** `tool_output_cache` and `tool_output_cache_grep`; register them with the Worker (empty when the cache is off). */
+  readonly tools: readonly Tool[];
+  /** The tool output cache (undefined when disabled). */
+  readonly cache: ToolOutputCache | undefined;
+  readonly toolOutputCacheConfig: ResolvedToolOutputCacheConfig;
+  readonly compactionConfig: ResolvedCompactionConfig;
+  /**
+   * Compacts now regardless of the threshold and of `auto` (a user's
+   * `/compact`); undefined when compaction is disabled or there is nothing
+   * to fold. Apply the result with the worker's history replacement.
+   */
+  compactNow(state: ContextState): Promise<HistoryReplacement | undefined>;
+}
+
+/** Creates the context policy. Throws `CompactionError("invalid_config" | "unknown_model")` on bad options. */
+export function createContextPolicy(options: ContextPolicyOptions = {}): YoiContextPolicy {
+  return new ContextPolicyImpl(options);
+}
+
+type Trigger = "threshold" | "overflow" | "manual";
+
+/** The usage measurement the compaction check extrapolates from. */
+interface Mark {
+  usage: Usage;
+  /** Estimated context tokens at `index` (measured, or estimated after a compaction). */
+  base: number;
+  /** History length when `base` was taken. */
+  index: number;
+  /** Estimated tokens of `history[0..index)` then: `base - items` is the system prompt and tools. */
+  items: number;
+}
+
+class ContextPolicyImpl implements YoiContextPolicy {
+  readonly tools: readonly Tool[];
+  readonly cache: ToolOutputCache | undefined;
+  readonly toolOutputCacheConfig: ResolvedToolOutputCacheConfig;
+  readonly compactionConfig: ResolvedCompactionConfig;
+  readonly #options: ContextPolicyOptions;
+  readonly #trimTarget: number;
+  readonly #meter = new HistoryMeter();
+  #limits: { key: string; limits: ModelLimits } | undefined;
+  #summaryClient: LlmClient | undefined;
+  #mark: Mark | undefined;
+  /** Compactions since the last measured usage under the threshold. */
+  #consecutive = 0;
+
+  constructor(options: ContextPolicyOptions) {
+    this.#options = options;
+    this.toolOutputCacheConfig = resolveToolOutputCacheConfig(options.toolOutputCache);
+    this.compactionConfig = resolveCompactionConfig(options.compaction);
+    const ratio = options.trimTargetRatio ?? TRIM_TARGET_RATIO;
+    if (!(ratio > 0 && ratio <= 1)) {
+      throw new CompactionError("invalid_config", `trimTargetRatio must be in (0, 1], got ${ratio}.`);
+    }
+    this.#trimTarget = ratio;
+    if (
+      options.contextWindow !== undefined &&
+      !(Number.isInteger(options.contextWindow) && options.contextWindow > 0)
+    ) {
+      throw new CompactionError(
+        "invalid_config",
+        `contextWindow must be a positive integer number of tokens, got ${options.contextWindow}.`,
+      );
+    }
+    if (this.toolOutputCacheConfig.enabled) {
+      if (options.blobStore === undefined) {
+        throw new CompactionError(
+          "invalid_config",
+          "The tool output cache needs a blobStore to keep full outputs: pass { blobStore } (the same store as the Worker's), or set toolOutputCache.enabled to false.",
+        );
+      }
+      this.cache = new ToolOutputCache({ store: options.blobStore, config: this.toolOutputCacheConfig });
+      this.tools = createCacheTools(this.cache);
+    } else {
+      this.cache = undefined;
+      this.tools = [];
+    }
+    const { model } = this.compactionConfig;
+    if (this.compactionConfig.enabled && model !== null) {
+      const given = options.summaryClient;
+      if (given === undefined) {
+        throw new CompactionError(
+          "invalid_config",
+          `compaction.model is "${model}" but no summaryClient was given: pass summaryClient (a client for that model, or a factory (model) => client), or set compaction.model to null to summarize with the worker's model.`,
+        );
+      }
+      this.#summaryClient = typeof given === "function" ? given(model) : given;
+    }
+    // Fail now, not mid-run, for an unknown model when the limits will be needed.
+    if (options.client && this.#needsLimits()) this.#limitsFor(options.client);
+  }
+
+  async prepareToolResult(result: ToolResultItem, full: string): Promise<ToolResultItem> {
+    return this.cache ? this.cache.prepare(result, full) : result;
+  }
+
+  async checkpoint(_point: ContextCheckpoint, state: ContextState): Promise<HistoryReplacement | undefined> {
+    const compacted = await this.#compact(state, "threshold");
+    if (compacted) return compacted;
+    return this.#trim(state.history, state.client);
+  }
+
+  async onContextOverflow(state: ContextState): Promise<HistoryReplacement | undefined> {
+    return this.#compact(state, "overflow");
+  }
+
+  async compactNow(state: ContextState): Promise<HistoryReplacement | undefined> {
+    return this.#compact(state, "manual");
+  }
+
+  #needsLimits(): boolean {
+    return (
+      this.#options.contextWindow === undefined &&
+      (this.compactionConfig.enabled ||
+        (this.toolOutputCacheConfig.enabled && this.toolOutputCacheConfig.contextBudgetTokens === null))
+    );
+  }
+
+  #limitsFor(client: LlmClient): ModelLimits {
+    const window = this.#options.contextWindow;
+    if (window !== undefined) {
+      return { contextWindow: window, contextLimit: window, maxOutputTokens: SUMMARY_MAX_TOKENS };
+    }
+    const key = `${client.provider}\u0000${client.model}`;
+    if (this.#limits?.key !== key) {
+      this.#limits = {
+        key,
+        limits: resolveModelLimits(client.provider, client.model, this.#options.catalog),
+      };
+    }
+    return this.#limits.limits;
+  }
+
+  /** Trims tool outputs over the budget (seed 004 1.7). */
+  #trim(history: readonly Item[], client: LlmClient): HistoryReplacement | undefined {
+    const cache = this.cache;
+    if (!cache) return undefined;
+    const totals = this.#meter.measure(history);
+    const budget =
+      this.toolOutputCacheConfig.contextBudgetTokens ??
+      cache.budgetTokens(this.#limitsFor(client).contextWindow);
+    if (totals.toolOutputs <= budget) return undefined;
+    const result = trimToolOutputs(history, {
+      budgetTokens: budget,
+      targetTokens: Math.floor(budget * this.#trimTarget),
+      knownTotalTokens: totals.toolOutputs,
+    });
+    if (result.trimmed.length === 0) return undefined;
+    const after = this.#meter.reset(result.history);
+    if (this.#mark && this.#mark.index <= history.length) {
+      // The measured context shrank by what trimming saved before the mark.
+      const savedBefore =
+        itemsTokens(history, 0, this.#mark.index) - itemsTokens(result.history, 0, this.#mark.index);
+      this.#mark = {
+        ...this.#mark,
+        base: this.#mark.base - savedBefore,
+        items: this.#mark.items - savedBefore,
+      };
+    }
+    return {
+      history: [...result.history],
+      reason: "trim",
+      detail: {
+        trimmedRefs: result.trimmed,
+        toolOutputTokensBefore: result.totalBefore,
+        toolOutputTokensAfter: after.toolOutputs,
+        budgetTokens: budget,
+      },
+    };
+  }
+
+  /** Estimated context tokens now: the last measured usage plus what was appended since. */
+  #estimate(state: ContextState, threshold: number): number | undefined {
+    const usage = state.lastUsage;
+    if (usage === undefined) return this.#mark ? this.#extrapolate(this.#mark, state.history) : undefined;
+    if (this.#mark?.usage !== usage) {
+      // A new model call: its usage is the real context size (prompt + answer, cached tokens once).
+      const total = tokenUsageFromUsage(usage).totalTokens;
+      const items = this.#meter.measure(state.history).items;
+      this.#mark = { usage, base: total, index: state.history.length, items };
+      if (total < threshold) this.#consecutive = 0;
+    }
+    return this.#extrapolate(this.#mark, state.history);
+  }
+
+  #extrapolate(mark: Mark, history: readonly Item[]): number {
+    const items = this.#meter.measure(history).items;
+    // Items appended since the mark add to it; a replaced history is re-estimated from the overhead.
+    const overhead = Math.max(0, mark.base - mark.items);
+    return history.length >= mark.index ? mark.base + Math.max(0, items - mark.items) : overhead + items;
+  }
+
+  async #compact(state: ContextState, trigger: Trigger): Promise<HistoryReplacement | undefined> {
+    const config = this.compactionConfig;
+    if (!config.enabled) return undefined;
+    if (trigger !== "manual" && !config.auto) return undefined;
+    const limits = this.#limitsFor(state.client);
+    const threshold = compactionThreshold(limits.contextLimit, config);
+    const history = state.history;
+    let estimate: number | undefined;
+    if (trigger === "threshold") {
+      estimate = this.#estimate(state, threshold);
+      if (estimate === undefined || estimate < threshold) return undefined;
+    }
+    const plan = planCompaction(history, {
+      retainLastTurns: config.retainLastTurns,
+      maxKeptTokens: this.#options.maxKeptTokens ?? Math.floor(threshold * MAX_KEPT_SHARE_OF_THRESHOLD),
+    });
+    if (!plan.foldsNewItems) {
+      if (trigger === "threshold" && this.#consecutive === 0) return undefined; // nothing to fold yet; the overflow path reports it
+      if (trigger === "manual") return undefined;
+      throw this.#noProgress(
+        "there is nothing left to fold into a summary: the system prompt, the tool definitions and the turns kept verbatim alone fill the context",
+        limits,
+        estimate,
+      );
+    }
+    if (trigger !== "manual" && this.#consecutive >= 2) {
+      throw this.#noProgress(
+        "two compactions in a row did not bring the context under the threshold",
+        limits,
+        estimate,
+      );
+    }
+    const client = this.#summaryClient ?? state.client;
+    const summaryLimits = this.#summaryLimits(client, limits);
+    const maxTokens = Math.min(
+      this.#options.summaryMaxTokens ?? SUMMARY_MAX_TOKENS,
+      summaryLimits.maxOutputTokens,
+    );
+    const result = await compact(history, {
+      client,
+      config,
+      signal: state.signal,
+      maxTokens,
+      // Room for the answer and for the estimate being off (bytes/4 undercounts code and non-Latin text).
+      inputBudgetTokens: Math.floor((summaryLimits.contextLimit - maxTokens) * 0.85),
+    });
+    const next = buildCompactedHistory(plan, result.summary, result.retain);
+    const before = this.#meter.measure(history).items;
+    const after = this.#meter.reset(next).items;
+    if (after >= before) {
+      this.#meter.reset(history);
+      throw this.#noProgress("the summary is no smaller than the history it replaces", limits, estimate);
+    }
+    this.#consecutive++;
+    const overhead = this.#mark ? Math.max(0, this.#mark.base - this.#mark.items) : 0;
+    // Until the next model call measures it, the context is the overhead plus the new history.
+    if (this.#mark)
+      this.#mark = { usage: this.#mark.usage, base: overhead + after, index: next.length, items: after };
+    const trimmed = this.cache ? this.#trim(next, state.client) : undefined;
+    const finalHistory = trimmed?.history ?? next;
+    const gc = this.cache
+      ? await this.cache.collectGarbage(history, finalHistory, {
+          deleteUnreferenced: this.#options.deleteUnreferencedRefs ?? false,
+        })
+      : { unreferenced: [], deleted: [] };
+    return {
+      history: finalHistory,
+      reason: "compaction",
+      detail: {
+        trigger,
+        estimatedTokensBefore: estimate ?? overhead + before,
+        estimatedTokensAfter: overhead + after,
+        thresholdTokens: threshold,
+        foldedItems: plan.folded.length,
+        keptItems: plan.kept.length,
+        summaryChars: result.summary.length,
+        retainChars: result.retain?.length ?? 0,
+        summaryModel: client.model,
+        summaryUsage: result.usage,
+        omittedFromSummaryInput: result.omittedItems,
+        trimmedRefs: trimmed?.detail?.trimmedRefs ?? [],
+        unreferencedRefs: gc.unreferenced,
+        deletedRefs: gc.deleted,
+      },
+    };
+  }
+
+  #summaryLimits(client: LlmClient, fallback: ModelLimits): ModelLimits {
+    if (client === this.#options.client || this.#summaryClient === undefined) return fallback;
+    try {
+      return resolveModelLimits(client.provider, client.model, this.#options.catalog);
+    } catch {
+      return fallback; // an uncatalogued summary model: assume the worker model's limits
+    }
+  }
+
+  #noProgress(why: string, limits: ModelLimits, estimate: number | undefined): CompactionError {
+    const size = estimate === undefined ? "" : ` (about ${estimate} of ${limits.contextLimit} tokens in use)`;
+    return new CompactionError(
+      "no_progress",
+      `Compaction cannot free room${size}: ${why}. Stopping instead of compacting again. Lower compaction.retainLastTurns, shorten the system prompt or the tool list, or use a model with a larger context window.`,
+    );
+  }
+}

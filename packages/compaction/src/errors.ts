@@ -1,0 +1,29 @@
+/**
+ * The one error type `@yoi/compaction` throws across its boundary. Callers
+ * switch on `code`, never on the message.
+ */
+export type CompactionErrorCode =
+  /** A config value is invalid (the message names the field and the fix). */
+  | "invalid_config"
+  /** The model's context window is not in the catalog (strict, seed 004 2.4). */
+  | "unknown_model"
+  /** The summary call failed (provider error, empty answer, cancelled). */
+  | "summary_failed"
+  /** Compacting again would not free room; stopping instead of looping. */
+  | "no_progress"
+  /** A tool output cache operation failed (unknown ref, bad range, bad pattern, store error). */
+  | "cache";
+
+export class CompactionError extends Error {
+  override readonly name = "CompactionError";
+  readonly code: CompactionErrorCode;
+
+  constructor(code: CompactionErrorCode, message: string, options: { cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}
+
+export function isCompactionError(value: unknown): value is CompactionError {
+  return value instanceof CompactionError;
+}

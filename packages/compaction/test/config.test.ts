@@ -1,0 +1,109 @@
+import { ConfigSchema } from "@yoi/manifest";
+import { describe, expect, it } from "vitest";
+import {
+  CompactionError,
+  compactionConfigSchema,
+  DEFAULT_RETAIN_PROMPT,
+  DEFAULT_SUMMARY_PROMPT,
+  resolveCompactionConfig,
+  resolveToolOutputCacheConfig,
+  toolOutputCacheConfigSchema,
+} from "../src/index.ts";
+
+function errorOf(fn: () => unknown): CompactionError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CompactionError);
+    return error as CompactionError;
+  }
+  throw new Error("expected a CompactionError");
+}
+
+describe("ToolOutputCacheConfig", () => {
+  it("applies the seed defaults", () => {
+    expect(resolveToolOutputCacheConfig()).toEqual({
+      enabled: true,
+      contextBudgetTokens: null,
+      maxMessageBytes: 50 * 1024,
+      maxLineLength: 2000,
+    });
+  });
+
+  it("keeps given values", () => {
+    expect(
+      resolveToolOutputCacheConfig({ enabled: false, contextBudgetTokens: 30_000, maxLineLength: 500 }),
+    ).toEqual({
+      enabled: false,
+      contextBudgetTokens: 30_000,
+      maxMessageBytes: 50 * 1024,
+      maxLineLength: 500,
+    });
+  });
+
+  it("rejects bad values naming the field and the fix", () => {
+    const err = errorOf(() => resolveToolOutputCacheConfig({ maxMessageBytes: 10 }));
+    expect(err.code).toBe("invalid_config");
+    expect(err.message).toContain("toolOutputCache.maxMessageBytes");
+    expect(err.message).toContain(".yoi/config.jsonc");
+    expect(errorOf(() => resolveToolOutputCacheConfig({ contextBudgetTokens: -5 })).message).toContain(
+      "contextBudgetTokens",
+    );
+  });
+
+  it("rejects unknown keys (a typo is not silently ignored)", () => {
+    const err = errorOf(() => resolveToolOutputCacheConfig({ maxMessageByte: 100 } as never));
+    expect(err.message).toContain("maxMessageByte");
+  });
+
+  it("has the same field names as the manifest's toolOutputCache section", () => {
+    const manifest = ConfigSchema.parse({}).toolOutputCache;
+    expect(Object.keys(manifest).sort()).toEqual(Object.keys(toolOutputCacheConfigSchema.shape).sort());
+    // A manifest-parsed section is accepted as is.
+    expect(resolveToolOutputCacheConfig(manifest)).toEqual(manifest);
+  });
+});
+
+describe("CompactionConfig", () => {
+  it("applies the seed defaults", () => {
+    expect(resolveCompactionConfig()).toEqual({
+      enabled: true,
+      auto: true,
+      thresholdRatio: 0.8,
+      model: null,
+      summaryPrompt: DEFAULT_SUMMARY_PROMPT,
+      summaryDirectives: [],
+      retainPrompt: DEFAULT_RETAIN_PROMPT,
+      retainDirectives: [],
+      retainLastTurns: 1,
+    });
+    expect(DEFAULT_SUMMARY_PROMPT).toContain("<summary>");
+    expect(DEFAULT_RETAIN_PROMPT).toContain("<retain>");
+  });
+
+  it("null retainPrompt turns the retain section off", () => {
+    expect(resolveCompactionConfig({ retainPrompt: null }).retainPrompt).toBeNull();
+  });
+
+  it.each([
+    [{ thresholdRatio: 0 }, "thresholdRatio"],
+    [{ thresholdRatio: 1.5 }, "thresholdRatio"],
+    [{ retainLastTurns: -1 }, "retainLastTurns"],
+    [{ retainLastTurns: 1.5 }, "retainLastTurns"],
+    [{ summaryPrompt: "  " }, "summaryPrompt"],
+    [{ model: "" }, "model"],
+    [{ summaryDirectives: "keep paths" }, "summaryDirectives"],
+  ])("rejects %j", (input, field) => {
+    const err = errorOf(() => resolveCompactionConfig(input as never));
+    expect(err.code).toBe("invalid_config");
+    expect(err.message).toContain(`compaction.${field}`);
+  });
+
+  it("has the same field names as the manifest's compaction section and accepts it", () => {
+    const manifest = ConfigSchema.parse({}).compaction;
+    expect(Object.keys(manifest).sort()).toEqual(Object.keys(compactionConfigSchema.shape).sort());
+    const resolved = resolveCompactionConfig(manifest);
+    expect(resolved.thresholdRatio).toBe(0.8);
+    expect(resolved.retainLastTurns).toBe(1);
+  });
+});
