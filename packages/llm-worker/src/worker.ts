@@ -173,15 +173,20 @@ export class Worker {
    */
   handleClientWarning(warning: ClientWarning): void {
     if (warning.code === "retry") {
+      // detail as the llm-client retry policy reports it: { attempt, nextAttempt, delayMs, errorCode, status }.
       const d = warning.detail ?? {};
+      const next =
+        typeof d.nextAttempt === "number" ? d.nextAttempt : typeof d.attempt === "number" ? d.attempt + 1 : 0;
+      const code =
+        typeof d.errorCode === "string" ? d.errorCode : typeof d.code === "string" ? d.code : undefined;
       this.#emit({
         type: "retry",
         source: "client",
-        attempt: typeof d.attempt === "number" ? d.attempt : 0,
+        attempt: next,
         ...(typeof d.maxAttempts === "number" ? { maxAttempts: d.maxAttempts } : {}),
         delayMs: typeof d.delayMs === "number" ? d.delayMs : 0,
         reason: warning.message,
-        ...(typeof d.code === "string" ? { code: d.code as LlmErrorCode } : {}),
+        ...(code !== undefined ? { code: code as LlmErrorCode } : {}),
       });
       return;
     }
