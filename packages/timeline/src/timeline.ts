@@ -6,6 +6,7 @@ import type {
   BlockStopEvent,
   Event,
 } from "@yoi/llm-client";
+import { CLOSED, type Fail, type HandlerSet, handlerSet, type Slot } from "./fan-out.ts";
 import type { BlockHandler, HandlerError, MetaHandler, Unsubscribe } from "./handler.ts";
 import type { BlockPhase, Kind, MetaKind } from "./kinds.ts";
 
@@ -22,31 +23,29 @@ export interface TimelineOptions {
 /** Reason given to open blocks when `end()` is called without one. */
 export const DEFAULT_END_REASON = "the stream ended with the block still open";
 
-// Scope slot value of a handler that has no scope for a block (it threw, or unsubscribed).
-const CLOSED: unique symbol = Symbol("closed");
+// Block indexes below this are looked up in an array instead of the Map.
+const SMALL_INDEX = 64;
 
-// Type-erased registration. `fn.call(self, ...)` keeps `this` for class-based handlers.
-interface Slot {
-  readonly name: string;
-  readonly kind: Kind;
-  readonly self: object;
-  // biome-ignore lint/suspicious/noExplicitAny: type-erased storage; the public `on` overloads keep handlers typed.
-  readonly fn: (...args: any[]) => void;
-  // biome-ignore lint/suspicious/noExplicitAny: as above.
-  readonly createScope: ((start: any) => unknown) | undefined;
-  removed: boolean;
+function isSmall(index: number): boolean {
+  return index >>> 0 === index && index < SMALL_INDEX;
+}
+
+interface KindEntry {
+  readonly set: HandlerSet;
+  /** Reports a failure of the handler at a position of `set` (meta kinds). */
+  readonly fail: Fail;
 }
 
 interface OpenBlock {
   readonly index: number;
   readonly kind: BlockKind;
-  /** The kind's handlers when the block started (arrays are copy-on-write, so this is a stable snapshot). */
-  readonly slots: readonly Slot[];
-  /** Scope per slot, or CLOSED. */
+  /** The kind's handlers when the block started (sets are replaced, never mutated: a stable snapshot). */
+  readonly set: HandlerSet;
+  /** Scope per handler position, or CLOSED. */
   readonly scopes: unknown[];
+  /** Reports a delta failure of the handler at a position. */
+  readonly fail: Fail;
 }
-
-const EMPTY: readonly Slot[] = [];
 
 /**
  * Receives the flat llm-client Event stream and dispatches it to handlers
@@ -74,20 +73,29 @@ export class Timeline {
   readonly handlerErrors: HandlerError[] = [];
 
   readonly #onHandlerError: ((error: HandlerError) => void) | undefined;
-  // Per-kind handler arrays, replaced (never mutated) on registration changes.
-  #usage: readonly Slot[] = EMPTY;
-  #ping: readonly Slot[] = EMPTY;
-  #status: readonly Slot[] = EMPTY;
-  #error: readonly Slot[] = EMPTY;
-  #text: readonly Slot[] = EMPTY;
-  #thinking: readonly Slot[] = EMPTY;
-  #toolUse: readonly Slot[] = EMPTY;
+  // Per-kind handler sets, replaced (never mutated) on registration changes.
+  #usage: KindEntry;
+  #ping: KindEntry;
+  #status: KindEntry;
+  #error: KindEntry;
+  #text: KindEntry;
+  #thinking: KindEntry;
+  #toolUse: KindEntry;
   readonly #open = new Map<number, OpenBlock>();
-  // The block of the previous delta: consecutive deltas usually hit the same block.
-  #last: OpenBlock | undefined;
+  // Direct lookup for the small indexes real streams use; #open stays the source of truth (and keeps open order).
+  readonly #byIndex: Array<OpenBlock | undefined> = new Array<OpenBlock | undefined>(SMALL_INDEX).fill(
+    undefined,
+  );
 
   constructor(options: TimelineOptions = {}) {
     this.#onHandlerError = options.onHandlerError;
+    this.#usage = this.#entry("usage", []);
+    this.#ping = this.#entry("ping", []);
+    this.#status = this.#entry("status", []);
+    this.#error = this.#entry("error", []);
+    this.#text = this.#entry("text", []);
+    this.#thinking = this.#entry("thinking", []);
+    this.#toolUse = this.#entry("tool_use", []);
   }
 
   /**
@@ -117,7 +125,7 @@ export class Timeline {
       createScope,
       removed: false,
     };
-    this.#setSlots(kind, [...this.#slots(kind), slot]);
+    this.#setSlots(kind, [...this.#slots(kind).set.slots, slot]);
     return () => this.#remove(slot);
   }
 
@@ -137,16 +145,16 @@ export class Timeline {
         this.#abortEvent(event);
         return;
       case "usage":
-        this.#meta(this.#usage, event);
+        this.#usage.set.meta(event, this.#usage.fail);
         return;
       case "ping":
-        this.#meta(this.#ping, event);
+        this.#ping.set.meta(event, this.#ping.fail);
         return;
       case "status":
-        this.#meta(this.#status, event);
+        this.#status.set.meta(event, this.#status.fail);
         return;
       case "error":
-        this.#meta(this.#error, event);
+        this.#error.set.meta(event, this.#error.fail);
         return;
       default:
         // Unknown event types (a newer llm-client) are passed over, not fatal.
@@ -162,7 +170,7 @@ export class Timeline {
   end(reason: string = DEFAULT_END_REASON): void {
     const blocks = [...this.#open.values()];
     this.#open.clear();
-    this.#last = undefined;
+    this.#byIndex.fill(undefined);
     for (const block of blocks) this.#deliverAbort(block, reason);
   }
 
@@ -232,7 +240,14 @@ export class Timeline {
     }
   }
 
-  #slots(kind: Kind): readonly Slot[] {
+  #entry(kind: Kind, slots: readonly Slot[]): KindEntry {
+    const set = handlerSet(slots);
+    const fail: Fail = (position, error) =>
+      this.#report({ handler: set.slots[position]?.name ?? "(unknown)", kind, error });
+    return { set, fail };
+  }
+
+  #slots(kind: Kind): KindEntry {
     switch (kind) {
       case "usage":
         return this.#usage;
@@ -256,27 +271,28 @@ export class Timeline {
   }
 
   #setSlots(kind: Kind, slots: readonly Slot[]): void {
+    const entry = this.#entry(kind, slots);
     switch (kind) {
       case "usage":
-        this.#usage = slots;
+        this.#usage = entry;
         return;
       case "ping":
-        this.#ping = slots;
+        this.#ping = entry;
         return;
       case "status":
-        this.#status = slots;
+        this.#status = entry;
         return;
       case "error":
-        this.#error = slots;
+        this.#error = entry;
         return;
       case "text":
-        this.#text = slots;
+        this.#text = entry;
         return;
       case "thinking":
-        this.#thinking = slots;
+        this.#thinking = entry;
         return;
       case "tool_use":
-        this.#toolUse = slots;
+        this.#toolUse = entry;
         return;
     }
   }
@@ -284,31 +300,19 @@ export class Timeline {
   #remove(slot: Slot): void {
     if (slot.removed) return;
     slot.removed = true;
+    const kind = slot.kind as Kind;
     this.#setSlots(
-      slot.kind,
-      this.#slots(slot.kind).filter((s) => s !== slot),
+      kind,
+      this.#slots(kind).set.slots.filter((s) => s !== slot),
     );
     for (const block of this.#open.values()) {
-      const i = block.slots.indexOf(slot);
+      const i = block.set.slots.indexOf(slot);
       if (i >= 0) block.scopes[i] = CLOSED;
     }
   }
 
-  #meta(slots: readonly Slot[], event: Event): void {
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i]!;
-      // Skips a handler unsubscribed earlier in this same dispatch.
-      if (slot.removed) continue;
-      try {
-        slot.fn.call(slot.self, event);
-      } catch (error) {
-        this.#report({ handler: slot.name, kind: slot.kind, error });
-      }
-    }
-  }
-
-  #blockSlots(kind: BlockKind): readonly Slot[] {
-    return kind === "text" ? this.#text : kind === "thinking" ? this.#thinking : this.#toolUse;
+  #blockSet(kind: BlockKind): HandlerSet {
+    return (kind === "text" ? this.#text : kind === "thinking" ? this.#thinking : this.#toolUse).set;
   }
 
   #start(event: BlockStartEvent): void {
@@ -326,11 +330,14 @@ export class Timeline {
   }
 
   #open1(index: number, kind: BlockKind, start: BlockStartEvent, synthesized: boolean): OpenBlock {
-    const slots = this.#blockSlots(kind);
+    const set = this.#blockSet(kind);
+    const slots = set.slots;
     const scopes: unknown[] = new Array(slots.length);
-    const block: OpenBlock = { index, kind, slots, scopes };
+    const fail: Fail = (position, error) =>
+      this.#report({ handler: slots[position]?.name ?? "(unknown)", kind, index, phase: "delta", error });
+    const block: OpenBlock = { index, kind, set, scopes, fail };
     this.#open.set(index, block);
-    this.#last = block;
+    if (isSmall(index)) this.#byIndex[index] = block;
     const phase = { phase: "start", index, start, synthesized } as const;
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
@@ -351,11 +358,7 @@ export class Timeline {
   }
 
   #find(index: number): OpenBlock | undefined {
-    const last = this.#last;
-    if (last !== undefined && last.index === index) return last;
-    const block = this.#open.get(index);
-    if (block !== undefined) this.#last = block;
-    return block;
+    return isSmall(index) ? this.#byIndex[index] : this.#open.get(index);
   }
 
   #delta(event: BlockDeltaEvent): void {
@@ -366,23 +369,15 @@ export class Timeline {
       if (event.delta !== "input_json" && kind === "tool_use") return; // unknown delta kind
       block = this.#open1(index, kind, { type: "block_start", index, block: kind }, true);
     }
-    // One event object per delta, shared by all handlers of the block.
-    const phase =
-      block.kind === "tool_use"
-        ? { phase: "delta" as const, index, inputJson: event.text }
-        : { phase: "delta" as const, index, text: event.text };
-    const slots = block.slots;
-    const scopes = block.scopes;
-    for (let i = 0; i < slots.length; i++) {
-      const scope = scopes[i];
-      if (scope === CLOSED) continue;
-      const slot = slots[i]!;
-      try {
-        slot.fn.call(slot.self, scope, phase);
-      } catch (error) {
-        scopes[i] = CLOSED;
-        this.#report({ handler: slot.name, kind: block.kind, index, phase: "delta", error });
-      }
+    // One event object per delta, shared by the block's handlers. A call site
+    // per kind keeps each one monomorphic (see fan-out.ts).
+    const kind = block.kind;
+    if (kind === "text") {
+      block.set.scoped(block.scopes, { phase: "delta", index, text: event.text }, block.fail);
+    } else if (kind === "tool_use") {
+      block.set.scoped(block.scopes, { phase: "delta", index, inputJson: event.text }, block.fail);
+    } else {
+      block.set.scoped(block.scopes, { phase: "delta", index, text: event.text }, block.fail);
     }
   }
 
@@ -411,7 +406,7 @@ export class Timeline {
 
   #close(block: OpenBlock): void {
     this.#open.delete(block.index);
-    if (this.#last === block) this.#last = undefined;
+    if (isSmall(block.index)) this.#byIndex[block.index] = undefined;
   }
 
   #deliverAbort(block: OpenBlock, reason: string): void {
@@ -420,7 +415,7 @@ export class Timeline {
 
   // Delivers the final event of a block and drops every scope of it.
   #deliverEnd(block: OpenBlock, event: object, phase: BlockPhase): void {
-    const slots = block.slots;
+    const slots = block.set.slots;
     const scopes = block.scopes;
     for (let i = 0; i < slots.length; i++) {
       const scope = scopes[i];
