@@ -14,6 +14,16 @@ export {
 } from "./file-ref.ts";
 export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
+export {
+  type PermissionDecision,
+  type PermissionOutcome,
+  PermissionPolicy,
+  type PermissionPolicyOptions,
+  type PermissionPrompt,
+  type PermissionRequest,
+  primaryArgument,
+  simpleCommands,
+} from "./permissions.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
 export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export {
