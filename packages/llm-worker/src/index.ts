@@ -36,6 +36,7 @@ export type {
   WorkerEventType,
 } from "./events.ts";
 export { type Hook, type HookPromptAction, type HookToolAction, hookAsInterceptor } from "./hook.ts";
+export { createInspectTool, INSPECT_TOOL_NAME, type InspectToolOptions } from "./inspect-tool.ts";
 export type {
   AfterToolCallAction,
   BeforeRequestInfo,
@@ -51,6 +52,8 @@ export type {
   TurnEndInfo,
 } from "./interceptor.ts";
 export type { RunOptions, RunResult, ToolOutputLimits, WorkerOptions } from "./options.ts";
+export { contentText } from "./output-processing.ts";
+export { type SummaryLimits, summarize } from "./summary.ts";
 export {
   defineTool,
   type Tool,
@@ -68,3 +71,4 @@ export {
   storedText,
   type ToolOutput,
 } from "./tool-output.ts";
+export { Worker } from "./worker.ts";

@@ -42,7 +42,10 @@ async function setup(provider: ProviderKind, script: Parameters<typeof startScri
     server,
     client,
     events,
-    attach: (w: Worker) => ((worker = w), w.subscribe((e) => events.push(e))),
+    attach: (w: Worker) => {
+      worker = w;
+      return w.subscribe((e) => events.push(e));
+    },
   };
 }
 

@@ -265,13 +265,21 @@ describe("Hook (read-only)", () => {
     const order: string[] = [];
     const worker = new Worker({
       client: createScriptedClient([{ text: "x" }]),
-      interceptors: [{ onPromptSubmit: () => (order.push("interceptor"), undefined) }],
+      interceptors: [
+        {
+          onPromptSubmit: () => {
+            order.push("interceptor");
+            return undefined;
+          },
+        },
+      ],
       // A hook that tries to return an interceptor action is ignored (types forbid it; runtime drops it).
       hooks: [
         {
-          onPromptSubmit: () => (
-            order.push("hook"), { action: "continue_with", items: [userMessage("sneaky")] } as never
-          ),
+          onPromptSubmit: () => {
+            order.push("hook");
+            return { action: "continue_with", items: [userMessage("sneaky")] } as never;
+          },
         },
       ],
     });

@@ -179,8 +179,10 @@ describe("ToolExecutionContext (seed 003)", () => {
     const order: string[] = [];
     const gate = (batchId: string, index: number) => {
       const key = `${batchId}:${index}`;
-      let d = gates.get(key);
-      if (!d) gates.set(key, (d = deferred()));
+      const existing = gates.get(key);
+      if (existing) return existing;
+      const d = deferred<void>();
+      gates.set(key, d);
       return d;
     };
     const write = defineTool({
