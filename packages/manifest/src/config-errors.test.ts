@@ -171,6 +171,15 @@ describe("malformed config files", () => {
     expect(err.issues[3]?.file).toBe("env:YOI_MAX_TURNS");
   });
 
+  it("13b. a bad JSON value for headers does not echo the value", async () => {
+    const err = await failure({
+      env: { YOI_CONFIG__providers__openai__headers: '{"Authorization": "Bearer sk-live-1' },
+    });
+    expect(err.message).toBe(
+      "env:YOI_CONFIG__providers__openai__headers: providers.openai.headers: expected JSON (not valid JSON; the value is not shown)",
+    );
+  });
+
   it("14. bad permission rules", async () => {
     dirs.writeProject(`{
   "permissions": {

@@ -3,6 +3,7 @@ import { makeIssue } from "./config-error.ts";
 import { formatPath, isPlainObject, type PathSegment } from "./config-path.ts";
 import { ConfigLayerSchema } from "./config-schema.ts";
 import { leafKindAt } from "./schema-walk.ts";
+import { isSecretPath } from "./validate-layer.ts";
 
 /** One documented `YOI_*` variable and the config field it sets. */
 export interface EnvVariable {
@@ -118,6 +119,8 @@ function convert(
       try {
         return { ok: true, value: JSON.parse(raw) };
       } catch (err) {
+        // JSON.parse quotes the input in its message; a header object may hold a credential.
+        if (isSecretPath(path)) return { ok: false, error: "not valid JSON; the value is not shown" };
         return { ok: false, error: (err as Error).message };
       }
     default:

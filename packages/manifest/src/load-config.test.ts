@@ -238,3 +238,16 @@ describe("formatConfig", () => {
     expect(text).not.toContain("sk-secret");
   });
 });
+
+describe("examples/config.jsonc", () => {
+  it("is a valid config with the values it documents", async () => {
+    const { readFileSync } = await import("node:fs");
+    dirs.writeProject(readFileSync(new URL("../examples/config.jsonc", import.meta.url), "utf8"));
+    const { config } = await load();
+    expect(config.model).toBe("anthropic/claude-sonnet-4-5");
+    expect(config.providers.local?.kind).toBe("openai-chat");
+    expect(config.permissions.rules).toHaveLength(3);
+    expect(config.scope.readRoots).toEqual([`${dirs.home}/notes`]);
+    expect(buildModelCatalog(config)[0]?.id).toBe("qwen3-coder");
+  });
+});
