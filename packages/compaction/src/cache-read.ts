@@ -150,7 +150,7 @@ export function grepLines(text: string, request: GrepRequest, limits: ReadLimits
     const from = Math.max(0, m - context, shownTo + 1);
     const to = Math.min(lines.length - 1, m + context);
     const rows: string[] = [];
-    if (out.length > 0 && from > shownTo + 1) rows.push("--");
+    if (context > 0 && out.length > 0 && from > shownTo + 1) rows.push("--"); // grep prints -- only with context
     for (let i = from; i <= to; i++) {
       const line = lines[i]!;
       const hit = isMatch.has(i) || (i !== m && regex.test(line));

@@ -1,0 +1,304 @@
+import type { Item, LlmClient, MessageItem, ToolResultItem, Usage } from "@yoi/llm-client";
+import { messageText } from "@yoi/llm-client";
+import type { ContextState } from "@yoi/llm-worker";
+import { createScriptedClient } from "@yoi/llm-worker/testing";
+import { buildModelCatalog, ConfigSchema } from "@yoi/manifest";
+import { describe, expect, it } from "vitest";
+import {
+  CompactionError,
+  createContextPolicy,
+  isTrimmed,
+  SUMMARY_HEADER,
+  trimPlaceholder,
+} from "../src/index.ts";
+import { assistant, call, ref, result, toolRounds, user } from "./support/items.ts";
+import { DeletableTestBlobStore, TestBlobStore } from "./support/memory-store.ts";
+
+function state(history: Item[], lastUsage: Usage | undefined, client: LlmClient): ContextState {
+  return { history, lastUsage, client, blobStore: undefined, signal: new AbortController().signal };
+}
+
+const SUMMARY = "<retain>keep ref</retain><summary>Did things.</summary>";
+
+/** A first turn of ~70k tokens (a pasted document), so usage numbers near the threshold match the history. */
+function bigTurn(): Item[] {
+  return [user(`one ${"b".repeat(280_000)}`), assistant("1"), user("more"), assistant("2")];
+}
+
+function errorOf(fn: () => unknown): CompactionError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(CompactionError);
+    return error as CompactionError;
+  }
+  throw new Error("expected a CompactionError");
+}
+
+describe("createContextPolicy options", () => {
+  it("an unknown model is an error that says how to declare its window", () => {
+    const client = createScriptedClient([], { provider: "openai-chat", model: "my-local-llm" });
+    const err = errorOf(() => createContextPolicy({ blobStore: new TestBlobStore(), client }));
+    expect(err.code).toBe("unknown_model");
+    expect(err.message).toContain('Unknown model "my-local-llm"');
+    expect(err.message).toContain(".yoi/config.jsonc");
+    expect(err.message).toContain('"models": { "my-local-llm": { "provider": "openai-chat", "contextWindow"');
+  });
+
+  it("finds a model declared in the config's models through the effective catalog", () => {
+    const config = ConfigSchema.parse({
+      models: { "my-local-llm": { provider: "openai-chat", contextWindow: 32_000, maxOutputTokens: 4_000 } },
+    });
+    const client = createScriptedClient([], { provider: "openai-chat", model: "my-local-llm" });
+    expect(() =>
+      createContextPolicy({ blobStore: new TestBlobStore(), client, catalog: buildModelCatalog(config) }),
+    ).not.toThrow();
+  });
+
+  it("a known catalog model needs nothing else", () => {
+    const client = createScriptedClient([], { provider: "anthropic", model: "claude-sonnet-4-5-20250929" });
+    expect(() => createContextPolicy({ blobStore: new TestBlobStore(), client })).not.toThrow();
+  });
+
+  it("the cache needs a store; compaction.model needs a summary client", () => {
+    expect(errorOf(() => createContextPolicy({ contextWindow: 1000 })).message).toContain(
+      "needs a blobStore",
+    );
+    expect(
+      errorOf(() =>
+        createContextPolicy({
+          toolOutputCache: { enabled: false },
+          compaction: { model: "anthropic/claude-haiku-4-5" },
+        }),
+      ).message,
+    ).toContain("no summaryClient");
+    expect(createContextPolicy({ toolOutputCache: { enabled: false }, contextWindow: 1000 }).tools).toEqual(
+      [],
+    );
+  });
+
+  it("exposes both cache tools", () => {
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 200_000 });
+    expect(policy.tools.map((t) => t.name)).toEqual(["tool_output_cache", "tool_output_cache_grep"]);
+  });
+});
+
+describe("checkpoints", () => {
+  it("trims tool outputs over the budget at a checkpoint, oldest first, down to the target", async () => {
+    const client = createScriptedClient([]);
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      contextWindow: 1_000_000,
+      toolOutputCache: { contextBudgetTokens: 500 },
+      trimTargetRatio: 1,
+    });
+    const history = [...toolRounds(10, 400), user("more")];
+    const replacement = await policy.checkpoint("after_tools", state(history, undefined, client));
+    expect(replacement?.reason).toBe("trim");
+    expect(replacement?.detail?.trimmedRefs).toEqual([0, 1, 2, 3, 4, 5].map(ref));
+    const results = replacement!.history.filter((i): i is ToolResultItem => i.type === "tool_result");
+    expect(results.slice(0, 6).every(isTrimmed)).toBe(true);
+    expect(results[6]!.output.startsWith("6:")).toBe(true);
+    // Applying it and checking again changes nothing.
+    expect(
+      await policy.checkpoint("before_return", state(replacement!.history, undefined, client)),
+    ).toBeUndefined();
+  });
+
+  it("the budget comes from the catalog window: clamp(window * 0.25, 20000, 60000)", async () => {
+    const client = createScriptedClient([], { model: "claude-sonnet-4-5" }); // 200k window -> 50k budget
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), client, trimTargetRatio: 1 });
+    const under = [...toolRounds(49, 4000), user("x")]; // 49k tokens of output
+    expect(await policy.checkpoint("after_tools", state(under, undefined, client))).toBeUndefined();
+    const over = [...toolRounds(52, 4000), user("x")];
+    const replaced = await policy.checkpoint("after_tools", state(over, undefined, client));
+    expect(replaced?.detail?.budgetTokens).toBe(50_000);
+  });
+
+  it("compacts once usage crosses the threshold, and does not compact again on the same stale usage", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    const history: Item[] = [...bigTurn(), user("two"), call("a"), result("a", "A", ref(1)), assistant("2")];
+    const usage: Usage = { inputTokens: 81_000, outputTokens: 100 };
+    expect(
+      await policy.checkpoint("after_model_call", state(history, { inputTokens: 1000 }, client)),
+    ).toBeUndefined();
+    const replaced = await policy.checkpoint("after_model_call", state(history, usage, client));
+    expect(replaced?.reason).toBe("compaction");
+    expect(replaced?.history.slice(2)).toEqual(history.slice(4));
+    expect(messageText(replaced!.history[1] as MessageItem).startsWith(SUMMARY_HEADER)).toBe(true);
+    expect(replaced?.detail).toMatchObject({
+      trigger: "threshold",
+      thresholdTokens: 80_000,
+      foldedItems: 4,
+      keptItems: 4,
+    });
+    // after_tools / before_return still see the same usage: the estimate is now the compacted size.
+    expect(await policy.checkpoint("before_return", state(replaced!.history, usage, client))).toBeUndefined();
+    expect(client.requests).toHaveLength(1);
+  });
+
+  it("counts what was appended since the last usage (after tools, big outputs push it over)", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    const history: Item[] = [...bigTurn(), user("two"), call("a")];
+    const usage: Usage = { inputTokens: 70_000 };
+    expect(await policy.checkpoint("after_model_call", state(history, usage, client))).toBeUndefined();
+    history.push(result("a", "r".repeat(48_000), ref(1))); // +12k tokens: 82k >= 80k
+    const replaced = await policy.checkpoint("after_tools", state(history, usage, client));
+    expect(replaced?.reason).toBe("compaction");
+  });
+
+  it("refs survive compaction: kept results keep outputRef; a trimmed placeholder keeps its ref", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const store = new DeletableTestBlobStore();
+    const policy = createContextPolicy({
+      blobStore: store,
+      contextWindow: 100_000,
+      deleteUnreferencedRefs: true,
+    });
+    const history: Item[] = [
+      user("one"),
+      call("a"),
+      result("a", "o".repeat(200_000), ref(1)),
+      user("two"),
+      call("b"),
+      { ...result("b", trimPlaceholder(ref(2)), ref(2)) },
+      call("c"),
+      result("c", "new", ref(3)),
+    ];
+    const replaced = await policy.checkpoint("after_tools", state(history, { inputTokens: 90_000 }, client));
+    const kept = replaced!.history.filter((i): i is ToolResultItem => i.type === "tool_result");
+    expect(kept.map((r) => r.outputRef?.id)).toEqual([ref(2), ref(3)]);
+    expect(kept[0]!.output).toBe(trimPlaceholder(ref(2)));
+    expect(replaced?.detail?.unreferencedRefs).toEqual([ref(1)]);
+  });
+});
+
+describe("enabled / auto on every path", () => {
+  const big: Item[] = [...bigTurn(), user("two"), assistant("2")];
+
+  it("enabled: false never compacts, not even after an overflow", async () => {
+    const client = createScriptedClient([]);
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      contextWindow: 100_000,
+      compaction: { enabled: false },
+    });
+    expect(
+      await policy.checkpoint("after_model_call", state(big, { inputTokens: 99_000 }, client)),
+    ).toBeUndefined();
+    expect(await policy.onContextOverflow(state(big, { inputTokens: 99_000 }, client))).toBeUndefined();
+    expect(await policy.compactNow(state(big, undefined, client))).toBeUndefined();
+    expect(client.requests).toHaveLength(0);
+  });
+
+  it("auto: false never compacts by itself (threshold or overflow) but compactNow works", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      contextWindow: 100_000,
+      compaction: { auto: false },
+    });
+    expect(
+      await policy.checkpoint("after_model_call", state(big, { inputTokens: 99_000 }, client)),
+    ).toBeUndefined();
+    expect(await policy.onContextOverflow(state(big, { inputTokens: 99_000 }, client))).toBeUndefined();
+    expect(client.requests).toHaveLength(0);
+    expect((await policy.compactNow(state(big, undefined, client)))?.detail?.trigger).toBe("manual");
+  });
+
+  it("an overflow compacts even below the threshold", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    const replaced = await policy.onContextOverflow(state(big, { inputTokens: 1_000 }, client));
+    expect(replaced?.reason).toBe("compaction");
+    expect(replaced?.detail?.trigger).toBe("overflow");
+  });
+});
+
+describe("no progress", () => {
+  it("stops with a clear error when compactions in a row leave the context over the threshold", async () => {
+    const client = createScriptedClient([], { onExhausted: { text: "<summary>S</summary>" } });
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    let history: Item[] = [];
+    // Every model call reports 95k (a huge system prompt): each compaction folds a 10k-token turn,
+    // but the context stays over the threshold.
+    for (let round = 0; round < 2; round++) {
+      history = [
+        ...history,
+        user(`more ${round}`),
+        call(`t${round}`),
+        result(`t${round}`, "x".repeat(40_000)),
+        assistant(`answer ${round}`),
+        user("next"),
+        assistant("ok"),
+      ];
+      const replaced = await policy.checkpoint(
+        "after_model_call",
+        state(history, { inputTokens: 95_000 }, client),
+      );
+      expect(replaced?.reason).toBe("compaction");
+      history = replaced!.history;
+    }
+    history = [
+      ...history,
+      user("more"),
+      call("t9"),
+      result("t9", "x".repeat(40_000)),
+      assistant("answer"),
+      user("next"),
+      assistant("ok"),
+    ];
+    const third = policy.checkpoint("after_model_call", state(history, { inputTokens: 95_000 }, client));
+    await expect(third).rejects.toMatchObject({ code: "no_progress" });
+    await expect(third).rejects.toThrow(
+      /two compactions in a row did not bring the context under the threshold/,
+    );
+    expect(client.requests).toHaveLength(2); // no summary call was wasted on the third
+  });
+
+  it("an overflow with nothing left to fold is a clear error", async () => {
+    const client = createScriptedClient([]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    const history: Item[] = [user("one huge message")];
+    await expect(policy.onContextOverflow(state(history, undefined, client))).rejects.toThrow(
+      /nothing left to fold into a summary/,
+    );
+  });
+
+  it("a summary no smaller than what it replaces is refused", async () => {
+    const client = createScriptedClient([{ text: `<summary>${"long ".repeat(2000)}</summary>` }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    const history: Item[] = [user("a"), assistant("b"), user("c"), assistant("d")];
+    await expect(
+      policy.checkpoint("after_model_call", state(history, { inputTokens: 90_000 }, client)),
+    ).rejects.toThrow(/no smaller than the history it replaces/);
+  });
+});
+
+describe("compaction.model", () => {
+  it("summarizes with the compaction model's client", async () => {
+    const main = createScriptedClient([]);
+    const cheap = createScriptedClient([{ text: SUMMARY }], { model: "claude-haiku-4-5" });
+    const made: string[] = [];
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      contextWindow: 100_000,
+      compaction: { model: "anthropic/claude-haiku-4-5" },
+      summaryClient: (model) => {
+        made.push(model);
+        return cheap;
+      },
+    });
+    const history: Item[] = [...bigTurn(), user("c"), assistant("d")];
+    const replaced = await policy.checkpoint(
+      "after_model_call",
+      state(history, { inputTokens: 90_000 }, main),
+    );
+    expect(made).toEqual(["anthropic/claude-haiku-4-5"]);
+    expect(main.requests).toHaveLength(0);
+    expect(cheap.requests).toHaveLength(1);
+    expect(replaced?.detail?.summaryModel).toBe("claude-haiku-4-5");
+  });
+});
