@@ -6,6 +6,7 @@ import {
   COMPACTION_AUTO,
   COMPACTION_ENABLED,
   COMPACTION_RETAIN_LAST_TURNS,
+  COMPACTION_RETAIN_PROMPT,
   COMPACTION_SUMMARY_PROMPT,
   COMPACTION_THRESHOLD_RATIO,
   DEFAULT_PROVIDERS,
@@ -17,6 +18,8 @@ import {
   TOOL_OUTPUT_CACHE_ENABLED,
   TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
   TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH,
+  TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_TIMEOUT_MS,
   WORKER_MAX_TOKENS,
@@ -33,6 +36,10 @@ const expecting = (text: string) => ({ error: () => text });
 function positiveInt(text = "a positive integer") {
   const e = expecting(text);
   return z.number(e).int(e).positive(e);
+}
+function intAtLeast(min: number) {
+  const e = expecting(`an integer of at least ${min}`);
+  return z.number(e).int(e).min(min, e);
 }
 function nonNegativeInt(text = "a non-negative integer") {
   const e = expecting(text);
@@ -154,8 +161,10 @@ const ToolOutputCacheSchema = obj({
     .nullable()
     .default(null)
     .meta({ description: "null: clamp(contextWindow * 0.25, 20000, 60000)." }),
-  maxMessageBytes: positiveInt().default(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES),
-  maxLineLength: positiveInt().default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+  maxMessageBytes: intAtLeast(TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES).default(
+    TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  ),
+  maxLineLength: intAtLeast(TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
 });
 
 const RATIO = "a number greater than 0 and at most 1";
@@ -171,9 +180,11 @@ const CompactionSchema = obj({
     .nullable()
     .default(null)
     .meta({ description: "Model for the summary call; null: the session's." }),
-  summaryPrompt: text().default(COMPACTION_SUMMARY_PROMPT),
+  summaryPrompt: nonEmpty("a non-empty string").default(COMPACTION_SUMMARY_PROMPT),
   summaryDirectives: stringList().default([]),
-  retainPrompt: text("a string or null").nullable().default(null),
+  retainPrompt: nonEmpty("a non-empty string, or null to turn retain off")
+    .nullable()
+    .default(COMPACTION_RETAIN_PROMPT),
   retainDirectives: stringList().default([]),
   retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "./config-schema.ts";
 import {
   COMPACTION_RETAIN_LAST_TURNS,
+  COMPACTION_RETAIN_PROMPT,
   COMPACTION_SUMMARY_PROMPT,
   COMPACTION_THRESHOLD_RATIO,
   estimateTokens,
@@ -27,7 +28,8 @@ describe("seed defaults", () => {
     expect(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH).toBe(2000);
     expect(COMPACTION_THRESHOLD_RATIO).toBe(0.8);
     expect(COMPACTION_RETAIN_LAST_TURNS).toBe(1);
-    expect(COMPACTION_SUMMARY_PROMPT).toContain("<summary>");
+    expect(COMPACTION_SUMMARY_PROMPT).toContain("<summary></summary>");
+    expect(COMPACTION_RETAIN_PROMPT).toContain("<retain></retain>");
   });
 
   it("fills every section of an empty config from the named constants", () => {
@@ -54,7 +56,7 @@ describe("seed defaults", () => {
       model: null,
       summaryPrompt: COMPACTION_SUMMARY_PROMPT,
       summaryDirectives: [],
-      retainPrompt: null,
+      retainPrompt: COMPACTION_RETAIN_PROMPT,
       retainDirectives: [],
       retainLastTurns: 1,
     });

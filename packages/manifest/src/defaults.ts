@@ -55,19 +55,31 @@ export const COMPACTION_ENABLED = true;
 export const COMPACTION_AUTO = true;
 
 /**
- * Default instruction for the compaction summary call (seed 004: the answer is
- * wrapped in `<summary>` tags). `compaction.summaryDirectives` are appended to
- * it as bullets; `compaction.summaryPrompt` replaces it.
+ * Default instruction of the compaction summary call (seed 004): the answer
+ * goes in `<summary>` tags. `compaction.summaryDirectives` are appended to it
+ * as bullets; `compaction.summaryPrompt` replaces it.
  */
-export const COMPACTION_SUMMARY_PROMPT = [
-  "The conversation is about to be compacted: everything above will be replaced by your summary.",
-  "Write a summary that lets you continue the work without the original messages. Include:",
-  "- the user's requests and goals, in their own words where it matters;",
-  "- decisions made and why, constraints and preferences the user stated;",
-  "- files, commands and tool output refs (ids like [blob:...]) that are still relevant;",
-  "- what is done, what is in progress and the exact next step.",
-  "Wrap the summary in <summary></summary> tags.",
-].join("\n");
+export const COMPACTION_SUMMARY_PROMPT = `Your context window is filling up, so the conversation above will be replaced by a summary you write now. Write it for yourself: after this point you will only see the summary (and the most recent turn), and you must be able to continue the work without asking the user to repeat anything.
+
+Cover, in this order:
+1. The user's requests and intent, in their own words where the wording matters, including every constraint and preference they stated.
+2. What has been done so far: files read, created or changed (with paths), commands run and their outcome, and the key facts learned from tool outputs.
+3. Decisions made and why, and approaches that were tried and failed (so they are not retried).
+4. Errors met and how they were resolved, or that they are still open.
+5. The current state: what was being worked on right before this summary, and the exact next step.
+
+Be specific (names, paths, numbers, identifiers) and concise. Do not invent anything that is not in the conversation. Put the whole summary inside <summary></summary> tags.`;
+
+/**
+ * Default retain instruction (seed 004): facts that must survive word for
+ * word, in `<retain>` tags. `compaction.retainPrompt: null` turns retain off.
+ */
+export const COMPACTION_RETAIN_PROMPT = `Before the summary, list inside <retain></retain> tags the facts that must survive word for word: tool output references (every \`ref=<id>\` / \`[blob:<id>]\` that may be needed again, with what it contains), file paths, identifiers, exact error messages, and the user's explicit instructions. One item per line. Write <retain></retain> with nothing inside when there is nothing to keep.`;
+
+/** Tool output cache: smallest allowed `maxMessageBytes` (smaller leaves no room for a placeholder). */
+export const TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES = 1024;
+/** Tool output cache: smallest allowed `maxLineLength`. */
+export const TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH = 16;
 
 /** Worker: most model turns (request + tool batch) in one submit before it stops. */
 export const WORKER_MAX_TURNS = 50;
