@@ -37,7 +37,12 @@ export interface ContextPolicy {
    * tool's complete output text, before any Stored summary or cap.
    */
   prepareToolResult?(result: ToolResultItem, full: string, state: ContextState): Promise<ToolResultItem>;
-  /** Called at each checkpoint; returns a replacement to swap history, or undefined. */
+  /**
+   * Called at each checkpoint; returns a replacement to swap history, or
+   * undefined. At `after_model_call` the history may end with tool calls
+   * that have no results yet: a replacement must keep them (the worker runs
+   * them next; calls that disappear are simply not run).
+   */
   checkpoint?(point: ContextCheckpoint, state: ContextState): Promise<HistoryReplacement | undefined>;
   /**
    * Called when a model call failed with `context_overflow`. Returns a

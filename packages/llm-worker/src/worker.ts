@@ -301,8 +301,11 @@ export class Worker {
 
       const turnIndex = ctx.turns;
       const outcome = await this.#callModel(ctx, turnIndex);
-      if (outcome.kind === "request_cancelled")
+      if (outcome.kind === "request_cancelled") {
+        // Nothing was sent: like a cancelled prompt, the submission leaves no trace.
+        if (ctx.rollbackMark !== undefined) this.#rollback(ctx.rollbackMark);
         return this.#finish(ctx, "cancelled", { reason: outcome.reason });
+      }
       ctx.turns++;
       if (outcome.usage) {
         this.#lastUsage = outcome.usage;

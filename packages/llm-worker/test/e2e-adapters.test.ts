@@ -205,3 +205,20 @@ describe.each(PROVIDERS)("%s end to end", (provider) => {
     expect(shape(worker.history).at(-1)).toBe("assistant:fresh answer");
   });
 });
+
+describe("client retries reach the worker's events", () => {
+  it("a 503 before the first event is retried by the client and shown as a retry event", async () => {
+    const { server, client, events, attach } = await setup("anthropic", [
+      { type: "error", status: 503, message: "upstream overloaded" },
+      { type: "reply", text: "hello" },
+    ]);
+    const worker = new Worker({ client });
+    attach(worker);
+    expect((await worker.run("hi")).status).toBe("completed");
+    expect(server.requests).toHaveLength(2);
+    const retry = events.find((e) => e.type === "retry");
+    expect(retry).toMatchObject({ source: "client", attempt: 2 });
+    expect(retry?.type === "retry" && retry.reason).toMatch(/retrying/);
+    expect(JSON.stringify(events)).not.toContain("test-key-not-secret");
+  });
+});

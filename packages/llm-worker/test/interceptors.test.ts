@@ -79,6 +79,7 @@ describe("Interceptor (seed 001)", () => {
       interceptors: [{ beforeRequest: () => ({ action: "cancel", reason: "budget" }) }],
     });
     expect(await cancelling.run("x")).toMatchObject({ status: "cancelled", reason: "budget", turns: 0 });
+    expect(cancelling.history).toEqual([]);
   });
 
   it("afterToolCall may replace a result; onTurnEnd ContinueWithMessages asks the model again", async () => {

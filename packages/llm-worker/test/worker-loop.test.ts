@@ -258,3 +258,46 @@ describe("Worker loop", () => {
     expect(seen.at(-1)).toBe("run_end");
   });
 });
+
+describe("event log", () => {
+  it("replaying item_committed and history_replaced reproduces the history", async () => {
+    const { createScriptedClient: scripted } = await import("../src/testing/scripted-client.ts");
+    const client = scripted([
+      {
+        toolCalls: [
+          { name: "echo", args: { text: "a" } },
+          { name: "echo", args: { text: "b" } },
+        ],
+      },
+      { text: "one" },
+      { text: "two" },
+    ]);
+    let compactions = 0;
+    const worker = new Worker({
+      client,
+      tools: [echoTool],
+      contextPolicy: {
+        checkpoint: async (point, { history }) =>
+          point === "after_tools" && compactions++ === 0
+            ? { history: [userMessage("summary"), ...history.slice(1)], reason: "compaction" }
+            : undefined,
+      },
+    });
+    const replay: unknown[] = [];
+    worker.subscribe((e) => {
+      if (e.type === "item_committed") {
+        expect(e.index).toBe(replay.length);
+        replay.push(e.item);
+      } else if (e.type === "history_replaced") {
+        replay.splice(0, replay.length, ...e.items);
+      }
+    });
+    await worker.run("first");
+    const ac = new AbortController();
+    ac.abort();
+    await worker.run("cancelled", { signal: ac.signal });
+    await worker.run("second");
+    expect(replay).toEqual(worker.history);
+    expect(shape(worker.history)[0]).toBe("user:summary");
+  });
+});
