@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ConfigDirs, makeConfigDirs } from "./__tests__/config-dirs.ts";
@@ -141,6 +141,18 @@ describe("malformed config files", () => {
   it("11. the config path is a directory", async () => {
     mkdirSync(dirs.userFile);
     expect((await failure()).message).toBe(`${USER}: is a directory; expected a JSONC config file`);
+  });
+
+  it("11b. a symlink loop or a dangling symlink is reported, not skipped", async () => {
+    symlinkSync(dirs.userFile, dirs.userFile);
+    expect((await failure()).message).toBe(`${USER}: cannot be read (ELOOP); expected a readable file`);
+    rmSync(dirs.userFile);
+    symlinkSync(`${dirs.home}/dotfiles/yoi.jsonc`, dirs.userFile);
+    const err = await failure();
+    expect(err.message).toBe(
+      `${USER}: is a symbolic link to a file that does not exist; expected a readable file`,
+    );
+    expect(err.code).toBe("unreadable");
   });
 
   it("12. empty file, and a file of only comments", async () => {

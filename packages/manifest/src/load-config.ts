@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { lstat, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError, type ConfigIssue, makeIssue } from "./config-error.ts";
@@ -181,8 +181,10 @@ async function readConfigFile(
 ): Promise<{ path: string; text: string } | undefined> {
   const jsoncPath = join(dir, CONFIG_FILE_NAME);
   const jsonPath = join(dir, "config.json");
-  const [jsoncStat, jsonStat] = await Promise.all([statOrUndefined(jsoncPath), statOrUndefined(jsonPath)]);
-  if (jsoncStat && jsonStat) {
+  const jsonc = await probe(jsoncPath);
+  // config.json is only a fallback: look at it when config.jsonc is certainly absent, or to report both.
+  const json = jsonc.state === "error" ? ({ state: "missing" } as const) : await probe(jsonPath);
+  if (jsonc.state === "present" && json.state !== "missing") {
     issues.push(
       makeIssue(
         {
@@ -195,17 +197,17 @@ async function readConfigFile(
     );
     return undefined;
   }
-  const path = jsoncStat ? jsoncPath : jsonStat ? jsonPath : undefined;
-  const info = jsoncStat ?? jsonStat;
-  if (!path || !info) return undefined;
-  if (!info.isFile()) {
-    const what = info.isDirectory() ? "a directory" : "not a regular file";
+  const [path, found] = jsonc.state !== "missing" ? [jsoncPath, jsonc] : [jsonPath, json];
+  if (found.state === "missing") return undefined;
+  if (found.state === "present" && !found.isFile) {
+    const what = found.isDirectory ? "a directory" : "not a regular file";
     issues.push(
       makeIssue({ code: "not_a_file", file: path, detail: `is ${what}; expected a JSONC config file` }, home),
     );
     return undefined;
   }
   try {
+    if (found.state === "error") throw found.error;
     return { path, text: await readFile(path, "utf8") };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -214,7 +216,9 @@ async function readConfigFile(
         ? `permission denied (${code}); expected a file yoi can read — check its permissions`
         : code === "EISDIR"
           ? "is a directory; expected a JSONC config file"
-          : `cannot be read (${code ?? (err as Error).message}); expected a readable file`;
+          : code === "ENOENT"
+            ? "is a symbolic link to a file that does not exist; expected a readable file"
+            : `cannot be read (${code ?? (err as Error).message}); expected a readable file`;
     issues.push(
       makeIssue({ code: code === "EISDIR" ? "not_a_file" : "unreadable", file: path, detail: reason }, home),
     );
@@ -222,15 +226,25 @@ async function readConfigFile(
   }
 }
 
-async function statOrUndefined(path: string) {
+type Probe =
+  | { state: "missing" }
+  | { state: "present"; isFile: boolean; isDirectory: boolean }
+  | { state: "error"; error: unknown };
+
+async function probe(path: string): Promise<Probe> {
   try {
-    return await stat(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const info = await stat(path);
+    return { state: "present", isFile: info.isFile(), isDirectory: info.isDirectory() };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
     // A missing file (or a parent that is not a directory) simply means "no file here".
-    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    // Anything else (EACCES on the directory, a symlink loop) surfaces when the read is attempted.
-    return { isFile: () => true, isDirectory: () => false };
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      // ...unless it is a symlink to nothing: a config the user meant to have.
+      const link = await lstat(path).catch(() => undefined);
+      return link?.isSymbolicLink() ? { state: "error", error } : { state: "missing" };
+    }
+    // EACCES on the directory, a symlink loop: reported as unreadable, never skipped.
+    return { state: "error", error };
   }
 }
 
