@@ -497,7 +497,7 @@ export class Worker {
     }
     // Commit in call order, each as soon as it and all before it are done.
     for (const promise of started.results) {
-      const { info, processed } = await promise;
+      const { info, processed, outcome } = await promise;
       let result = {
         type: "tool_result" as const,
         callId: info.callId,
@@ -523,7 +523,8 @@ export class Worker {
           });
         }
       }
-      this.#commit(result, "tool_result");
+      // Results the worker made up (the call never ran to an end) are logged as synthetic.
+      this.#commit(result, outcome === "interrupted" || outcome === "aborted" ? "synthetic" : "tool_result");
     }
     this.#pendingBatch = undefined;
     this.#argumentErrors = new Map();

@@ -104,6 +104,7 @@ describe("cancellation", () => {
       },
     ]);
     const worker = new Worker({ client, tools: [echoTool, deaf] });
+    const events = record(worker);
     const run = worker.run("go", { signal: ac.signal });
     await started.promise;
     ac.abort(new Error("user pressed Esc"));
@@ -116,6 +117,10 @@ describe("cancellation", () => {
       ["d", true],
     ]);
     expect(results[1]!.output).toMatch(/was interrupted before it finished/);
+    const reasons = events.flatMap((e) =>
+      e.type === "item_committed" && e.item.type === "tool_result" ? [e.reason] : [],
+    );
+    expect(reasons).toEqual(["tool_result", "synthetic"]);
     // the next run starts from valid history
     client.push({ text: "ok" });
     await worker.run("again");
