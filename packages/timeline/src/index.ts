@@ -1,5 +1,4 @@
 export type { Collector } from "./collector.ts";
-export { CallBoundary } from "./collectors/call-boundary.ts";
 export {
   onTextDelta,
   onThinkingDelta,
