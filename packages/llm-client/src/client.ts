@@ -134,6 +134,8 @@ class Watchdog {
   firstEvent(): void {
     this.phase = "idle";
     this.limit = this.idleMs;
+    this.stop();
+    this.arm(this.idleMs);
   }
 
   stop(): void {

@@ -67,7 +67,11 @@ export interface ScriptedServerOptions {
    * answer 400 in the provider's error shape when one is violated.
    */
   validate?: boolean;
-  /** Pause between split writes, in ms. Default 2. */
+  /**
+   * Pause between split writes, in ms. Default 2: measured on 127.0.0.1, a
+   * pause of 2 ms makes every split arrive as its own read (1 ms: 90%; an
+   * event-loop turn: none).
+   */
   splitPauseMs?: number;
 }
 
