@@ -1,5 +1,13 @@
 export { type Alert, AlertBus, type AlertLevel, type AlertListener, oneLine } from "./alerts.ts";
 export {
+  type AutoReadOptions,
+  type AutoReadResult,
+  type CompactingPolicy,
+  insertAfterSummary,
+  renderAutoRead,
+  withAutoRead,
+} from "./auto-read.ts";
+export {
   type BuiltinToolsOptions,
   createBuiltinTools,
   MUTATING_TOOLS,
@@ -24,6 +32,15 @@ export {
   primaryArgument,
   simpleCommands,
 } from "./permissions.ts";
+export { clientFromConfig, Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
+export type {
+  AlertPodEvent,
+  AutoReadPodEvent,
+  PermissionOutcomePodEvent,
+  PermissionRequestPodEvent,
+  PodEvent,
+  PodEventListener,
+} from "./pod-events.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
 export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export {

@@ -1,0 +1,104 @@
+/**
+ * Auto-read: after a compaction folds the conversation into a summary, the
+ * files the session read most recently are attached again (as
+ * `[File: <path>]` system messages, the same form as `@path` refs), so the
+ * model keeps working on current file contents, not on a summary of them.
+ */
+
+import { isCompactionMessage } from "@yoi/compaction";
+import type { Item } from "@yoi/llm-client";
+import type { ContextPolicy, ContextState, HistoryReplacement } from "@yoi/llm-worker";
+import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { resolveFileRef } from "./file-ref.ts";
+import type { ReadTracker } from "./read-tracker.ts";
+import type { ScopedFs } from "./scoped-fs.ts";
+
+export interface AutoReadOptions {
+  /** Total bytes of file bodies attached. Default 4 × `TOOL_OUTPUT_MAX_BYTES` (64 KiB). */
+  budgetBytes?: number;
+  /** Cap of one file's body. Default `TOOL_OUTPUT_MAX_BYTES` (16 KiB). */
+  perFileMaxBytes?: number;
+  /** Most files attached. Default 5. */
+  maxFiles?: number;
+}
+
+export interface AutoReadResult {
+  items: Item[];
+  /** Display paths attached, most recent first. */
+  paths: string[];
+}
+
+/** Renders the most recently read files within the budget; files that vanished or left the scope are skipped. */
+export async function renderAutoRead(
+  fs: ScopedFs,
+  reads: ReadTracker,
+  options: AutoReadOptions = {},
+): Promise<AutoReadResult> {
+  let budget = options.budgetBytes ?? 4 * TOOL_OUTPUT_MAX_BYTES;
+  const perFile = options.perFileMaxBytes ?? TOOL_OUTPUT_MAX_BYTES;
+  const maxFiles = options.maxFiles ?? 5;
+  const items: Item[] = [];
+  const paths: string[] = [];
+  for (const record of reads.recent()) {
+    if (items.length >= maxFiles || budget < 256) break;
+    const display = fs.display(record.real);
+    try {
+      const ref = await resolveFileRef(fs, display, Math.min(perFile, budget));
+      items.push(ref.item);
+      paths.push(display);
+      budget -= Math.min(ref.totalBytes, perFile);
+      // The model has seen the file as it is now.
+      reads.record(ref.real, record.display, { size: ref.totalBytes, mtimeMs: ref.mtimeMs });
+    } catch {
+      reads.forget(record.real);
+    }
+  }
+  return { items, paths };
+}
+
+/** Inserts `extra` after the leading compaction messages (summary / retain) of a compacted history. */
+export function insertAfterSummary(history: readonly Item[], extra: readonly Item[]): Item[] {
+  let at = 0;
+  while (at < history.length && isCompactionMessage(history[at]!)) at++;
+  return [...history.slice(0, at), ...extra, ...history.slice(at)];
+}
+
+/** A ContextPolicy that may also compact on demand (as `@yoi/compaction`'s does). */
+export interface CompactingPolicy extends ContextPolicy {
+  compactNow?(state: ContextState): Promise<HistoryReplacement | undefined>;
+}
+
+/**
+ * Wraps a ContextPolicy so every compaction it returns carries the auto-read
+ * files; `onAttach` hears which files were attached. The other methods are
+ * forwarded unchanged.
+ */
+export function withAutoRead(
+  policy: CompactingPolicy,
+  fs: ScopedFs,
+  reads: ReadTracker,
+  options: AutoReadOptions & { onAttach?: (paths: string[]) => void } = {},
+): CompactingPolicy {
+  const attach = async (
+    replacement: HistoryReplacement | undefined,
+  ): Promise<HistoryReplacement | undefined> => {
+    if (replacement === undefined || replacement.reason !== "compaction") return replacement;
+    const { items, paths } = await renderAutoRead(fs, reads, options);
+    if (items.length === 0) return replacement;
+    options.onAttach?.(paths);
+    return {
+      ...replacement,
+      history: insertAfterSummary(replacement.history, items),
+      detail: { ...(replacement.detail ?? {}), autoRead: paths },
+    };
+  };
+  const wrapped: CompactingPolicy = {};
+  if (policy.prepareToolResult) wrapped.prepareToolResult = policy.prepareToolResult.bind(policy);
+  const checkpoint = policy.checkpoint?.bind(policy);
+  if (checkpoint) wrapped.checkpoint = async (point, state) => attach(await checkpoint(point, state));
+  const overflow = policy.onContextOverflow?.bind(policy);
+  if (overflow) wrapped.onContextOverflow = async (state) => attach(await overflow(state));
+  const compactNow = policy.compactNow?.bind(policy);
+  if (compactNow) wrapped.compactNow = async (state) => attach(await compactNow(state));
+  return wrapped;
+}

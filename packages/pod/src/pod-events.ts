@@ -1,0 +1,36 @@
+import type { WorkerEvent } from "@yoi/llm-worker";
+import type { Alert } from "./alerts.ts";
+import type { PermissionOutcome, PermissionRequest } from "./permissions.ts";
+
+export interface AlertPodEvent {
+  type: "alert";
+  alert: Alert;
+}
+
+/** The pod is asking the UI callback about a tool call (informational; the callback answers). */
+export interface PermissionRequestPodEvent {
+  type: "permission_request";
+  request: Omit<PermissionRequest, "signal">;
+}
+
+/** How a tool call's permission was decided. */
+export interface PermissionOutcomePodEvent {
+  type: "permission_outcome";
+  outcome: PermissionOutcome;
+}
+
+/** Files re-attached after a compaction. */
+export interface AutoReadPodEvent {
+  type: "auto_read";
+  paths: string[];
+}
+
+/** What a pod tells its UI: every worker event, plus alerts, permission traffic and auto-read. */
+export type PodEvent =
+  | WorkerEvent
+  | AlertPodEvent
+  | PermissionRequestPodEvent
+  | PermissionOutcomePodEvent
+  | AutoReadPodEvent;
+
+export type PodEventListener = (event: PodEvent) => void;

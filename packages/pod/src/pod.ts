@@ -1,0 +1,542 @@
+/**
+ * The Pod: one hosted agent session. It owns the filesystem scope, the blob
+ * store, the session log, context management, alerts and permissions, and
+ * builds the Worker from the manifest config. Input is text with `@path`
+ * file refs (seed 001): refs are resolved before the run, stashed, and
+ * handed to the worker by the pod's Interceptor as `continue_with`, so
+ * history reads `[user message, [File: a], [File: b], ...]`.
+ */
+
+import { homedir } from "node:os";
+import * as path from "node:path";
+import { createContextPolicy } from "@yoi/compaction";
+import {
+  createClient,
+  type Item,
+  type LlmClient,
+  type RequestSettings,
+  type Usage,
+  userMessage,
+} from "@yoi/llm-client";
+import type {
+  BlobStore,
+  HistoryReplacement,
+  Hook,
+  Interceptor,
+  RunResult,
+  Tool,
+  WorkerEvent,
+} from "@yoi/llm-worker";
+import { Worker } from "@yoi/llm-worker";
+import { buildModelCatalog, type Config, ConfigSchema, resolveModel } from "@yoi/manifest";
+import {
+  createSession,
+  FsBlobStore,
+  type FsyncPolicy,
+  type ItemReason,
+  openSession,
+  type SessionLog,
+} from "@yoi/worker-persistence";
+import { AlertBus } from "./alerts.ts";
+import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./auto-read.ts";
+import { createBuiltinTools } from "./builtin-tools.ts";
+import { FileRefError } from "./file-ref.ts";
+import { PodFsView } from "./fs-view.ts";
+import { PermissionPolicy, type PermissionPrompt } from "./permissions.ts";
+import type { PodEvent, PodEventListener } from "./pod-events.ts";
+import { ReadTracker } from "./read-tracker.ts";
+import { ScopedFs } from "./scoped-fs.ts";
+import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segments.ts";
+import type { BashToolOptions } from "./tools/bash.ts";
+
+export interface PodOptions {
+  /** The effective config (`loadConfig().config`). Default: every default (`ConfigSchema.parse({})`). */
+  config?: Config;
+  /** Working directory; `scope.root` resolves against it. Default `process.cwd()`. */
+  cwd?: string;
+  /** Where sessions (`<dataDir>/sessions`) and blobs (`<dataDir>/blobs`) live. Default `session.dir`, else `~/.yoi`. */
+  dataDir?: string;
+  /** The model client. Default: `createClient` for `config.model` (key from `providers.<p>.apiKeyEnv`). */
+  client?: LlmClient;
+  /** Environment for API keys. Default `process.env`. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The UI's permission callback. Without one, every `ask` denies (fail closed). */
+  ask?: PermissionPrompt;
+  /** System prompt. Default: a short one naming the project root and the tools. */
+  system?: string;
+  /** More tools, after the built-ins. */
+  tools?: readonly Tool[];
+  /** Public read-only hooks, run after the permission hook. */
+  hooks?: readonly Hook[];
+  /** Full-power interceptors, run after the pod's own. */
+  interceptors?: readonly Interceptor[];
+  /** Session log fsync policy. Default `"turn"`. */
+  fsync?: FsyncPolicy;
+  /** Files re-attached after a compaction, or `false` for none. */
+  autoRead?: AutoReadOptions | false;
+  /** Context window for compaction instead of the catalog's (models the catalog lacks, tests). */
+  contextWindow?: number;
+  /** Blob store. Default: an FsBlobStore in `<dataDir>`. */
+  blobStore?: BlobStore;
+  /** Options of the bash tool, or `false` to leave it out. */
+  bash?: false | Omit<BashToolOptions, "fs">;
+  /** Session id of a new session. Default: a new UUID v7. */
+  sessionId?: string;
+}
+
+export interface PodRunOptions {
+  signal?: AbortSignal;
+}
+
+const SOURCE_FILE_REF = "file_ref";
+
+function defaultSystem(root: string, tools: readonly Tool[]): string {
+  return [
+    "You are yoi, a coding agent working in a user's project.",
+    `Project root: ${root}. Paths are relative to it; nothing outside it can be read or written.`,
+    `Tools: ${tools.map((t) => t.name).join(", ")}.`,
+    "A system message starting with `[File: <path>]` holds a file the user attached with @<path>; its body may be truncated (read_file reads the rest).",
+    "Read a file before editing it. Keep changes minimal and explain what you did.",
+  ].join("\n");
+}
+
+function settingsFrom(config: Config): RequestSettings {
+  const w = config.worker;
+  const settings: RequestSettings = { maxTokens: w.maxTokens };
+  if (w.temperature !== undefined) settings.temperature = w.temperature;
+  if (w.topP !== undefined) settings.topP = w.topP;
+  const r = w.reasoning;
+  if (r !== undefined) {
+    const reasoning: NonNullable<RequestSettings["reasoning"]> = {};
+    if (r.effort !== undefined && r.effort !== "none") reasoning.effort = r.effort;
+    if (r.budgetTokens !== undefined) reasoning.budgetTokens = r.budgetTokens;
+    if (Object.keys(reasoning).length > 0) settings.reasoning = reasoning;
+  }
+  return settings;
+}
+
+/** A client for `ref` (default `config.model`), its key from the provider's `apiKeyEnv`. */
+export function clientFromConfig(
+  config: Config,
+  options: {
+    ref?: string;
+    env?: Readonly<Record<string, string | undefined>>;
+    onWarning?: Parameters<typeof createClient>[0]["onWarning"];
+  } = {},
+): LlmClient {
+  const resolved = resolveModel(config, options.ref);
+  const env = options.env ?? process.env;
+  const keyVar = resolved.provider.apiKeyEnv;
+  const apiKey = keyVar === undefined ? undefined : env[keyVar];
+  return createClient({
+    provider: resolved.kind,
+    model: resolved.model,
+    ...(apiKey ? { apiKey } : {}),
+    ...(resolved.provider.baseURL ? { baseURL: resolved.provider.baseURL } : {}),
+    ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
+    ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+  });
+}
+
+export class Pod {
+  /** The session id (the log's). */
+  readonly id: string;
+  readonly fs: ScopedFs;
+  readonly view: PodFsView;
+  readonly alerts: AlertBus;
+  readonly worker: Worker;
+  readonly permissions: PermissionPolicy;
+  readonly reads: ReadTracker;
+  readonly log: SessionLog;
+  readonly client: LlmClient;
+  readonly #policy: CompactingPolicy;
+  readonly #blobStore: BlobStore;
+  readonly #listeners = new Set<PodEventListener>();
+  /** Resolved `@path` items of the submit in progress (seed 001's stash). */
+  readonly #stash: Item[] = [];
+  /** Items that came from file refs, so the log records them as `file_ref`. */
+  readonly #fileRefItems = new WeakSet<Item>();
+  readonly #pendingLog = new Set<Promise<unknown>>();
+  readonly #maxRefBytes: number;
+  #controller: AbortController | undefined;
+  #lastUsage: Usage | undefined;
+  #logBroken = false;
+  #closed = false;
+
+  private constructor(init: {
+    log: SessionLog;
+    history: Item[];
+    fs: ScopedFs;
+    config: Config;
+    options: PodOptions;
+    blobStore: BlobStore;
+  }) {
+    const { config, options } = init;
+    this.log = init.log;
+    this.id = init.log.id;
+    this.fs = init.fs;
+    this.view = new PodFsView(init.fs);
+    this.alerts = new AlertBus();
+    this.reads = new ReadTracker();
+    this.#blobStore = init.blobStore;
+    this.#maxRefBytes = config.toolOutput.maxBytes;
+    let worker: Worker | undefined;
+    this.client =
+      options.client ??
+      clientFromConfig(config, {
+        ...(options.env ? { env: options.env } : {}),
+        onWarning: (w) => worker?.handleClientWarning(w),
+      });
+    const inner = createContextPolicy({
+      blobStore: init.blobStore,
+      toolOutputCache: config.toolOutputCache,
+      compaction: config.compaction,
+      client: this.client,
+      catalog: buildModelCatalog(config),
+      ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+      ...(config.compaction.model !== null
+        ? {
+            summaryClient: (ref: string) =>
+              clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
+          }
+        : {}),
+    });
+    this.#policy =
+      options.autoRead === false
+        ? inner
+        : withAutoRead(inner, init.fs, this.reads, {
+            ...(options.autoRead ?? {}),
+            onAttach: (paths) => {
+              this.#emit({ type: "auto_read", paths });
+              this.alerts.info("auto_read", `re-attached after compaction: ${paths.join(", ")}`);
+            },
+          });
+    this.permissions = new PermissionPolicy(config.permissions, {
+      fs: init.fs,
+      signal: () => this.#controller?.signal,
+      onOutcome: (outcome) => this.#emit({ type: "permission_outcome", outcome }),
+      ...(options.ask
+        ? {
+            ask: (request) => {
+              const { signal: _signal, ...shown } = request;
+              this.#emit({ type: "permission_request", request: shown });
+              return options.ask!(request);
+            },
+          }
+        : {}),
+    });
+    const tools: Tool[] = [
+      ...createBuiltinTools({
+        view: this.view,
+        reads: this.reads,
+        ...(options.bash !== undefined ? { bash: options.bash } : {}),
+      }),
+      ...inner.tools,
+      ...(options.tools ?? []),
+    ];
+    const podInterceptor: Interceptor = {
+      name: "pod",
+      onPromptSubmit: () => {
+        const items = this.#stash.splice(0);
+        return items.length > 0 ? { action: "continue_with", items } : undefined;
+      },
+    };
+    worker = new Worker({
+      client: this.client,
+      tools,
+      system: options.system ?? defaultSystem(init.fs.cwd, tools),
+      settings: settingsFrom(config),
+      maxTurns: config.worker.maxTurns,
+      blobStore: init.blobStore,
+      contextPolicy: this.#policy,
+      interceptors: [podInterceptor, ...(options.interceptors ?? [])],
+      hooks: [this.permissions.hook(), ...(options.hooks ?? [])],
+      toolTimeoutMs: config.worker.toolTimeoutMs,
+      toolOutput: {
+        maxBytes: config.toolOutput.maxBytes,
+        inlineThresholdBytes: config.toolOutput.inlineThresholdBytes,
+        summaryMaxBytes: config.toolOutput.summaryMaxBytes,
+        summaryHeadLines: config.toolOutput.headLines,
+        summaryTailLines: config.toolOutput.tailLines,
+      },
+      history: init.history,
+    });
+    this.worker = worker;
+    worker.subscribe((event) => this.#onWorkerEvent(event));
+    this.alerts.subscribe((alert) => {
+      this.#emit({ type: "alert", alert });
+      if (alert.source !== "session_log")
+        this.#append((log) => log.alert(alert.level, alert.source, alert.message));
+    });
+  }
+
+  /** Starts a new session. */
+  static async create(options: PodOptions = {}): Promise<Pod> {
+    const parts = await Pod.#parts(options);
+    const log = await createSession({
+      dir: parts.dataDir,
+      ...(options.sessionId !== undefined ? { id: options.sessionId } : {}),
+      ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
+      cwd: parts.fs.cwd,
+      ...(options.client
+        ? { model: options.client.model, provider: options.client.provider }
+        : modelMeta(parts.config)),
+      config: configSnapshot(parts.config),
+    });
+    try {
+      return new Pod({ ...parts, log, history: [], options });
+    } catch (error) {
+      await log.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** Reopens a session from its log: history rebuilt, new records appended to the same log. */
+  static async restore(sessionId: string, options: PodOptions = {}): Promise<Pod> {
+    const parts = await Pod.#parts(options);
+    const opened = await openSession({
+      dir: parts.dataDir,
+      id: sessionId,
+      ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
+    });
+    let pod: Pod;
+    try {
+      pod = new Pod({ ...parts, log: opened.log, history: opened.history, options });
+    } catch (error) {
+      await opened.log.close().catch(() => {});
+      throw error;
+    }
+    for (const warning of opened.warnings)
+      pod.alerts.warn("session_log", `line ${warning.line}: ${warning.message}`);
+    return pod;
+  }
+
+  static async #parts(options: PodOptions) {
+    const config = options.config ?? ConfigSchema.parse({});
+    const cwd = path.resolve(options.cwd ?? process.cwd());
+    const root = path.resolve(cwd, config.scope.root ?? ".");
+    const resolveAll = (dirs: readonly string[] | undefined) =>
+      (dirs ?? []).map((d) => path.resolve(root, d));
+    const fs = await ScopedFs.create({
+      writeRoots: config.scope.writeRoots ? resolveAll(config.scope.writeRoots) : [root],
+      readRoots: resolveAll(config.scope.readRoots),
+      cwd: root,
+    });
+    const dataDir = path.resolve(cwd, options.dataDir ?? config.session.dir ?? path.join(homedir(), ".yoi"));
+    const blobStore = options.blobStore ?? new FsBlobStore({ dir: dataDir });
+    return { config, fs, dataDir, blobStore };
+  }
+
+  /** The worker's history (read-only view). */
+  get history(): readonly Item[] {
+    return this.worker.history;
+  }
+
+  get running(): boolean {
+    return this.worker.running;
+  }
+
+  /** Subscribes to pod events (worker events, alerts, permission traffic); returns the unsubscribe function. */
+  subscribe(listener: PodEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Submits input: a string is parsed for `@path` refs (or pass segments).
+   * Refs are read now; each one that cannot be read raises a warn Alert and
+   * leaves only its placeholder in the user message. Resolves with the
+   * run's result once everything is in the session log.
+   */
+  async run(input: string | readonly Segment[], options: PodRunOptions = {}): Promise<RunResult> {
+    this.#assertIdle("run");
+    const segments = typeof input === "string" ? parseSegments(input) : [...input];
+    const text = flattenSegments(segments);
+    this.#append((log) => log.userInput(typeof input === "string" ? input : text, segments));
+    const controller = this.#start(options.signal);
+    try {
+      await this.#resolveRefs(segments);
+      return await this.worker.run(userMessage(text), { signal: controller.signal });
+    } finally {
+      this.#stash.length = 0;
+      this.#controller = undefined;
+      await this.flush();
+    }
+  }
+
+  /** Continues without new input (pending tool calls, a failed or paused run). */
+  async resume(options: PodRunOptions = {}): Promise<RunResult> {
+    this.#assertIdle("resume");
+    const controller = this.#start(options.signal);
+    try {
+      return await this.worker.resume({ signal: controller.signal });
+    } finally {
+      this.#controller = undefined;
+      await this.flush();
+    }
+  }
+
+  /** Cancels the run in progress (tools are aborted, bash process groups killed). No-op when idle. */
+  cancel(reason = "cancelled by the user"): void {
+    this.#controller?.abort(new Error(reason));
+  }
+
+  /**
+   * Compacts now (a user's `/compact`), re-attaching recently read files.
+   * Resolves with the replacement, or undefined when there was nothing to fold.
+   */
+  async compact(options: PodRunOptions = {}): Promise<HistoryReplacement | undefined> {
+    this.#assertIdle("compact");
+    const compactNow = this.#policy.compactNow;
+    if (compactNow === undefined) return undefined;
+    const replacement = await compactNow({
+      history: this.worker.history,
+      lastUsage: this.#lastUsage,
+      client: this.client,
+      blobStore: this.#blobStore,
+      signal: options.signal ?? new AbortController().signal,
+    });
+    if (replacement !== undefined)
+      this.worker.replaceHistory(replacement.history, replacement.reason, replacement.detail);
+    await this.flush();
+    return replacement;
+  }
+
+  /** Waits until every record so far is written to the session log. */
+  async flush(): Promise<void> {
+    while (this.#pendingLog.size > 0) await Promise.allSettled([...this.#pendingLog]);
+  }
+
+  /** Flushes and closes the session log (releases its lock). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.cancel("the pod was closed");
+    await this.flush();
+    this.#closed = true;
+    await this.log.close();
+  }
+
+  #assertIdle(what: string): void {
+    if (this.#closed) throw new Error(`Pod.${what}: the pod is closed`);
+    if (this.worker.running || this.#controller !== undefined) {
+      throw new Error(`Pod.${what}: a run is in progress; await it or cancel() it first`);
+    }
+  }
+
+  #start(signal: AbortSignal | undefined): AbortController {
+    const controller = new AbortController();
+    if (signal) {
+      if (signal.aborted) controller.abort(signal.reason);
+      else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+    }
+    this.#controller = controller;
+    return controller;
+  }
+
+  async #resolveRefs(segments: readonly Segment[]): Promise<void> {
+    const seen = new Set<string>();
+    for (const ref of fileRefs(segments)) {
+      if (seen.has(ref)) continue;
+      seen.add(ref);
+      try {
+        const resolved = await this.view.resolveFileRef(ref, this.#maxRefBytes);
+        this.#fileRefItems.add(resolved.item);
+        this.#stash.push(resolved.item);
+        this.reads.record(resolved.real, ref, { size: resolved.totalBytes, mtimeMs: resolved.mtimeMs });
+      } catch (error) {
+        const reason = error instanceof FileRefError ? error.message : String(error);
+        this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`);
+      }
+    }
+  }
+
+  #onWorkerEvent(event: WorkerEvent): void {
+    switch (event.type) {
+      case "item_committed": {
+        const reason: ItemReason =
+          event.reason === "interceptor" && this.#fileRefItems.has(event.item) ? "file_ref" : event.reason;
+        this.#append((log) => log.item(event.item, reason, { index: event.index }));
+        break;
+      }
+      case "history_replaced":
+        this.#append((log) =>
+          log.historyReplaced({
+            history: [...event.items],
+            reason: event.reason,
+            ...(event.detail ? { detail: event.detail } : {}),
+          }),
+        );
+        break;
+      case "usage":
+        this.#lastUsage = event.usage;
+        this.#append((log) => log.usage(event.usage, { model: this.client.model, turn: event.turnIndex }));
+        break;
+      case "turn_end":
+        this.#append((log) =>
+          log.turnEnd({
+            turn: event.turnIndex,
+            ...(event.stopReason ? { stopReason: event.stopReason } : {}),
+          }),
+        );
+        break;
+      case "run_end":
+        if (event.status === "cancelled") this.#append((log) => log.cancel(event.reason));
+        if (event.status === "failed" && event.error) {
+          const error = event.error;
+          this.#append((log) =>
+            log.error({ code: error.code, message: error.message, retryable: error.retryable }),
+          );
+        }
+        break;
+      default:
+        break;
+    }
+    this.#emit(event);
+  }
+
+  #append(write: (log: SessionLog) => Promise<unknown>): void {
+    if (this.#closed || this.#logBroken) return;
+    const pending = write(this.log).catch((error: unknown) => {
+      if (this.#logBroken) return;
+      this.#logBroken = true;
+      const message = error instanceof Error ? error.message : String(error);
+      this.alerts.error(
+        "session_log",
+        `the session log could not be written; this session will not resume fully: ${message}`,
+      );
+    });
+    this.#pendingLog.add(pending);
+    void pending.finally(() => this.#pendingLog.delete(pending));
+  }
+
+  #emit(event: PodEvent): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // A broken UI listener must not break the session.
+      }
+    }
+  }
+}
+
+function modelMeta(config: Config): { model?: string; provider?: string } {
+  if (config.model === undefined) return {};
+  const slash = config.model.indexOf("/");
+  return { provider: config.model.slice(0, slash), model: config.model.slice(slash + 1) };
+}
+
+/** The config for the session_start record, without anything that could hold a secret (headers). */
+function configSnapshot(config: Config): Record<string, unknown> {
+  const providers: Record<string, unknown> = {};
+  for (const [name, p] of Object.entries(config.providers)) {
+    providers[name] = {
+      kind: p.kind,
+      ...(p.baseURL ? { baseURL: p.baseURL } : {}),
+      ...(p.apiKeyEnv ? { apiKeyEnv: p.apiKeyEnv } : {}),
+    };
+  }
+  return { ...config, providers } as Record<string, unknown>;
+}
