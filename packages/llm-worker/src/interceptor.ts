@@ -20,6 +20,8 @@ export interface ToolCallInfo {
   readonly turnIndex: number;
   /** The committed tool call item. */
   readonly item: ToolCallItem;
+  /** The run's signal (e.g. to stop waiting for a user's approval when the run is cancelled). */
+  readonly signal: AbortSignal;
 }
 
 /** A tool result as interceptors and hooks see it. */

@@ -12,6 +12,7 @@ import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
 import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";
 import { type OutputLimits, type ProcessedOutput, processToolReturn } from "./output-processing.ts";
 import { type Tool, ToolError, type ToolExecutionContext, type ToolReturn } from "./tool.ts";
+import { isToolOutput } from "./tool-output.ts";
 import { byteLength } from "./utf8.ts";
 
 export interface BatchCall {
@@ -54,7 +55,7 @@ type Plan = { kind: "run" } | { kind: "fixed"; output: ToolReturn; isError: bool
 
 export function callInfo(
   call: BatchCall,
-  options: Pick<BatchOptions, "batchId" | "batchSize" | "turnIndex">,
+  options: Pick<BatchOptions, "batchId" | "batchSize" | "turnIndex" | "signal">,
 ): ToolCallInfo {
   let args: unknown;
   try {
@@ -72,6 +73,7 @@ export function callInfo(
     batchSize: options.batchSize,
     turnIndex: options.turnIndex,
     item: call.item,
+    signal: options.signal,
   };
 }
 
@@ -136,6 +138,21 @@ function abortedText(name: string, reason: string): string {
 
 /** Never rejects: every outcome becomes a result. */
 async function settle(
+  options: BatchOptions,
+  call: BatchCall,
+  info: ToolCallInfo,
+  plan: Plan,
+): Promise<CallResult> {
+  try {
+    return await settleUnsafe(options, call, info, plan);
+  } catch (error) {
+    // A failing store or interceptor must not leave the call without a result.
+    const output = `Tool call ${info.name} failed in the worker: ${message(error)}`;
+    return { call, info, processed: { output, isError: true, full: output }, outcome: "error" };
+  }
+}
+
+async function settleUnsafe(
   options: BatchOptions,
   call: BatchCall,
   info: ToolCallInfo,
@@ -286,11 +303,8 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
   });
   const run = (async (): Promise<Executed> => {
     try {
-      const returned = await tool.execute(parsed.data, ctx);
-      if (typeof returned !== "string" && (typeof returned !== "object" || returned === null)) {
-        return { returned: `Tool ${info.name} returned no output.`, isError: true, outcome: "error" };
-      }
-      return { returned, isError: false, outcome: "ok" };
+      const returned: unknown = await tool.execute(parsed.data, ctx);
+      return { returned: normalizeReturn(returned), isError: false, outcome: "ok" };
     } catch (error) {
       if (options.signal.aborted) return interrupted(info.name);
       const text = error instanceof ToolError ? error.message : `Tool ${info.name} failed: ${message(error)}`;
@@ -303,6 +317,24 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
     clearTimeout(timer);
     if (onAbort) options.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/**
+ * Tolerates what JavaScript tools return in practice: nothing becomes
+ * `(no output)`, a plain object or array becomes JSON (and may be stored as
+ * structured content), anything else its string form.
+ */
+function normalizeReturn(value: unknown): ToolReturn {
+  if (typeof value === "string" || isToolOutput(value)) return value;
+  if (value === undefined || value === null) return "(no output)";
+  if (typeof value === "object") {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return String(value);
+    }
+  }
+  return String(value);
 }
 
 export function interruptedText(name: string): string {

@@ -301,3 +301,42 @@ describe("event log", () => {
     expect(shape(worker.history)[0]).toBe("user:summary");
   });
 });
+
+describe("tool return values", () => {
+  it("tolerates JS tools returning objects or nothing, and stores large JSON as structured content", async () => {
+    const { createMemoryBlobStore } = await import("../src/testing/memory-blob-store.ts");
+    const store = createMemoryBlobStore();
+    const loose = defineTool({
+      name: "loose",
+      description: "returns whatever",
+      inputSchema: z.object({ kind: z.enum(["object", "nothing", "big"]) }),
+      // biome-ignore lint/suspicious/noExplicitAny: simulates an untyped JavaScript tool.
+      execute: ({ kind }): any =>
+        kind === "object"
+          ? { ok: true }
+          : kind === "nothing"
+            ? undefined
+            : Array.from({ length: 100 }, (_, i) => ({ i, name: `entry ${i}` })),
+    });
+    const client = createScriptedClient([
+      {
+        toolCalls: [
+          { id: "o", name: "loose", args: { kind: "object" } },
+          { id: "n", name: "loose", args: { kind: "nothing" } },
+          { id: "b", name: "loose", args: { kind: "big" } },
+        ],
+      },
+      { text: "ok" },
+    ]);
+    const worker = new Worker({ client, tools: [loose], blobStore: store });
+    await worker.run("go");
+    const results = worker.history.filter((i) => i.type === "tool_result");
+    expect(results[0]).toMatchObject({ output: '{"ok":true}', isError: false });
+    expect(results[1]).toMatchObject({ output: "(no output)", isError: false });
+    expect(results[2]!.type === "tool_result" && results[2]!.output).toMatch(
+      /^\[blob:[0-9a-f-]{36}\] json_array \| 100 entries\n── schema ──\ni: number\nname: string/,
+    );
+    expect(results[2]).toMatchObject({ outputRef: { byteSize: expect.any(Number) } });
+    expect([...store.blobs.values()][0]).toMatchObject({ kind: "structured" });
+  });
+});
