@@ -208,3 +208,68 @@ function assertPaired(history: readonly Item[]): void {
     if (item.type === "tool_result") expect(calls.has(item.callId), item.callId).toBe(true);
   }
 }
+
+describe("a context overflow from the provider", () => {
+  async function session(compaction: { auto?: boolean; enabled?: boolean }) {
+    let overflowSent = false;
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: (_index, raw) => {
+        const body = raw as AnthropicBody;
+        const usage = { inputTokens: promptTokens(body), outputTokens: 20 };
+        if (isSummaryRequest(body))
+          return { type: "reply", text: "<summary>Earlier: batches reviewed.</summary>", options: { usage } };
+        // The third user request overflows once (the provider counts differently from our estimate).
+        if (!overflowSent && JSON.stringify(body.messages.at(-1)).includes("batch 3")) {
+          overflowSent = true;
+          return { type: "error", status: 400, message: "prompt is too long: 30000 tokens > 24000 maximum" };
+        }
+        return { type: "reply", text: "Done.", options: { usage } };
+      },
+    });
+    servers.push(server);
+    const client = createClient({
+      provider: "anthropic",
+      model: "tiny-context-model",
+      apiKey: "test-key-not-secret",
+      baseURL: server.baseURL,
+      retry: { maxAttempts: 1 },
+    });
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      client,
+      catalog: buildModelCatalog(config),
+      compaction,
+    });
+    const worker = new Worker({ client, contextPolicy: policy, tools: policy.tools });
+    const events: WorkerEvent[] = [];
+    worker.subscribe((e) => events.push(e));
+    const runs = [];
+    const pasted = "a line of a pasted log\n".repeat(800); // ~4.6k tokens per request
+    for (let i = 1; i <= 3; i++) runs.push(await worker.run(`Review batch ${i}.\n${pasted}`));
+    return { server, worker, events, runs };
+  }
+
+  it("is compacted and the call retried once", async () => {
+    const { server, worker, events, runs } = await session({});
+    expect(runs.map((r) => r.status)).toEqual(["completed", "completed", "completed"]);
+    const compaction = events.find((e) => e.type === "history_replaced" && e.reason === "compaction");
+    expect(compaction?.type === "history_replaced" && compaction.detail?.trigger).toBe("overflow");
+    expect(events.some((e) => e.type === "retry" && e.source === "context_overflow")).toBe(true);
+    expect(server.rejections).toEqual([]);
+    expect(isCompactionMessage(worker.history[0]!)).toBe(true);
+    expect(JSON.stringify(worker.history.at(-2))).toContain("Review batch 3.");
+    expect(JSON.stringify(worker.history)).not.toContain("Review batch 1.");
+  });
+
+  it.each([{ auto: false }, { enabled: false }])(
+    "is not compacted with %j: the run fails with the overflow",
+    async (compaction) => {
+      const { events, runs } = await session(compaction);
+      expect(runs.map((r) => r.status)).toEqual(["completed", "completed", "failed"]);
+      expect(runs[2]!.error?.code).toBe("context_overflow");
+      expect(events.some((e) => e.type === "history_replaced")).toBe(false);
+    },
+  );
+});
