@@ -125,7 +125,7 @@ export class Timeline {
       createScope,
       removed: false,
     };
-    this.#setSlots(kind, [...this.#slots(kind).set.slots, slot]);
+    this.#setSlots(kind, [...this.#entryOf(kind).set.slots, slot]);
     return () => this.#remove(slot);
   }
 
@@ -247,7 +247,7 @@ export class Timeline {
     return { set, fail };
   }
 
-  #slots(kind: Kind): KindEntry {
+  #entryOf(kind: Kind): KindEntry {
     switch (kind) {
       case "usage":
         return this.#usage;
@@ -303,7 +303,7 @@ export class Timeline {
     const kind = slot.kind as Kind;
     this.#setSlots(
       kind,
-      this.#slots(kind).set.slots.filter((s) => s !== slot),
+      this.#entryOf(kind).set.slots.filter((s) => s !== slot),
     );
     for (const block of this.#open.values()) {
       const i = block.set.slots.indexOf(slot);
@@ -326,10 +326,10 @@ export class Timeline {
         `a new block_start arrived for index ${event.index} while its ${previous.kind} block was open`,
       );
     }
-    this.#open1(event.index, kind, event, false);
+    this.#openBlock(event.index, kind, event, false);
   }
 
-  #open1(index: number, kind: BlockKind, start: BlockStartEvent, synthesized: boolean): OpenBlock {
+  #openBlock(index: number, kind: BlockKind, start: BlockStartEvent, synthesized: boolean): OpenBlock {
     const set = this.#blockSet(kind);
     const slots = set.slots;
     const scopes: unknown[] = new Array(slots.length);
@@ -367,7 +367,7 @@ export class Timeline {
     if (block === undefined) {
       const kind = event.delta === "text" ? "text" : event.delta === "thinking" ? "thinking" : "tool_use";
       if (event.delta !== "input_json" && kind === "tool_use") return; // unknown delta kind
-      block = this.#open1(index, kind, { type: "block_start", index, block: kind }, true);
+      block = this.#openBlock(index, kind, { type: "block_start", index, block: kind }, true);
     }
     // One event object per delta, shared by the block's handlers. A call site
     // per kind keeps each one monomorphic (see fan-out.ts).
@@ -387,7 +387,7 @@ export class Timeline {
     if (block === undefined) {
       const kind = event.block;
       if (kind !== "text" && kind !== "thinking" && kind !== "tool_use") return;
-      block = this.#open1(index, kind, { type: "block_start", index, block: kind }, true);
+      block = this.#openBlock(index, kind, { type: "block_start", index, block: kind }, true);
     }
     this.#close(block);
     const phase =
