@@ -32,7 +32,8 @@ function isAssistantSide(item: Item): boolean {
 
 /**
  * Returns history where every assistant turn's tool calls are followed,
- * before anything else, by exactly one result each, in call order. Missing
+ * before anything else, by exactly one result each (in the order they
+ * were recorded; synthesized ones last). Missing
  * results become error results ({@link MISSING_RESULT_TEXT}); results whose
  * call is not in the turn before them become a user message that keeps
  * their text (the model still sees what the tool said).
@@ -58,7 +59,6 @@ export function pairToolResults(items: Item[]): PairedHistory {
     for (const call of calls) wanted.set(call.callId, call);
     const results = new Map<string, ToolResultItem>();
     const rest: Item[] = [];
-    let position = 0;
     for (const item of userSide) {
       if (item.type !== "tool_result") {
         rest.push(item);
@@ -70,18 +70,13 @@ export function pairToolResults(items: Item[]): PairedHistory {
       } else if (results.has(item.callId)) {
         repairs.push({ kind: "duplicate_result", callId: item.callId });
       } else {
-        if (rest.length > 0 || calls[position]?.callId !== item.callId) {
-          repairs.push({ kind: "moved_result", callId: item.callId });
-        }
+        if (rest.length > 0) repairs.push({ kind: "moved_result", callId: item.callId });
         results.set(item.callId, item);
       }
-      position++;
     }
+    out.push(...results.values());
     for (const call of calls) {
-      const result = results.get(call.callId);
-      if (result) {
-        out.push(result);
-      } else {
+      if (!results.has(call.callId)) {
         repairs.push({ kind: "missing_result", callId: call.callId });
         out.push({
           type: "tool_result",
@@ -97,34 +92,34 @@ export function pairToolResults(items: Item[]): PairedHistory {
   return { items: out, repairs };
 }
 
+/**
+ * Already valid: after each assistant run come exactly the results of its
+ * calls (in any order: parallel tools finish in any order and every API
+ * accepts that), before any other message.
+ */
 function isWellPaired(items: Item[]): boolean {
-  let pending: string[] = [];
-  let answered = 0;
+  let pending = new Set<string>();
   let inResults = false;
   for (const item of items) {
     if (isAssistantSide(item)) {
-      if (inResults || answered < pending.length) {
-        if (answered < pending.length) return false;
-        pending = [];
-        answered = 0;
+      if (inResults) {
+        if (pending.size > 0) return false;
         inResults = false;
       }
-      if (item.type === "tool_call") pending.push(item.callId);
+      if (item.type === "tool_call") pending.add(item.callId);
       continue;
     }
     if (item.type === "tool_result") {
-      if (pending[answered] !== item.callId) return false;
-      answered++;
+      if (!pending.delete(item.callId)) return false;
       inResults = true;
       continue;
     }
     // A user/system message: every call must already be answered.
-    if (answered < pending.length) return false;
-    pending = [];
-    answered = 0;
+    if (pending.size > 0) return false;
+    pending = new Set();
     inResults = false;
   }
-  return answered === pending.length;
+  return pending.size === 0;
 }
 
 function orphanAsMessage(result: ToolResultItem): MessageItem {

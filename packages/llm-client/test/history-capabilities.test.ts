@@ -1,0 +1,129 @@
+import type { ModelCapabilities } from "@yoi/manifest";
+import { describe, expect, it } from "vitest";
+import { applyCapabilities } from "../src/capabilities.ts";
+import { MISSING_RESULT_TEXT, pairToolResults } from "../src/history.ts";
+import { assistantMessage, type Item, userMessage } from "../src/item.ts";
+import type { Request } from "../src/request.ts";
+
+const call = (callId: string): Item => ({ type: "tool_call", callId, name: "read", arguments: "{}" });
+const result = (callId: string, output = "ok"): Item => ({
+  type: "tool_result",
+  callId,
+  output,
+  isError: false,
+});
+
+describe("pairToolResults", () => {
+  it("leaves a valid history untouched (same array), results in any order", () => {
+    const items = [
+      userMessage("go"),
+      call("a"),
+      call("b"),
+      result("b"),
+      result("a"),
+      assistantMessage("done"),
+    ];
+    const paired = pairToolResults(items);
+    expect(paired.repairs).toEqual([]);
+    expect(paired.items).toBe(items);
+  });
+
+  it("adds an error result for a call that never got one", () => {
+    const paired = pairToolResults([
+      userMessage("go"),
+      call("a"),
+      call("b"),
+      result("a"),
+      userMessage("next"),
+    ]);
+    expect(paired.repairs).toEqual([{ kind: "missing_result", callId: "b" }]);
+    expect(paired.items.slice(3, 5)).toEqual([
+      result("a"),
+      { type: "tool_result", callId: "b", name: "read", output: MISSING_RESULT_TEXT, isError: true },
+    ]);
+    expect(paired.items[5]).toEqual(userMessage("next"));
+  });
+
+  it("keeps the text of a result whose call is gone, as a user message", () => {
+    const paired = pairToolResults([userMessage("go"), result("gone", "42 lines"), assistantMessage("ok")]);
+    expect(paired.repairs).toEqual([{ kind: "orphan_result", callId: "gone" }]);
+    expect(paired.items[1]).toMatchObject({ type: "message", role: "user" });
+    expect(JSON.stringify(paired.items[1])).toContain("42 lines");
+  });
+
+  it("moves a result that came after a user interjection up to its call; drops duplicates", () => {
+    const paired = pairToolResults([call("a"), userMessage("wait"), result("a"), result("a", "again")]);
+    expect(paired.repairs.map((r) => r.kind)).toEqual(["moved_result", "duplicate_result"]);
+    expect(paired.items).toEqual([call("a"), result("a"), userMessage("wait")]);
+  });
+});
+
+const CAPS: Record<string, ModelCapabilities> = {
+  effort: { tools: true, parallelTools: true, reasoning: "effort", vision: true, promptCaching: true },
+  budget: { tools: true, parallelTools: true, reasoning: "budget", vision: true, promptCaching: true },
+  plain: { tools: false, parallelTools: false, reasoning: "none", vision: false, promptCaching: false },
+};
+
+describe("applyCapabilities", () => {
+  const request: Request = {
+    items: [
+      {
+        type: "message",
+        role: "user",
+        content: [
+          { type: "text", text: "see" },
+          { type: "image", mediaType: "image/png", data: "AA==" },
+        ],
+      },
+    ],
+    tools: [{ name: "t", description: "d", parameters: { type: "object" } }],
+    settings: {
+      temperature: 0.2,
+      topP: 0.9,
+      reasoning: { effort: "high", budgetTokens: 4000 },
+      parallelToolCalls: true,
+    },
+  };
+
+  it("sends everything for a model the catalog does not know", () => {
+    const out = applyCapabilities("openai-chat", "llama3", undefined, request);
+    expect(out.warnings).toEqual([]);
+    expect(out.request).toBe(request);
+  });
+
+  it("drops the budget and the sampling settings for an OpenAI reasoning model", () => {
+    const out = applyCapabilities("openai-responses", "o3", CAPS.effort, request);
+    expect(out.request.settings).toEqual({ reasoning: { effort: "high" }, parallelToolCalls: true });
+    expect(out.warnings.map((w) => w.detail?.setting)).toEqual([
+      "reasoning.budgetTokens",
+      "temperature",
+      "topP",
+    ]);
+    expect(out.warnings.every((w) => w.code === "unsupported_setting")).toBe(true);
+    expect(request.settings?.temperature).toBe(0.2); // the input is not mutated
+  });
+
+  it("drops the effort for a budget model", () => {
+    const out = applyCapabilities("anthropic", "claude-sonnet-4-5", CAPS.budget, request);
+    expect(out.request.settings?.reasoning).toEqual({ budgetTokens: 4000 });
+    expect(out.warnings.map((w) => w.detail?.setting)).toEqual(["reasoning.effort"]);
+  });
+
+  it("drops reasoning, parallel calls, tools and images for a model without them", () => {
+    const out = applyCapabilities("openai-chat", "tiny", CAPS.plain, request);
+    expect(out.request.settings?.reasoning).toBeUndefined();
+    expect(out.request.settings?.parallelToolCalls).toBeUndefined();
+    expect(out.request.tools).toBeUndefined();
+    const content = (out.request.items[0] as Extract<Item, { type: "message" }>).content;
+    expect(content).toEqual([
+      { type: "text", text: "see" },
+      { type: "text", text: "[image omitted: tiny does not accept images]" },
+    ]);
+    expect(out.warnings.map((w) => w.detail?.setting)).toEqual([
+      "reasoning",
+      "parallelToolCalls",
+      "tools",
+      "image",
+    ]);
+  });
+});
