@@ -6,5 +6,45 @@ export {
   type GcResult,
   type ManagedBlobStore,
 } from "./blob-gc.ts";
+export { collectBlobRefs, sessionBlobRefs } from "./blob-refs.ts";
 export { type CleanupResult, FsBlobStore, type FsBlobStoreOptions } from "./fs-blob-store.ts";
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from "./memory-blob-store.ts";
+export { checkSessionId, SessionLogError, type SessionLogErrorCode } from "./session-error.ts";
+export { type FsyncPolicy, SessionLog } from "./session-log.ts";
+export {
+  type AlertRecord,
+  type CancelRecord,
+  type ConfigChangeRecord,
+  type ErrorRecord,
+  type HistoryReplacedRecord,
+  type InputSegment,
+  type ItemReason,
+  type ItemRecord,
+  SESSION_LOG_VERSION,
+  type SessionRecord,
+  type SessionRecordInput,
+  type SessionRecordType,
+  type SessionStartRecord,
+  type TitleRecord,
+  type TurnEndRecord,
+  type UsageRecord,
+  type UserInputRecord,
+} from "./session-records.ts";
+export { replayHistory, type SessionMeta, titleFromInput } from "./session-replay.ts";
+export { type ScanResult, type SessionWarning, scanSessionFile } from "./session-scan.ts";
+export {
+  type CreateSessionOptions,
+  createSession,
+  type LoadedSession,
+  latestSession,
+  listSessions,
+  loadSession,
+  type OpenedSession,
+  type OpenSessionOptions,
+  openSession,
+  type ResumeSessionOptions,
+  resumeSession,
+  type SessionSummary,
+  sessionPath,
+  sessionsDir,
+} from "./session-store.ts";

@@ -2,7 +2,8 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const CHILD = fileURLToPath(new URL("./crash-child.ts", import.meta.url));
+/** Path of the child script. */
+export const CHILD_SCRIPT = fileURLToPath(new URL("./crash-child.ts", import.meta.url));
 
 export interface Child {
   proc: ChildProcess;
@@ -18,7 +19,7 @@ export interface Child {
 }
 
 export function spawnChild(args: string[], options: SpawnOptions = {}): Child {
-  const proc = spawn(process.execPath, ["--conditions=@yoi/source", "--no-warnings", CHILD, ...args], {
+  const proc = spawn(process.execPath, ["--conditions=@yoi/source", "--no-warnings", CHILD_SCRIPT, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     ...options,
   });

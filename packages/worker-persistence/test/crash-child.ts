@@ -5,11 +5,13 @@
  *
  *   crash-child.ts blob <dir>             store blobs; prints "<id> <n>"
  *   crash-child.ts log <dir> <id> <fsync> append to a session log; prints "<seq>"
+ *   crash-child.ts log-big <dir> <id>     append 32 MB records; prints "<seq>"
+ *   crash-child.ts fill <dir> <id>        append until a write fails (run under ulimit -f)
  *   crash-child.ts try-blob <dir>         one store, prints "ok <id>" or "error <code> <errno>"
  */
 import { writeSync } from "node:fs";
-import { FsBlobStore } from "../src/index.ts";
-import { blobText } from "./crash-data.ts";
+import { createSession, FsBlobStore, type FsyncPolicy, openSession, type SessionLog } from "../src/index.ts";
+import { blobText, recordFor } from "./crash-data.ts";
 
 const [mode, dir] = process.argv.slice(2);
 if (!mode || !dir) throw new Error("usage: crash-child.ts <mode> <dir> ...");
@@ -33,6 +35,71 @@ if (mode === "blob") {
     const e = error as { code?: string; errno?: string; path?: string };
     writeSync(1, `error ${e.code} ${e.errno} ${e.path}\n`);
   }
+} else if (mode === "log") {
+  const [id, fsync] = process.argv.slice(4) as [string, FsyncPolicy];
+  let log: SessionLog;
+  try {
+    const opened = await openSession({ dir, id, fsync });
+    log = opened.log;
+    writeSync(1, `open ${opened.truncatedBytes}\n`);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "not_found") throw error;
+    log = await createSession({ dir, id, fsync, model: "test-model", cwd: "/work" });
+    writeSync(1, "open 0\n");
+  }
+  for (;;) {
+    const record = await log.append(recordFor(log.nextSeq, log.historyLength));
+    writeSync(1, `${record.seq}\n`);
+  }
+} else if (mode === "log-big") {
+  // 32 MB records: a write takes milliseconds, so a kill often tears one
+  const [id] = process.argv.slice(4) as [string];
+  const log = await createSession({ dir, id, fsync: "never" });
+  writeSync(1, "open 0\n");
+  const big = "x".repeat(32 * 1024 * 1024);
+  for (;;) {
+    const seq = log.nextSeq;
+    await log.item(
+      { type: "tool_result", callId: `c${seq}`, output: `${seq}:${big}`, isError: false },
+      "tool_result",
+    );
+    writeSync(1, `${seq}\n`);
+  }
+} else if (mode === "fill") {
+  // run under `ulimit -f`: appends until the file size limit makes a write
+  // fail midway (a short write, then EFBIG), like a full disk
+  const [id] = process.argv.slice(4) as [string];
+  const log = await createSession({ dir, id, fsync: "never" });
+  const chunk = "y".repeat(7000);
+  for (;;) {
+    try {
+      const r = await log.alert("info", "fill", chunk);
+      writeSync(1, `ok ${r.seq}\n`);
+    } catch (error) {
+      const e = error as { code?: string; errno?: string };
+      writeSync(1, `error ${e.code} ${e.errno}\n`);
+      break;
+    }
+  }
+  const small = await log.alert("info", "fill", "small record after the failure");
+  writeSync(1, `ok ${small.seq}\n`);
+  await log.close();
+} else if (mode === "try-open") {
+  const [id] = process.argv.slice(4) as [string];
+  try {
+    const opened = await openSession({ dir, id });
+    writeSync(1, `ok ${opened.history.length}\n`);
+    await opened.log.close();
+  } catch (error) {
+    const e = error as { code?: string; pid?: number; errno?: string; path?: string };
+    writeSync(1, `error ${e.code} ${e.pid ?? e.errno} ${e.path}\n`);
+  }
+} else if (mode === "hold") {
+  // holds a session open until killed
+  const [id] = process.argv.slice(4) as [string];
+  const opened = await openSession({ dir, id });
+  writeSync(1, `held ${opened.log.nextSeq}\n`);
+  setInterval(() => {}, 1000);
 } else {
   throw new Error(`unknown mode ${mode}`);
 }

@@ -1,0 +1,64 @@
+import { errnoHint, errnoOf } from "./fs-errors.ts";
+
+export type SessionLogErrorCode =
+  /** Another process (or another handle in this one) holds the session's write lock. */
+  | "locked"
+  /** No log file for this session id. */
+  | "not_found"
+  /** A session with this id already exists (createSession). */
+  | "exists"
+  /** The session id is not a safe file name. */
+  | "invalid_id"
+  /** Appending to a log that was closed (or broken by an unrecoverable write error). */
+  | "closed"
+  /** A file-system error; `errno` and `path` say which. */
+  | "io";
+
+/** Typed error of the session log. */
+export class SessionLogError extends Error {
+  override readonly name = "SessionLogError";
+  readonly code: SessionLogErrorCode;
+  /** The file involved (log or lock file). */
+  readonly path: string | undefined;
+  /** The underlying errno code, for `io`. */
+  readonly errno: string | undefined;
+  /** For `locked`: the pid recorded in the lock file. */
+  readonly pid: number | undefined;
+
+  constructor(
+    code: SessionLogErrorCode,
+    message: string,
+    options: { path?: string; errno?: string; pid?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.path = options.path;
+    this.errno = options.errno;
+    this.pid = options.pid;
+  }
+}
+
+/** Wraps a Node fs error into a typed `io` SessionLogError naming the path and errno. */
+export function sessionIoError(action: string, path: string, error: unknown): SessionLogError {
+  if (error instanceof SessionLogError) return error;
+  const errno = errnoOf(error);
+  return new SessionLogError("io", `cannot ${action} ${path}: ${errno ?? "error"} (${errnoHint(errno)})`, {
+    path,
+    errno,
+    cause: error,
+  });
+}
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+
+/** Validates a session id before it becomes part of a path. */
+export function checkSessionId(id: unknown): string {
+  if (typeof id !== "string" || !SESSION_ID.test(id)) {
+    const shown = typeof id === "string" ? JSON.stringify(id.slice(0, 80)) : typeof id;
+    throw new SessionLogError(
+      "invalid_id",
+      `invalid session id ${shown}: use 1-128 letters, digits, '-' or '_' (ids from createSession are UUID v7)`,
+    );
+  }
+  return id;
+}

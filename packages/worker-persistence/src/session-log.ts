@@ -1,0 +1,257 @@
+import type { FileHandle } from "node:fs/promises";
+import type { Item, StopReason, Usage } from "@yoi/llm-client";
+import type { HistoryReplacement } from "@yoi/llm-worker";
+import { SessionLogError, sessionIoError } from "./session-error.ts";
+import type { SessionLock } from "./session-lock.ts";
+import {
+  type AlertRecord,
+  type InputSegment,
+  type ItemReason,
+  type ItemRecord,
+  SESSION_LOG_VERSION,
+  type SessionRecord,
+  type SessionRecordInput,
+  serializeRecord,
+} from "./session-records.ts";
+
+/**
+ * When the log fsyncs (`fdatasync`) the file:
+ * - `"always"`: after every record. Nothing whose append returned is lost,
+ *   even on power loss; the slowest.
+ * - `"turn"` (default): after session_start, turn_end, cancel, error and
+ *   history_replaced, and on `sync()`/`close()`. A process crash loses
+ *   nothing whose append returned (the data is in the OS page cache); a
+ *   power loss can lose the records of the turn in progress.
+ * - `"never"`: leaves flushing to the OS. For tests and throwaway sessions.
+ */
+export type FsyncPolicy = "always" | "turn" | "never";
+
+const BOUNDARY = new Set<string>(["session_start", "turn_end", "cancel", "error", "history_replaced"]);
+
+/**
+ * An open session log: one writer per session, enforced by a lock file.
+ * Each record is one `write` of one line (with its newline) on an O_APPEND
+ * descriptor; appends are serialized, so `seq` order is file order. An
+ * append resolves once the line is written (and synced, per the policy).
+ */
+export class SessionLog {
+  readonly id: string;
+  readonly path: string;
+  readonly fsync: FsyncPolicy;
+  readonly #handle: FileHandle;
+  readonly #lock: SessionLock;
+  #nextSeq: number;
+  #size: number;
+  #historyLength: number;
+  #queue: Promise<unknown> = Promise.resolve();
+  #state: "open" | "closing" | "closed" | "broken" = "open";
+  #dirty = false;
+
+  /** @internal Use `createSession` / `openSession`. */
+  constructor(init: {
+    id: string;
+    path: string;
+    fsync: FsyncPolicy;
+    handle: FileHandle;
+    lock: SessionLock;
+    nextSeq: number;
+    size: number;
+    historyLength: number;
+  }) {
+    this.id = init.id;
+    this.path = init.path;
+    this.fsync = init.fsync;
+    this.#handle = init.handle;
+    this.#lock = init.lock;
+    this.#nextSeq = init.nextSeq;
+    this.#size = init.size;
+    this.#historyLength = init.historyLength;
+  }
+
+  /** seq the next record gets. */
+  get nextSeq(): number {
+    return this.#nextSeq;
+  }
+
+  /** Length of the history the logged records describe. */
+  get historyLength(): number {
+    return this.#historyLength;
+  }
+
+  /** Bytes in the log file. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Appends one record; resolves with it (seq and ts filled in) once written. */
+  append<T extends SessionRecordInput>(input: T): Promise<Extract<SessionRecord, { type: T["type"] }>> {
+    if (this.#state !== "open") return Promise.reject(this.#closedError());
+    const run = this.#queue.then(() => this.#write(input));
+    this.#queue = run.catch(() => {});
+    return run as Promise<Extract<SessionRecord, { type: T["type"] }>>;
+  }
+
+  async #write(input: SessionRecordInput): Promise<SessionRecord> {
+    if (this.#state === "broken" || this.#state === "closed") throw this.#closedError();
+    // `v` first: recovery splits glued lines at `{"v":`.
+    const record = { v: SESSION_LOG_VERSION, seq: this.#nextSeq, ts: "", ...input } as SessionRecord;
+    // assigned after the spread so a caller cannot override them
+    record.v = SESSION_LOG_VERSION;
+    record.seq = this.#nextSeq;
+    record.ts = new Date().toISOString();
+    const bytes = Buffer.from(serializeRecord(record), "utf8");
+    const before = this.#size;
+    try {
+      let written = 0;
+      // One write; the loop only runs again on a short write.
+      while (written < bytes.length) {
+        const { bytesWritten } = await this.#handle.write(bytes, written, bytes.length - written, null);
+        written += bytesWritten;
+      }
+    } catch (error) {
+      await this.#undoPartial(before);
+      throw sessionIoError("append to the session log", this.path, error);
+    }
+    this.#size += bytes.length;
+    this.#nextSeq++;
+    this.#dirty = true;
+    if (record.type === "item") {
+      this.#historyLength = Math.max(this.#historyLength, record.index) + 1;
+    } else if (record.type === "history_replaced") {
+      this.#historyLength = record.history.length;
+    }
+    if (this.fsync === "always" || (this.fsync === "turn" && BOUNDARY.has(record.type))) await this.#sync();
+    return record;
+  }
+
+  // A failed write (ENOSPC mid-line) may leave a partial line; cut it off so
+  // the next append does not glue onto it. If even that fails, stop writing.
+  async #undoPartial(size: number): Promise<void> {
+    try {
+      await this.#handle.truncate(size);
+    } catch {
+      this.#state = "broken";
+    }
+  }
+
+  async #sync(): Promise<void> {
+    if (!this.#dirty) return;
+    try {
+      await this.#handle.datasync();
+      this.#dirty = false;
+    } catch (error) {
+      throw sessionIoError("fsync the session log", this.path, error);
+    }
+  }
+
+  #closedError(): SessionLogError {
+    return new SessionLogError(
+      "closed",
+      this.#state === "broken"
+        ? `session log ${this.path} could not be repaired after a failed write; reopen the session`
+        : `session log ${this.path} is closed`,
+      { path: this.path },
+    );
+  }
+
+  /** Flushes everything appended so far to disk, whatever the policy. */
+  sync(): Promise<void> {
+    const run = this.#queue.then(() => this.#sync());
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Waits for pending appends, fsyncs (unless the policy is `never`), closes and releases the lock. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#state === "closed" || this.#state === "closing") return;
+    const wasBroken = this.#state === "broken";
+    this.#state = "closing";
+    await this.#queue;
+    try {
+      if (this.fsync !== "never" && !wasBroken) await this.#sync();
+    } finally {
+      this.#state = "closed";
+      await this.#handle.close().catch(() => {});
+      await this.#lock.release();
+    }
+  }
+
+  // ---- typed helpers for each record type ----
+
+  /** What the user submitted, with its segments (text and `@path` refs). */
+  userInput(text: string, segments?: InputSegment[], turn?: number): Promise<SessionRecord> {
+    return this.append({
+      type: "user_input",
+      text,
+      ...(segments && { segments }),
+      ...(turn !== undefined && { turn }),
+    });
+  }
+
+  /**
+   * A committed history item and why. `index` defaults to the current end
+   * of history (the log tracks its length across items and replacements).
+   */
+  item(item: Item, reason: ItemReason, options: { index?: number; turn?: number } = {}): Promise<ItemRecord> {
+    return this.append({
+      type: "item",
+      index: options.index ?? this.#historyLength,
+      reason,
+      item,
+      ...(options.turn !== undefined && { turn: options.turn }),
+    });
+  }
+
+  usage(
+    usage: Usage,
+    details: { model?: string; turn?: number; durationMs?: number; responseId?: string } = {},
+  ) {
+    return this.append({ type: "usage", usage, ...details });
+  }
+
+  turnEnd(details: { turn?: number; stopReason?: StopReason; durationMs?: number } = {}) {
+    return this.append({ type: "turn_end", ...details });
+  }
+
+  cancel(reason?: string, turn?: number) {
+    return this.append({
+      type: "cancel",
+      ...(reason !== undefined && { reason }),
+      ...(turn !== undefined && { turn }),
+    });
+  }
+
+  error(error: { code: string; message: string; retryable?: boolean }, turn?: number) {
+    return this.append({
+      type: "error",
+      code: error.code,
+      message: error.message,
+      ...(error.retryable !== undefined && { retryable: error.retryable }),
+      ...(turn !== undefined && { turn }),
+    });
+  }
+
+  /** A compaction/trim boundary: the worker's `HistoryReplacement`, logged whole. */
+  historyReplaced(
+    replacement: HistoryReplacement | { history: Item[]; reason: string; detail?: Record<string, unknown> },
+  ) {
+    return this.append({
+      type: "history_replaced",
+      reason: replacement.reason,
+      history: replacement.history,
+      ...(replacement.detail !== undefined && { detail: replacement.detail }),
+    });
+  }
+
+  configChange(changes: Record<string, unknown>, model?: string) {
+    return this.append({ type: "config_change", changes, ...(model !== undefined && { model }) });
+  }
+
+  alert(level: AlertRecord["level"], source: string, message: string) {
+    return this.append({ type: "alert", level, source, message });
+  }
+
+  title(title: string) {
+    return this.append({ type: "title", title });
+  }
+}

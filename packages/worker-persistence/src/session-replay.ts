@@ -1,0 +1,138 @@
+import type { Item, Usage } from "@yoi/llm-client";
+import type { SessionRecord } from "./session-records.ts";
+import type { SessionWarning } from "./session-scan.ts";
+
+/** What a log says about its session, gathered while replaying it. */
+export interface SessionMeta {
+  id: string;
+  /** Path of the log file. */
+  path: string;
+  /** `ts` of session_start. */
+  createdAt?: string;
+  /** `ts` of the last record. */
+  updatedAt?: string;
+  /** Model of session_start, or of the last config_change that switched it. */
+  model?: string;
+  provider?: string;
+  cwd?: string;
+  /** The config snapshot of session_start. */
+  config?: Record<string, unknown>;
+  /** The last title record, else the first line of the first user input. */
+  title?: string;
+  /** Completed turns (turn_end records). */
+  turns: number;
+  /** Records loaded. */
+  records: number;
+  /** seq of the last record, -1 when there is none. */
+  lastSeq: number;
+  /** Summed usage of every model call. */
+  usage: Required<Usage>;
+}
+
+const TITLE_MAX = 100;
+
+/** The title a user input gives a session: its first non-blank line, shortened. */
+export function titleFromInput(text: string): string | undefined {
+  const first = text
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l !== "");
+  if (first === undefined) return undefined;
+  return first.length > TITLE_MAX ? `${first.slice(0, TITLE_MAX - 1)}…` : first;
+}
+
+/**
+ * Rebuilds history and metadata from records in file order: items are
+ * inserted at their recorded index (normally appended), a history_replaced
+ * record swaps the whole history. The result equals the writer's history
+ * after its last logged record.
+ */
+export class SessionReplay {
+  readonly history: Item[] = [];
+  readonly warnings: SessionWarning[] = [];
+  readonly meta: SessionMeta;
+
+  constructor(id: string, path: string) {
+    this.meta = {
+      id,
+      path,
+      turns: 0,
+      records: 0,
+      lastSeq: -1,
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+    };
+  }
+
+  apply(record: SessionRecord, line: number): void {
+    const meta = this.meta;
+    if (record.seq <= meta.lastSeq) {
+      this.warnings.push({
+        line,
+        offset: -1,
+        message: `record seq ${record.seq} does not follow seq ${meta.lastSeq} (two writers, or a copied log?); applied in file order`,
+      });
+    }
+    meta.lastSeq = record.seq;
+    meta.records++;
+    meta.updatedAt = record.ts;
+    switch (record.type) {
+      case "session_start":
+        meta.createdAt ??= record.ts;
+        meta.model = record.model ?? meta.model;
+        meta.provider = record.provider ?? meta.provider;
+        meta.cwd = record.cwd ?? meta.cwd;
+        meta.config = record.config ?? meta.config;
+        break;
+      case "user_input":
+        if (meta.title === undefined) meta.title = titleFromInput(record.text);
+        break;
+      case "title":
+        meta.title = record.title;
+        break;
+      case "config_change":
+        if (record.model !== undefined) meta.model = record.model;
+        break;
+      case "turn_end":
+        meta.turns++;
+        break;
+      case "usage": {
+        const u = record.usage ?? {};
+        meta.usage.inputTokens += u.inputTokens ?? 0;
+        meta.usage.outputTokens += u.outputTokens ?? 0;
+        meta.usage.cacheReadTokens += u.cacheReadTokens ?? 0;
+        meta.usage.cacheWriteTokens += u.cacheWriteTokens ?? 0;
+        meta.usage.reasoningTokens += u.reasoningTokens ?? 0;
+        break;
+      }
+      case "item": {
+        const history = this.history;
+        if (record.index === history.length) history.push(record.item);
+        else if (record.index < history.length) history.splice(record.index, 0, record.item);
+        else {
+          this.warnings.push({
+            line,
+            offset: -1,
+            message: `item seq ${record.seq} has index ${record.index} but history has ${history.length} items (a record is missing); appended`,
+          });
+          history.push(record.item);
+        }
+        break;
+      }
+      case "history_replaced":
+        // keep the same array object so `history` stays a live view
+        this.history.length = 0;
+        for (const item of record.history) this.history.push(item);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+/** Rebuilds history from records (the pure form of `SessionReplay`). */
+export function replayHistory(records: Iterable<SessionRecord>): Item[] {
+  const replay = new SessionReplay("", "");
+  let line = 0;
+  for (const record of records) replay.apply(record, ++line);
+  return replay.history;
+}
