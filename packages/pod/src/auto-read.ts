@@ -43,10 +43,11 @@ export async function renderAutoRead(
     if (items.length >= maxFiles || budget < 256) break;
     const display = fs.display(record.real);
     try {
-      const ref = await resolveFileRef(fs, display, Math.min(perFile, budget));
+      const cap = Math.min(perFile, budget);
+      const ref = await resolveFileRef(fs, display, cap);
       items.push(ref.item);
       paths.push(display);
-      budget -= Math.min(ref.totalBytes, perFile);
+      budget -= Math.min(ref.totalBytes, cap);
       // The model has seen the file as it is now.
       reads.record(ref.real, record.display, { size: ref.totalBytes, mtimeMs: ref.mtimeMs });
     } catch {

@@ -24,6 +24,12 @@ export interface ScopedFsOptions {
    * read root. Must lie inside a root.
    */
   cwd?: string;
+  /**
+   * How an opened handle is checked against the scope: `proc` reads
+   * `/proc/self/fd/<n>` (Linux), `inode` re-resolves the path and compares
+   * dev/ino with the handle; `auto` (default) uses `proc` where it works.
+   */
+  handleCheck?: "auto" | "proc" | "inode";
 }
 
 export type AccessMode = "read" | "write";
@@ -91,11 +97,18 @@ export class ScopedFs {
   readonly writeRoots: readonly string[];
   /** Real path relative inputs start from. */
   readonly cwd: string;
+  readonly #handleCheck: "auto" | "proc" | "inode";
 
-  private constructor(readRoots: string[], writeRoots: string[], cwd: string) {
+  private constructor(
+    readRoots: string[],
+    writeRoots: string[],
+    cwd: string,
+    handleCheck: "auto" | "proc" | "inode",
+  ) {
     this.readRoots = readRoots;
     this.writeRoots = writeRoots;
     this.cwd = cwd;
+    this.#handleCheck = handleCheck;
   }
 
   /** Realpaths the roots (each must be an existing directory) and builds the scope. */
@@ -128,7 +141,7 @@ export class ScopedFs {
         throw new ScopeError("out_of_scope", options.cwd, `cwd ${options.cwd} is outside every scope root`);
       }
     }
-    return new ScopedFs(readRoots, writeRoots, cwd);
+    return new ScopedFs(readRoots, writeRoots, cwd, options.handleCheck ?? "auto");
   }
 
   /** How a real path is shown to users and the model: relative to the cwd when inside it. */
@@ -392,7 +405,8 @@ export class ScopedFs {
   /** Checks that an open handle names an in-scope file (defeats a link swapped in after the check). */
   private async verifyHandle(handle: FileHandle, stat: Stats, resolved: ResolvedPath, mode: AccessMode) {
     const input = resolved.input;
-    if (procFdWorks !== false) {
+    const useProc = this.#handleCheck === "proc" || (this.#handleCheck === "auto" && procFdWorks !== false);
+    if (useProc) {
       try {
         let opened = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
         procFdWorks = true;
@@ -407,6 +421,7 @@ export class ScopedFs {
         return;
       } catch (error) {
         if (error instanceof ScopeError) throw error;
+        if (this.#handleCheck === "proc") throw scopeErrorFromOs(error, input, "verify");
         procFdWorks = false;
       }
     }

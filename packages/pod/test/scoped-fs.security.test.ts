@@ -180,7 +180,7 @@ describe("ScopedFs escapes", () => {
   });
 });
 
-describe("ScopedFs race", () => {
+describe.each(["proc", "inode"] as const)("ScopedFs race (handle check: %s)", (handleCheck) => {
   // Another thread swaps (a) a file with a symlink to a secret and (b) a directory
   // with a symlink to an outside directory, as fast as it can, while we read.
   // No read may ever return a byte of the secret.
@@ -190,6 +190,7 @@ describe("ScopedFs race", () => {
     await writeFile(path.join(root, "race.txt"), INSIDE);
     await mkdir(path.join(root, "racedir"));
     await writeFile(path.join(root, "racedir", "f.txt"), INSIDE);
+    fs = await ScopedFs.create({ writeRoots: [root], handleCheck });
     const iterations = 3000;
     const worker = new Worker(
       `
