@@ -31,7 +31,7 @@ import {
 } from "./config.ts";
 import { type ModelLimits, resolveModelLimits } from "./context-limit.ts";
 import { CompactionError } from "./errors.ts";
-import { itemsTokens } from "./estimate.ts";
+import { itemTokens } from "./estimate.ts";
 import { HistoryMeter } from "./history-meter.ts";
 import { planCompaction } from "./history-shape.ts";
 import { tokenUsageFromUsage } from "./token-usage.ts";
@@ -238,21 +238,32 @@ class ContextPolicyImpl implements YoiContextPolicy {
       budgetTokens: budget,
       targetTokens: Math.floor(budget * this.#trimTarget),
       knownTotalTokens: totals.toolOutputs,
+      from: this.#meter.trimFrontier,
     });
-    if (result.trimmed.length === 0) return undefined;
-    const after = this.#meter.reset(result.history);
-    if (this.#mark && this.#mark.index <= history.length) {
+    if (result.trimmed.length === 0) {
+      this.#meter.trimFrontier = result.frontier;
+      return undefined;
+    }
+    // O(trimmed), not O(history): what each replaced item saved, in total and before the mark.
+    let saved = 0;
+    let savedBeforeMark = 0;
+    for (const index of result.trimmedIndexes) {
+      const delta = itemTokens(history[index]!) - itemTokens(result.history[index]!);
+      saved += delta;
+      if (this.#mark && index < this.#mark.index) savedBeforeMark += delta;
+    }
+    const after = this.#meter.replaced(result.history, saved, result.frontier);
+    if (this.#mark && savedBeforeMark > 0) {
       // The measured context shrank by what trimming saved before the mark.
-      const savedBefore =
-        itemsTokens(history, 0, this.#mark.index) - itemsTokens(result.history, 0, this.#mark.index);
       this.#mark = {
         ...this.#mark,
-        base: this.#mark.base - savedBefore,
-        items: this.#mark.items - savedBefore,
+        base: this.#mark.base - savedBeforeMark,
+        items: this.#mark.items - savedBeforeMark,
       };
     }
     return {
-      history: [...result.history],
+      // A fresh array (trimming copies once): the worker adopts it as is.
+      history: result.history as Item[],
       reason: "trim",
       detail: {
         trimmedRefs: result.trimmed,

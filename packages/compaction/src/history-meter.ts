@@ -18,6 +18,8 @@ export class HistoryMeter {
   #last: Item | undefined;
   #items = 0;
   #tools = 0;
+  /** Where the next trim starts looking; reset whenever history is replaced by someone else. */
+  trimFrontier = 0;
 
   /** Totals for `history`; incremental when `history` extends the last one measured. */
   measure(history: readonly Item[]): HistoryTotals {
@@ -32,11 +34,26 @@ export class HistoryMeter {
 
   /** Measures `history` from scratch (after a replacement). Per-item values are memoized, so this is cheap. */
   reset(history: readonly Item[]): HistoryTotals {
+    this.trimFrontier = 0;
     this.#items = 0;
     this.#tools = 0;
     for (const item of history) this.#add(item);
     this.#length = history.length;
     this.#last = history[history.length - 1];
+    return { items: this.#items, toolOutputs: this.#tools };
+  }
+
+  /**
+   * Re-anchors on `history` after this policy replaced some items in place
+   * (trimming): same length, totals lowered by what the replacement saved.
+   * O(1), so trimming does not re-measure the whole history.
+   */
+  replaced(history: readonly Item[], savedTokens: number, trimFrontier: number): HistoryTotals {
+    this.#items -= savedTokens;
+    this.#tools -= savedTokens;
+    this.#length = history.length;
+    this.#last = history[history.length - 1];
+    this.trimFrontier = trimFrontier;
     return { items: this.#items, toolOutputs: this.#tools };
   }
 

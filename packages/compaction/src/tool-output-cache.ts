@@ -114,7 +114,9 @@ export class ToolOutputCache {
 
   /** Trims the oldest outputs when the total exceeds the budget (seed 004 1.7); see `trimToolOutputs`. */
   trim(history: readonly Item[], budgetTokens: number, targetTokens?: number): TrimResult {
-    if (!this.config.enabled) return { history, trimmed: [], totalBefore: 0, totalAfter: 0 };
+    if (!this.config.enabled) {
+      return { history, trimmed: [], trimmedIndexes: [], frontier: 0, totalBefore: 0, totalAfter: 0 };
+    }
     return trimToolOutputs(
       history,
       targetTokens === undefined ? { budgetTokens } : { budgetTokens, targetTokens },

@@ -54,6 +54,12 @@ export interface TrimOptions {
   targetTokens?: number;
   /** Total already known for `history` (skips the first pass). */
   knownTotalTokens?: number;
+  /**
+   * Index to start looking for trimmable outputs at: a previous result's
+   * `frontier` (everything before it is already trimmed or cannot be).
+   * Default 0.
+   */
+  from?: number;
 }
 
 export interface TrimResult {
@@ -61,6 +67,10 @@ export interface TrimResult {
   history: readonly Item[];
   /** Ref ids of the outputs trimmed now, oldest first. */
   trimmed: string[];
+  /** Their indexes in history. */
+  trimmedIndexes: number[];
+  /** Where the next trim may start looking (see `TrimOptions.from`). */
+  frontier: number;
   /** Estimated tool output tokens before and after. */
   totalBefore: number;
   totalAfter: number;
@@ -76,7 +86,14 @@ export interface TrimResult {
 export function trimToolOutputs(history: readonly Item[], options: TrimOptions): TrimResult {
   const totalBefore = options.knownTotalTokens ?? totalToolOutputTokens(history);
   if (totalBefore <= options.budgetTokens) {
-    return { history, trimmed: [], totalBefore, totalAfter: totalBefore };
+    return {
+      history,
+      trimmed: [],
+      trimmedIndexes: [],
+      frontier: options.from ?? 0,
+      totalBefore,
+      totalAfter: totalBefore,
+    };
   }
   const target = Math.min(options.targetTokens ?? options.budgetTokens, options.budgetTokens);
   let protectedFrom = history.length;
@@ -85,7 +102,9 @@ export function trimToolOutputs(history: readonly Item[], options: TrimOptions):
   let total = totalBefore;
   let out: Item[] | undefined;
   const trimmed: string[] = [];
-  for (let i = 0; i < protectedFrom && total > target; i++) {
+  const trimmedIndexes: number[] = [];
+  let i = Math.max(0, options.from ?? 0);
+  for (; i < protectedFrom && total > target; i++) {
     const item = history[i]!;
     if (item.type !== "tool_result" || item.outputRef === undefined || isTrimmed(item)) continue;
     const placeholder = trimPlaceholder(item.outputRef.id);
@@ -96,6 +115,7 @@ export function trimToolOutputs(history: readonly Item[], options: TrimOptions):
     out[i] = next;
     total -= saved;
     trimmed.push(item.outputRef.id);
+    trimmedIndexes.push(i);
   }
-  return { history: out ?? history, trimmed, totalBefore, totalAfter: total };
+  return { history: out ?? history, trimmed, trimmedIndexes, frontier: i, totalBefore, totalAfter: total };
 }

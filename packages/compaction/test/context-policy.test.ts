@@ -9,6 +9,7 @@ import {
   createContextPolicy,
   isTrimmed,
   SUMMARY_HEADER,
+  totalToolOutputTokens,
   trimPlaceholder,
 } from "../src/index.ts";
 import { assistant, call, ref, result, toolRounds, user } from "./support/items.ts";
@@ -103,6 +104,33 @@ describe("checkpoints", () => {
     expect(
       await policy.checkpoint("before_return", state(replacement!.history, undefined, client)),
     ).toBeUndefined();
+  });
+
+  it("over many checkpoints the trimmed outputs stay the oldest ones and the total stays within budget", async () => {
+    const client = createScriptedClient([]);
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      contextWindow: 1_000_000,
+      toolOutputCache: { contextBudgetTokens: 2_000 },
+    });
+    let history: Item[] = [user("go")];
+    for (let turn = 0; turn < 200; turn++) {
+      history.push(
+        call(`c${turn}`),
+        result(`c${turn}`, `${turn}:`.padEnd(400 + (turn % 7) * 100, "x"), ref(turn)),
+      );
+      const replaced = await policy.checkpoint("after_tools", state(history, undefined, client));
+      if (replaced) history = replaced.history;
+      history.push(assistant(`a${turn}`));
+      const results = history.filter((i): i is ToolResultItem => i.type === "tool_result");
+      const flags = results.map(isTrimmed);
+      const firstKept = flags.indexOf(false);
+      expect(flags.slice(firstKept).every((f) => !f)).toBe(true); // trimmed = a prefix (oldest first)
+      // Within budget, placeholders included, apart from the batch the model has not seen yet.
+      const unseen = history.at(-2) as ToolResultItem;
+      const seenTotal = totalToolOutputTokens(history) - totalToolOutputTokens([unseen]);
+      if (!results.slice(0, -1).every(isTrimmed)) expect(seenTotal).toBeLessThanOrEqual(2_000);
+    }
   });
 
   it("the budget comes from the catalog window: clamp(window * 0.25, 20000, 60000)", async () => {
