@@ -7,6 +7,7 @@ import type {
 import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
+import { pumpEvents } from "../openai-responses/event-pump.ts";
 import { classifyGeminiStreamFailure } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
 
@@ -40,11 +41,12 @@ const FILTERED = new Set(["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLI
  * signature stays with the block (text, thinking or tool call) whose part
  * carried it, so it can be sent back on the same part.
  */
-export async function* normalizeGeminiStream(
+export function normalizeGeminiStream(
   stream: AsyncIterable<GenerateContentResponse>,
   options: GeminiNormalizeOptions,
-): AsyncGenerator<Event> {
+): AsyncIterable<Event> {
   const { signal, onRawEvent } = options;
+  const out: Event[] = [];
   let started = false;
   let nextIndex = 0;
   let run: TextRun | undefined;
@@ -52,14 +54,14 @@ export async function* normalizeGeminiStream(
   let sawToolCall = false;
   let finishReason: string | undefined;
   let blockReason: string | undefined;
-  let usage: Usage | undefined;
+  let usageMeta: GenerateContentResponseUsageMetadata | undefined;
 
-  function* closeRun(): Generator<Event> {
+  function closeRun(): void {
     if (!run) return;
     const current = run;
     run = undefined;
     if (current.block === "thinking") {
-      yield {
+      out.push({
         type: "block_stop",
         index: current.index,
         block: "thinking",
@@ -69,58 +71,63 @@ export async function* normalizeGeminiStream(
             ? {}
             : { providerData: { [THOUGHT_SIGNATURE]: current.signature } }),
         },
-      };
+      });
     } else {
-      yield {
+      out.push({
         type: "block_stop",
         index: current.index,
         block: "text",
         ...(current.signature === undefined
           ? {}
           : { providerData: { [THOUGHT_SIGNATURE]: current.signature } }),
-      };
+      });
     }
   }
 
-  function* finishPending(): Generator<Event> {
+  function finishPending(): void {
     if (!pending) return;
     const call = pending;
     pending = undefined;
-    yield { type: "block_delta", index: call.index, delta: "input_json", text: JSON.stringify(call.args) };
-    yield {
+    out.push({
+      type: "block_delta",
+      index: call.index,
+      delta: "input_json",
+      text: JSON.stringify(call.args),
+    });
+    out.push({
       type: "block_stop",
       index: call.index,
       block: "tool_use",
       ...(call.providerData === undefined ? {} : { providerData: call.providerData }),
-    };
+    });
   }
 
-  function* abortOpen(reason: string): Generator<Event> {
-    if (run) yield { type: "block_abort", index: run.index, block: run.block, reason };
-    if (pending) yield { type: "block_abort", index: pending.index, block: "tool_use", reason };
+  function abortOpen(reason: string): void {
+    if (run) out.push({ type: "block_abort", index: run.index, block: run.block, reason });
+    if (pending) out.push({ type: "block_abort", index: pending.index, block: "tool_use", reason });
     run = undefined;
     pending = undefined;
   }
 
-  function* fail(error: LlmError): Generator<Event> {
-    yield* abortOpen(error.code);
-    yield {
+  function fail(error: LlmError): void {
+    abortOpen(error.code);
+    out.push({
       type: "error",
       code: error.code,
       message: error.message,
       retryable: error.retryable,
       ...(error.status === undefined ? {} : { status: error.status }),
-    };
-    yield { type: "status", status: "failed", stopReason: "error" };
+    });
+    out.push({ type: "status", status: "failed", stopReason: "error" });
   }
 
-  function* startCall(call: FunctionCall, signature: string | undefined): Generator<Event> {
-    yield* closeRun();
+  function startCall(call: FunctionCall, signature: string | undefined): void {
+    closeRun();
     sawToolCall = true;
     const index = nextIndex++;
     // Gemini often gives no id; the same function may be called twice in one response.
     const id = call.id ?? `call_${randomUUID()}`;
-    yield { type: "block_start", index, block: "tool_use", id, name: call.name ?? "" };
+    out.push({ type: "block_start", index, block: "tool_use", id, name: call.name ?? "" });
     let providerData: ProviderData | undefined;
     if (call.id !== undefined || signature !== undefined) {
       providerData = {};
@@ -132,116 +139,126 @@ export async function* normalizeGeminiStream(
       applyPartialArgs(pending, call);
       return;
     }
-    yield { type: "block_delta", index, delta: "input_json", text: JSON.stringify(call.args ?? {}) };
-    yield {
+    out.push({ type: "block_delta", index, delta: "input_json", text: JSON.stringify(call.args ?? {}) });
+    out.push({
       type: "block_stop",
       index,
       block: "tool_use",
       ...(providerData === undefined ? {} : { providerData }),
-    };
+    });
   }
 
-  try {
-    for await (const chunk of stream) {
-      if (onRawEvent) onRawEvent(chunk);
-      if (!started) {
-        started = true;
-        yield {
-          type: "status",
-          status: "started",
-          ...(chunk.modelVersion === undefined ? {} : { model: chunk.modelVersion }),
-          ...(chunk.responseId === undefined ? {} : { responseId: chunk.responseId }),
-        };
-      }
-      if (chunk.usageMetadata) usage = toUsage(chunk.usageMetadata) ?? usage;
-      if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
-      const candidate = chunk.candidates?.[0];
-      const parts = candidate?.content?.parts;
-      if (parts) {
-        for (const part of parts) {
-          const call = part.functionCall;
-          if (call) {
-            if (pending) {
-              if (call.name !== undefined) {
-                yield* finishPending();
-                yield* startCall(call, part.thoughtSignature);
-              } else if (call.partialArgs !== undefined || call.willContinue) {
-                applyPartialArgs(pending, call);
-              } else {
-                yield* finishPending();
-              }
-              continue;
+  // Gemini has no terminal payload: the stream's end decides (see \`end\`).
+  const step = (chunk: GenerateContentResponse): boolean => {
+    if (onRawEvent) onRawEvent(chunk);
+    if (!started) {
+      started = true;
+      out.push({
+        type: "status",
+        status: "started",
+        ...(chunk.modelVersion === undefined ? {} : { model: chunk.modelVersion }),
+        ...(chunk.responseId === undefined ? {} : { responseId: chunk.responseId }),
+      });
+    }
+    // Each chunk carries the running totals: keep the latest, convert once at the end.
+    if (chunk.usageMetadata) usageMeta = chunk.usageMetadata;
+    if (chunk.promptFeedback?.blockReason) blockReason = chunk.promptFeedback.blockReason;
+    const candidate = chunk.candidates?.[0];
+    const parts = candidate?.content?.parts;
+    if (parts) {
+      for (const part of parts) {
+        const call = part.functionCall;
+        if (call) {
+          if (pending) {
+            if (call.name !== undefined) {
+              finishPending();
+              startCall(call, part.thoughtSignature);
+            } else if (call.partialArgs !== undefined || call.willContinue) {
+              applyPartialArgs(pending, call);
+            } else {
+              finishPending();
             }
-            if (call.name === undefined && call.partialArgs === undefined) continue;
-            yield* startCall(call, part.thoughtSignature);
             continue;
           }
-          const text = part.text;
-          if (typeof text !== "string") continue; // inline data, code execution, ...: not ours to render
-          const signature = part.thoughtSignature;
-          if (text === "" && signature === undefined) continue;
-          yield* finishPending();
-          const kind = part.thought ? "thinking" : "text";
-          // A signed part is never merged with a later one: each goes back with its own signature.
-          if (run && (run.block !== kind || run.signature !== undefined)) yield* closeRun();
-          if (!run) {
-            run = { index: nextIndex++, block: kind };
-            yield { type: "block_start", index: run.index, block: kind };
-          }
-          if (text !== "") yield { type: "block_delta", index: run.index, delta: kind, text };
-          if (signature !== undefined) run.signature = signature;
+          if (call.name === undefined && call.partialArgs === undefined) continue;
+          startCall(call, part.thoughtSignature);
+          continue;
         }
+        const text = part.text;
+        if (typeof text !== "string") continue; // inline data, code execution, ...: not ours to render
+        const signature = part.thoughtSignature;
+        if (text === "" && signature === undefined) continue;
+        finishPending();
+        const kind = part.thought ? "thinking" : "text";
+        // A signed part is never merged with a later one: each goes back with its own signature.
+        if (run && (run.block !== kind || run.signature !== undefined)) closeRun();
+        if (!run) {
+          run = { index: nextIndex++, block: kind };
+          out.push({ type: "block_start", index: run.index, block: kind });
+        }
+        if (text !== "") out.push({ type: "block_delta", index: run.index, delta: kind, text });
+        if (signature !== undefined) run.signature = signature;
       }
-      if (candidate?.finishReason) finishReason = candidate.finishReason;
     }
-  } catch (error) {
-    if (signal.aborted) {
-      yield* cancelled(started);
-      return;
-    }
-    if (!started) yield { type: "status", status: "started" };
-    yield* fail(classifyGeminiStreamFailure(error, signal, options.retryAfterMs?.()));
-    return;
-  }
-  if (signal.aborted) {
-    yield* cancelled(started);
-    return;
-  }
-  if (!started) yield { type: "status", status: "started" };
-  if (finishReason === undefined && blockReason === undefined) {
-    yield* fail(
-      new LlmError(
-        "incomplete_stream",
-        "the Gemini stream ended without a finishReason: the connection was cut or the server stopped",
-        { provider: "gemini" },
-      ),
-    );
-    return;
-  }
-  if (finishReason === "MALFORMED_FUNCTION_CALL" || finishReason === "UNEXPECTED_TOOL_CALL") {
-    yield* fail(
-      new LlmError(
-        "parse",
-        `Gemini stopped with ${finishReason}: the model produced a function call that does not match the declared tools`,
-        { provider: "gemini", retryable: true },
-      ),
-    );
-    return;
-  }
-  yield* finishPending();
-  yield* closeRun();
-  if (usage) yield { type: "usage", usage };
-  yield {
-    type: "status",
-    status: "completed",
-    stopReason: stopReasonOf(finishReason, blockReason, sawToolCall),
+    if (candidate?.finishReason) finishReason = candidate.finishReason;
+    return false;
   };
 
-  function* cancelled(wasStarted: boolean): Generator<Event> {
-    if (!wasStarted) yield { type: "status", status: "started" };
-    yield* abortOpen("cancelled");
-    yield { type: "status", status: "cancelled" };
+  const end = (): void => {
+    if (signal.aborted) {
+      cancelled(started);
+      return;
+    }
+    if (!started) out.push({ type: "status", status: "started" });
+    if (finishReason === undefined && blockReason === undefined) {
+      fail(
+        new LlmError(
+          "incomplete_stream",
+          "the Gemini stream ended without a finishReason: the connection was cut or the server stopped",
+          { provider: "gemini" },
+        ),
+      );
+      return;
+    }
+    if (finishReason === "MALFORMED_FUNCTION_CALL" || finishReason === "UNEXPECTED_TOOL_CALL") {
+      fail(
+        new LlmError(
+          "parse",
+          `Gemini stopped with ${finishReason}: the model produced a function call that does not match the declared tools`,
+          { provider: "gemini", retryable: true },
+        ),
+      );
+      return;
+    }
+    finishPending();
+    closeRun();
+    const usage = usageMeta ? toUsage(usageMeta) : undefined;
+    if (usage) out.push({ type: "usage", usage });
+    out.push({
+      type: "status",
+      status: "completed",
+      stopReason: stopReasonOf(finishReason, blockReason, sawToolCall),
+    });
+  };
+
+  function cancelled(wasStarted: boolean): void {
+    if (!wasStarted) out.push({ type: "status", status: "started" });
+    abortOpen("cancelled");
+    out.push({ type: "status", status: "cancelled" });
   }
+
+  return pumpEvents(stream, out, {
+    step,
+    end,
+    fail(error) {
+      if (signal.aborted) {
+        cancelled(started);
+        return;
+      }
+      if (!started) out.push({ type: "status", status: "started" });
+      fail(classifyGeminiStreamFailure(error, signal, options.retryAfterMs?.()));
+    },
+  });
 }
 
 function stopReasonOf(

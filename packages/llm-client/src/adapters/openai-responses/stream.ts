@@ -2,6 +2,7 @@ import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
 import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
+import { pumpEvents } from "./event-pump.ts";
 
 interface OpenBlock {
   index: number;
@@ -26,6 +27,15 @@ interface TerminalResponse {
   error?: { code?: string | null; message?: string } | null;
 }
 
+/**
+ * Numeric block keys (no string per delta): a message content part is
+ * `output_index * PART_SPAN + content_index`; a reasoning or tool item uses
+ * the last slot of its output index.
+ */
+const PART_SPAN = 65_536;
+const itemKey = (outputIndex: number): number => outputIndex * PART_SPAN + (PART_SPAN - 1);
+const partKey = (outputIndex: number, contentIndex: number): number => outputIndex * PART_SPAN + contentIndex;
+
 export interface NormalizeOptions {
   signal: AbortSignal;
   onRawEvent?: ((payload: unknown) => void) | undefined;
@@ -38,250 +48,256 @@ export interface NormalizeOptions {
  * item for reasoning and tool calls, one per (output item, content part) for
  * message text, so they stay stable whatever the server's numbering.
  */
-export async function* normalizeResponsesStream(
+export function normalizeResponsesStream(
   stream: AsyncIterable<ResponseStreamEvent>,
   options: NormalizeOptions,
-): AsyncGenerator<Event> {
+): AsyncIterable<Event> {
   const { signal, onRawEvent } = options;
-  const open = new Map<string, OpenBlock>();
+  const out: Event[] = [];
+  const open = new Map<number, OpenBlock>();
   let nextIndex = 0;
   let started = false;
   let sawToolCall = false;
   let sawRefusal = false;
 
-  const startBlock = (key: string, block: BlockKind): OpenBlock => {
+  const startBlock = (key: number, block: BlockKind): OpenBlock => {
     const state: OpenBlock = { index: nextIndex++, block, streamed: 0 };
     open.set(key, state);
     return state;
   };
 
-  function* closeAll(how: "stop" | "abort", reason: string): Generator<Event> {
+  function closeAll(how: "stop" | "abort", reason: string): void {
     for (const state of open.values()) {
       if (how === "stop" && state.block !== "tool_use") {
-        yield { type: "block_stop", index: state.index, block: state.block };
+        out.push({ type: "block_stop", index: state.index, block: state.block });
       } else {
-        yield { type: "block_abort", index: state.index, block: state.block, reason };
+        out.push({ type: "block_abort", index: state.index, block: state.block, reason });
       }
     }
     open.clear();
   }
 
-  function* fail(error: LlmError): Generator<Event> {
-    yield* closeAll("abort", error.code);
-    yield {
+  function fail(error: LlmError): void {
+    closeAll("abort", error.code);
+    out.push({
       type: "error",
       code: error.code,
       message: error.message,
       retryable: error.retryable,
       ...(error.status === undefined ? {} : { status: error.status }),
-    };
-    yield { type: "status", status: "failed", stopReason: "error" };
+    });
+    out.push({ type: "status", status: "failed", stopReason: "error" });
   }
 
-  function* finish(response: TerminalResponse, stopReason: StopReason): Generator<Event> {
+  function finish(response: TerminalResponse, stopReason: StopReason): void {
     const usage = toUsage(response.usage);
-    if (usage) yield { type: "usage", usage };
+    if (usage) out.push({ type: "usage", usage });
     // A cut tool call cannot be run: abort it; text and thinking stay usable.
-    yield* closeAll("stop", stopReason);
-    yield { type: "status", status: "completed", stopReason };
+    closeAll("stop", stopReason);
+    out.push({ type: "status", status: "completed", stopReason });
   }
 
-  try {
-    for await (const event of stream) {
-      if (onRawEvent) onRawEvent(event);
-      if (!started) {
-        started = true;
-        if (event.type === "response.created") {
-          yield {
-            type: "status",
-            status: "started",
-            model: event.response.model,
-            responseId: event.response.id,
-          };
-          continue;
-        }
-        yield { type: "status", status: "started" };
+  const step = (event: ResponseStreamEvent): boolean => {
+    if (onRawEvent) onRawEvent(event);
+    if (!started) {
+      started = true;
+      if (event.type === "response.created") {
+        out.push({
+          type: "status",
+          status: "started",
+          model: event.response.model,
+          responseId: event.response.id,
+        });
+        return false;
       }
-      switch (event.type) {
-        case "response.output_text.delta":
-        case "response.refusal.delta": {
-          const key = `${event.output_index}:${event.content_index}`;
-          let state = open.get(key);
-          if (!state) {
-            state = startBlock(key, "text");
-            yield { type: "block_start", index: state.index, block: "text" };
+      out.push({ type: "status", status: "started" });
+    }
+    switch (event.type) {
+      case "response.output_text.delta":
+      case "response.refusal.delta": {
+        const key = partKey(event.output_index, event.content_index);
+        let state = open.get(key);
+        if (!state) {
+          state = startBlock(key, "text");
+          out.push({ type: "block_start", index: state.index, block: "text" });
+        }
+        if (event.type === "response.refusal.delta") sawRefusal = true;
+        out.push({ type: "block_delta", index: state.index, delta: "text", text: event.delta });
+        break;
+      }
+      case "response.function_call_arguments.delta":
+      case "response.custom_tool_call_input.delta": {
+        const state = open.get(itemKey(event.output_index));
+        if (state?.block !== "tool_use") break;
+        state.streamed += event.delta.length;
+        out.push({ type: "block_delta", index: state.index, delta: "input_json", text: event.delta });
+        break;
+      }
+      case "response.reasoning_summary_text.delta":
+      case "response.reasoning_text.delta": {
+        const state = open.get(itemKey(event.output_index));
+        if (state?.block !== "thinking") break;
+        out.push({ type: "block_delta", index: state.index, delta: "thinking", text: event.delta });
+        break;
+      }
+      case "response.reasoning_summary_part.added": {
+        const state = open.get(itemKey(event.output_index));
+        // Separate summary parts the way the API's own summaries read.
+        if (state?.block === "thinking" && event.summary_index > 0) {
+          out.push({ type: "block_delta", index: state.index, delta: "thinking", text: "\n\n" });
+        }
+        break;
+      }
+      case "response.reasoning_summary_text.done": {
+        const state = open.get(itemKey(event.output_index));
+        if (state?.block === "thinking") {
+          state.summary ??= [];
+          state.summary[event.summary_index] = event.text;
+        }
+        break;
+      }
+      case "response.content_part.added": {
+        const part = event.part as { type: string };
+        if (part.type !== "output_text" && part.type !== "refusal") break;
+        const key = partKey(event.output_index, event.content_index);
+        if (!open.has(key)) {
+          const state = startBlock(key, "text");
+          out.push({ type: "block_start", index: state.index, block: "text" });
+        }
+        break;
+      }
+      case "response.content_part.done": {
+        const key = partKey(event.output_index, event.content_index);
+        const state = open.get(key);
+        if (state) {
+          open.delete(key);
+          out.push({ type: "block_stop", index: state.index, block: "text" });
+        }
+        break;
+      }
+      case "response.output_item.added": {
+        const item = event.item;
+        const key = itemKey(event.output_index);
+        if (item.type === "reasoning") {
+          const state = startBlock(key, "thinking");
+          out.push({ type: "block_start", index: state.index, block: "thinking" });
+        } else if (item.type === "function_call" || item.type === "custom_tool_call") {
+          sawToolCall = true;
+          const state = startBlock(key, "tool_use");
+          out.push({
+            type: "block_start",
+            index: state.index,
+            block: "tool_use",
+            id: item.call_id,
+            name: item.name,
+            toolKind: item.type === "custom_tool_call" ? "custom" : "function",
+          });
+          const initial = item.type === "function_call" ? item.arguments : item.input;
+          if (initial) {
+            state.streamed += initial.length;
+            out.push({ type: "block_delta", index: state.index, delta: "input_json", text: initial });
           }
-          if (event.type === "response.refusal.delta") sawRefusal = true;
-          yield { type: "block_delta", index: state.index, delta: "text", text: event.delta };
-          break;
         }
-        case "response.function_call_arguments.delta":
-        case "response.custom_tool_call_input.delta": {
-          const state = open.get(`${event.output_index}`);
-          if (state?.block !== "tool_use") break;
-          state.streamed += event.delta.length;
-          yield { type: "block_delta", index: state.index, delta: "input_json", text: event.delta };
-          break;
-        }
-        case "response.reasoning_summary_text.delta":
-        case "response.reasoning_text.delta": {
-          const state = open.get(`${event.output_index}`);
-          if (state?.block !== "thinking") break;
-          yield { type: "block_delta", index: state.index, delta: "thinking", text: event.delta };
-          break;
-        }
-        case "response.reasoning_summary_part.added": {
-          const state = open.get(`${event.output_index}`);
-          // Separate summary parts the way the API's own summaries read.
-          if (state?.block === "thinking" && event.summary_index > 0) {
-            yield { type: "block_delta", index: state.index, delta: "thinking", text: "\n\n" };
-          }
-          break;
-        }
-        case "response.reasoning_summary_text.done": {
-          const state = open.get(`${event.output_index}`);
-          if (state?.block === "thinking") {
-            state.summary ??= [];
-            state.summary[event.summary_index] = event.text;
-          }
-          break;
-        }
-        case "response.content_part.added": {
-          const part = event.part as { type: string };
-          if (part.type !== "output_text" && part.type !== "refusal") break;
-          const key = `${event.output_index}:${event.content_index}`;
-          if (!open.has(key)) {
-            const state = startBlock(key, "text");
-            yield { type: "block_start", index: state.index, block: "text" };
-          }
-          break;
-        }
-        case "response.content_part.done": {
-          const key = `${event.output_index}:${event.content_index}`;
+        // Built-in tool items (web search, apply_patch, ...) are the server's business.
+        break;
+      }
+      case "response.output_item.done": {
+        const item = event.item;
+        const key = itemKey(event.output_index);
+        if (item.type === "reasoning") {
           const state = open.get(key);
-          if (state) {
-            open.delete(key);
-            yield { type: "block_stop", index: state.index, block: "text" };
+          if (!state) break;
+          open.delete(key);
+          const summary = item.summary.length > 0 ? item.summary.map((part) => part.text) : state.summary;
+          out.push({
+            type: "block_stop",
+            index: state.index,
+            block: "thinking",
+            replay: {
+              provider: "openai-responses",
+              ...(item.encrypted_content ? { encryptedContent: item.encrypted_content } : {}),
+              ...(summary && summary.length > 0 ? { summary } : {}),
+              providerData: { itemId: item.id },
+            },
+          });
+        } else if (item.type === "function_call" || item.type === "custom_tool_call") {
+          const state = open.get(key);
+          if (!state) break;
+          open.delete(key);
+          if (state.streamed === 0) {
+            // Whole arguments without deltas, or a call with no arguments at all.
+            const whole = item.type === "function_call" ? item.arguments || "{}" : item.input;
+            if (whole)
+              out.push({ type: "block_delta", index: state.index, delta: "input_json", text: whole });
           }
-          break;
-        }
-        case "response.output_item.added": {
-          const item = event.item;
-          const key = `${event.output_index}`;
-          if (item.type === "reasoning") {
-            const state = startBlock(key, "thinking");
-            yield { type: "block_start", index: state.index, block: "thinking" };
-          } else if (item.type === "function_call" || item.type === "custom_tool_call") {
-            sawToolCall = true;
-            const state = startBlock(key, "tool_use");
-            yield {
-              type: "block_start",
-              index: state.index,
-              block: "tool_use",
-              id: item.call_id,
-              name: item.name,
-              toolKind: item.type === "custom_tool_call" ? "custom" : "function",
-            };
-            const initial = item.type === "function_call" ? item.arguments : item.input;
-            if (initial) {
-              state.streamed += initial.length;
-              yield { type: "block_delta", index: state.index, delta: "input_json", text: initial };
+          out.push({ type: "block_stop", index: state.index, block: "tool_use" });
+        } else if (item.type === "message") {
+          // Close text parts whose content_part.done never came.
+          for (const [openKey, state] of open) {
+            if (state.block === "text" && Math.floor(openKey / PART_SPAN) === event.output_index) {
+              open.delete(openKey);
+              out.push({ type: "block_stop", index: state.index, block: "text" });
             }
           }
-          // Built-in tool items (web search, apply_patch, ...) are the server's business.
-          break;
         }
-        case "response.output_item.done": {
-          const item = event.item;
-          const key = `${event.output_index}`;
-          if (item.type === "reasoning") {
-            const state = open.get(key);
-            if (!state) break;
-            open.delete(key);
-            const summary = item.summary.length > 0 ? item.summary.map((part) => part.text) : state.summary;
-            yield {
-              type: "block_stop",
-              index: state.index,
-              block: "thinking",
-              replay: {
-                provider: "openai-responses",
-                ...(item.encrypted_content ? { encryptedContent: item.encrypted_content } : {}),
-                ...(summary && summary.length > 0 ? { summary } : {}),
-                providerData: { itemId: item.id },
-              },
-            };
-          } else if (item.type === "function_call" || item.type === "custom_tool_call") {
-            const state = open.get(key);
-            if (!state) break;
-            open.delete(key);
-            if (state.streamed === 0) {
-              // Whole arguments without deltas, or a call with no arguments at all.
-              const whole = item.type === "function_call" ? item.arguments || "{}" : item.input;
-              if (whole) yield { type: "block_delta", index: state.index, delta: "input_json", text: whole };
-            }
-            yield { type: "block_stop", index: state.index, block: "tool_use" };
-          } else if (item.type === "message") {
-            // Close text parts whose content_part.done never came.
-            for (const [openKey, state] of open) {
-              if (state.block === "text" && openKey.startsWith(`${key}:`)) {
-                open.delete(openKey);
-                yield { type: "block_stop", index: state.index, block: "text" };
-              }
-            }
-          }
-          break;
-        }
-        case "response.completed":
-          yield* finish(event.response, sawToolCall ? "tool_use" : sawRefusal ? "refusal" : "end_turn");
-          return;
-        case "response.incomplete": {
-          const reason = event.response.incomplete_details?.reason;
-          yield* finish(event.response, reason === "content_filter" ? "content_filter" : "max_tokens");
-          return;
-        }
-        case "response.failed": {
-          const usage = toUsage(event.response.usage);
-          if (usage) yield { type: "usage", usage };
-          yield* fail(classifyStreamError(event.response.error));
-          return;
-        }
-        case "error":
-          yield* fail(classifyStreamError({ code: event.code, message: event.message }));
-          return;
-        default:
-          break;
+        break;
       }
+      case "response.completed":
+        finish(event.response, sawToolCall ? "tool_use" : sawRefusal ? "refusal" : "end_turn");
+        return true;
+      case "response.incomplete": {
+        const reason = event.response.incomplete_details?.reason;
+        finish(event.response, reason === "content_filter" ? "content_filter" : "max_tokens");
+        return true;
+      }
+      case "response.failed": {
+        const usage = toUsage(event.response.usage);
+        if (usage) out.push({ type: "usage", usage });
+        fail(classifyStreamError(event.response.error));
+        return true;
+      }
+      case "error":
+        fail(classifyStreamError({ code: event.code, message: event.message }));
+        return true;
+      default:
+        break;
     }
-  } catch (error) {
-    if (signal.aborted) {
-      yield* cancelled(open, started);
-      return;
-    }
-    if (!started) yield { type: "status", status: "started" };
-    yield* fail(classifyOpenAIStreamFailure(error, signal));
-    return;
-  }
-  if (signal.aborted) {
-    yield* cancelled(open, started);
-    return;
-  }
-  if (!started) yield { type: "status", status: "started" };
-  yield* fail(
-    new LlmError(
-      "incomplete_stream",
-      "the OpenAI stream ended before its terminal event (response.completed / failed / incomplete): the connection was cut or the server stopped",
-      { provider: "openai-responses" },
-    ),
-  );
+    return false;
+  };
+  return pumpEvents(stream, out, {
+    step,
+    fail(error) {
+      if (signal.aborted) {
+        cancelled(out, open, started);
+        return;
+      }
+      if (!started) out.push({ type: "status", status: "started" });
+      fail(classifyOpenAIStreamFailure(error, signal));
+    },
+    end() {
+      if (signal.aborted) {
+        cancelled(out, open, started);
+        return;
+      }
+      if (!started) out.push({ type: "status", status: "started" });
+      fail(
+        new LlmError(
+          "incomplete_stream",
+          "the OpenAI stream ended before its terminal event (response.completed / failed / incomplete): the connection was cut or the server stopped",
+          { provider: "openai-responses" },
+        ),
+      );
+    },
+  });
 }
 
-function* cancelled(open: Map<string, OpenBlock>, started: boolean): Generator<Event> {
-  if (!started) yield { type: "status", status: "started" };
+function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean): void {
+  if (!started) out.push({ type: "status", status: "started" });
   for (const state of open.values()) {
-    yield { type: "block_abort", index: state.index, block: state.block, reason: "cancelled" };
+    out.push({ type: "block_abort", index: state.index, block: state.block, reason: "cancelled" });
   }
   open.clear();
-  yield { type: "status", status: "cancelled" };
+  out.push({ type: "status", status: "cancelled" });
 }
 
 /** OpenAI's input_tokens already includes cached tokens, as our convention wants. */

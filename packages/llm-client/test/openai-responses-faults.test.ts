@@ -1,0 +1,3 @@
+import { runFaultSuite } from "./openai-responses-fault-suite.ts";
+
+runFaultSuite("openai-responses");
