@@ -252,7 +252,11 @@ class ContextPolicyImpl implements YoiContextPolicy {
       saved += delta;
       if (this.#mark && index < this.#mark.index) savedBeforeMark += delta;
     }
-    const after = this.#meter.replaced(result.history, saved, result.frontier);
+    const after = this.#meter.replaced(
+      result.history,
+      { items: saved, toolOutputs: result.totalBefore - result.totalAfter },
+      result.frontier,
+    );
     if (this.#mark && savedBeforeMark > 0) {
       // The measured context shrank by what trimming saved before the mark.
       this.#mark = {

@@ -1,4 +1,4 @@
-/** Token estimates of history items by the bytes/4 rule (seed 004 1.3), memoized per item. */
+/** Token estimates of history items by the bytes/4 rule (seed 004 1.3). */
 import type { Item } from "@yoi/llm-client";
 import { estimateTokens } from "@yoi/manifest";
 
@@ -7,13 +7,13 @@ export const IMAGE_TOKEN_ESTIMATE = 1600;
 /** Per-item overhead of roles, ids and framing. */
 const ITEM_OVERHEAD_TOKENS = 4;
 
-const cache = new WeakMap<Item, number>();
-
-/** Estimated tokens of one item. Items are immutable once in history, so the value is cached per object. */
+/**
+ * Estimated tokens of one item. Not memoized: the policy measures each item
+ * once as it is appended (`HistoryMeter`); whole-history passes happen only
+ * when compaction runs.
+ */
 export function itemTokens(item: Item): number {
-  let tokens = cache.get(item);
-  if (tokens !== undefined) return tokens;
-  tokens = ITEM_OVERHEAD_TOKENS;
+  let tokens = ITEM_OVERHEAD_TOKENS;
   switch (item.type) {
     case "message":
       for (const part of item.content)
@@ -30,7 +30,6 @@ export function itemTokens(item: Item): number {
       for (const s of item.summary ?? []) tokens += estimateTokens(s);
       break;
   }
-  cache.set(item, tokens);
   return tokens;
 }
 

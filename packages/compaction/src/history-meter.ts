@@ -48,9 +48,13 @@ export class HistoryMeter {
    * (trimming): same length, totals lowered by what the replacement saved.
    * O(1), so trimming does not re-measure the whole history.
    */
-  replaced(history: readonly Item[], savedTokens: number, trimFrontier: number): HistoryTotals {
-    this.#items -= savedTokens;
-    this.#tools -= savedTokens;
+  replaced(
+    history: readonly Item[],
+    saved: { items: number; toolOutputs: number },
+    trimFrontier: number,
+  ): HistoryTotals {
+    this.#items -= saved.items;
+    this.#tools -= saved.toolOutputs;
     this.#length = history.length;
     this.#last = history[history.length - 1];
     this.trimFrontier = trimFrontier;

@@ -14,26 +14,25 @@ export function trimPlaceholder(refId: string): string {
 
 /** Whether a tool result has been trimmed to its placeholder. */
 export function isTrimmed(item: ToolResultItem): boolean {
-  return item.outputRef !== undefined && item.output === trimPlaceholder(item.outputRef.id);
+  const ref = item.outputRef;
+  // Length first: the common untrimmed case never builds the placeholder string.
+  return (
+    ref !== undefined && item.output.length === ref.id.length + 27 && item.output === trimPlaceholder(ref.id)
+  );
 }
-
-const tokenCache = new WeakMap<ToolResultItem, number>();
 
 /**
- * Estimated tokens of a tool result's in-context output (bytes/4). Memoized
- * per item object: items are immutable once in history, so a checkpoint
- * re-reads a number instead of re-measuring every string.
+ * Estimated tokens (bytes/4) of a tool output the budget counts: 0 once it
+ * is trimmed, since a placeholder is no longer a tool output and cannot be
+ * trimmed further (what placeholders add up to is compaction's business).
+ * Not memoized: the policy measures each item once as it is appended
+ * (`HistoryMeter`), and a per-object cache costs more than it saves.
  */
 export function toolOutputTokens(item: ToolResultItem): number {
-  let tokens = tokenCache.get(item);
-  if (tokens === undefined) {
-    tokens = estimateTokens(item.output);
-    tokenCache.set(item, tokens);
-  }
-  return tokens;
+  return isTrimmed(item) ? 0 : estimateTokens(item.output);
 }
 
-/** Estimated tokens of every tool output in `history` (trimmed ones count as their placeholder). */
+/** Estimated tokens of the tool outputs in `history` still shown in full (trimmed ones count 0). */
 export function totalToolOutputTokens(history: readonly Item[], from = 0): number {
   let total = 0;
   for (let i = from; i < history.length; i++) {
@@ -109,7 +108,7 @@ export function trimToolOutputs(history: readonly Item[], options: TrimOptions):
     if (item.type !== "tool_result" || item.outputRef === undefined || isTrimmed(item)) continue;
     const placeholder = trimPlaceholder(item.outputRef.id);
     const next: ToolResultItem = { ...item, output: placeholder };
-    const saved = toolOutputTokens(item) - toolOutputTokens(next);
+    const saved = toolOutputTokens(item);
     if (saved <= 0) continue;
     out ??= history.slice();
     out[i] = next;

@@ -19,11 +19,11 @@ describe("trimToolOutputs (seed 004 checkpoint 1)", () => {
     const history = [...toolRounds(10, 400), user("next")]; // 10 x 100 tokens
     const out = trimToolOutputs(history, { budgetTokens: 700 });
     const after = results(out.history);
-    // 1000 tokens -> at most 700: the four oldest go (each saves 100 - 14 placeholder tokens).
-    expect(out.trimmed).toEqual([ref(0), ref(1), ref(2), ref(3)]);
+    // 1000 tokens -> at most 700: the three oldest go (placeholders are not tool outputs: they count 0).
+    expect(out.trimmed).toEqual([ref(0), ref(1), ref(2)]);
     for (const [i, item] of after.entries()) {
       expect(item.outputRef?.id).toBe(ref(i));
-      if (i < 4) {
+      if (i < 3) {
         expect(item.output).toBe(`[tool output trimmed; ref=${ref(i)}]`);
         expect(isTrimmed(item)).toBe(true);
       } else {
@@ -39,7 +39,7 @@ describe("trimToolOutputs (seed 004 checkpoint 1)", () => {
   it("trims down to the target when one is given (batching)", () => {
     const history = [...toolRounds(10, 400), user("next")];
     const out = trimToolOutputs(history, { budgetTokens: 900, targetTokens: 500 });
-    expect(out.trimmed.length).toBe(6);
+    expect(out.trimmed.length).toBe(5);
     expect(out.totalAfter).toBeLessThanOrEqual(500);
   });
 
@@ -64,7 +64,7 @@ describe("trimToolOutputs (seed 004 checkpoint 1)", () => {
     expect(after[3]!.output).toBe("D".repeat(4000));
   });
 
-  it("is idempotent: trimmed outputs count as their placeholder and are not trimmed again", () => {
+  it("is idempotent: trimmed outputs count 0 and are not trimmed again", () => {
     const history = [...toolRounds(10, 400), user("next")];
     const once = trimToolOutputs(history, { budgetTokens: 650 });
     const twice = trimToolOutputs(once.history, { budgetTokens: 650 });
