@@ -1,5 +1,6 @@
 import { ApiError } from "@google/genai";
 import { LlmError, type LlmErrorCode } from "../../errors.ts";
+import { isContextOverflowMessage, redactSecrets } from "../classify.ts";
 
 const PROVIDER = "gemini";
 
@@ -46,7 +47,8 @@ function codeFor(status: number, body: GoogleErrorBody | undefined, message: str
     return "auth";
   }
   if (
-    /input token count|exceeds the maximum number of tokens|context window|too many tokens/i.test(message)
+    isContextOverflowMessage(message) ||
+    /input token count|exceeds the maximum number of tokens/i.test(message)
   ) {
     return "context_overflow";
   }
@@ -74,7 +76,10 @@ export function classifyGeminiError(
   }
   if (error instanceof ApiError) {
     const body = parseBody(error.message);
-    const detail = body?.error?.message ?? error.message;
+    const detail = redactSecrets(body?.error?.message ?? error.message).replace(
+      /AIza[0-9A-Za-z_-]{20,}/g,
+      "AIza***",
+    );
     const code = codeFor(error.status, body, detail);
     const retryAfterMs = retryAfterHeaderMs ?? retryDelayMs(body);
     const hint =

@@ -1,6 +1,7 @@
 import { type GenerateContentResponse, GoogleGenAI } from "@google/genai";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { abortFailure } from "../stream-end.ts";
 import { classifyGeminiError, parseRetryAfter } from "./errors.ts";
 import { buildGeminiRequest } from "./request.ts";
 import { normalizeGeminiStream } from "./stream.ts";
@@ -68,7 +69,7 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
           },
         });
       } catch (error) {
-        throw classifyGeminiError(error, signal, retryAfterMs);
+        throw abortFailure(signal) ?? classifyGeminiError(error, signal, retryAfterMs);
       }
       return normalizeGeminiStream(stream, {
         signal,

@@ -8,6 +8,7 @@ import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
 import { pumpEvents } from "../openai-responses/event-pump.ts";
+import { abortFailure, errorEvent } from "../stream-end.ts";
 import { classifyGeminiStreamFailure } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
 
@@ -111,13 +112,7 @@ export function normalizeGeminiStream(
 
   function fail(error: LlmError): void {
     abortOpen(error.code);
-    out.push({
-      type: "error",
-      code: error.code,
-      message: error.message,
-      retryable: error.retryable,
-      ...(error.status === undefined ? {} : { status: error.status }),
-    });
+    out.push(errorEvent(error));
     out.push({ type: "status", status: "failed", stopReason: "error" });
   }
 
@@ -243,6 +238,12 @@ export function normalizeGeminiStream(
 
   function cancelled(wasStarted: boolean): void {
     if (!wasStarted) out.push({ type: "status", status: "started" });
+    // The client aborts with an LlmError for its timeouts: that is a failure, not a cancellation.
+    const failure = abortFailure(signal);
+    if (failure) {
+      fail(failure);
+      return;
+    }
     abortOpen("cancelled");
     out.push({ type: "status", status: "cancelled" });
   }

@@ -1,5 +1,6 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { LlmError, type LlmErrorCode } from "../../errors.ts";
+import { isContextOverflowMessage, redactSecrets } from "../classify.ts";
 
 const PROVIDER = "openai-responses";
 
@@ -27,7 +28,7 @@ function codeFromOpenAICode(code: string | null | undefined, message: string): L
     default:
       break;
   }
-  if (/context (length|window)|maximum context|too many tokens|exceeds the context/i.test(message)) {
+  if (isContextOverflowMessage(message) || /context window|exceeds the context/i.test(message)) {
     return "context_overflow";
   }
   return undefined;
@@ -117,7 +118,7 @@ export function classifyOpenAIError(error: unknown, signal?: AbortSignal): LlmEr
 export function classifyStreamError(
   error: { code?: string | null; message?: string } | null | undefined,
 ): LlmError {
-  const message = error?.message ?? "the response failed without details";
+  const message = redactSecrets(error?.message ?? "the response failed without details");
   const code = codeFromOpenAICode(error?.code, message) ?? "server";
   const quota = error?.code === "insufficient_quota";
   return new LlmError(code, `OpenAI response failed (${error?.code ?? "unknown"}): ${message}`, {
@@ -128,8 +129,7 @@ export function classifyStreamError(
 
 function apiErrorMessage(error: APIError): string {
   const body = error.error as { message?: unknown } | undefined;
-  if (body && typeof body.message === "string") return body.message;
-  return error.message;
+  return redactSecrets(body && typeof body.message === "string" ? body.message : error.message);
 }
 
 function causeMessage(error: unknown): string {

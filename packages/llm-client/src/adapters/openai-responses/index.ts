@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIError } from "./errors.ts";
 import { buildResponsesRequest } from "./request.ts";
 import { normalizeResponsesStream } from "./stream.ts";
@@ -45,7 +46,7 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
       try {
         stream = await openai.responses.create(params, { signal });
       } catch (error) {
-        throw classifyOpenAIError(error, signal);
+        throw abortFailure(signal) ?? classifyOpenAIError(error, signal);
       }
       return normalizeResponsesStream(stream, { signal, onRawEvent: options.onRawEvent });
     },

@@ -1,6 +1,7 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
+import { abortFailure, errorEvent } from "../stream-end.ts";
 import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
 import { pumpEvents } from "./event-pump.ts";
 
@@ -79,13 +80,7 @@ export function normalizeResponsesStream(
 
   function fail(error: LlmError): void {
     closeAll("abort", error.code);
-    out.push({
-      type: "error",
-      code: error.code,
-      message: error.message,
-      retryable: error.retryable,
-      ...(error.status === undefined ? {} : { status: error.status }),
-    });
+    out.push(errorEvent(error));
     out.push({ type: "status", status: "failed", stopReason: "error" });
   }
 
@@ -268,7 +263,7 @@ export function normalizeResponsesStream(
     step,
     fail(error) {
       if (signal.aborted) {
-        cancelled(out, open, started);
+        cancelled(out, open, started, signal);
         return;
       }
       if (!started) out.push({ type: "status", status: "started" });
@@ -276,7 +271,7 @@ export function normalizeResponsesStream(
     },
     end() {
       if (signal.aborted) {
-        cancelled(out, open, started);
+        cancelled(out, open, started, signal);
         return;
       }
       if (!started) out.push({ type: "status", status: "started" });
@@ -291,8 +286,19 @@ export function normalizeResponsesStream(
   });
 }
 
-function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean): void {
+function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {
   if (!started) out.push({ type: "status", status: "started" });
+  // The client aborts with an LlmError for its timeouts: that is a failure, not a cancellation.
+  const failure = abortFailure(signal);
+  if (failure) {
+    for (const state of open.values()) {
+      out.push({ type: "block_abort", index: state.index, block: state.block, reason: failure.code });
+    }
+    open.clear();
+    out.push(errorEvent(failure));
+    out.push({ type: "status", status: "failed", stopReason: "error" });
+    return;
+  }
   for (const state of open.values()) {
     out.push({ type: "block_abort", index: state.index, block: state.block, reason: "cancelled" });
   }
