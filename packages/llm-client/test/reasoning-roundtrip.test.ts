@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { createAnthropicAdapter } from "../src/adapters/anthropic/index.ts";
 import { createGeminiAdapter } from "../src/adapters/gemini/index.ts";
 import { createOpenAIResponsesAdapter } from "../src/adapters/openai-responses/index.ts";
 import type { Item, ToolCallItem } from "../src/item.ts";
 import type { ClientWarning, Request, ToolSpec } from "../src/request.ts";
+import { anthropicWire } from "../src/testing/wire-anthropic.ts";
 import { geminiWire, scriptedThoughtSignature } from "../src/testing/wire-gemini.ts";
 import { openAIResponsesWire, scriptedEncryptedContent } from "../src/testing/wire-openai-responses.ts";
 import { collect, fixtureLines, splitResponses, startSequenceServer } from "./openai-responses-collect.ts";
@@ -170,6 +172,111 @@ describe("OpenAI Responses: reasoning comes back encrypted, with its summary", (
       type: "reasoning",
       encrypted_content: scriptedEncryptedContent(thinking),
       summary: [{ type: "summary_text", text: thinking }],
+    });
+  });
+});
+
+describe("Anthropic: signed thinking and redacted thinking come back verbatim", () => {
+  it("a recorded thinking block (signature) and a redacted block return before the tool_use", async () => {
+    const recorded = fixtureLines("anthropic/anthropic-clear-thinking.1.chunks.txt");
+    const recordedSignature = recorded
+      .map((line) => JSON.parse(line) as { delta?: { type?: string; signature?: string } })
+      .find((e) => e.delta?.type === "signature_delta")?.delta?.signature;
+    expect(recordedSignature).toBeTruthy();
+    const j = (value: unknown) => JSON.stringify(value);
+    // A turn with a redacted thinking block and a tool call, in the Messages wire format.
+    const toolTurn = [
+      j({
+        type: "message_start",
+        message: {
+          id: "msg_2",
+          type: "message",
+          role: "assistant",
+          model: "claude-x",
+          content: [],
+          usage: { input_tokens: 20, output_tokens: 1 },
+        },
+      }),
+      j({
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix/LafPsn4a" },
+      }),
+      j({ type: "content_block_stop", index: 0 }),
+      j({
+        type: "content_block_start",
+        index: 1,
+        content_block: { type: "tool_use", id: "toolu_9", name: "calculator", input: {} },
+      }),
+      j({
+        type: "content_block_delta",
+        index: 1,
+        delta: { type: "input_json_delta", partial_json: '{"a":2,"b":3,"op":"add"}' },
+      }),
+      j({ type: "content_block_stop", index: 1 }),
+      j({
+        type: "message_delta",
+        delta: { stop_reason: "tool_use", stop_sequence: null },
+        usage: { output_tokens: 30 },
+      }),
+      j({ type: "message_stop" }),
+    ];
+    const server = await startSequenceServer(anthropicWire, [
+      recorded,
+      toolTurn,
+      anthropicWire.response("5"),
+    ]);
+    closers.push(server.close);
+    const adapter = createAnthropicAdapter({
+      provider: "anthropic",
+      model: "claude-x",
+      apiKey: "k",
+      baseURL: server.baseURL,
+    });
+    const items: Item[] = [
+      { type: "message", role: "user", content: [{ type: "text", text: "think, then add 2 and 3" }] },
+    ];
+    for (let turn = 0; turn < 3; turn++) {
+      const out = await collect(
+        await adapter.open(
+          { items, tools: [calculator], settings: { reasoning: { budgetTokens: 2048 }, maxTokens: 4096 } },
+          new AbortController().signal,
+        ),
+        "anthropic",
+      );
+      expect(out.errors).toEqual([]);
+      items.push(...out.items);
+      for (const item of out.items) {
+        if (item.type === "tool_call")
+          items.push({
+            type: "tool_result",
+            callId: item.callId,
+            output: runCalculator(item),
+            isError: false,
+          });
+      }
+      if (turn === 0)
+        items.push({ type: "message", role: "user", content: [{ type: "text", text: "now use the tool" }] });
+    }
+    const second = (server.requests[1] as { messages: { role: string; content: Input[] }[] }).messages;
+    expect(second[1]?.role).toBe("assistant");
+    expect(second[1]?.content.find((b) => b.type === "thinking")).toMatchObject({
+      type: "thinking",
+      signature: recordedSignature,
+    });
+    const third = (server.requests[2] as { messages: { role: string; content: Input[] }[] }).messages;
+    const toolTurnBack = third.find(
+      (m) => m.role === "assistant" && m.content.some((b) => b.type === "tool_use"),
+    );
+    expect(toolTurnBack?.content.map((b) => b.type)).toEqual(["redacted_thinking", "tool_use"]);
+    expect(toolTurnBack?.content[0]).toEqual({
+      type: "redacted_thinking",
+      data: "EmwKAhgBEgy3va3pzix/LafPsn4a",
+    });
+    expect(third.at(-1)?.content[0]).toMatchObject({
+      type: "tool_result",
+      tool_use_id: "toolu_9",
+      content: "5",
     });
   });
 });
@@ -451,5 +558,38 @@ describe("cross-provider history: unverifiable reasoning is dropped, pairing sta
     ]);
     expect(warnings.map((w) => w.code)).toEqual(["dropped_reasoning"]);
     expect(warnings[0]?.detail).toEqual({ count: 3 });
+  });
+});
+
+describe("cross-provider history to Anthropic", () => {
+  it("keeps only Anthropic-signed and redacted thinking; tool_use/tool_result pairing intact", async () => {
+    const server = await startSequenceServer(anthropicWire, [anthropicWire.response("ok")]);
+    closers.push(server.close);
+    const warnings: ClientWarning[] = [];
+    const adapter = createAnthropicAdapter({
+      provider: "anthropic",
+      model: "claude-x",
+      apiKey: "k",
+      baseURL: server.baseURL,
+      onWarning: (w) => warnings.push(w),
+    });
+    const out = await collect(
+      await adapter.open({ items: mixedHistory() }, new AbortController().signal),
+      "anthropic",
+    );
+    expect(out.errors).toEqual([]);
+    const messages = (server.requests[0] as { messages: { role: string; content: Input[] }[] }).messages;
+    const body = JSON.stringify(messages);
+    expect(body).toContain("anthropic-sig");
+    expect(body).toContain('"redacted_thinking"');
+    expect(body).not.toContain("gAAAA-openai");
+    expect(body).not.toContain("gem-sig");
+    const uses = messages.flatMap((m) => m.content.filter((b) => b.type === "tool_use").map((b) => b.id));
+    const results = messages.flatMap((m) =>
+      m.content.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id),
+    );
+    expect(uses).toEqual(["toolu_1", "call_2"]);
+    expect(results).toEqual(["toolu_1", "call_2"]);
+    expect(warnings.map((w) => w.code)).toContain("dropped_reasoning");
   });
 });
