@@ -1,0 +1,226 @@
+/**
+ * Command-line parsing. Light on purpose: `--version` and `--help` go
+ * through this module and nothing else, so it imports only `node:util`.
+ */
+import { parseArgs } from "node:util";
+import { usageError } from "./cli-error.ts";
+
+/** Output formats of print mode. */
+export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Provider kinds `yoi debug replay --provider` takes (kept here so parsing imports nothing heavy). */
+export const REPLAY_PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini"] as const;
+export type ReplayProvider = (typeof REPLAY_PROVIDERS)[number];
+
+/** Flags that shape the session (model, base URL, scope). */
+export interface SessionFlags {
+  model?: string;
+  baseURL?: string;
+  /** Project directory (scope root). Default: the working directory. */
+  cwd?: string;
+}
+
+export type Command =
+  | { kind: "help"; topic?: string }
+  | { kind: "version" }
+  | {
+      kind: "chat";
+      flags: SessionFlags;
+      /** Print mode (`-p`, or stdin is not a TTY). */
+      print: boolean;
+      /** Prompt from the command line (positionals joined with spaces). */
+      prompt?: string;
+      output: OutputFormat;
+      continueLast: boolean;
+      resume?: string;
+    }
+  | { kind: "config"; flags: SessionFlags }
+  | { kind: "sessions"; flags: SessionFlags; all: boolean }
+  | { kind: "inspect"; flags: SessionFlags; blobId: string; selector?: string }
+  | { kind: "replay"; provider: ReplayProvider; file: string }
+  | { kind: "demo"; keep: boolean };
+
+export const SUBCOMMANDS = ["config", "sessions", "inspect", "debug", "demo", "help"] as const;
+
+const OPTIONS = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+  print: { type: "boolean", short: "p" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string", short: "r" },
+  model: { type: "string", short: "m" },
+  "base-url": { type: "string" },
+  output: { type: "string", short: "o" },
+  cwd: { type: "string", short: "C" },
+  "no-color": { type: "boolean" },
+  provider: { type: "string" },
+  all: { type: "boolean" },
+  keep: { type: "boolean" },
+} as const;
+
+type OptionName = keyof typeof OPTIONS;
+
+/** Which options each command accepts (besides --help and --no-color). */
+const ALLOWED: Record<string, readonly OptionName[]> = {
+  chat: ["print", "continue", "resume", "model", "base-url", "output", "cwd"],
+  config: ["model", "base-url", "cwd"],
+  sessions: ["all", "cwd"],
+  inspect: ["cwd"],
+  "debug replay": ["provider"],
+  demo: ["keep"],
+  help: [],
+};
+
+/**
+ * Parses `argv` (without node and the script). Throws a usage CliError with
+ * one line naming what was wrong and what to do.
+ */
+export function parseCommand(argv: readonly string[]): Command {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageError(describeParseError(error, argv));
+  }
+  const { values, positionals } = parsed;
+  if (values.version) return { kind: "version" };
+  const first = positionals[0];
+  const isSub = first !== undefined && (SUBCOMMANDS as readonly string[]).includes(first);
+  if (values.help) return { kind: "help", ...(isSub && first !== "help" ? { topic: first } : {}) };
+
+  const flags: SessionFlags = {};
+  if (values.model !== undefined) flags.model = nonEmpty("--model", values.model);
+  if (values["base-url"] !== undefined) flags.baseURL = checkURL(values["base-url"]);
+  if (values.cwd !== undefined) flags.cwd = nonEmpty("--cwd", values.cwd);
+
+  const check = (command: string) => {
+    const allowed = ALLOWED[command] ?? [];
+    for (const name of Object.keys(values) as OptionName[]) {
+      if (name === "help" || name === "no-color" || values[name] === undefined) continue;
+      if (!allowed.includes(name)) {
+        const where = command === "chat" ? "a chat session" : `yoi ${command}`;
+        throw usageError(`--${name} does not apply to ${where} (see yoi --help)`);
+      }
+    }
+  };
+
+  if (!isSub) {
+    check("chat");
+    const output = values.output ?? "text";
+    if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
+      throw usageError(`--output must be one of ${OUTPUT_FORMATS.join(", ")}; got "${output}"`);
+    }
+    if (values.output !== undefined && !values.print) {
+      throw usageError('--output applies to print mode; add -p (e.g. yoi -p --output json "...")');
+    }
+    if (values.continue && values.resume !== undefined) {
+      throw usageError("use either -c (continue the last session) or --resume <id>, not both");
+    }
+    const prompt = positionals.join(" ");
+    return {
+      kind: "chat",
+      flags,
+      print: values.print === true,
+      ...(prompt.trim() !== "" ? { prompt } : {}),
+      output: output as OutputFormat,
+      continueLast: values.continue === true,
+      ...(values.resume !== undefined ? { resume: nonEmpty("--resume", values.resume) } : {}),
+    };
+  }
+
+  const rest = positionals.slice(1);
+  switch (first) {
+    case "help":
+      check("help");
+      return { kind: "help", ...(rest[0] !== undefined ? { topic: rest[0] } : {}) };
+    case "config":
+      check("config");
+      noExtra("yoi config", rest, 0);
+      return { kind: "config", flags };
+    case "sessions":
+      check("sessions");
+      noExtra("yoi sessions", rest, 0);
+      return { kind: "sessions", flags, all: values.all === true };
+    case "inspect": {
+      check("inspect");
+      const [blobId, selector] = rest;
+      if (blobId === undefined) {
+        throw usageError("yoi inspect needs a blob id, e.g. yoi inspect 0193a1b2-... lines:1-40");
+      }
+      noExtra("yoi inspect", rest, 2);
+      return { kind: "inspect", flags, blobId, ...(selector !== undefined ? { selector } : {}) };
+    }
+    case "demo":
+      check("demo");
+      noExtra("yoi demo", rest, 0);
+      return { kind: "demo", keep: values.keep === true };
+    case "debug": {
+      if (rest[0] !== "replay") {
+        throw usageError(
+          `yoi debug takes one subcommand: replay (got ${rest[0] === undefined ? "none" : `"${rest[0]}"`})`,
+        );
+      }
+      check("debug replay");
+      const provider = values.provider;
+      if (provider === undefined) {
+        throw usageError(`yoi debug replay needs --provider <${REPLAY_PROVIDERS.join("|")}>`);
+      }
+      if (!(REPLAY_PROVIDERS as readonly string[]).includes(provider)) {
+        throw usageError(`--provider must be one of ${REPLAY_PROVIDERS.join(", ")}; got "${provider}"`);
+      }
+      const file = rest[1];
+      if (file === undefined) {
+        throw usageError("yoi debug replay needs a recorded stream file (one JSON payload per line)");
+      }
+      noExtra("yoi debug replay", rest.slice(1), 1);
+      return { kind: "replay", provider: provider as ReplayProvider, file };
+    }
+    default:
+      throw usageError(`unknown command "${first}"`);
+  }
+}
+
+function noExtra(command: string, rest: readonly string[], max: number): void {
+  if (rest.length > max) throw usageError(`${command}: unexpected argument "${rest[max]}"`);
+}
+
+function nonEmpty(flag: string, value: string): string {
+  if (value.trim() === "") throw usageError(`${flag} needs a value`);
+  return value;
+}
+
+function checkURL(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError(`--base-url must be an http(s) URL like http://127.0.0.1:11434/v1; got "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw usageError(`--base-url must be an http(s) URL like http://127.0.0.1:11434/v1; got "${value}"`);
+  }
+  return value;
+}
+
+/** Turns node:util's parse errors into one line that names the flag. */
+function describeParseError(error: unknown, argv: readonly string[]): string {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  // node names options as '-m, --model <value>' or '--foo'; show the long form.
+  const quoted = /'([^']+)'/.exec(message)?.[1] ?? "";
+  const flag = /--[\w-]+/.exec(quoted)?.[0] ?? /-\w/.exec(quoted)?.[0];
+  switch (code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${flag ?? guessFlag(argv)} (see yoi --help)`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      if (/argument missing/.test(message)) return `${flag ?? "an option"} needs a value (see yoi --help)`;
+      return `${flag ?? "an option"} does not take a value (see yoi --help)`;
+    default:
+      return `${message.split("\n")[0]} (see yoi --help)`;
+  }
+}
+
+function guessFlag(argv: readonly string[]): string {
+  return argv.find((a) => a.startsWith("-")) ?? "";
+}

@@ -1,0 +1,165 @@
+/**
+ * Print mode (`yoi -p`, or input from a pipe): one prompt run to the end,
+ * the answer on stdout as text, one JSON object, or a stream of JSON lines.
+ * Diagnostics go to stderr, so stdout stays parseable.
+ */
+import { fstatSync } from "node:fs";
+import { type Item, messageText } from "@yoi/llm-client";
+import type { RunResult } from "@yoi/llm-worker";
+import type { PodEvent } from "@yoi/pod";
+import type { Command } from "../args.ts";
+import { usageError } from "../cli-error.ts";
+import { captureConsole } from "../console-capture.ts";
+import { describeFailure } from "../describe-error.ts";
+import { EXIT } from "../exit-codes.ts";
+import { checkFileRefs, openPodWith } from "../open-session.ts";
+import { setupModel } from "../session-setup.ts";
+import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
+
+export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
+  const piped = await readPipedStdin(command.prompt !== undefined);
+  const prompt = [command.prompt, piped].filter((p) => p !== undefined && p.trim() !== "").join("\n\n");
+  if (prompt === "")
+    throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
+
+  const setup = await setupModel(command.flags);
+  const problems = await checkFileRefs(setup, prompt);
+  if (problems.length > 0) throw usageError(`${problems.join("; ")} — nothing was sent`);
+
+  const started = Date.now();
+  const opened = await openPodWith(setup, {
+    ...(command.continueLast ? { continueLast: true } : {}),
+    ...(command.resume !== undefined ? { resume: command.resume } : {}),
+  });
+  const { pod } = opened;
+  const emit = (event: StreamJsonEvent) => process.stdout.write(`${JSON.stringify(event)}\n`);
+  const stream = command.output === "stream-json";
+  const diag = (line: string) => process.stderr.write(`yoi: ${line}\n`);
+
+  if (stream) {
+    emit({
+      type: "session",
+      session_id: pod.id,
+      model: setup.resolved.model,
+      provider: setup.resolved.providerName,
+      cwd: pod.fs.cwd,
+      resumed: opened.restored,
+    });
+    for (const note of setup.notes) emit({ type: "alert", level: "info", source: "cli", message: note });
+  } else {
+    for (const note of setup.notes) diag(`note: ${note}`);
+  }
+
+  const assistant: Item[] = [];
+  pod.subscribe((event: PodEvent) => {
+    if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
+    if (stream) {
+      const line = toStreamJson(event, setup.window);
+      if (line) emit(line);
+      return;
+    }
+    if (event.type === "retry") {
+      const of = event.maxAttempts !== undefined ? ` of ${event.maxAttempts}` : "";
+      diag(
+        `retrying (attempt ${event.attempt}${of}) in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason.split("; retrying")[0]}`,
+      );
+    }
+    if (event.type === "alert" && event.alert.level !== "info")
+      diag(`${event.alert.level}: ${event.alert.message}`);
+    if (event.type === "permission_outcome" && event.outcome.by === "no_ui") {
+      const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
+      diag(
+        `denied ${event.outcome.tool}${subject} (print mode cannot ask; allow it in .yoi/config.jsonc "permissions")`,
+      );
+    }
+  });
+
+  const restoreConsole = captureConsole(
+    (line) =>
+      stream ? emit({ type: "alert", level: "warn", source: "sdk", message: line }) : diag(`warn: ${line}`),
+    [setup.apiKey],
+  );
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(EXIT.cancelled);
+    pod.cancel("cancelled by the user (Ctrl-C)");
+  };
+  process.on("SIGINT", onSigint);
+  let result: RunResult;
+  try {
+    result = await pod.run(prompt);
+  } finally {
+    process.off("SIGINT", onSigint);
+    await pod.close();
+    restoreConsole();
+  }
+
+  const text = lastText(assistant);
+  const error =
+    result.status === "failed" && result.error
+      ? { code: result.error.code, message: describeFailure(result.error, opened.provider) }
+      : undefined;
+  if (command.output === "text") {
+    if (text !== "") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  } else {
+    const final: StreamJsonEvent = {
+      type: "result",
+      status: result.status,
+      session_id: pod.id,
+      text,
+      turns: result.turns,
+      usage: jsonUsage(result.usage),
+      duration_ms: Date.now() - started,
+      ...(error ? { error } : {}),
+    };
+    process.stdout.write(`${JSON.stringify(final)}\n`);
+  }
+  switch (result.status) {
+    case "completed":
+      return EXIT.ok;
+    case "cancelled":
+      diag("cancelled");
+      return EXIT.cancelled;
+    case "max_turns":
+      diag(`stopped after ${result.turns} model calls (worker.maxTurns); continue with yoi -c`);
+      return EXIT.error;
+    case "paused":
+      diag(`paused: ${result.reason ?? "by a hook"}; continue with yoi -c`);
+      return EXIT.error;
+    default:
+      diag(error?.message ?? result.reason ?? "the run failed");
+      return EXIT.error;
+  }
+}
+
+function lastText(items: readonly Item[]): string {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item?.type === "message") {
+      const text = messageText(item);
+      if (text.trim() !== "") return text;
+    }
+  }
+  return "";
+}
+
+/**
+ * Reads stdin when it is a pipe or a file. With a prompt on the command line
+ * a socket is not read (a parent process that keeps our stdin open would
+ * otherwise hang us); without one it is the only place a prompt can be.
+ */
+async function readPipedStdin(havePrompt: boolean): Promise<string | undefined> {
+  if (process.stdin.isTTY) return undefined;
+  let kind: "fifo" | "file" | "socket" | "other" = "other";
+  try {
+    const st = fstatSync(0);
+    kind = st.isFIFO() ? "fifo" : st.isFile() ? "file" : st.isSocket() ? "socket" : "other";
+  } catch {
+    return undefined;
+  }
+  if (havePrompt && kind !== "fifo" && kind !== "file") return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,71 @@
+import { realpath } from "node:fs/promises";
+import { listSessions, type SessionSummary } from "@yoi/worker-persistence";
+import type { Command } from "../args.ts";
+import { EXIT } from "../exit-codes.ts";
+import { loadCliConfig } from "../session-setup.ts";
+import { colorEnabled, createStyle, truncate } from "../style.ts";
+
+/** `yoi sessions`: the sessions of this directory (or all), newest first. */
+export async function sessionsCommand(command: Extract<Command, { kind: "sessions" }>): Promise<number> {
+  const cli = await loadCliConfig(command.flags);
+  const all = await listSessions({ dir: cli.dataDir });
+  const here = await projectRoot(cli.cwd, cli.config.scope.root);
+  const rows = command.all ? all : all.filter((s) => s.cwd === here);
+  if (rows.length === 0) {
+    process.stdout.write(
+      command.all || all.length === 0
+        ? `no sessions yet in ${cli.dataDir}\n`
+        : `no sessions in ${here} (${all.length} elsewhere: yoi sessions --all)\n`,
+    );
+    return EXIT.ok;
+  }
+  const style = createStyle(colorEnabled(process.stdout));
+  process.stdout.write(`${formatSessionTable(rows, { showDir: command.all, style })}\n`);
+  return EXIT.ok;
+}
+
+/** The scope root a session records as its `cwd`. */
+export async function projectRoot(cwd: string, scopeRoot: string | undefined): Promise<string> {
+  const { resolve } = await import("node:path");
+  const root = resolve(cwd, scopeRoot ?? ".");
+  return realpath(root).catch(() => root);
+}
+
+export function formatSessionTable(
+  rows: readonly SessionSummary[],
+  options: { showDir?: boolean; style?: ReturnType<typeof createStyle>; now?: number } = {},
+): string {
+  const style = options.style ?? createStyle(false);
+  const now = options.now ?? Date.now();
+  const table = rows.map((s) => [
+    s.id,
+    truncate(s.title ?? "(no prompt yet)", 48),
+    ago(Date.parse(s.updatedAt), now),
+    s.model ?? "-",
+    size(s.sizeBytes),
+    ...(options.showDir ? [s.cwd ?? "-"] : []),
+  ]);
+  const head = ["id", "title", "updated", "model", "size", ...(options.showDir ? ["dir"] : [])];
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => [...(r[i] ?? "")].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c + " ".repeat(Math.max(0, (widths[i] ?? 0) - [...c].length)))
+      .join("  ")
+      .trimEnd();
+  return [style.dim(line(head)), ...table.map(line)].join("\n");
+}
+
+function ago(then: number, now: number): string {
+  if (!Number.isFinite(then)) return "-";
+  const s = Math.max(0, Math.round((now - then) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return `${Math.round(s / 86400)}d ago`;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,108 @@
+/**
+ * One clear line for any error that reaches the top, and its exit code.
+ * Provider errors are told by their typed code (never by matching message
+ * text) and name the provider and what to do; API keys are never printed.
+ */
+import type { LlmErrorCode } from "@yoi/llm-client";
+import { isLlmError } from "@yoi/llm-client";
+import type { WorkerError } from "@yoi/llm-worker";
+import { ConfigError } from "@yoi/manifest";
+import { CliError } from "./cli-error.ts";
+import { EXIT, type ExitCode } from "./exit-codes.ts";
+
+/** What a provider failure message needs to know about the session. */
+export interface ProviderContext {
+  /** Provider name as configured (`anthropic`, `openai-chat`, ...). */
+  provider: string;
+  model?: string;
+  baseURL?: string;
+  /** Variable the key came from. */
+  keyEnv?: string;
+  /** Base URL variable of the provider (for messages). */
+  baseURLEnv?: string;
+  customServer?: boolean;
+  /** Secrets to scrub from any text shown (the API key). */
+  secrets?: readonly string[];
+}
+
+export function describeError(
+  error: unknown,
+  context?: ProviderContext,
+): { message: string; exitCode: ExitCode } {
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
+  if (error instanceof ConfigError) return { message: error.message, exitCode: EXIT.usage };
+  if (isLlmError(error)) {
+    const failure: WorkerError = {
+      code: error.code,
+      message: error.message,
+      retryable: error.retryable,
+      ...(error.status !== undefined ? { status: error.status } : {}),
+    };
+    const ctx = context ?? { provider: error.provider ?? "the provider" };
+    return {
+      message: describeFailure(failure, ctx),
+      exitCode: error.code === "config" ? EXIT.usage : EXIT.error,
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { message: scrub(`internal error: ${message}`, context?.secrets), exitCode: EXIT.error };
+}
+
+/** One line for a failed run (a worker error), naming the provider and what to do. */
+export function describeFailure(error: WorkerError, ctx: ProviderContext): string {
+  const code = error.code as LlmErrorCode | WorkerError["code"];
+  const where = ctx.baseURL ?? "its API";
+  const status = error.status !== undefined ? ` (HTTP ${error.status})` : "";
+  const detail = firstLine(scrub(error.message, ctx.secrets));
+  let line: string;
+  // A server error without an HTTP status never got an answer: the server is unreachable.
+  const unreachable = code === "server" && error.status === undefined;
+  switch (unreachable ? "network" : code) {
+    case "auth":
+      line =
+        error.status === 403
+          ? `${ctx.provider} refused the request${status}: the API key lacks access to ${ctx.model ?? "this model"}; check ${ctx.keyEnv ?? "the key"} and the account's permissions`
+          : `${ctx.provider} rejected the API key${status}; check ${ctx.keyEnv ?? "the provider's key variable"} (a current key from the provider's console)`;
+      break;
+    case "network":
+      line = `cannot reach ${ctx.provider} at ${where}: ${detail}; check ${ctx.customServer ? "that the server is running and" : "your network and"} the base URL (--base-url${ctx.baseURLEnv ? ` or ${ctx.baseURLEnv}` : ""})`;
+      break;
+    case "timeout":
+      line = `${ctx.provider} at ${where} did not answer in time (${detail}); try again, or check the server`;
+      break;
+    case "rate_limit":
+      line = `${ctx.provider} is rate limiting this key${status}; wait a minute and try again, or use another model`;
+      break;
+    case "overloaded":
+    case "server":
+      line = `${ctx.provider} had a server problem${status}: ${detail}; try again later`;
+      break;
+    case "context_overflow":
+      line = `the conversation no longer fits ${ctx.model ?? "the model"}'s context window: ${detail}; run /compact or start a new session`;
+      break;
+    case "invalid_request":
+      line =
+        error.status === 404
+          ? `${ctx.provider} at ${where} has no model "${ctx.model ?? "?"}" or no such endpoint${status}: ${detail}${ctx.customServer ? "; for an OpenAI-compatible server use --model openai-chat/<model>" : ""}`
+          : `${ctx.provider} rejected the request${status}: ${detail}`;
+      break;
+    case "content_filter":
+      line = `${ctx.provider} blocked the response (content filter): ${detail}`;
+      break;
+    default:
+      line = `${ctx.provider}${status}: ${detail}`;
+  }
+  return scrub(line, ctx.secrets);
+}
+
+/** Removes secrets and anything shaped like an API key. */
+export function scrub(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("<redacted>");
+  return out.replace(/\b(sk-ant-|sk-|AIza)[A-Za-z0-9_*.-]{6,}/g, "<redacted>");
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}

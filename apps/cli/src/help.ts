@@ -1,0 +1,45 @@
+/** `yoi --help` text. Plain text (no colour), so it pipes cleanly. */
+export const HELP = `yoi — an agent for your code
+
+Usage:
+  yoi [prompt]                    interactive session in the current directory
+  yoi -p "prompt"                 run one prompt to the end and print the answer
+  echo "prompt" | yoi             the same, prompt from stdin
+  yoi -c | yoi --resume <id>      continue the last session here | a chosen one
+  yoi sessions [--all]            list sessions of this directory (--all: every directory)
+  yoi inspect <blob-id> [sel]     read a stored tool output (sel: lines:20-50, slice:0..10, key:name)
+  yoi config                      the effective configuration and where each value comes from
+  yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>
+                                  replay a recorded stream, print normalized events as JSON lines
+  yoi demo                        a scripted session on a local fake provider (no API key needed)
+
+Options:
+  -m, --model <provider>/<model>  e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, gemini/gemini-2.5-pro,
+                                  openai-chat/llama3.1 (any OpenAI-compatible server)
+      --base-url <url>            API base URL for the model's provider (OpenAI-compatible: include /v1)
+  -p, --print                     print mode: no UI, answer on stdout
+  -o, --output <format>           print mode output: text (default), json, stream-json (one event a line)
+  -c, --continue                  continue the last session of this directory
+  -r, --resume <id>               continue a session by id (see yoi sessions)
+  -C, --cwd <dir>                 project directory (the scope root); default: the current directory
+      --no-color                  no colours (also NO_COLOR=1, or when output is not a terminal)
+  -h, --help                      this help
+  -v, --version                   the version
+
+Environment:
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL       Anthropic
+  OPENAI_API_KEY, OPENAI_BASE_URL             OpenAI (also OpenAI-compatible servers)
+  GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL      Gemini
+  YOI_MODEL                                   default model; more YOI_* variables: see yoi config
+  Config files: ~/.yoi/config.jsonc (user), .yoi/config.jsonc (project).
+
+Interactive:
+  @path + Tab completes files; Ctrl-C cancels the running turn, Ctrl-C twice at the prompt exits.
+  /help /compact /sessions /resume <id> /model [ref] /exit
+
+Exit codes:
+  0    success
+  1    model or runtime error (provider error, unreachable server, wrong key, failed run)
+  2    bad usage (unknown flag, missing argument, bad configuration, unknown model)
+  130  cancelled (Ctrl-C)
+`;

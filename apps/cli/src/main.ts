@@ -1,0 +1,63 @@
+/**
+ * Dispatch: parse arguments, run the command (imported lazily, so that
+ * `--version` and `--help` load no provider SDK and nothing heavy), turn
+ * errors into one clear line and an exit code.
+ */
+import { type Command, parseCommand } from "./args.ts";
+import { CliError } from "./cli-error.ts";
+import { EXIT } from "./exit-codes.ts";
+import { HELP } from "./help.ts";
+import { cliVersion } from "./version.ts";
+
+/** Runs `yoi` with `argv` (without node and the script) and returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let command: Command;
+  try {
+    command = parseCommand(argv);
+  } catch (error) {
+    return fail(error);
+  }
+  try {
+    return await run(command);
+  } catch (error) {
+    return fail(error);
+  }
+}
+
+async function run(command: Command): Promise<number> {
+  switch (command.kind) {
+    case "version":
+      process.stdout.write(`${cliVersion()}\n`);
+      return EXIT.ok;
+    case "help":
+      process.stdout.write(HELP);
+      return EXIT.ok;
+    case "config":
+      return (await import("./commands/config.ts")).configCommand(command);
+    case "sessions":
+      return (await import("./commands/sessions.ts")).sessionsCommand(command);
+    case "inspect":
+      return (await import("./commands/inspect.ts")).inspectCommand(command);
+    case "replay":
+      return (await import("./commands/replay.ts")).replayCommand(command);
+    case "demo":
+      throw new CliError("yoi demo: not built yet", EXIT.error);
+    case "chat":
+      // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
+      if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {
+        throw new CliError("the interactive UI is not built yet; use -p", EXIT.usage);
+      }
+      return (await import("./commands/print.ts")).printCommand(command);
+  }
+}
+
+async function fail(error: unknown): Promise<number> {
+  if (error instanceof CliError) {
+    process.stderr.write(`yoi: ${error.message}\n`);
+    return error.exitCode;
+  }
+  const { describeError } = await import("./describe-error.ts");
+  const { message, exitCode } = describeError(error);
+  process.stderr.write(`yoi: ${message}\n`);
+  return exitCode;
+}

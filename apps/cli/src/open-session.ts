@@ -1,0 +1,140 @@
+/**
+ * Opens the Pod a chat runs in: a new session, the last one of this
+ * project (`-c`) or a chosen one (`--resume`), on the client of the setup.
+ */
+import * as path from "node:path";
+import type { LlmClient } from "@yoi/llm-client";
+import {
+  FileRefError,
+  fileRefs,
+  type PermissionPrompt,
+  Pod,
+  PodFsView,
+  type PodOptions,
+  parseSegments,
+  ScopedFs,
+} from "@yoi/pod";
+import { listSessions } from "@yoi/worker-persistence";
+import type { SessionFlags } from "./args.ts";
+import { CliError, usageError } from "./cli-error.ts";
+import { projectRoot } from "./commands/sessions.ts";
+import type { ProviderContext } from "./describe-error.ts";
+import { EXIT } from "./exit-codes.ts";
+import { createModelClient, type ModelSetup, type SetupOptions, setupModel } from "./session-setup.ts";
+
+export interface OpenPodOptions extends SetupOptions {
+  flags: SessionFlags;
+  continueLast?: boolean;
+  resume?: string;
+  ask?: PermissionPrompt;
+}
+
+export interface OpenedPod {
+  pod: Pod;
+  setup: ModelSetup;
+  client: LlmClient;
+  /** True for `-c` / `--resume`. */
+  restored: boolean;
+  provider: ProviderContext;
+}
+
+export async function openPod(options: OpenPodOptions): Promise<OpenedPod> {
+  const setup = await setupModel(options.flags, options);
+  return openPodWith(setup, options);
+}
+
+/** Opens a pod for an existing setup (also used by `/model` and `/resume`). */
+export async function openPodWith(
+  setup: ModelSetup,
+  options: Pick<OpenPodOptions, "continueLast" | "resume" | "ask" | "env">,
+): Promise<OpenedPod> {
+  let pod: Pod | undefined;
+  const client = createModelClient(setup, (warning) => pod?.worker.handleClientWarning(warning));
+  const podOptions: PodOptions = {
+    config: setup.config,
+    cwd: setup.cwd,
+    dataDir: setup.dataDir,
+    client,
+    env: options.env ?? process.env,
+    ...(options.ask ? { ask: options.ask } : {}),
+    ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
+  };
+  let id = options.resume;
+  if (options.continueLast) {
+    const here = await projectRoot(setup.cwd, setup.config.scope.root);
+    const last = (await listSessions({ dir: setup.dataDir })).find((s) => s.cwd === here);
+    if (last === undefined) {
+      throw usageError(
+        `no earlier session in ${here} to continue; start one with yoi (yoi sessions --all lists every session)`,
+      );
+    }
+    id = last.id;
+  }
+  if (id !== undefined) {
+    try {
+      pod = await Pod.restore(id, podOptions);
+    } catch (error) {
+      throw restoreError(error, id);
+    }
+  } else {
+    pod = await Pod.create(podOptions);
+  }
+  return { pod, setup, client, restored: id !== undefined, provider: providerContext(setup) };
+}
+
+export function providerContext(setup: ModelSetup): ProviderContext {
+  const baseURLEnv: Record<string, string> = {
+    anthropic: "ANTHROPIC_BASE_URL",
+    "openai-chat": "OPENAI_BASE_URL",
+    "openai-responses": "OPENAI_BASE_URL",
+    gemini: "GOOGLE_GEMINI_BASE_URL",
+  };
+  return {
+    provider: setup.resolved.providerName,
+    model: setup.resolved.model,
+    ...(setup.baseURL ? { baseURL: setup.baseURL } : {}),
+    ...(setup.keyEnv ? { keyEnv: setup.keyEnv } : {}),
+    ...(baseURLEnv[setup.resolved.kind] ? { baseURLEnv: baseURLEnv[setup.resolved.kind] } : {}),
+    customServer: setup.customServer,
+    secrets: [setup.apiKey],
+  };
+}
+
+function restoreError(error: unknown, id: string): CliError {
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === "not_found" || code === "ENOENT") {
+    return usageError(`no session "${id}" (yoi sessions lists them)`);
+  }
+  if (code === "invalid_id") return usageError(`"${id}" is not a session id (yoi sessions lists them)`);
+  if (code === "locked") return new CliError(`session ${id} is open in another yoi: ${message}`, EXIT.error);
+  return new CliError(`session ${id} cannot be resumed: ${message}`, EXIT.error);
+}
+
+/**
+ * Checks every `@path` of `input` before anything is sent: each must be a
+ * readable text file inside the scope. Returns one message per failure.
+ */
+export async function checkFileRefs(setup: ModelSetup, input: string): Promise<string[]> {
+  const refs = [...new Set(fileRefs(parseSegments(input)))];
+  if (refs.length === 0) return [];
+  const { config } = setup;
+  const root = path.resolve(setup.cwd, config.scope.root ?? ".");
+  const all = (dirs: readonly string[] | undefined) => (dirs ?? []).map((d) => path.resolve(root, d));
+  const fs = await ScopedFs.create({
+    writeRoots: config.scope.writeRoots ? all(config.scope.writeRoots) : [root],
+    readRoots: all(config.scope.readRoots),
+    cwd: root,
+  });
+  const view = new PodFsView(fs);
+  const problems: string[] = [];
+  for (const ref of refs) {
+    try {
+      await view.resolveFileRef(ref, config.toolOutput.maxBytes);
+    } catch (error) {
+      const reason = error instanceof FileRefError || error instanceof Error ? error.message : String(error);
+      problems.push(`@${ref}: ${reason}`);
+    }
+  }
+  return problems;
+}

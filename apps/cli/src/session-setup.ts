@@ -1,0 +1,254 @@
+/**
+ * From flags, environment and config files to a ready model: which provider
+ * and model, its base URL and key, the context window, and where sessions
+ * live. Every way this can fail is a CliError that says what to set.
+ */
+import { stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import * as path from "node:path";
+import { type ClientWarning, createClient, type LlmClient } from "@yoi/llm-client";
+import {
+  type Config,
+  type ConfigInput,
+  type LoadedConfig,
+  loadConfig,
+  MODEL_CATALOG,
+  type ProviderKind,
+  parseModelRef,
+  type ResolvedModel,
+  resolveModel,
+} from "@yoi/manifest";
+import type { SessionFlags } from "./args.ts";
+import { CliError, usageError } from "./cli-error.ts";
+import { EXIT } from "./exit-codes.ts";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Context window assumed for a model the catalog does not know on a custom server. */
+export const UNKNOWN_MODEL_CONTEXT_WINDOW = 131_072;
+
+/** Key sent to a custom server when no key is set (Ollama, llama.cpp and vLLM ignore it). */
+export const PLACEHOLDER_API_KEY = "yoi-no-key";
+
+/** The usual variables of each provider kind. */
+const PROVIDER_ENV: Record<ProviderKind, { key: string; baseURL: string; example: string }> = {
+  anthropic: { key: "ANTHROPIC_API_KEY", baseURL: "ANTHROPIC_BASE_URL", example: "sk-ant-..." },
+  "openai-responses": { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", example: "sk-..." },
+  "openai-chat": { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", example: "sk-..." },
+  gemini: { key: "GEMINI_API_KEY", baseURL: "GOOGLE_GEMINI_BASE_URL", example: "AIza..." },
+};
+
+/** Built-in provider names and the environment variable of their base URL. */
+const BUILTIN_BASE_URL_ENV: Record<string, string> = {
+  openai: "OPENAI_BASE_URL",
+  anthropic: "ANTHROPIC_BASE_URL",
+  gemini: "GOOGLE_GEMINI_BASE_URL",
+};
+
+/** Picked when only a key is set, in this order. */
+const DEFAULT_MODELS: { env: string; model: string }[] = [
+  { env: "ANTHROPIC_API_KEY", model: "anthropic/claude-opus-4-5" },
+  { env: "OPENAI_API_KEY", model: "openai/gpt-5" },
+  { env: "GEMINI_API_KEY", model: "gemini/gemini-2.5-pro" },
+];
+
+const OFFICIAL_HOSTS = new Set(["api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com"]);
+
+export interface SetupOptions {
+  env?: Env;
+  homeDir?: string;
+  /** Default `process.cwd()`. */
+  cwd?: string;
+}
+
+/** The effective config plus where values set by the CLI came from. */
+export interface CliConfig {
+  loaded: LoadedConfig;
+  config: Config;
+  /** `sources` with the CLI's own overrides named (`flag:--model`, `env:OPENAI_BASE_URL`, `auto`). */
+  sources: Record<string, string>;
+  cwd: string;
+  homeDir: string;
+  /** `<session.dir>` or `~/.yoi`: sessions and blobs live below it. */
+  dataDir: string;
+}
+
+export interface ModelSetup extends CliConfig {
+  resolved: ResolvedModel;
+  /** The provider's base URL, when one is set. */
+  baseURL: string | undefined;
+  /** The base URL points at a server other than the provider's own API. */
+  customServer: boolean;
+  apiKey: string;
+  /** Variable the key comes from (for messages; never the key). */
+  keyEnv: string | undefined;
+  /** Set for a model the catalog does not know (custom servers). */
+  contextWindow: number | undefined;
+  /** The window used for the context-fill display. */
+  window: number;
+  /** Things to tell the user once (an assumed window, an auto-picked model). */
+  notes: string[];
+}
+
+/** Loads the config with the CLI's overrides (flags, provider env variables). Throws CliError/ConfigError. */
+export async function loadCliConfig(flags: SessionFlags, options: SetupOptions = {}): Promise<CliConfig> {
+  const env = options.env ?? process.env;
+  const homeDir = path.resolve(options.homeDir ?? env.HOME ?? homedir());
+  const cwd = path.resolve(options.cwd ?? process.cwd(), flags.cwd ?? ".");
+  const info = await stat(cwd).catch(() => undefined);
+  if (!info?.isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
+
+  const overrides: ConfigInput & { providers?: Record<string, Record<string, string>> } = {};
+  const cliSources: Record<string, string> = {};
+  const providers: Record<string, Record<string, string>> = {};
+  for (const [name, variable] of Object.entries(BUILTIN_BASE_URL_ENV)) {
+    const value = env[variable]?.trim();
+    if (!value) continue;
+    providers[name] = { baseURL: value };
+    cliSources[`providers.${name}.baseURL`] = `env:${variable}`;
+  }
+  const ref = flags.model ?? env.YOI_MODEL;
+  const parsed = ref === undefined ? undefined : parseModelRef(ref);
+  if (ref !== undefined && parsed === undefined) {
+    throw usageError(
+      `--model must be "<provider>/<model>", e.g. anthropic/claude-sonnet-4-5 or openai-chat/llama3.1; got "${ref}"`,
+    );
+  }
+  if (flags.model !== undefined) {
+    overrides.model = flags.model;
+    cliSources.model = "flag:--model";
+  }
+  // First pass without a kind-named model ref (`openai-chat/llama3.1`), whose provider is declared below.
+  const kindRef = parsed !== undefined && isKind(parsed.provider);
+  const firstEnv = kindRef && flags.model === undefined ? { ...env, YOI_MODEL: undefined } : env;
+  const first = await loadConfig({
+    cwd,
+    homeDir,
+    env: firstEnv,
+    overrides: { ...(kindRef ? {} : overrides), providers },
+  });
+  // `openai-chat/<model>` etc.: a provider of that kind, keyed and based like the provider's usual variables.
+  const modelRef = ref ?? first.config.model;
+  const providerName = modelRef === undefined ? undefined : parseModelRef(modelRef)?.provider;
+  if (providerName && isKind(providerName) && !Object.hasOwn(first.config.providers, providerName)) {
+    const vars = PROVIDER_ENV[providerName];
+    const baseURL = env[vars.baseURL]?.trim();
+    providers[providerName] = { kind: providerName, apiKeyEnv: vars.key, ...(baseURL ? { baseURL } : {}) };
+    cliSources[`providers.${providerName}.kind`] = "flag:--model";
+    cliSources[`providers.${providerName}.apiKeyEnv`] = "flag:--model";
+    if (baseURL) cliSources[`providers.${providerName}.baseURL`] = `env:${vars.baseURL}`;
+  }
+  if (flags.baseURL !== undefined) {
+    if (providerName === undefined) {
+      throw usageError(
+        "--base-url needs a model to apply to: add --model, e.g. --model openai-chat/llama3.1 --base-url http://127.0.0.1:11434/v1",
+      );
+    }
+    providers[providerName] = { ...providers[providerName], baseURL: flags.baseURL };
+    cliSources[`providers.${providerName}.baseURL`] = "flag:--base-url";
+  }
+  const loaded = await loadConfig({ cwd, homeDir, env, overrides: { ...overrides, providers } });
+  const sources: Record<string, string> = { ...loaded.sources };
+  for (const [key, source] of Object.entries(cliSources))
+    if (sources[key] === "override") sources[key] = source;
+  const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
+  return { loaded, config: loaded.config, sources, cwd, homeDir, dataDir };
+}
+
+/** Loads the config and resolves the model, its key and window. Throws CliError (exit 2) when something is missing. */
+export async function setupModel(flags: SessionFlags, options: SetupOptions = {}): Promise<ModelSetup> {
+  const env = options.env ?? process.env;
+  let cli = await loadCliConfig(flags, options);
+  const notes: string[] = [];
+  if (cli.config.model === undefined) {
+    const picked = DEFAULT_MODELS.find((d) => env[d.env]?.trim());
+    if (picked === undefined) throw new CliError(nothingConfigured(env), EXIT.usage);
+    cli = await loadCliConfig({ ...flags, model: picked.model }, options);
+    cli.sources.model = `auto (${picked.env} is set)`;
+    notes.push(`using ${picked.model} (${picked.env} is set; choose another with --model)`);
+  }
+  const resolved = resolveModel(cli.config);
+  const baseURL = resolved.provider.baseURL;
+  const customServer = baseURL !== undefined && !OFFICIAL_HOSTS.has(hostOf(baseURL));
+  let contextWindow: number | undefined;
+  if (resolved.info === undefined) {
+    if (!customServer) throw usageError(unknownModel(resolved));
+    contextWindow = UNKNOWN_MODEL_CONTEXT_WINDOW;
+    notes.push(
+      `model "${resolved.model}" is not in yoi's catalog; assuming a ${contextWindow / 1024}k-token context window (set its real one in .yoi/config.jsonc "models")`,
+    );
+  }
+  const keyEnv = resolved.provider.apiKeyEnv;
+  let apiKey = keyEnv === undefined ? undefined : env[keyEnv]?.trim();
+  if (!apiKey) {
+    if (!customServer) {
+      const example = PROVIDER_ENV[resolved.kind].example;
+      throw usageError(
+        keyEnv === undefined
+          ? `provider "${resolved.providerName}" has no apiKeyEnv: set providers.${resolved.providerName}.apiKeyEnv in .yoi/config.jsonc to the variable that holds its key`
+          : `no API key for ${resolved.providerName}: set ${keyEnv} (export ${keyEnv}=${example}), or try yoi demo without one`,
+      );
+    }
+    apiKey = PLACEHOLDER_API_KEY;
+  }
+  const window = contextWindow ?? resolved.info?.maxInputTokens ?? resolved.info?.contextWindow ?? 0;
+  return { ...cli, resolved, baseURL, customServer, apiKey, keyEnv, contextWindow, window, notes };
+}
+
+/** The client for a setup (the provider's SDK loads on the first request). */
+export function createModelClient(
+  setup: ModelSetup,
+  onWarning?: (warning: ClientWarning) => void,
+): LlmClient {
+  const { resolved } = setup;
+  return createClient({
+    provider: resolved.kind,
+    model: resolved.model,
+    apiKey: setup.apiKey,
+    ...(setup.baseURL ? { baseURL: setup.baseURL } : {}),
+    ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
+    ...(onWarning ? { onWarning } : {}),
+  });
+}
+
+function isKind(name: string): name is ProviderKind {
+  return Object.hasOwn(PROVIDER_ENV, name);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "";
+  }
+}
+
+function unknownModel(resolved: ResolvedModel): string {
+  const known = MODEL_CATALOG.filter((m) => m.providers.includes(resolved.kind))
+    .slice(0, 4)
+    .map((m) => m.id);
+  return (
+    `unknown model "${resolved.model}" for ${resolved.providerName} (known: ${known.join(", ")}, ...); ` +
+    `to use it anyway declare it in .yoi/config.jsonc: "models": { "${resolved.model}": { "provider": "${resolved.providerName}", "contextWindow": 200000, "maxOutputTokens": 8192 } }`
+  );
+}
+
+function nothingConfigured(env: Env): string {
+  const lines = [
+    "no model is configured. Set one of:",
+    "  export ANTHROPIC_API_KEY=sk-ant-...    # then yoi uses anthropic/claude-opus-4-5",
+    "  export OPENAI_API_KEY=sk-...           # then yoi uses openai/gpt-5",
+    "  export GEMINI_API_KEY=AIza...          # then yoi uses gemini/gemini-2.5-pro",
+    "  yoi --model openai-chat/llama3.1 --base-url http://127.0.0.1:11434/v1   # a local OpenAI-compatible server (Ollama, llama.cpp, vLLM); no key needed",
+    'or choose a model in ~/.yoi/config.jsonc ("model": "anthropic/claude-sonnet-4-5"), .yoi/config.jsonc, YOI_MODEL or --model.',
+    "No key at hand? yoi demo runs a scripted session offline.",
+  ];
+  if (env.OPENAI_BASE_URL?.trim()) {
+    lines.splice(
+      1,
+      0,
+      `  (OPENAI_BASE_URL is set: add --model openai-chat/<model> to use the server at ${env.OPENAI_BASE_URL.trim()})`,
+    );
+  }
+  return lines.join("\n");
+}

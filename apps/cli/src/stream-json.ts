@@ -1,0 +1,159 @@
+/**
+ * The `--output stream-json` protocol: one JSON object a line, snake_case,
+ * stable shapes (documented in the README). Internal worker events that a
+ * script has no use for (item commits, request starts) are not emitted.
+ */
+import type { Usage } from "@yoi/llm-client";
+import type { PodEvent } from "@yoi/pod";
+
+/** Token counts in the stream-json convention (input includes cached tokens). */
+export interface JsonUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+}
+
+export type StreamJsonEvent =
+  | { type: "session"; session_id: string; model: string; provider: string; cwd: string; resumed: boolean }
+  | { type: "text"; turn: number; text: string }
+  | { type: "thinking"; turn: number; text: string }
+  | {
+      type: "tool_start";
+      id: string;
+      name: string;
+      args: unknown;
+      batch_id: string;
+      index: number;
+      turn: number;
+    }
+  | {
+      type: "tool_end";
+      id: string;
+      name: string;
+      is_error: boolean;
+      outcome: string;
+      duration_ms: number;
+      output_bytes: number;
+      preview: string;
+      blob_id?: string;
+    }
+  | {
+      type: "usage";
+      turn: number;
+      usage: JsonUsage;
+      total: JsonUsage;
+      context_tokens: number;
+      context_window: number;
+    }
+  | { type: "retry"; source: string; attempt: number; delay_ms: number; reason: string }
+  | { type: "alert"; level: "info" | "warn" | "error"; source: string; message: string }
+  | { type: "permission"; tool: string; subject?: string; action: "allow" | "deny"; by: string }
+  | { type: "compaction"; reason: string; items: number }
+  | { type: "turn_end"; turn: number; stop_reason?: string; tool_calls: number }
+  | { type: "warning"; code: string; message: string }
+  | {
+      type: "result";
+      status: string;
+      session_id: string;
+      text: string;
+      turns: number;
+      usage: JsonUsage;
+      duration_ms: number;
+      error?: { code: string; message: string };
+    };
+
+export function jsonUsage(usage: Usage | undefined): JsonUsage {
+  return {
+    input_tokens: usage?.inputTokens ?? 0,
+    output_tokens: usage?.outputTokens ?? 0,
+    cache_read_tokens: usage?.cacheReadTokens ?? 0,
+    cache_write_tokens: usage?.cacheWriteTokens ?? 0,
+    reasoning_tokens: usage?.reasoningTokens ?? 0,
+  };
+}
+
+/** Tokens the context holds after a model call: what was sent plus what came back. */
+export function contextTokens(usage: Usage): number {
+  return (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0);
+}
+
+/** The stream-json line of a pod event, or undefined for events scripts do not see. */
+export function toStreamJson(event: PodEvent, contextWindow: number): StreamJsonEvent | undefined {
+  switch (event.type) {
+    case "text_delta":
+      return { type: "text", turn: event.turnIndex, text: event.text };
+    case "thinking_delta":
+      return { type: "thinking", turn: event.turnIndex, text: event.text };
+    case "tool_call_start":
+      return {
+        type: "tool_start",
+        id: event.callId,
+        name: event.name,
+        args: event.args ?? null,
+        batch_id: event.batchId,
+        index: event.callIndex,
+        turn: event.turnIndex,
+      };
+    case "tool_call_end":
+      return {
+        type: "tool_end",
+        id: event.callId,
+        name: event.name,
+        is_error: event.isError,
+        outcome: String(event.outcome),
+        duration_ms: Math.round(event.durationMs),
+        output_bytes: event.outputBytes,
+        preview: event.preview,
+        ...(event.blobId ? { blob_id: event.blobId } : {}),
+      };
+    case "usage":
+      return {
+        type: "usage",
+        turn: event.turnIndex,
+        usage: jsonUsage(event.usage),
+        total: jsonUsage(event.total),
+        context_tokens: contextTokens(event.usage),
+        context_window: contextWindow,
+      };
+    case "retry":
+      return {
+        type: "retry",
+        source: event.source,
+        attempt: event.attempt,
+        delay_ms: event.delayMs,
+        reason: event.reason,
+      };
+    case "alert":
+      return {
+        type: "alert",
+        level: event.alert.level,
+        source: event.alert.source,
+        message: event.alert.message,
+      };
+    case "permission_outcome":
+      return {
+        type: "permission",
+        tool: event.outcome.tool,
+        ...(event.outcome.subject !== undefined ? { subject: event.outcome.subject } : {}),
+        action: event.outcome.action,
+        by: event.outcome.by,
+      };
+    case "history_replaced":
+      return event.reason === "compaction"
+        ? { type: "compaction", reason: event.reason, items: event.items.length }
+        : undefined;
+    case "turn_end":
+      return {
+        type: "turn_end",
+        turn: event.turnIndex,
+        ...(event.stopReason ? { stop_reason: event.stopReason } : {}),
+        tool_calls: event.toolCalls,
+      };
+    case "warning":
+      return { type: "warning", code: event.warning.code, message: event.warning.message };
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const CLI_DIR = fileURLToPath(new URL("..", import.meta.url));
+export const BIN = path.join(CLI_DIR, "src", "bin.ts");
+export const FIXTURES = fileURLToPath(new URL("../../../fixtures/provider-streams/", import.meta.url));
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** An environment with nothing of the user's: a temp HOME, no keys, no YOI_* variables. */
+export function cleanEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    LANG: "C.UTF-8",
+  };
+  return { ...env, ...extra };
+}
+
+/** Runs the CLI from source with Node 24 (the one running the tests). */
+export function runYoi(
+  args: readonly string[],
+  options: { env: Record<string, string>; cwd?: string; input?: string; nodeArgs?: string[] },
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [...(options.nodeArgs ?? []), "--conditions=@yoi/source", BIN, ...args],
+      {
+        cwd: options.cwd ?? CLI_DIR,
+        env: options.env,
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    if (options.input !== undefined) child.stdin.end(options.input);
+    else child.stdin.end();
+  });
+}
+
+/** A temp dir with a HOME and a project holding `files`. */
+export async function tempWorld(
+  files: Record<string, string> = {},
+): Promise<{ home: string; project: string }> {
+  const base = await mkdtemp(path.join(tmpdir(), "yoi-cli-test-"));
+  const home = path.join(base, "home");
+  const project = path.join(base, "project");
+  await mkdir(home, { recursive: true });
+  await mkdir(project, { recursive: true });
+  for (const [name, body] of Object.entries(files)) {
+    await mkdir(path.dirname(path.join(project, name)), { recursive: true });
+    await writeFile(path.join(project, name), body);
+  }
+  return { home, project };
+}
+
+/** Lines of JSON output, parsed. */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}

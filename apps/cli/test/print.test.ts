@@ -1,0 +1,121 @@
+import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanEnv, jsonLines, runYoi, tempWorld } from "./helpers.ts";
+
+type Kind = "anthropic" | "openai-responses" | "openai-chat" | "gemini";
+
+const servers: ScriptedServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+/** How each provider is selected: the usual variables, or --base-url alone for a compatible server. */
+function providerSetup(kind: Kind, baseURL: string): { args: string[]; env: Record<string, string> } {
+  switch (kind) {
+    case "anthropic":
+      return {
+        args: ["--model", "anthropic/claude-haiku-4-5"],
+        env: { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: baseURL },
+      };
+    case "openai-responses":
+      return {
+        args: ["--model", "openai/gpt-5-mini"],
+        env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: baseURL },
+      };
+    case "openai-chat":
+      // A local OpenAI-compatible server: a base URL, no key.
+      return { args: ["--model", "openai-chat/gpt-4.1-mini", "--base-url", baseURL], env: {} };
+    case "gemini":
+      return {
+        args: ["--model", "gemini/gemini-2.5-flash"],
+        env: { GEMINI_API_KEY: "test-key", GOOGLE_GEMINI_BASE_URL: baseURL },
+      };
+  }
+}
+
+const SCRIPT: ScriptStep[] = [
+  {
+    type: "reply",
+    text: "Let me look.",
+    toolCalls: [
+      { id: "call_read", name: "read_file", arguments: { path: "notes/a.txt" } },
+      { id: "call_list", name: "list_dir", arguments: { path: "." } },
+    ],
+  },
+  { type: "reply", text: "The note says hello.", options: { usage: { inputTokens: 900, outputTokens: 12 } } },
+];
+
+async function session(kind: Kind, output: string) {
+  const server = await startScriptedServer({ provider: kind, script: SCRIPT, validate: true });
+  servers.push(server);
+  const { home, project } = await tempWorld({ "notes/a.txt": "hello from a\n" });
+  const setup = providerSetup(kind, server.baseURL);
+  const result = await runYoi(["-p", "--output", output, ...setup.args, "summarize @notes/a.txt"], {
+    cwd: project,
+    env: cleanEnv(home, setup.env),
+  });
+  return { result, server };
+}
+
+describe("yoi -p against the scripted server", () => {
+  for (const kind of ["anthropic", "openai-responses", "openai-chat", "gemini"] as const) {
+    describe(kind, () => {
+      it("--output text prints the answer only", async () => {
+        const { result, server } = await session(kind, "text");
+        expect(result.stderr).toBe("");
+        expect(result.code).toBe(0);
+        expect(result.stdout).toBe("The note says hello.\n");
+        expect(server.rejections).toEqual([]);
+        expect(server.requests).toHaveLength(2);
+        // the @file went to the model as a [File: ...] system message
+        expect(JSON.stringify(server.requests[0])).toContain("[File: notes/a.txt]");
+        expect(JSON.stringify(server.requests[1])).toContain("hello from a");
+      });
+
+      it("--output json prints one result object", async () => {
+        const { result } = await session(kind, "json");
+        expect(result.code).toBe(0);
+        const lines = jsonLines(result.stdout);
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatchObject({
+          type: "result",
+          status: "completed",
+          text: "The note says hello.",
+          turns: 2,
+        });
+        expect(typeof lines[0]?.session_id).toBe("string");
+      });
+
+      it("--output stream-json prints one event a line: session, tools, usage, result", async () => {
+        const { result } = await session(kind, "stream-json");
+        expect(result.code).toBe(0);
+        const events = jsonLines(result.stdout);
+        expect(events[0]).toMatchObject({
+          type: "session",
+          resumed: false,
+          provider: kind === "openai-responses" ? "openai" : kind,
+        });
+        const types = events.map((e) => e.type);
+        expect(types.filter((t) => t === "tool_start")).toHaveLength(2);
+        expect(types.filter((t) => t === "tool_end")).toHaveLength(2);
+        expect(types).toContain("usage");
+        expect(types).toContain("turn_end");
+        const text = events
+          .filter((e) => e.type === "text")
+          .map((e) => e.text)
+          .join("");
+        expect(text).toBe("Let me look.The note says hello.");
+        const read = events.find((e) => e.type === "tool_end" && e.name === "read_file");
+        expect(read).toMatchObject({ is_error: false });
+        // Gemini has no call ids on the wire; llm-client makes unique ones.
+        if (kind !== "gemini") expect(read?.id).toBe("call_read");
+        expect(String(read?.preview)).toContain("hello from a");
+        expect(events.at(-1)).toMatchObject({
+          type: "result",
+          status: "completed",
+          text: "The note says hello.",
+        });
+      });
+    });
+  }
+});

@@ -1,0 +1,62 @@
+import { readFile } from "node:fs/promises";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { cleanEnv, FIXTURES, runYoi, tempWorld } from "./helpers.ts";
+
+const TRACER = fileURLToPath(new URL("./fixtures/trace-loads.mjs", import.meta.url));
+
+/** Runs the CLI with the load tracer and returns the modules it loaded. */
+async function loadedModules(
+  args: string[],
+): Promise<{ modules: string[]; code: number | null; stdout: string }> {
+  const { home } = await tempWorld();
+  const trace = path.join(home, "trace.txt");
+  const result = await runYoi(args, {
+    env: cleanEnv(home, { YOI_TRACE_FILE: trace }),
+    nodeArgs: ["--import", TRACER],
+  });
+  const modules = (await readFile(trace, "utf8")).split("\n").filter(Boolean);
+  return { modules, code: result.code, stdout: result.stdout };
+}
+
+const HEAVY = [
+  /@anthropic-ai[/+]sdk/,
+  /\/openai\//,
+  /@google[/+]genai/,
+  /\/zod\//,
+  /\/packages\/[a-z-]+\/src\//,
+];
+
+describe("start-up", () => {
+  for (const flag of ["--version", "--help"]) {
+    it(`${flag} loads no provider SDK, no zod and no other yoi package`, async () => {
+      const { modules, code, stdout } = await loadedModules([flag]);
+      expect(code).toBe(0);
+      expect(stdout.length).toBeGreaterThan(0);
+      // the tracer works: it saw the CLI's own files
+      expect(modules.some((m) => m.endsWith("/apps/cli/src/main.ts"))).toBe(true);
+      const heavy = modules.filter((m) => HEAVY.some((re) => re.test(m)));
+      expect(heavy).toEqual([]);
+      const cliFiles = modules.filter((m) => m.includes("/apps/cli/src/")).map((m) => path.basename(m));
+      expect(cliFiles.sort()).toEqual([
+        "args.ts",
+        "bin.ts",
+        "cli-error.ts",
+        "exit-codes.ts",
+        "help.ts",
+        "main.ts",
+        "version.ts",
+      ]);
+    });
+  }
+
+  it("the same tracer sees the SDK when one is used (replay loads only the chosen provider's SDK)", async () => {
+    const file = path.join(FIXTURES, "anthropic", "anthropic-text.chunks.txt");
+    const { modules, code } = await loadedModules(["debug", "replay", "--provider", "anthropic", file]);
+    expect(code).toBe(0);
+    expect(modules.some((m) => /@anthropic-ai[/+]sdk/.test(m))).toBe(true);
+    expect(modules.some((m) => /@google[/+]genai/.test(m))).toBe(false);
+    expect(modules.some((m) => /node_modules\/openai\//.test(m))).toBe(false);
+  });
+});

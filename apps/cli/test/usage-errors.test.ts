@@ -1,0 +1,151 @@
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+
+const servers: ScriptedServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+/** stderr is exactly one line starting with `yoi: `. */
+function oneLine(stderr: string): string {
+  const lines = stderr.split("\n").filter((l) => l !== "");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^yoi: /);
+  return lines[0] ?? "";
+}
+
+describe("bad usage and failures: one clear line and the right exit code", () => {
+  it("an unknown flag: exit 2", async () => {
+    const { home } = await tempWorld();
+    const r = await runYoi(["--frobnicate"], { env: cleanEnv(home) });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe("yoi: unknown option --frobnicate (see yoi --help)");
+    const s = await runYoi(["sessions", "--model", "x/y"], { env: cleanEnv(home) });
+    expect(s.code).toBe(2);
+    expect(oneLine(s.stderr)).toContain("--model does not apply to yoi sessions");
+  });
+
+  it("a missing file after @: exit 2, nothing sent to the model", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "no" }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "a.txt": "a\n" });
+    const r = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5", "look at @a.txt and @missing.txt"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }),
+    });
+    expect(r.code).toBe(2);
+    const line = oneLine(r.stderr);
+    expect(line).toContain("@missing.txt");
+    expect(line).toContain("nothing was sent");
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("an unreachable base URL: exit 1, names the provider and what to check", async () => {
+    const { home, project } = await tempWorld();
+    const r = await runYoi(
+      ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", "http://127.0.0.1:9", "hi"],
+      {
+        cwd: project,
+        env: cleanEnv(home, { ANTHROPIC_API_KEY: "sk-ant-test-secret-123456" }),
+      },
+    );
+    expect(r.code).toBe(1);
+    const last = r.stderr.trim().split("\n").at(-1) ?? "";
+    expect(last).toMatch(
+      /^yoi: cannot reach anthropic at http:\/\/127\.0\.0\.1:9: .*--base-url or ANTHROPIC_BASE_URL/,
+    );
+    // everything else on stderr is retry progress
+    for (const line of r.stderr.trim().split("\n").slice(0, -1)) expect(line).toMatch(/^yoi: retrying/);
+    expect(r.stderr).not.toContain("sk-ant-test-secret-123456");
+  }, 60_000);
+
+  it("a wrong key (401): exit 1, names the provider and the variable, never the key", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "error", status: 401, message: "invalid x-api-key sk-ant-wrong-key-987654" }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const r = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5", "hi"], {
+      cwd: project,
+      env: cleanEnv(home, {
+        ANTHROPIC_API_KEY: "sk-ant-wrong-key-987654",
+        ANTHROPIC_BASE_URL: server.baseURL,
+      }),
+    });
+    expect(r.code).toBe(1);
+    expect(oneLine(r.stderr)).toBe(
+      "yoi: anthropic rejected the API key (HTTP 401); check ANTHROPIC_API_KEY (a current key from the provider's console)",
+    );
+    expect(r.stdout + r.stderr).not.toContain("987654");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a model unknown to the catalog: exit 2 and how to declare it", async () => {
+    const { home, project } = await tempWorld();
+    const r = await runYoi(["-p", "-m", "anthropic/claude-nonesuch-9", "hi"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }),
+    });
+    expect(r.code).toBe(2);
+    const line = oneLine(r.stderr);
+    expect(line).toContain('unknown model "claude-nonesuch-9" for anthropic');
+    expect(line).toContain('.yoi/config.jsonc: "models": { "claude-nonesuch-9": { "provider": "anthropic"');
+  });
+
+  it("a model unknown to the catalog on a local server is fine (window assumed, said once)", async () => {
+    const server = await startScriptedServer({
+      provider: "openai-chat",
+      script: [{ type: "reply", text: "hi there" }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const r = await runYoi(["-p", "-m", "openai-chat/qwen3-coder:30b", "--base-url", server.baseURL, "hi"], {
+      cwd: project,
+      env: cleanEnv(home),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("hi there\n");
+    expect(oneLine(r.stderr)).toContain(
+      'model "qwen3-coder:30b" is not in yoi\'s catalog; assuming a 128k-token context window',
+    );
+    // a placeholder key was sent, since compatible servers need none
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("nothing configured: exit 2 and what to set for each provider and a local server", async () => {
+    const { home, project } = await tempWorld();
+    const r = await runYoi(["-p", "hi"], { cwd: project, env: cleanEnv(home) });
+    expect(r.code).toBe(2);
+    for (const needle of [
+      "ANTHROPIC_API_KEY",
+      "OPENAI_API_KEY",
+      "GEMINI_API_KEY",
+      "--base-url http://127.0.0.1:11434/v1",
+      "yoi demo",
+    ]) {
+      expect(r.stderr).toContain(needle);
+    }
+  });
+
+  it("a key for a provider without one set: exit 2 naming the variable", async () => {
+    const { home, project } = await tempWorld();
+    const r = await runYoi(["-p", "-m", "gemini/gemini-2.5-flash", "hi"], {
+      cwd: project,
+      env: cleanEnv(home),
+    });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toContain("no API key for gemini: set GEMINI_API_KEY");
+  });
+
+  it("no prompt in print mode: exit 2", async () => {
+    const { home, project } = await tempWorld();
+    const r = await runYoi(["-p"], { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }) });
+    expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toContain("no prompt");
+  });
+});
