@@ -28,9 +28,21 @@ export function renderContent(content: Content): string {
   return content.kind === "text" ? content.text : JSON.stringify(content.value, null, 2);
 }
 
+const EMBEDDED_ID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/**
+ * The id in what a model passed as `ref_id`: models often copy `ref=<id>`
+ * or `[blob:<id>]` whole, so the UUID inside is taken when there is one.
+ */
+export function normalizeRefId(refId: string): string {
+  const trimmed = refId.trim();
+  if (isBlobId(trimmed)) return trimmed;
+  return EMBEDDED_ID.exec(trimmed)?.[0] ?? trimmed;
+}
+
 /** Loads a ref's content as text, or throws a `CompactionError("cache")` the model can act on. */
 export async function loadRef(store: BlobStore, refId: string): Promise<string> {
-  const id = refId.trim();
+  const id = normalizeRefId(refId);
   if (!isBlobId(id)) {
     throw new CompactionError(
       "cache",

@@ -6,6 +6,7 @@
  */
 import { CompactionError } from "./errors.ts";
 import { cutLine, cutToBytes, READ_TOOL_NAME, splitLines } from "./in-context-view.ts";
+import { type MatchOptions, matchLines } from "./line-matcher.ts";
 
 /** Lines `tool_output_cache` returns when no limit is given (like a file read). */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -110,12 +111,19 @@ export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
 
 /**
  * Lines of `text` matching `request.pattern`, numbered (`N:` for a match,
- * `N-` for context, `--` between groups, as grep prints them). A long
- * matching line is shown as a window around its first match, so a match
- * in a 1 MB line is still readable.
+ * `N-` for context, `--` between context groups, as grep prints them). The
+ * pattern runs in a worker thread with a time limit (`matchLines`). A long
+ * matching line is shown as a window around its first match, so a match in
+ * a 1 MB line is still readable.
  */
-export function grepLines(text: string, request: GrepRequest, limits: ReadLimits): string {
-  const regex = compilePattern(request.pattern, request.ignoreCase ?? false);
+export async function grepLines(
+  text: string,
+  request: GrepRequest,
+  limits: ReadLimits,
+  options: MatchOptions = {},
+): Promise<string> {
+  const ignoreCase = request.ignoreCase ?? false;
+  const regex = compilePattern(request.pattern, ignoreCase);
   const context = request.context ?? 0;
   const maxMatches = request.maxMatches ?? DEFAULT_MAX_MATCHES;
   if (!Number.isInteger(context) || context < 0) {
@@ -128,32 +136,37 @@ export function grepLines(text: string, request: GrepRequest, limits: ReadLimits
     throw new CompactionError("cache", `Invalid max_matches ${maxMatches}: give 1 or more.`);
   }
   const lines = splitLines(text);
-  const matches: number[] = [];
-  let totalMatches = 0;
-  for (let i = 0; i < lines.length; i++) {
-    if (regex.test(lines[i]!)) {
-      totalMatches++;
-      if (matches.length < maxMatches) matches.push(i);
-    }
-  }
+  const hits = await matchLines(lines, request.pattern, ignoreCase ? "i" : "", options);
+  return formatMatches(lines, hits, regex, { ...request, context, maxMatches }, limits);
+}
+
+function formatMatches(
+  lines: readonly string[],
+  hits: readonly number[],
+  regex: RegExp,
+  request: GrepRequest & { context: number; maxMatches: number },
+  limits: ReadLimits,
+): string {
+  const { context, maxMatches } = request;
+  const totalMatches = hits.length;
   if (totalMatches === 0) {
     return `No lines match ${JSON.stringify(request.pattern)} in ref ${request.refId} (${lines.length} lines).`;
   }
+  const isMatch = new Set(hits);
   const budget = limits.maxMessageBytes - 400;
   const out: string[] = [];
   let used = 0;
   let shownTo = -1; // last line index printed
   let shownMatches = 0;
   let cutByBytes = false;
-  const isMatch = new Set(matches);
-  for (const m of matches) {
+  for (const m of hits.slice(0, maxMatches)) {
     const from = Math.max(0, m - context, shownTo + 1);
     const to = Math.min(lines.length - 1, m + context);
     const rows: string[] = [];
     if (context > 0 && out.length > 0 && from > shownTo + 1) rows.push("--"); // grep prints -- only with context
     for (let i = from; i <= to; i++) {
       const line = lines[i]!;
-      const hit = isMatch.has(i) || (i !== m && regex.test(line));
+      const hit = isMatch.has(i);
       rows.push(
         numbered(
           i + 1,

@@ -76,13 +76,16 @@ export function createCacheTools(cache: ToolOutputCache): Tool[] {
     ...limits,
     execute: (input, ctx) =>
       asToolError(async () => {
-        const text = await cache.grep({
-          refId: input.ref_id,
-          pattern: input.pattern,
-          ignoreCase: input.ignore_case,
-          context: input.context,
-          maxMatches: input.max_matches,
-        });
+        const text = await cache.grep(
+          {
+            refId: input.ref_id,
+            pattern: input.pattern,
+            ignoreCase: input.ignore_case,
+            context: input.context,
+            maxMatches: input.max_matches,
+          },
+          { signal: ctx.signal },
+        );
         cache.noteReaderCall(ctx.callId, input.ref_id);
         return text;
       }),

@@ -63,6 +63,7 @@ export {
   READ_TOOL_NAME,
   type ViewLimits,
 } from "./in-context-view.ts";
+export { GREP_TIMEOUT_MS, type MatchOptions, matchLines } from "./line-matcher.ts";
 export {
   buildCompactionInstruction,
   DEFAULT_RETAIN_PROMPT,

@@ -8,7 +8,7 @@
 import type { Item, ToolResultItem } from "@yoi/llm-client";
 import type { BlobStore } from "@yoi/llm-worker";
 import { toolOutputCacheBudgetTokens } from "@yoi/manifest";
-import { canDelete, loadRef, renderContent } from "./blob-access.ts";
+import { canDelete, loadRef, normalizeRefId, renderContent } from "./blob-access.ts";
 import { type GrepRequest, grepLines, type ReadRequest, readLines } from "./cache-read.ts";
 import {
   type ResolvedToolOutputCacheConfig,
@@ -16,6 +16,7 @@ import {
   type ToolOutputCacheConfig,
 } from "./config.ts";
 import { buildInContextView } from "./in-context-view.ts";
+import type { MatchOptions } from "./line-matcher.ts";
 import { collectRefs } from "./refs.ts";
 import { type TrimResult, trimToolOutputs } from "./trim.ts";
 
@@ -99,17 +100,19 @@ export class ToolOutputCache {
 
   /** `tool_output_cache`: numbered lines of a ref. Throws `CompactionError("cache")` with a fix. */
   async read(request: ReadRequest): Promise<string> {
-    return readLines(await this.#text(request.refId), request, this.config);
+    const refId = normalizeRefId(request.refId);
+    return readLines(await this.#text(refId), { ...request, refId }, this.config);
   }
 
   /** `tool_output_cache_grep`: matching lines of a ref. Throws `CompactionError("cache")` with a fix. */
-  async grep(request: GrepRequest): Promise<string> {
-    return grepLines(await this.#text(request.refId), request, this.config);
+  async grep(request: GrepRequest, options: MatchOptions = {}): Promise<string> {
+    const refId = normalizeRefId(request.refId);
+    return grepLines(await this.#text(refId), { ...request, refId }, this.config, options);
   }
 
   /** Marks a tool call as a read-back of `refId` (its result is not stored again). */
   noteReaderCall(callId: string, refId: string): void {
-    this.#readerCalls.set(callId, refId.trim());
+    this.#readerCalls.set(callId, normalizeRefId(refId));
   }
 
   /** Trims the oldest outputs when the total exceeds the budget (seed 004 1.7); see `trimToolOutputs`. */
@@ -147,7 +150,7 @@ export class ToolOutputCache {
   }
 
   async #text(refId: string): Promise<string> {
-    const key = refId.trim();
+    const key = normalizeRefId(refId);
     const hit = this.#rendered.get(key);
     if (hit !== undefined) {
       this.#rendered.delete(key);

@@ -134,6 +134,14 @@ describe("tool_output_cache", () => {
     expect(read.inputSchema.safeParse({ ref_id: id, limit: 0 }).success).toBe(false);
   });
 
+  it("accepts a ref copied with its ref= or [blob:] wrapper", async () => {
+    const { id, read } = await setup(numbered(3));
+    expect(await read.execute({ ref_id: `ref=${id}` }, ctx("r1"))).toContain(
+      "(end of output: lines 1-3 of 3)",
+    );
+    expect(await read.execute({ ref_id: `[blob:${id}]` }, ctx("r2"))).toContain("     1\trow 1");
+  });
+
   it("reports an empty output plainly", async () => {
     const { id, read } = await setup("");
     expect(await read.execute({ ref_id: id }, ctx("r1"))).toContain("the output is empty");
@@ -207,6 +215,28 @@ describe("tool_output_cache_grep", () => {
     await expect(grep.execute({ ref_id: id, pattern: "foo(" }, ctx("g1"))).rejects.toThrow(
       /Invalid pattern "foo\(".*backslash/,
     );
+  });
+
+  it("stops a catastrophic pattern without freezing the process", async () => {
+    const store = new TestBlobStore();
+    const cache = new ToolOutputCache({ store });
+    const id = storeText(store, `${"a".repeat(40)}b`);
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    const search = cache.grep({ refId: id, pattern: "^(a+)+$" }, { timeoutMs: 300 });
+    await expect(search).rejects.toThrow(/took more than 0.3 s and was stopped.*catastrophic backtracking/);
+    clearInterval(timer);
+    expect(ticks).toBeGreaterThan(0); // the event loop kept running during the search
+  });
+
+  it("is cancelled by the tool's abort signal", async () => {
+    const store = new TestBlobStore();
+    const cache = new ToolOutputCache({ store });
+    const id = storeText(store, `${"a".repeat(40)}b`);
+    const controller = new AbortController();
+    const search = cache.grep({ refId: id, pattern: "^(a+)+$" }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    await expect(search).rejects.toThrow("The search was cancelled.");
   });
 
   it("says so when nothing matches", async () => {
