@@ -13,7 +13,8 @@
  *   Whatever cannot be salvaged is skipped with a warning; the lines after
  *   it still load.
  * - Unparsable lines at the very end of the file are part of the torn tail:
- *   nothing after them depends on them.
+ *   nothing after them depends on them. (Valid JSON a reader cannot apply,
+ *   such as a newer format's record, is skipped but never truncated.)
  */
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
@@ -116,9 +117,13 @@ async function scanHandle(
       if (parsed.problem !== undefined) {
         const offset = bufStart + Buffer.byteLength(text.slice(0, charPos), "utf8");
         warnings.push({ line: lineNo, offset, message: parsed.problem });
-        if (parsed.records.length === 0) {
+        if (parsed.damaged) {
           if (trailingBadFrom < 0) trailingBadFrom = offset;
           trailingBadWarnings++;
+        } else if (parsed.records.length === 0) {
+          // valid JSON this reader cannot apply (e.g. a newer format): never truncated
+          trailingBadFrom = -1;
+          trailingBadWarnings = 0;
         }
       }
       charPos += line.length + 1;
@@ -147,10 +152,12 @@ async function scanHandle(
 interface ParsedLine {
   records: SessionRecord[];
   problem?: string;
+  /** No record could be recovered from bytes that are not JSON: torn-tail material at EOF. */
+  damaged?: boolean;
 }
 
 function parseLine(line: string): ParsedLine {
-  if (line.length === 0) return { records: [], problem: "empty line" };
+  if (line.length === 0) return { records: [], problem: "empty line", damaged: true };
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -206,6 +213,7 @@ function salvage(line: string): ParsedLine {
     const sample = JSON.stringify(line.slice(0, 60));
     return {
       records,
+      damaged: true,
       problem: `skipped: not a valid record${hadNul ? " (NUL bytes)" : ""}: ${sample}${line.length > 60 ? "..." : ""}`,
     };
   }

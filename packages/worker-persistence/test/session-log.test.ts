@@ -544,6 +544,19 @@ describe("recovery and bad data", () => {
     ]);
   });
 
+  it("never truncates valid records it cannot apply (a newer format) at the end of the log", async () => {
+    const { dir, id, path } = await sessionWith(2);
+    const newer = '{"v":2,"seq":2,"ts":"x","type":"hologram"}\n';
+    appendFileSync(path, newer);
+    const opened = await openSession({ dir, id });
+    expect(opened.truncatedBytes).toBe(0);
+    expect(opened.warnings.map((w) => w.message)).toEqual([
+      "skipped: written by a newer format (v2; this reader knows v1)",
+    ]);
+    await opened.log.close();
+    expect(readFileSync(path, "utf8").endsWith(newer)).toBe(true);
+  });
+
   it("an empty file loads as an empty session with a warning, and can be opened and appended to", async () => {
     const dir = tempDir();
     await mkdir(join(dir, "sessions"));
