@@ -33,10 +33,16 @@ import { type ModelLimits, resolveModelLimits } from "./context-limit.ts";
 import { CompactionError } from "./errors.ts";
 import { itemTokens } from "./estimate.ts";
 import { HistoryMeter } from "./history-meter.ts";
-import { planCompaction } from "./history-shape.ts";
+import { planCompaction, startsTurn } from "./history-shape.ts";
 import { tokenUsageFromUsage } from "./token-usage.ts";
 import { ToolOutputCache } from "./tool-output-cache.ts";
 import { trimToolOutputs } from "./trim.ts";
+
+/** The user message that started the current turn (scanning back over the turn only). */
+function lastTurnStart(history: readonly Item[]): Item | undefined {
+  for (let i = history.length - 1; i >= 0; i--) if (startsTurn(history[i]!)) return history[i];
+  return undefined;
+}
 
 /** Default of `trimTargetRatio`. */
 export const TRIM_TARGET_RATIO = 0.8;
@@ -137,6 +143,13 @@ class ContextPolicyImpl implements YoiContextPolicy {
   #mark: Mark | undefined;
   /** Compactions since the last measured usage under the threshold. */
   #consecutive = 0;
+  /**
+   * Set once compaction reported that it cannot make progress: the turn it
+   * happened in and the error. Automatic compaction is not retried (no
+   * summary call is wasted) until a new turn starts or the context drops
+   * under the threshold; an overflow in the meantime fails with the error.
+   */
+  #stuck: { turn: Item | undefined; error: CompactionError } | undefined;
 
   constructor(options: ContextPolicyOptions) {
     this.#options = options;
@@ -287,7 +300,10 @@ class ContextPolicyImpl implements YoiContextPolicy {
       const total = tokenUsageFromUsage(usage).totalTokens;
       const items = this.#meter.measure(state.history).items;
       this.#mark = { usage, base: total, index: state.history.length, items };
-      if (total < threshold) this.#consecutive = 0;
+      if (total < threshold) {
+        this.#consecutive = 0;
+        this.#stuck = undefined;
+      }
     }
     return this.#extrapolate(this.#mark, state.history);
   }
@@ -311,6 +327,15 @@ class ContextPolicyImpl implements YoiContextPolicy {
       estimate = this.#estimate(state, threshold);
       if (estimate === undefined || estimate < threshold) return undefined;
     }
+    if (trigger !== "manual" && this.#stuck) {
+      if (this.#stuck.turn === lastTurnStart(history)) {
+        if (trigger === "threshold") return undefined; // already reported; the overflow path fails with it
+        throw this.#stuck.error;
+      }
+      // A new turn since: there is new material to fold, try again.
+      this.#stuck = undefined;
+      this.#consecutive = 0;
+    }
     const plan = planCompaction(history, {
       retainLastTurns: config.retainLastTurns,
       maxKeptTokens: this.#options.maxKeptTokens ?? Math.floor(threshold * MAX_KEPT_SHARE_OF_THRESHOLD),
@@ -322,6 +347,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
         "there is nothing left to fold into a summary: the system prompt, the tool definitions and the turns kept verbatim alone fill the context",
         limits,
         estimate,
+        history,
       );
     }
     if (trigger !== "manual" && this.#consecutive >= 2) {
@@ -329,6 +355,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
         "two compactions in a row did not bring the context under the threshold",
         limits,
         estimate,
+        history,
       );
     }
     const client = this.#summaryClient ?? state.client;
@@ -350,7 +377,12 @@ class ContextPolicyImpl implements YoiContextPolicy {
     const after = this.#meter.reset(next).items;
     if (after >= before) {
       this.#meter.reset(history);
-      throw this.#noProgress("the summary is no smaller than the history it replaces", limits, estimate);
+      throw this.#noProgress(
+        "the summary is no smaller than the history it replaces",
+        limits,
+        estimate,
+        trigger === "manual" ? undefined : history,
+      );
     }
     this.#consecutive++;
     const overhead = this.#mark ? Math.max(0, this.#mark.base - this.#mark.items) : 0;
@@ -395,11 +427,19 @@ class ContextPolicyImpl implements YoiContextPolicy {
     }
   }
 
-  #noProgress(why: string, limits: ModelLimits, estimate: number | undefined): CompactionError {
+  /** The no-progress error; with `history`, automatic compaction also stops until the next turn. */
+  #noProgress(
+    why: string,
+    limits: ModelLimits,
+    estimate: number | undefined,
+    history?: readonly Item[],
+  ): CompactionError {
     const size = estimate === undefined ? "" : ` (about ${estimate} of ${limits.contextLimit} tokens in use)`;
-    return new CompactionError(
+    const error = new CompactionError(
       "no_progress",
       `Compaction cannot free room${size}: ${why}. Stopping instead of compacting again. Lower compaction.retainLastTurns, shorten the system prompt or the tool list, or use a model with a larger context window.`,
     );
+    if (history) this.#stuck = { turn: lastTurnStart(history), error };
+    return error;
   }
 }

@@ -284,6 +284,28 @@ describe("no progress", () => {
       /two compactions in a row did not bring the context under the threshold/,
     );
     expect(client.requests).toHaveLength(2); // no summary call was wasted on the third
+
+    // Reported once: later checkpoints of the same turn stay quiet, an overflow fails with the same error.
+    expect(
+      await policy.checkpoint("after_tools", state(history, { inputTokens: 95_000 }, client)),
+    ).toBeUndefined();
+    await expect(policy.onContextOverflow(state(history, { inputTokens: 95_000 }, client))).rejects.toThrow(
+      /two compactions in a row/,
+    );
+    expect(client.requests).toHaveLength(2);
+    // A new turn brings new material: compaction is tried again.
+    history = [
+      ...history,
+      user("a new request"),
+      call("t10"),
+      result("t10", "x".repeat(40_000)),
+      assistant("ok"),
+    ];
+    const again = await policy.checkpoint(
+      "after_model_call",
+      state(history, { inputTokens: 96_000 }, client),
+    );
+    expect(again?.reason).toBe("compaction");
   });
 
   it("an overflow with nothing left to fold is a clear error", async () => {
