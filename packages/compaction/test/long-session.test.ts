@@ -273,3 +273,67 @@ describe("a context overflow from the provider", () => {
     },
   );
 });
+
+describe("compaction right after a model call that asked for tools", () => {
+  it("keeps the pending calls, so the tools still run and every request stays valid", async () => {
+    let step = 0;
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: (_index, raw) => {
+        const body = raw as AnthropicBody;
+        if (isSummaryRequest(body))
+          return { type: "reply", text: "<summary>Earlier work summarized.</summary>" };
+        step++;
+        // Run 1 answers plainly; run 2 asks for a tool with usage over the threshold (19.2k of 24k).
+        if (step === 1) return { type: "reply", text: "Noted.", options: { usage: { inputTokens: 9_000 } } };
+        if (step === 2) {
+          return {
+            type: "reply",
+            text: "Reading it.",
+            toolCalls: [{ id: "toolu_pending", name: "read_file", arguments: { path: "a.ts" } }],
+            options: { usage: { inputTokens: 20_000, outputTokens: 30 } },
+          };
+        }
+        return { type: "reply", text: "Done reading.", options: { usage: { inputTokens: 3_000 } } };
+      },
+    });
+    servers.push(server);
+    const client = createClient({
+      provider: "anthropic",
+      model: "tiny-context-model",
+      apiKey: "test-key-not-secret",
+      baseURL: server.baseURL,
+      retry: { maxAttempts: 1 },
+    });
+    const store = new TestBlobStore();
+    const policy = createContextPolicy({ blobStore: store, client, catalog: buildModelCatalog(config) });
+    const worker = new Worker({
+      client,
+      blobStore: store,
+      contextPolicy: policy,
+      tools: [readFile, ...policy.tools],
+    });
+    const events: WorkerEvent[] = [];
+    worker.subscribe((e) => events.push(e));
+    const pasted = "a line of a pasted document\n".repeat(2_000);
+    expect((await worker.run(`Remember this:\n${pasted}`)).status).toBe("completed");
+    expect((await worker.run("Now read a.ts.")).status).toBe("completed");
+
+    const compaction = events.find((e) => e.type === "history_replaced" && e.reason === "compaction");
+    expect(compaction).toBeDefined();
+    expect(server.rejections).toEqual([]);
+    const history = worker.history;
+    // Summary, the kept turn with its call and (after compaction) its result, then the answer.
+    expect(isCompactionMessage(history[0]!)).toBe(true);
+    const callAt = history.findIndex((i) => i.type === "tool_call" && i.callId === "toolu_pending");
+    expect(callAt).toBeGreaterThan(0);
+    expect(history[callAt + 1]).toMatchObject({
+      type: "tool_result",
+      callId: "toolu_pending",
+      isError: false,
+    });
+    expect(JSON.stringify(history)).not.toContain("Remember this");
+    assertPaired(history);
+  });
+});
