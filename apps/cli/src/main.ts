@@ -45,7 +45,7 @@ async function run(command: Command): Promise<number> {
     case "chat":
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {
-        throw new CliError("the interactive UI is not built yet; use -p", EXIT.usage);
+        return (await import("./commands/interactive.ts")).interactiveCommand(command);
       }
       return (await import("./commands/print.ts")).printCommand(command);
   }

@@ -54,19 +54,29 @@ export function stripAnsi(text: string): string {
   return text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
 }
 
-/** Cuts plain text to `width` columns, adding an ellipsis when cut. */
+/** Cuts text to `width` columns (ANSI sequences kept and not counted), adding an ellipsis when cut. */
 export function truncate(text: string, width: number): string {
   if (width <= 0) return "";
   if (visibleWidth(text) <= width) return text;
   let out = "";
   let used = 0;
-  for (const ch of text) {
+  let styled = false;
+  for (let i = 0; i < text.length; ) {
+    const escape = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(text.slice(i, i + 16));
+    if (escape) {
+      out += escape[0];
+      styled = true;
+      i += escape[0].length;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i) ?? 32);
     const w = isWide(ch.codePointAt(0) ?? 0) ? 2 : 1;
     if (used + w > width - 1) break;
     out += ch;
     used += w;
+    i += ch.length;
   }
-  return `${out}…`;
+  return `${out}…${styled ? "\x1b[0m" : ""}`;
 }
 
 function isWide(code: number): boolean {

@@ -1,0 +1,444 @@
+/**
+ * The interactive session: a prompt on node:readline, the answer streamed
+ * above it, tools with spinners, permission questions answered at the
+ * prompt, slash commands, Ctrl-C to cancel a turn (twice at an empty prompt
+ * to leave). The terminal is restored on every way out.
+ */
+import * as readline from "node:readline";
+import type { PermissionDecision, PermissionPrompt, PermissionRequest } from "@yoi/pod";
+import { listSessions } from "@yoi/worker-persistence";
+import type { Command } from "../args.ts";
+import { captureConsole } from "../console-capture.ts";
+import { describeError } from "../describe-error.ts";
+import { EXIT } from "../exit-codes.ts";
+import { checkFileRefs, type OpenedPod, openPodWith } from "../open-session.ts";
+import { type ModelSetup, setupModel } from "../session-setup.ts";
+import { colorEnabled, createStyle, type Style } from "../style.ts";
+import { complete } from "../ui/completer.ts";
+import { MutableOutput } from "../ui/mutable-output.ts";
+import { Renderer } from "../ui/renderer.ts";
+import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
+import { cliVersion } from "../version.ts";
+import { formatSessionTable, projectRoot } from "./sessions.ts";
+
+/** Two Ctrl-C presses at the prompt within this time leave. */
+const DOUBLE_INTERRUPT_MS = 2000;
+
+export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
+  installTerminalGuard();
+  const setup = await setupModel(command.flags);
+  const session = new InteractiveSession(setup, command, createStyle(colorEnabled(process.stdout)));
+  return session.start();
+}
+
+interface PendingAsk {
+  request: PermissionRequest;
+  resolve: (decision: PermissionDecision) => void;
+}
+
+class InteractiveSession {
+  #setup: ModelSetup;
+  readonly #command: Extract<Command, { kind: "chat" }>;
+  readonly #style: Style;
+  readonly #output = new MutableOutput(process.stdout);
+  readonly #renderer: Renderer;
+  #opened!: OpenedPod;
+  #unsubscribe: (() => void) | undefined;
+  #rl!: readline.Interface;
+  #busy = false;
+  #controller: AbortController | undefined;
+  #pendingAsk: PendingAsk | undefined;
+  readonly #queue: string[] = [];
+  #lastInterrupt = 0;
+  #done!: (code: number) => void;
+  #exiting = false;
+  #restoreConsole: (() => void) | undefined;
+
+  constructor(setup: ModelSetup, command: Extract<Command, { kind: "chat" }>, style: Style) {
+    this.#setup = setup;
+    this.#command = command;
+    this.#style = style;
+    this.#renderer = new Renderer({
+      out: process.stdout,
+      style,
+      animate: process.stdout.isTTY === true,
+      window: setup.window,
+      provider: { provider: setup.resolved.providerName },
+    });
+  }
+
+  get #prompt(): string {
+    return this.#style.cyan("› ");
+  }
+
+  async start(): Promise<number> {
+    const opened = await openPodWith(this.#setup, {
+      ...(this.#command.continueLast ? { continueLast: true } : {}),
+      ...(this.#command.resume !== undefined ? { resume: this.#command.resume } : {}),
+      ask: this.#ask,
+    });
+    this.#attach(opened);
+    this.#restoreConsole = captureConsole(
+      (line) => this.#renderer.line(this.#style.dim(`· ${line}`)),
+      [this.#setup.apiKey],
+    );
+    this.#banner();
+    const exited = new Promise<number>((resolve) => {
+      this.#done = resolve;
+    });
+    this.#rl = readline.createInterface({
+      input: process.stdin,
+      output: this.#output,
+      terminal: true,
+      historySize: 1000,
+      prompt: this.#prompt,
+      completer: (line: string, callback: (error: Error | null, result: [string[], string]) => void) => {
+        complete(line, this.#opened.pod.fs).then(
+          (result) => callback(null, result),
+          () => callback(null, [[], line]),
+        );
+      },
+    });
+    this.#rl.on("line", (line) => this.#onLine(line));
+    this.#rl.on("SIGINT", () => this.#onInterrupt());
+    this.#rl.on("close", () => void this.#exit(EXIT.ok));
+    process.stdout.on("resize", () => this.#renderer.resized());
+    if (this.#command.prompt !== undefined) {
+      this.#output.write(`${this.#prompt}${this.#command.prompt}\n`);
+      void this.#submit(this.#command.prompt);
+    } else {
+      this.#rl.prompt();
+    }
+    return exited;
+  }
+
+  #attach(opened: OpenedPod): void {
+    this.#unsubscribe?.();
+    this.#opened = opened;
+    this.#renderer.window = opened.setup.window;
+    this.#renderer.provider = opened.provider;
+    this.#unsubscribe = opened.pod.subscribe((event) => this.#renderer.handle(event));
+  }
+
+  #banner(): void {
+    const s = this.#style;
+    const { pod, setup, restored } = this.#opened;
+    const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+    this.#renderer.line(`${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(model)} · ${pod.fs.cwd}`);
+    for (const note of setup.notes) this.#renderer.line(s.dim(`· ${note}`));
+    if (restored) {
+      this.#renderer.line(s.dim(`· resumed session ${pod.id} (${pod.history.length} items in history)`));
+    }
+    this.#renderer.line(
+      s.dim("/help for commands · @path + Tab attaches a file · Ctrl-C cancels · Ctrl-C twice exits"),
+    );
+  }
+
+  #onLine(line: string): void {
+    if (this.#pendingAsk) {
+      this.#answer(line);
+      return;
+    }
+    if (this.#busy) {
+      if (line.trim() !== "") {
+        this.#queue.push(line);
+        this.#renderer.line(this.#style.dim(`▸ queued: ${line}`));
+      }
+      return;
+    }
+    void this.#submit(line);
+  }
+
+  async #submit(line: string): Promise<void> {
+    const text = line.trim();
+    if (text === "") {
+      this.#rl.prompt();
+      return;
+    }
+    if (text.startsWith("/")) {
+      await this.#slash(text);
+      if (!this.#exiting) this.#next();
+      return;
+    }
+    const problems = await checkFileRefs(this.#setup, line);
+    if (problems.length > 0) {
+      for (const p of problems) this.#renderer.line(this.#style.red(`✗ ${p}`));
+      this.#renderer.line(this.#style.dim("nothing was sent; edit the line and press Enter"));
+      this.#rl.prompt();
+      this.#rl.write(line);
+      return;
+    }
+    this.#beginBusy();
+    try {
+      const result = await this.#opened.pod.run(line, { signal: this.#controller?.signal });
+      this.#renderer.finish(result);
+    } catch (error) {
+      this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
+    } finally {
+      this.#endBusy();
+    }
+    this.#next();
+  }
+
+  #next(): void {
+    if (this.#exiting) return;
+    const queued = this.#queue.shift();
+    if (queued !== undefined) {
+      this.#output.write(`${this.#prompt}${queued}\n`);
+      void this.#submit(queued);
+      return;
+    }
+    this.#rl.setPrompt(this.#prompt);
+    this.#rl.prompt(true);
+  }
+
+  #beginBusy(): void {
+    this.#busy = true;
+    this.#controller = new AbortController();
+    this.#output.muted = true;
+  }
+
+  #endBusy(): void {
+    this.#busy = false;
+    this.#controller = undefined;
+    this.#output.muted = false;
+  }
+
+  readonly #ask: PermissionPrompt = (request) =>
+    new Promise<PermissionDecision>((resolve) => {
+      if (request.signal.aborted) {
+        resolve("deny");
+        return;
+      }
+      this.#pendingAsk = { request, resolve };
+      request.signal.addEventListener("abort", () => this.#finishAsk("deny", false), { once: true });
+      const s = this.#style;
+      this.#renderer.suspend();
+      this.#renderer.line(`${s.yellow("?")} ${s.bold("allow")} ${request.summary}`);
+      const detail = describeArgs(request);
+      if (detail) this.#renderer.line(s.dim(detail));
+      this.#output.muted = false;
+      clearLine(this.#rl);
+      this.#rl.setPrompt(`  ${s.yellow("[y]es / [n]o / [a]lways this session")} › `);
+      this.#rl.prompt();
+    });
+
+  #answer(line: string): void {
+    const answer = line.trim().toLowerCase();
+    const decision: PermissionDecision | undefined =
+      answer === "y" || answer === "yes"
+        ? "allow"
+        : answer === "n" || answer === "no"
+          ? "deny"
+          : answer === "a" || answer === "always"
+            ? "allow_always"
+            : undefined;
+    if (decision === undefined) {
+      this.#rl.prompt();
+      return;
+    }
+    this.#finishAsk(decision, true);
+  }
+
+  #finishAsk(decision: PermissionDecision, shown: boolean): void {
+    const pending = this.#pendingAsk;
+    if (!pending) return;
+    this.#pendingAsk = undefined;
+    if (!shown) this.#output.write("\n");
+    this.#rl.setPrompt(this.#prompt);
+    this.#output.muted = this.#busy;
+    const label =
+      decision === "allow" ? "allowed" : decision === "allow_always" ? "allowed for this session" : "denied";
+    this.#renderer.line(this.#style.dim(`  → ${label}`));
+    this.#renderer.resume();
+    pending.resolve(decision);
+  }
+
+  #onInterrupt(): void {
+    const s = this.#style;
+    if (this.#pendingAsk) {
+      this.#finishAsk("deny", false);
+      this.#cancel();
+      return;
+    }
+    if (this.#busy) {
+      if (this.#controller?.signal.aborted) {
+        // A second Ctrl-C while the cancel is still unwinding: leave now.
+        void this.#exit(EXIT.cancelled);
+        return;
+      }
+      this.#cancel();
+      this.#renderer.line(s.dim("^C cancelling…"));
+      return;
+    }
+    if (this.#rl.line !== "") {
+      this.#output.write("^C\n");
+      clearLine(this.#rl);
+      this.#lastInterrupt = 0;
+      this.#rl.prompt();
+      return;
+    }
+    const now = Date.now();
+    if (now - this.#lastInterrupt < DOUBLE_INTERRUPT_MS) {
+      this.#output.write("\n");
+      void this.#exit(EXIT.ok);
+      return;
+    }
+    this.#lastInterrupt = now;
+    this.#output.write("\n");
+    this.#renderer.line(s.dim("(press Ctrl-C again to exit, or type /exit)"));
+    this.#rl.prompt();
+  }
+
+  #cancel(): void {
+    this.#queue.length = 0;
+    this.#controller?.abort(new Error("cancelled by the user (Ctrl-C)"));
+    this.#opened.pod.cancel("cancelled by the user (Ctrl-C)");
+  }
+
+  async #slash(text: string): Promise<void> {
+    const s = this.#style;
+    const [name = "", ...rest] = text.split(/\s+/);
+    const arg = rest.join(" ").trim();
+    switch (name) {
+      case "/help":
+        for (const line of SLASH_HELP) this.#renderer.line(line);
+        return;
+      case "/exit":
+      case "/quit":
+        await this.#exit(EXIT.ok);
+        return;
+      case "/compact": {
+        this.#beginBusy();
+        this.#renderer.line(s.dim("compacting…"));
+        try {
+          // The renderer shows the replacement (history_replaced); only "nothing to do" needs saying.
+          const replaced = await this.#opened.pod.compact({ signal: this.#controller?.signal });
+          if (!replaced) this.#renderer.line(s.dim("nothing to compact yet"));
+        } catch (error) {
+          this.#renderer.line(
+            s.red(`✗ compaction failed: ${describeError(error, this.#opened.provider).message}`),
+          );
+        } finally {
+          this.#endBusy();
+        }
+        return;
+      }
+      case "/sessions": {
+        const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
+        const rows = (await listSessions({ dir: this.#setup.dataDir }))
+          .filter((r) => r.cwd === here)
+          .slice(0, 20);
+        this.#renderer.line(
+          rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
+        );
+        return;
+      }
+      case "/resume": {
+        if (arg === "") {
+          this.#renderer.line(s.dim("usage: /resume <session id> (see /sessions)"));
+          return;
+        }
+        await this.#reopen(this.#setup, arg);
+        return;
+      }
+      case "/model": {
+        if (arg === "") {
+          const r = this.#setup.resolved;
+          this.#renderer.line(
+            `model: ${s.cyan(`${r.providerName}/${r.model}`)} ${s.dim("(/model <provider>/<model> switches, keeping the conversation)")}`,
+          );
+          return;
+        }
+        let next: ModelSetup;
+        try {
+          next = await setupModel({ ...this.#command.flags, model: arg });
+        } catch (error) {
+          this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+          return;
+        }
+        await this.#reopen(next, this.#opened.pod.id);
+        return;
+      }
+      default:
+        this.#renderer.line(s.yellow(`unknown command ${name} (try /help)`));
+    }
+  }
+
+  /** Reopens a session (another one, or this one on another model). */
+  async #reopen(setup: ModelSetup, id: string): Promise<void> {
+    const s = this.#style;
+    const previous = this.#opened;
+    await previous.pod.close();
+    try {
+      const opened = await openPodWith(setup, { resume: id, ask: this.#ask });
+      this.#setup = setup;
+      this.#attach(opened);
+      const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+      this.#renderer.line(
+        s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
+      );
+      for (const note of setup.notes) this.#renderer.line(s.dim(`· ${note}`));
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+      // Back to where we were.
+      this.#attach(await openPodWith(this.#setup, { resume: previous.pod.id, ask: this.#ask }));
+    }
+  }
+
+  async #exit(code: number): Promise<void> {
+    if (this.#exiting) return;
+    this.#exiting = true;
+    this.#cancel();
+    this.#renderer.dispose();
+    try {
+      await this.#opened.pod.close();
+    } catch {
+      // Closing is best effort on the way out.
+    }
+    this.#restoreConsole?.();
+    this.#rl.close();
+    restoreTerminal();
+    this.#done(code);
+  }
+}
+
+const SLASH_HELP = [
+  "/help              this list",
+  "/compact           summarize the conversation so far to free context",
+  "/sessions          sessions of this directory",
+  "/resume <id>       switch to another session",
+  "/model [ref]       show or switch the model (e.g. /model anthropic/claude-haiku-4-5)",
+  "/exit              leave (also Ctrl-D, or Ctrl-C twice)",
+  "@path + Tab        attach a file; Ctrl-C cancels the running turn",
+];
+
+function clearLine(rl: readline.Interface): void {
+  rl.write(null, { ctrl: true, name: "e" });
+  rl.write(null, { ctrl: true, name: "u" });
+}
+
+/** A few lines of what a call will do (the command, the edit), for the question. */
+function describeArgs(request: PermissionRequest): string | undefined {
+  const args = request.args as Record<string, unknown> | undefined;
+  if (!args || typeof args !== "object") return undefined;
+  if (request.tool === "bash" && typeof args.command === "string" && args.command.includes("\n")) {
+    return args.command
+      .split("\n")
+      .slice(0, 6)
+      .map((l) => `    ${l}`)
+      .join("\n");
+  }
+  if (
+    request.tool === "edit_file" &&
+    typeof args.old_string === "string" &&
+    typeof args.new_string === "string"
+  ) {
+    const cut = (t: string) => (t.length > 200 ? `${t.slice(0, 197)}...` : t);
+    return `    - ${cut(args.old_string).split("\n").join("\n    - ")}\n    + ${cut(args.new_string).split("\n").join("\n    + ")}`;
+  }
+  if (request.tool === "write_file" && typeof args.content === "string") {
+    return `    ${args.content.split("\n").length} lines, ${Buffer.byteLength(args.content)} bytes`;
+  }
+  return undefined;
+}

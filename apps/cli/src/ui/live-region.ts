@@ -1,0 +1,117 @@
+/**
+ * A few status lines (running tools with spinners) kept at the bottom of
+ * the output while permanent text scrolls above them. Each line is cut to
+ * the terminal width so it takes one row; on a resize the rows the old
+ * lines now occupy are recomputed before clearing.
+ */
+import { truncate, visibleWidth } from "../style.ts";
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+export interface LiveOutput {
+  write(text: string): unknown;
+  columns?: number;
+  isTTY?: boolean;
+}
+
+export class LiveRegion {
+  readonly #out: LiveOutput;
+  readonly #lines = new Map<string, (frame: string) => string>();
+  /** Widths of the lines on screen now. */
+  #drawn: number[] = [];
+  #frame = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #animate: boolean;
+
+  constructor(out: LiveOutput, animate: boolean) {
+    this.#out = out;
+    this.#animate = animate;
+  }
+
+  get size(): number {
+    return this.#lines.size;
+  }
+
+  set(key: string, render: (frame: string) => string): void {
+    this.#lines.set(key, render);
+    if (!this.#animate) return;
+    this.#redraw();
+    this.#timer ??= setInterval(() => {
+      this.#frame = (this.#frame + 1) % FRAMES.length;
+      this.#redraw();
+    }, 80);
+  }
+
+  delete(key: string): void {
+    this.#lines.delete(key);
+    if (!this.#animate) return;
+    this.#redraw();
+    if (this.#lines.size === 0) this.#stop();
+  }
+
+  /** Writes permanent text above the region. */
+  print(text: string): void {
+    if (!this.#animate || this.#drawn.length === 0) {
+      this.#out.write(text);
+      return;
+    }
+    this.#clear();
+    this.#out.write(text);
+    if (text.endsWith("\n")) this.#draw();
+  }
+
+  /** Clears the region (before a prompt or question); `resume()` draws it again. */
+  suspend(): void {
+    if (this.#animate) this.#clear();
+  }
+
+  resume(): void {
+    if (this.#animate && this.#lines.size > 0) this.#draw();
+  }
+
+  /** The terminal was resized: clear what the old lines now cover, draw again. */
+  resized(): void {
+    if (!this.#animate) return;
+    this.#redraw();
+  }
+
+  dispose(): void {
+    this.#stop();
+    this.#lines.clear();
+    if (this.#animate) this.#clear();
+  }
+
+  #stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#animate) this.#out.write("\x1b[?25h");
+  }
+
+  #redraw(): void {
+    this.#clear();
+    this.#draw();
+  }
+
+  #clear(): void {
+    if (this.#drawn.length === 0) return;
+    const cols = Math.max(1, this.#out.columns ?? 80);
+    const rows = this.#drawn.reduce((sum, w) => sum + Math.max(1, Math.ceil(w / cols)), 0);
+    this.#out.write(`\x1b[${rows}F\x1b[J`);
+    this.#drawn = [];
+  }
+
+  #draw(): void {
+    if (this.#lines.size === 0) return;
+    const cols = Math.max(10, (this.#out.columns ?? 80) - 1);
+    const frame = FRAMES[this.#frame] ?? "-";
+    let out = "\x1b[?25l";
+    const widths: number[] = [];
+    for (const render of this.#lines.values()) {
+      const line = truncate(render(frame), cols);
+      widths.push(visibleWidth(line));
+      out += `${line}\n`;
+    }
+    this.#out.write(out);
+    this.#drawn = widths;
+  }
+}

@@ -1,0 +1,58 @@
+/** Short, one-line renderings of tool calls and sizes for the UI. */
+
+/** The arguments of a call in a few words: the path, pattern or command, not the JSON. */
+export function shortArgs(name: string, args: unknown): string {
+  if (args === null || typeof args !== "object") return "";
+  const a = args as Record<string, unknown>;
+  const str = (key: string) => (typeof a[key] === "string" ? (a[key] as string) : undefined);
+  const firstLine = (text: string) => {
+    const [line = "", ...rest] = text.split("\n");
+    return rest.length > 0 ? `${line} …` : line;
+  };
+  switch (name) {
+    case "read_file": {
+      const range =
+        typeof a.offset === "number" || typeof a.limit === "number"
+          ? `:${a.offset ?? 1}${typeof a.limit === "number" ? `+${a.limit}` : ""}`
+          : "";
+      return `${str("path") ?? ""}${range}`;
+    }
+    case "list_dir":
+      return str("path") ?? ".";
+    case "write_file":
+    case "edit_file":
+      return str("path") ?? "";
+    case "glob":
+      return `${str("pattern") ?? ""}${str("path") ? ` in ${str("path")}` : ""}`;
+    case "grep":
+      return `/${str("pattern") ?? ""}/${str("path") ? ` in ${str("path")}` : ""}${str("glob") ? ` (${str("glob")})` : ""}`;
+    case "bash":
+      return firstLine(str("command") ?? "");
+    case "inspect":
+      return `${str("blob_id") ?? ""}${str("selector") ? ` ${str("selector")}` : ""}`;
+    default: {
+      const strings = Object.values(a).filter((v): v is string => typeof v === "string");
+      if (strings.length === 1 && strings[0] !== undefined) return firstLine(strings[0]);
+      const json = JSON.stringify(a);
+      return json === "{}" ? "" : json;
+    }
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  return `${Math.floor(ms / 60_000)}m${Math.round((ms % 60_000) / 1000)}s`;
+}
+
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
