@@ -62,9 +62,9 @@ export function truncate(text: string, width: number): string {
   let used = 0;
   let styled = false;
   for (let i = 0; i < text.length; ) {
-    const escape = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(text.slice(i, i + 16));
-    if (escape) {
-      out += escape[0];
+    const ansi = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(text.slice(i, i + 16));
+    if (ansi) {
+      out += ansi[0];
       styled = true;
       i += escape[0].length;
       continue;
