@@ -66,7 +66,7 @@ export function truncate(text: string, width: number): string {
     if (ansi) {
       out += ansi[0];
       styled = true;
-      i += escape[0].length;
+      i += ansi[0].length;
       continue;
     }
     const ch = String.fromCodePoint(text.codePointAt(i) ?? 32);
