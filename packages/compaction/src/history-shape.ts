@@ -4,7 +4,6 @@
  * messages compaction inserts.
  */
 import type { Item, MessageItem } from "@yoi/llm-client";
-import { messageText } from "@yoi/llm-client";
 import { itemTokens } from "./estimate.ts";
 
 /** First line of the summary message compaction inserts; marks it so later compactions recognise it. */
@@ -245,9 +244,4 @@ export function retainMessage(retain: string): MessageItem {
     role: "user",
     content: [{ type: "text", text: `${RETAIN_HEADER}\n\n<retain>\n${retain}\n</retain>` }],
   };
-}
-
-/** The text of a retain/summary message compaction inserted, for tests and UIs. */
-export function compactionMessageText(item: Item): string | undefined {
-  return isCompactionMessage(item) ? messageText(item as MessageItem) : undefined;
 }
