@@ -192,6 +192,9 @@ describe("a long session on the fake provider", () => {
       .map((b) => JSON.stringify(b))
       .filter((b) => b.includes(`lines 1-3 of 120; continue with tool_output_cache`));
     expect(readBackResults.length).toBeGreaterThan(0);
+    // The worker's Stored blobs were reused as refs: no output was stored twice.
+    const blobs = [...store.blobs.values()].map((c) => JSON.stringify(c));
+    expect(new Set(blobs).size).toBe(blobs.length);
     // Every tool result in history has a ref that resolves in the store.
     for (const item of history) {
       if (item.type !== "tool_result") continue;
