@@ -286,4 +286,22 @@ describe("OpenAI Responses request building", () => {
     }).warnings;
     expect(warnings.map((w) => w.detail?.setting)).toEqual(["stopSequences", "reasoning.budgetTokens"]);
   });
+
+  it("asks for encrypted reasoning only from reasoning models (others reject the include with a 400)", () => {
+    const include = (model: string) => buildResponsesRequest(model, { items: [] }).params.include;
+    expect(include("gpt-4o")).toBeUndefined();
+    expect(include("gpt-4.1-mini")).toBeUndefined();
+    expect(include("gpt-5-chat-latest")).toBeUndefined();
+    expect(include("o3")).toEqual(["reasoning.encrypted_content"]);
+    expect(include("gpt-5.1-codex")).toEqual(["reasoning.encrypted_content"]);
+    expect(include("my-proxy/gpt-5-mini")).toEqual(["reasoning.encrypted_content"]);
+    const caps = {
+      tools: true,
+      parallelTools: true,
+      reasoning: "none" as const,
+      vision: true,
+      promptCaching: true,
+    };
+    expect(buildResponsesRequest("gpt-5", { items: [] }, caps).params.include).toBeUndefined();
+  });
 });

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
+import { findModelCapabilities } from "../../model-info.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIError } from "./errors.ts";
@@ -19,6 +20,7 @@ export { buildResponsesRequest } from "./request.ts";
  */
 export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderAdapter => {
   let client: OpenAI | undefined;
+  const capabilities = findModelCapabilities("openai-responses", options.model);
   const sdk = (): OpenAI => {
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
@@ -40,7 +42,7 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
   return {
     async open(request, signal) {
       const openai = sdk();
-      const { params, warnings } = buildResponsesRequest(options.model, request);
+      const { params, warnings } = buildResponsesRequest(options.model, request, capabilities);
       for (const warning of warnings) options.onWarning?.(warning);
       let stream: AsyncIterable<ResponseStreamEvent>;
       try {

@@ -1,3 +1,4 @@
+import type { ModelCapabilities } from "@yoi/manifest";
 import type {
   ResponseCreateParamsStreaming,
   ResponseInputContent,
@@ -19,7 +20,11 @@ export interface BuiltResponsesRequest {
  * (with `store: false` the server keeps nothing, so an id alone cannot be
  * resolved); everything else is dropped, never sent as fake text.
  */
-export function buildResponsesRequest(model: string, request: Request): BuiltResponsesRequest {
+export function buildResponsesRequest(
+  model: string,
+  request: Request,
+  capabilities?: ModelCapabilities,
+): BuiltResponsesRequest {
   const warnings: ClientWarning[] = [];
   const settings = request.settings ?? {};
   const input = toResponsesInput(request.items, warnings);
@@ -42,13 +47,9 @@ export function buildResponsesRequest(model: string, request: Request): BuiltRes
   // Built-in tools are passed over verbatim; their shapes are the provider's.
   for (const serverTool of request.serverTools ?? []) tools.push(serverTool as unknown as Tool);
 
-  const params: ResponseCreateParamsStreaming = {
-    model,
-    input,
-    stream: true,
-    store: false,
-    include: ["reasoning.encrypted_content"],
-  };
+  const params: ResponseCreateParamsStreaming = { model, input, stream: true, store: false };
+  // Non-reasoning models (gpt-4o, gpt-4.1, *-chat) reject this include with a 400.
+  if (isReasoningModel(model, capabilities)) params.include = ["reasoning.encrypted_content"];
   if (request.system !== undefined && request.system !== "") params.instructions = request.system;
   if (tools.length > 0) params.tools = tools;
   if (settings.maxTokens !== undefined) params.max_output_tokens = settings.maxTokens;
@@ -75,6 +76,18 @@ export function buildResponsesRequest(model: string, request: Request): BuiltRes
     });
   }
   return { params, warnings };
+}
+
+/**
+ * Whether `model` reasons (and so can return encrypted reasoning): the
+ * catalog decides; for a model it does not know, the OpenAI naming does
+ * (o-series, gpt-5 except the chat variants, codex, gpt-oss).
+ */
+export function isReasoningModel(model: string, capabilities: ModelCapabilities | undefined): boolean {
+  if (capabilities) return capabilities.reasoning !== "none";
+  const name = model.toLowerCase().replace(/^.*\//, "");
+  if (/chat/.test(name)) return false;
+  return /^(o\d|gpt-5|gpt-oss|codex)/.test(name) || name.includes("codex");
 }
 
 function toResponsesInput(items: Item[], warnings: ClientWarning[]): ResponseInputItem[] {
