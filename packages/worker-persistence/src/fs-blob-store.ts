@@ -119,7 +119,7 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
       }
       if (this.#fsync) {
         try {
-          await fsyncDir(this.blobsDir);
+          await this.#syncDir();
         } catch (error) {
           throw blobIoError("fsync the directory", this.blobsDir, error);
         }
@@ -131,6 +131,34 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     } finally {
       inFlight.delete(tempPath);
     }
+  }
+
+  // Group commit of the directory fsync: concurrent stores share one. A sync
+  // already running may predate this caller's rename, so callers arriving
+  // meanwhile join the next one, which starts when it ends.
+  #syncRunning: Promise<void> | undefined;
+  #syncQueued: Promise<void> | undefined;
+
+  #syncDir(): Promise<void> {
+    if (this.#syncQueued) return this.#syncQueued;
+    if (this.#syncRunning) {
+      this.#syncQueued = this.#syncRunning
+        .catch(() => {})
+        .then(() => {
+          this.#syncQueued = undefined;
+          return this.#startDirSync();
+        });
+      return this.#syncQueued;
+    }
+    return this.#startDirSync();
+  }
+
+  #startDirSync(): Promise<void> {
+    const run = fsyncDir(this.blobsDir).finally(() => {
+      if (this.#syncRunning === run) this.#syncRunning = undefined;
+    });
+    this.#syncRunning = run;
+    return run;
   }
 
   async #writeTemp(tempPath: string, data: string): Promise<void> {

@@ -48,3 +48,9 @@ export {
   sessionPath,
   sessionsDir,
 } from "./session-store.ts";
+export {
+  type RecordWorkerOptions,
+  recordWorker,
+  type WorkerEventSource,
+  type WorkerRecorder,
+} from "./worker-recorder.ts";

@@ -154,6 +154,11 @@ export class SessionLog {
     );
   }
 
+  /** Resolves when every append issued so far has settled (no fsync). */
+  async flush(): Promise<void> {
+    await this.#queue;
+  }
+
   /** Flushes everything appended so far to disk, whatever the policy. */
   sync(): Promise<void> {
     const run = this.#queue.then(() => this.#sync());

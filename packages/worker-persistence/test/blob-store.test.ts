@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BlobStore, BlobStoreError, type Content } from "@yoi/llm-worker";
 import { v7 as uuidv7 } from "uuid";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { FsBlobStore, type ManagedBlobStore, MemoryBlobStore } from "../src/index.ts";
 
 const dirs: string[] = [];
@@ -187,6 +187,25 @@ describe("FsBlobStore on disk", () => {
     expect((await rejection(store.load(uuidv7()))).code).toBe("not_found");
     const id = await store.store({ kind: "text", text: "x" });
     expect(await store.load(id)).toEqual({ kind: "text", text: "x" });
+  });
+
+  it("concurrent stores share directory fsyncs (group commit), sequential ones each get their own", async () => {
+    const dir = tempDir();
+    const store = await FsBlobStore.open({ dir });
+    await store.store({ kind: "text", text: "creates the directory" });
+    const { open } = await import("node:fs/promises");
+    const probe = await open(join(dir, "probe"), "w");
+    await probe.close();
+    const spy = vi.spyOn(Object.getPrototypeOf(probe) as { sync: () => Promise<void> }, "sync");
+    await Promise.all(Array.from({ length: 40 }, (_, i) => store.store({ kind: "text", text: String(i) })));
+    const concurrent = spy.mock.calls.length;
+    spy.mockClear();
+    for (let i = 0; i < 5; i++) await store.store({ kind: "text", text: String(i) });
+    const sequential = spy.mock.calls.length;
+    spy.mockRestore();
+    expect(sequential).toBe(10); // file + directory, each time
+    expect(concurrent).toBeGreaterThanOrEqual(41); // 40 files + at least one directory sync
+    expect(concurrent).toBeLessThan(80);
   });
 
   it("uses gc's age from the file time", async () => {
