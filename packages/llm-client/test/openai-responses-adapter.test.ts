@@ -304,4 +304,28 @@ describe("OpenAI Responses request building", () => {
     };
     expect(buildResponsesRequest("gpt-5", { items: [] }, caps).params.include).toBeUndefined();
   });
+
+  it("drops a reasoning item that is not followed by the output it led to", () => {
+    const rs = (id: string): Item => ({
+      type: "reasoning",
+      text: "",
+      encryptedContent: `enc-${id}`,
+      provider: "openai-responses",
+      providerData: { itemId: id },
+    });
+    const { params, warnings } = buildResponsesRequest("gpt-5", {
+      items: [
+        { type: "message", role: "user", content: [{ type: "text", text: "search" }] },
+        rs("rs_search"), // its web_search_call is a server item we do not keep
+        rs("rs_answer"),
+        { type: "message", role: "assistant", content: [{ type: "text", text: "found it" }] },
+        rs("rs_cut"), // the turn was cut after its reasoning
+        { type: "message", role: "user", content: [{ type: "text", text: "again" }] },
+      ],
+    });
+    expect((params.input as { id?: string }[]).filter((i) => i.id !== undefined).map((i) => i.id)).toEqual([
+      "rs_answer",
+    ]);
+    expect(warnings[0]?.detail).toEqual({ count: 2 });
+  });
 });

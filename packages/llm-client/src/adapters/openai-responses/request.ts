@@ -126,14 +126,30 @@ function toResponsesInput(items: Item[], warnings: ClientWarning[]): ResponseInp
       }
     }
   }
+  // The API rejects a reasoning item that is not followed by the output item
+  // it led to (a message, a tool call); e.g. one whose web search call we do
+  // not keep, or a turn cut after its reasoning.
+  for (let i = out.length - 1; i >= 0; i--) {
+    const item = out[i] as { type?: string };
+    if (item.type === "reasoning" && !isModelOutput(out[i + 1])) {
+      out.splice(i, 1);
+      dropped++;
+    }
+  }
   if (dropped > 0) {
     warnings.push({
       code: "dropped_reasoning",
-      message: `${dropped} reasoning item(s) not produced by the OpenAI Responses API (or without encrypted content) were not sent`,
+      message: `${dropped} reasoning item(s) not produced by the OpenAI Responses API, without encrypted content, or not followed by the output they led to were not sent`,
       detail: { count: dropped },
     });
   }
   return out;
+}
+
+function isModelOutput(item: ResponseInputItem | undefined): boolean {
+  if (!item) return false;
+  const { type, role } = item as { type?: string; role?: string };
+  return type === "function_call" || type === "custom_tool_call" || role === "assistant";
 }
 
 function toolCall(item: ToolCallItem): ResponseInputItem {
