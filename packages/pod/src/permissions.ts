@@ -173,25 +173,29 @@ export class PermissionPolicy {
     if (subject !== undefined) {
       names = tool === "bash" ? [subject, ...commandFragments(subject)] : await this.names(tool, subject);
     }
+    // A shell line is allowed once allow rules cover each of its simple commands (several rules may share the work).
     const bashParts = tool === "bash" && subject !== undefined ? simpleCommands(subject) : undefined;
+    const covered = new Set<number>();
     for (const rule of this.rules) {
       if (!rule.tool(tool)) continue;
-      if (rule.match !== undefined) {
-        if (subject === undefined || names === undefined) continue;
-        const match = rule.match;
-        let hit: boolean;
-        if (rule.action === "allow") {
-          // Loosening: every simple command (bash) or every name (paths) must match.
-          hit =
-            tool === "bash"
-              ? bashParts !== undefined && bashParts.length > 0 && bashParts.every((n) => match(n))
-              : names.every((n) => match(n));
-        } else {
-          hit = names.some((n) => match(n));
-        }
-        if (!hit) continue;
+      const match = rule.match;
+      if (match === undefined) return { action: rule.action, rule: rule.index };
+      if (subject === undefined || names === undefined) continue;
+      if (rule.action !== "allow") {
+        // Tightening: one name or fragment is enough.
+        if (names.some((n) => match(n))) return { action: rule.action, rule: rule.index };
+        continue;
       }
-      return { action: rule.action, rule: rule.index };
+      if (tool === "bash") {
+        if (bashParts === undefined || bashParts.length === 0) continue;
+        bashParts.forEach((part, i) => {
+          if (match(part)) covered.add(i);
+        });
+        if (covered.size === bashParts.length) return { action: "allow", rule: rule.index };
+      } else if (names.every((n) => match(n))) {
+        // Loosening: the path as written and its real path must both match.
+        return { action: "allow", rule: rule.index };
+      }
     }
     return { action: this.defaults[tool] ?? this.defaults["*"] ?? "ask" };
   }

@@ -25,9 +25,12 @@ export interface ScopedFsOptions {
    */
   cwd?: string;
   /**
-   * How an opened handle is checked against the scope: `proc` reads
-   * `/proc/self/fd/<n>` (Linux), `inode` re-resolves the path and compares
-   * dev/ino with the handle; `auto` (default) uses `proc` where it works.
+   * How an opened handle is checked against the scope. `proc` reads
+   * `/proc/self/fd/<n>` (Linux): exact, no race can get past it. `inode`
+   * re-resolves the path and compares dev/ino with the handle: it catches a
+   * link swapped in and left there, but a parent directory swapped back and
+   * forth at the right instants can still slip through (Node has no
+   * `openat`). `auto` (default) uses `proc` where it works, else `inode`.
    */
   handleCheck?: "auto" | "proc" | "inode";
 }
@@ -425,16 +428,19 @@ export class ScopedFs {
         procFdWorks = false;
       }
     }
-    // No /proc: the real path must still resolve inside and name the same inode as the handle.
-    let again: string;
+    // No /proc: the path must resolve inside, to the handle's inode, twice in a row. Path-based, so
+    // only best-effort against a directory swapped back and forth at the right instants (see `handleCheck`).
+    let first: string;
+    let second: string;
     let st: Stats;
     try {
-      again = await fsp.realpath(resolved.real);
-      st = await fsp.stat(again);
+      first = await fsp.realpath(resolved.real);
+      st = await fsp.lstat(first);
+      second = await fsp.realpath(resolved.real);
     } catch (error) {
       throw scopeErrorFromOs(error, input, "open");
     }
-    if (!this.contains(again, mode) || st.dev !== stat.dev || st.ino !== stat.ino) {
+    if (first !== second || !this.contains(first, mode) || st.dev !== stat.dev || st.ino !== stat.ino) {
       throw new ScopeError(
         "out_of_scope",
         input,

@@ -91,6 +91,20 @@ describe("rules", () => {
     expect(simpleCommands("a && b || c; d | e & f\ng")).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
   });
 
+  it("several allow rules may cover the simple commands of one line together", async () => {
+    const policy = new PermissionPolicy({
+      rules: [
+        { tool: "bash", match: "echo *", action: "allow" },
+        { tool: "bash", match: "sleep *", action: "allow" },
+      ],
+    });
+    expect(await policy.evaluate("bash", { command: "echo $$ > pid; sleep 30" })).toEqual({
+      action: "allow",
+      rule: 1,
+    });
+    expect((await policy.evaluate("bash", { command: "echo hi; rm -rf x" })).action).toBe("ask");
+  });
+
   it("an allow rule on paths must hold for the real path too (symlinks)", async () => {
     const root = await tempDir();
     await mkdir(path.join(root, "src"));

@@ -39,6 +39,15 @@ function textOf(item: Item | undefined): string {
   return item?.type === "message" ? messageText(item) : "";
 }
 
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Everything one request sent, as a string to search. */
 function sent(s: ScriptedServer, index: number): string {
   return JSON.stringify(s.requests[index]);
@@ -81,7 +90,12 @@ describe("pod end to end (scripted Anthropic server)", () => {
       // 4: done
       { type: "reply", text: "Updated greet() to say hello, world." },
       // second submit: a long command, cancelled while it runs
-      { type: "reply", toolCalls: [{ id: "toolu_sleep", name: "bash", arguments: { command: "sleep 30" } }] },
+      {
+        type: "reply",
+        toolCalls: [
+          { id: "toolu_sleep", name: "bash", arguments: { command: "echo $$ > slow.pid; sleep 30" } },
+        ],
+      },
       // after restore
       { type: "reply", text: "Still here." },
     ]);
@@ -91,7 +105,12 @@ describe("pod end to end (scripted Anthropic server)", () => {
     const events: PodEvent[] = [];
     const alerts: Alert[] = [];
     const config = ConfigSchema.parse({
-      permissions: { rules: [{ tool: "bash", match: "sleep *", action: "allow" }] },
+      permissions: {
+        rules: [
+          { tool: "bash", match: "sleep *", action: "allow" },
+          { tool: "bash", match: "echo *", action: "allow" },
+        ],
+      },
     });
     const pod = await Pod.create({
       config,
@@ -175,11 +194,19 @@ describe("pod end to end (scripted Anthropic server)", () => {
     });
     const second = pod.run("Now run the slow check.");
     await started;
+    const pidFile = path.join(root, "slow.pid");
+    await expect
+      .poll(async () => (await readFile(pidFile, "utf8").catch(() => "")).trim() !== "", { timeout: 10_000 })
+      .toBe(true);
     pod.cancel("user pressed Esc");
     const cancelled = await second;
     expect(cancelled.status).toBe("cancelled");
     const sleepResult = pod.history.find((i) => i.type === "tool_result" && i.callId === "toolu_sleep");
     expect(sleepResult).toBeDefined();
+    expect(cancelled.reason).toBe("user pressed Esc");
+    // The command's whole process group is gone.
+    const pgid = Number((await readFile(pidFile, "utf8")).trim());
+    await expect.poll(() => groupAlive(pgid), { timeout: 10_000 }).toBe(false);
 
     // Restore from the log: the same history, and the session continues.
     const before = structuredClone([...pod.history]);
