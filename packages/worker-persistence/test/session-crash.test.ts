@@ -61,7 +61,7 @@ describe("session log under SIGKILL", () => {
   it("kills during 32 MB appends and recovers: torn tail truncated, confirmed records intact", async () => {
     let torn = 0;
     let kills = 0;
-    for (; kills < 12 && torn < 3; kills++) {
+    for (; kills < 6 && torn < 2; kills++) {
       const id = `big-${kills}`;
       const child = spawnChild(["log-big", root, id]);
       await child.waitForLines(1);
