@@ -279,4 +279,22 @@ describe("Gemini request building", () => {
       buildGeminiRequest({ items: [{ type: "tool_call", callId: "c", name: "f", arguments: "[1,2]" }] }),
     ).toThrow(/not a JSON object/);
   });
+
+  it("function responses go back in call order (Gemini pairs same-name calls by position)", () => {
+    const { contents } = buildGeminiRequest({
+      items: [
+        { type: "message", role: "user", content: [{ type: "text", text: "two cities" }] },
+        { type: "tool_call", callId: "c1", name: "weather", arguments: '{"city":"Paris"}' },
+        { type: "tool_call", callId: "c2", name: "weather", arguments: '{"city":"Tokyo"}' },
+        { type: "tool_result", callId: "c2", output: "rain", isError: false },
+        { type: "tool_result", callId: "c1", output: "sun", isError: false },
+        { type: "message", role: "user", content: [{ type: "text", text: "and?" }] },
+      ],
+    });
+    expect(contents[2]?.parts).toEqual([
+      { functionResponse: { name: "weather", response: { output: "sun" } } },
+      { functionResponse: { name: "weather", response: { output: "rain" } } },
+      { text: "and?" },
+    ]);
+  });
 });

@@ -44,6 +44,8 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
   if (request.system) system.push(request.system);
   let dropped = 0;
 
+  // Which neutral call each functionCall / functionResponse part belongs to.
+  const callIdOf = new Map<Part, string>();
   const push = (role: "user" | "model", part: Part): void => {
     const last = contents.at(-1);
     if (last && last.role === role) last.parts?.push(part);
@@ -67,10 +69,12 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
       case "tool_call": {
         const id = stringField(item.providerData, FUNCTION_CALL_ID);
         const signature = stringField(item.providerData, THOUGHT_SIGNATURE);
-        push("model", {
+        const part: Part = {
           functionCall: { ...(id === undefined ? {} : { id }), name: item.name, args: parseArgs(item) },
           ...(signature === undefined ? {} : { thoughtSignature: signature }),
-        });
+        };
+        callIdOf.set(part, item.callId);
+        push("model", part);
         break;
       }
       case "tool_result": {
@@ -84,13 +88,15 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
           );
         }
         const id = call ? stringField(call.providerData, FUNCTION_CALL_ID) : undefined;
-        push("user", {
+        const part: Part = {
           functionResponse: {
             ...(id === undefined ? {} : { id }),
             name,
             response: item.isError ? { error: item.output } : { output: item.output },
           },
-        });
+        };
+        callIdOf.set(part, item.callId);
+        push("user", part);
         break;
       }
       case "reasoning": {
@@ -103,6 +109,16 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
         break;
       }
     }
+  }
+  // Without ids Gemini matches responses to calls by position: answer in call order.
+  for (let i = 1; i < contents.length; i++) {
+    const calls = (contents[i - 1]?.parts ?? []).filter((p) => p.functionCall !== undefined);
+    const parts = contents[i]?.parts;
+    if (calls.length < 2 || !parts) continue;
+    const order = new Map(calls.map((p, n) => [callIdOf.get(p), n]));
+    const rank = (p: Part) =>
+      p.functionResponse ? (order.get(callIdOf.get(p)) ?? calls.length) : calls.length + 1;
+    parts.sort((a, b) => rank(a) - rank(b));
   }
   // Gemini 3 rejects a call turn whose first function call has no signature.
   // Calls made by another provider have none: Google documents this
