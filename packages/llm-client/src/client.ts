@@ -7,6 +7,7 @@
  */
 import type { ModelCapabilities } from "@yoi/manifest";
 import type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
+import { EventPump, type PumpWatcher } from "./adapters/event-pump.ts";
 import { cancellation, errorEvent, OpenBlocks } from "./adapters/stream-end.ts";
 import { applyCapabilities } from "./capabilities.ts";
 import { LlmError } from "./errors.ts";
@@ -105,37 +106,58 @@ interface StreamSettings {
 
 /**
  * Watches one attempt: aborts it with a `timeout` error when the first
- * event takes longer than `firstEventMs` or the provider is silent for
- * `idleMs` while the caller waits. Only time spent waiting on the provider
- * counts (a slow consumer is not an idle server); the per-event cost is two
- * clock reads, the timer is re-armed lazily.
+ * event takes longer than `firstEventMs`, or the provider is silent for
+ * `idleMs` while the caller waits on it (a slow consumer is not an idle
+ * server). Per event it costs two field writes and an increment: a timer
+ * ticking at a quarter of the limit notices silence, so a timeout fires
+ * between the limit and 1.25x the limit.
  */
-class Watchdog {
-  /** When the current wait on the provider began; -1 while not waiting. */
-  waitingSince: number;
+class Watchdog implements PumpWatcher {
+  /** Whether the stream is waiting on the provider right now. */
+  waiting = true;
+  /** Payloads received so far. */
+  events = 0;
   timedOut: LlmError | undefined;
   private limit: number;
   private phase: "first" | "idle" = "first";
+  private seen = 0;
+  private quietSince: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly controller: AbortController;
   private readonly idleMs: number;
   private readonly provider: string;
+  onEnded: (() => void) | undefined;
 
   constructor(controller: AbortController, firstEventMs: number, idleMs: number, provider: string) {
     this.controller = controller;
     this.idleMs = idleMs;
     this.provider = provider;
     this.limit = firstEventMs;
-    this.waitingSince = performance.now();
-    this.arm(firstEventMs);
+    this.quietSince = performance.now();
+    this.arm();
+  }
+
+  pulling(): void {
+    this.waiting = true;
+  }
+
+  pulled(): void {
+    this.waiting = false;
+    this.events++;
+  }
+
+  ended(): void {
+    this.onEnded?.();
   }
 
   /** The first event arrived: from now on the idle limit applies. */
   firstEvent(): void {
     this.phase = "idle";
     this.limit = this.idleMs;
+    this.seen = this.events;
+    this.quietSince = performance.now();
     this.stop();
-    this.arm(this.idleMs);
+    this.arm();
   }
 
   stop(): void {
@@ -143,23 +165,26 @@ class Watchdog {
     this.timer = undefined;
   }
 
-  private arm(ms: number): void {
-    this.timer = setTimeout(() => this.check(), Math.max(1, Math.ceil(ms)));
+  private arm(): void {
+    this.timer = setTimeout(() => this.check(), Math.max(1, Math.ceil(this.limit / 4)));
     this.timer.unref?.();
   }
 
   private check(): void {
     this.timer = undefined;
     if (this.controller.signal.aborted) return;
-    if (this.waitingSince < 0) {
-      this.arm(this.limit);
+    const now = performance.now();
+    if (this.events !== this.seen || !this.waiting) {
+      this.seen = this.events;
+      this.quietSince = now;
+    } else if (now - this.quietSince >= this.limit) {
+      this.fire();
       return;
     }
-    const waited = performance.now() - this.waitingSince;
-    if (waited + 0.5 < this.limit) {
-      this.arm(this.limit - waited);
-      return;
-    }
+    this.arm();
+  }
+
+  private fire(): void {
     const seconds = `${Math.round(this.limit / 100) / 10} s`;
     this.timedOut =
       this.phase === "first"
@@ -212,69 +237,230 @@ function warnAll(options: ClientOptions, warnings: ClientWarning[]): void {
   for (const warning of warnings) options.onWarning(warning);
 }
 
-/**
- * One `stream` call. Before the stream commits (its first content event or
- * terminal status), `started`, `usage` and `ping` events are held back, so a
- * failure there — an HTTP error, a timeout, an in-stream `overloaded` error —
- * can be retried without the caller ever seeing two starts. After the
- * commit, failures are events, never retries.
- */
-async function* runStream(
+/** One `stream` call: an async iterator over the Events of one model call (single use). */
+function runStream(
   settings: StreamSettings,
   capabilities: ModelCapabilities | undefined,
   input: Request,
   signal: AbortSignal | undefined,
-): AsyncGenerator<Event> {
-  const { options, policy } = settings;
-  const provider = options.provider;
-  const checked = applyCapabilities(provider, options.model, capabilities, input);
-  warnAll(options, checked.warnings);
-  let request = checked.request;
-  const paired = pairToolResults(request.items);
-  if (paired.repairs.length > 0) {
-    request = { ...request, items: paired.items };
-    warnAll(options, [
-      {
-        code: "repaired_history",
-        message: `${provider}: repaired tool-call pairing in the history (${paired.repairs
-          .map((r) => `${r.kind} ${r.callId}`)
-          .join(", ")})`,
-        detail: { repairs: paired.repairs },
-      },
-    ]);
-  }
-  if (signal?.aborted) {
-    yield* cancelledStream([]);
-    return;
+): AsyncIterableIterator<Event> {
+  return new ClientStream(settings, capabilities, input, signal);
+}
+
+const DONE: IteratorResult<Event> = Object.freeze({ value: undefined, done: true }) as IteratorResult<Event>;
+const NEVER = new AbortController().signal;
+
+/**
+ * The iterator `stream` returns. Two phases:
+ *
+ * - start (an async step, once): applies capabilities, repairs pairing and
+ *   runs attempts until the stream commits — its first content event or
+ *   terminal status. Until then `started`, `usage` and `ping` events are
+ *   held back, so a failure there (an HTTP error, a timeout, an in-stream
+ *   `overloaded` error) can be retried without the caller ever seeing two
+ *   starts.
+ * - follow: passes the adapter's events through with constant work per event
+ *   (hand-written rather than an async generator: this is the per-delta hot
+ *   path), holding the contract even when the adapter does not (a throw, a
+ *   missing terminal status) and turning a timeout abort into a failure
+ *   rather than a cancellation. After the commit, failures are events,
+ *   never retries.
+ */
+class ClientStream implements AsyncIterableIterator<Event> {
+  private readonly settings: StreamSettings;
+  private readonly capabilities: ModelCapabilities | undefined;
+  private readonly input: Request;
+  private readonly signal: AbortSignal | undefined;
+  private readonly provider: string;
+  /** `direct`: the adapter's own pump serves the events (no extra layer); `follow`: a generic adapter, wrapped. */
+  private phase: "start" | "direct" | "follow" | "done" = "start";
+  private readonly queue: Event[] = [];
+  private head = 0;
+  private inner: AsyncIterator<Event> | undefined;
+  private watchdog: Watchdog | undefined;
+  private controller: AbortController | undefined;
+  private onAbort: (() => void) | undefined;
+  private readonly blocks = new OpenBlocks();
+
+  constructor(
+    settings: StreamSettings,
+    capabilities: ModelCapabilities | undefined,
+    input: Request,
+    signal: AbortSignal | undefined,
+  ) {
+    this.settings = settings;
+    this.capabilities = capabilities;
+    this.input = input;
+    this.signal = signal;
+    this.provider = settings.options.provider;
   }
 
-  let adapter: ProviderAdapter;
-  try {
-    adapter = await settings.getAdapter();
-  } catch (error) {
-    yield* failedStream(asLlmError(error, provider), []);
-    return;
+  [Symbol.asyncIterator](): AsyncIterableIterator<Event> {
+    return this;
   }
 
-  const startedAt = performance.now();
-  for (let attempt = 1; ; attempt++) {
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(cancellation());
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const watchdog = new Watchdog(controller, settings.firstEventMs, settings.idleMs, provider);
-    let iterator: AsyncIterator<Event> | undefined;
-    let failure: LlmError | undefined;
-    let cancelled = false;
-    let delayMs = 0;
-    const held: Event[] = [];
-    let committed = false;
+  next(): Promise<IteratorResult<Event>> {
+    if (this.head < this.queue.length) return Promise.resolve(this.take());
+    if (this.phase === "direct") return this.inner!.next();
+    if (this.phase === "follow") {
+      this.watchdog!.waiting = true;
+      return this.inner!.next().then(this.received, this.threw);
+    }
+    if (this.phase === "done") return Promise.resolve(DONE);
+    return this.start();
+  }
+
+  async return(): Promise<IteratorResult<Event>> {
+    const inner = this.inner;
+    const following = this.phase === "follow" || this.phase === "direct";
+    this.phase = "done";
+    this.queue.length = 0;
+    this.head = 0;
+    this.release();
+    if (following) await inner?.return?.();
+    return DONE;
+  }
+
+  private take(): IteratorResult<Event> {
+    const value = this.queue[this.head++]!;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    return { value, done: false };
+  }
+
+  /** Tears the attempt down: timers, the caller's abort listener, the HTTP request. */
+  private release(): void {
+    this.watchdog?.stop();
+    if (this.onAbort) this.signal?.removeEventListener("abort", this.onAbort);
+    this.onAbort = undefined;
+    this.controller?.abort(cancellation());
+  }
+
+  private finish(): void {
+    this.phase = "done";
+    this.release();
+    // The adapter has ended its stream; let it release what it holds.
+    void this.inner?.return?.()?.catch(() => undefined);
+  }
+
+  private readonly received = (
+    result: IteratorResult<Event>,
+  ): IteratorResult<Event> | Promise<IteratorResult<Event>> => {
+    const watchdog = this.watchdog!;
+    watchdog.pulled();
+    if (this.phase !== "follow") return DONE; // return() was called while waiting
+    if (result.done) {
+      const error =
+        watchdog.timedOut ??
+        new LlmError("incomplete_stream", `${this.provider}: the stream ended without a terminal status`, {
+          provider: this.provider,
+        });
+      this.failNow(error);
+      return this.next();
+    }
+    const event = result.value;
+    switch (event.type) {
+      case "block_delta":
+        return { value: event, done: false };
+      case "block_start":
+        this.blocks.start(event.index, event.block);
+        break;
+      case "block_stop":
+      case "block_abort":
+        this.blocks.stop(event.index);
+        break;
+      case "error":
+        if (watchdog.timedOut && event.code === "aborted")
+          return { value: errorEvent(watchdog.timedOut), done: false };
+        break;
+      case "status":
+        if (event.status === "started") break;
+        if (event.status === "cancelled" && watchdog.timedOut) {
+          this.failNow(watchdog.timedOut);
+          return this.next();
+        }
+        this.finish();
+        break;
+      default:
+        break;
+    }
+    return { value: event, done: false };
+  };
+
+  private readonly threw = (error: unknown): Promise<IteratorResult<Event>> => {
+    this.watchdog?.pulled();
+    if (this.phase !== "follow") return Promise.resolve(DONE);
+    this.failNow(this.watchdog?.timedOut ?? asLlmError(error, this.provider));
+    return this.next();
+  };
+
+  /** Ends a committed stream as failed: open blocks aborted, the error, `status: failed`. */
+  private failNow(error: LlmError): void {
+    for (const e of this.blocks.abortAll(error.code)) this.queue.push(e);
+    this.queue.push(errorEvent(error), { type: "status", status: "failed", stopReason: "error" });
+    this.finish();
+  }
+
+  private end(events: Iterable<Event>): Promise<IteratorResult<Event>> {
+    for (const e of events) this.queue.push(e);
+    this.phase = "done";
+    this.release();
+    return this.next();
+  }
+
+  private async start(): Promise<IteratorResult<Event>> {
+    this.phase = "done"; // until an attempt commits
+    const { options, policy } = this.settings;
+    const provider = this.provider;
+    const signal = this.signal;
+    const checked = applyCapabilities(options.provider, options.model, this.capabilities, this.input);
+    warnAll(options, checked.warnings);
+    let request = checked.request;
+    const paired = pairToolResults(request.items);
+    if (paired.repairs.length > 0) {
+      request = { ...request, items: paired.items };
+      warnAll(options, [
+        {
+          code: "repaired_history",
+          message: `${provider}: repaired tool-call pairing in the history (${paired.repairs
+            .map((r) => `${r.kind} ${r.callId}`)
+            .join(", ")})`,
+          detail: { repairs: paired.repairs },
+        },
+      ]);
+    }
+    if (signal?.aborted) return this.end(cancelledStream([]));
+
+    let adapter: ProviderAdapter;
     try {
+      adapter = await this.settings.getAdapter();
+    } catch (error) {
+      return this.end(failedStream(asLlmError(error, provider), []));
+    }
+
+    const startedAt = performance.now();
+    for (let attempt = 1; ; attempt++) {
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(cancellation());
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const watchdog = new Watchdog(controller, this.settings.firstEventMs, this.settings.idleMs, provider);
+      this.controller = controller;
+      this.onAbort = onAbort;
+      this.watchdog = watchdog;
+      let iterator: AsyncIterator<Event> | undefined;
+      let failure: LlmError | undefined;
+      let cancelled = false;
+      const held: Event[] = [];
       try {
         const iterable = await adapter.open(request, controller.signal);
         iterator = iterable[Symbol.asyncIterator]();
         let first = true;
         for (;;) {
+          watchdog.waiting = true;
           const next = await iterator.next();
+          watchdog.pulled();
           if (first) {
             watchdog.firstEvent();
             first = false;
@@ -296,58 +482,54 @@ async function* runStream(
           }
           if (isPreamble(event)) {
             if (!(event.type === "status" && held.some((h) => h.type === "status"))) held.push(event);
-            watchdog.waitingSince = performance.now();
             continue;
           }
-          committed = true;
-          watchdog.waitingSince = -1;
-          if (!held.some((h) => h.type === "status")) yield { type: "status", status: "started" };
-          for (const h of held) yield h;
-          yield* followStream(iterator, event, watchdog, provider);
-          return;
+          // Committed: from here on the adapter's events are served.
+          this.inner = iterator;
+          if (!held.some((h) => h.type === "status")) this.queue.push({ type: "status", status: "started" });
+          for (const h of held) this.queue.push(h);
+          if (iterator instanceof EventPump) {
+            // The pump already keeps the stream contract (stream-end.ts); watch it without another layer.
+            this.phase = "direct";
+            iterator.watcher = watchdog;
+            watchdog.onEnded = () => this.finish();
+            this.queue.push(event);
+            if (event.type === "status" && event.status !== "started") this.finish();
+            return this.next();
+          }
+          this.phase = "follow";
+          watchdog.waiting = true; // received() counts this event as pulled
+          const firstResult = this.received({ value: event, done: false });
+          if (firstResult instanceof Promise) return firstResult;
+          this.queue.push(firstResult.value as Event);
+          return this.next();
         }
       } catch (error) {
         failure = asLlmError(error, provider);
       }
       // Not committed: the attempt failed or was cancelled before any output.
+      this.release();
+      await iterator?.return?.();
       if (watchdog.timedOut) failure = watchdog.timedOut;
-      else if (signal?.aborted || cancelled) {
-        yield* cancelledStream(held);
-        return;
-      }
+      else if (signal?.aborted || cancelled) return this.end(cancelledStream(held));
       failure ??= new LlmError("server", `${provider}: the attempt failed without a cause`, { provider });
       const decision = decideRetry(failure, attempt, performance.now() - startedAt, policy);
-      if (!decision.retry) {
-        yield* failedStream(decision.error, held);
-        return;
-      }
-      delayMs = decision.delayMs;
+      if (!decision.retry) return this.end(failedStream(decision.error, held));
       options.onWarning?.({
         code: "retry",
-        message: `${failure.message}; retrying in ${delayMs} ms (attempt ${attempt + 1} of ${policy.maxAttempts})`,
+        message: `${failure.message}; retrying in ${decision.delayMs} ms (attempt ${attempt + 1} of ${policy.maxAttempts})`,
         detail: {
           attempt,
           nextAttempt: attempt + 1,
-          delayMs,
+          delayMs: decision.delayMs,
           errorCode: failure.code,
           status: failure.status,
         },
       });
-    } finally {
-      watchdog.stop();
-      signal?.removeEventListener("abort", onAbort);
-      // Tears the HTTP request down whatever happened (done, failed, or the caller stopped reading).
-      controller.abort(cancellation());
-      if (!committed) await iterator?.return?.();
-    }
-    if (!(await sleep(delayMs, signal ?? NEVER))) {
-      yield* cancelledStream([]);
-      return;
+      if (!(await sleep(decision.delayMs, signal ?? NEVER))) return this.end(cancelledStream([]));
     }
   }
 }
-
-const NEVER = new AbortController().signal;
 
 function asLlmError(error: unknown, provider: string): LlmError {
   if (error instanceof LlmError) return error;
@@ -357,80 +539,4 @@ function asLlmError(error: unknown, provider: string): LlmError {
     retryable: false,
     cause: error,
   });
-}
-
-/**
- * After the commit: passes the adapter's events through, holding to the
- * contract even if the adapter does not (a throw, a missing terminal status)
- * and turning a timeout abort into a failure rather than a cancellation.
- */
-async function* followStream(
-  iterator: AsyncIterator<Event>,
-  first: Event,
-  watchdog: Watchdog,
-  provider: string,
-): AsyncGenerator<Event> {
-  const blocks = new OpenBlocks();
-  let event = first;
-  let finished = false;
-  try {
-    for (;;) {
-      switch (event.type) {
-        case "block_start":
-          blocks.start(event.index, event.block);
-          break;
-        case "block_delta":
-          break;
-        case "block_stop":
-        case "block_abort":
-          blocks.stop(event.index);
-          break;
-        case "error":
-          if (watchdog.timedOut && event.code === "aborted") event = errorEvent(watchdog.timedOut);
-          break;
-        case "status":
-          if (event.status === "started") break;
-          if (event.status === "cancelled" && watchdog.timedOut) {
-            yield* blocks.abortAll("timeout");
-            yield errorEvent(watchdog.timedOut);
-            yield { type: "status", status: "failed", stopReason: "error" };
-          } else {
-            yield event;
-          }
-          finished = true;
-          return;
-        default:
-          break;
-      }
-      yield event;
-      watchdog.waitingSince = performance.now();
-      let next: IteratorResult<Event>;
-      try {
-        next = await iterator.next();
-      } catch (error) {
-        finished = true;
-        yield* blocks.abortAll("error");
-        yield errorEvent(watchdog.timedOut ?? asLlmError(error, provider));
-        yield { type: "status", status: "failed", stopReason: "error" };
-        return;
-      }
-      watchdog.waitingSince = -1;
-      if (next.done) {
-        finished = true;
-        const error =
-          watchdog.timedOut ??
-          new LlmError("incomplete_stream", `${provider}: the stream ended without a terminal status`, {
-            provider,
-          });
-        yield* blocks.abortAll(error.code);
-        yield errorEvent(error);
-        yield { type: "status", status: "failed", stopReason: "error" };
-        return;
-      }
-      event = next.value;
-    }
-  } finally {
-    watchdog.stop();
-    if (!finished) await iterator.return?.();
-  }
 }

@@ -7,6 +7,7 @@
  * event types are passed over: they reach `onRawEvent` only.
  */
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyAnthropicError } from "./errors.ts";
 
@@ -69,173 +70,183 @@ const STOP_REASONS: Record<string, StopReason> = {
   pause_turn: "end_turn",
 };
 
-export async function* normalizeAnthropicStream(
+/** An Event iterator over an Anthropic SDK stream. */
+export function normalizeAnthropicStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
-): AsyncGenerator<Event> {
-  const { signal, onRawEvent } = options;
-  const open = new OpenBlocks();
-  const states = new Map<number, BlockState>();
-  const usage: RawUsage = {};
-  let started = false;
-  let stopReason: StopReason | undefined;
-  let stopped = false;
+): AsyncIterableIterator<Event> {
+  return pumpEvents(stream, new AnthropicNormalizer(options.signal), options.onRawEvent);
+}
 
-  try {
-    for await (const payload of stream) {
-      onRawEvent?.(payload);
-      const event = payload as RawEvent;
-      switch (event.type) {
-        case "content_block_delta": {
-          const index = event.index ?? 0;
-          const state = states.get(index);
-          const delta = event.delta;
-          if (!state || !delta) break; // a server-tool block or an unknown one
-          switch (delta.type) {
-            case "text_delta":
-              if (delta.text) yield { type: "block_delta", index, delta: "text", text: delta.text };
-              break;
-            case "thinking_delta":
-              if (delta.thinking)
-                yield { type: "block_delta", index, delta: "thinking", text: delta.thinking };
-              break;
-            case "input_json_delta":
-              if (delta.partial_json) {
-                state.sawInput = true;
-                yield { type: "block_delta", index, delta: "input_json", text: delta.partial_json };
-              }
-              break;
-            case "signature_delta":
-              state.signature += delta.signature ?? "";
-              break;
-            default:
-              break; // citations_delta and future delta types
-          }
-          break;
-        }
-        case "message_start": {
-          if (started) break; // some servers repeat message_start
-          started = true;
-          const message = event.message ?? {};
-          yield {
-            type: "status",
-            status: "started",
-            ...(message.model ? { model: message.model } : {}),
-            ...(message.id ? { responseId: message.id } : {}),
-          };
-          if (message.usage) {
-            mergeUsage(usage, message.usage);
-            yield { type: "usage", usage: toUsage(usage) };
-          }
-          break;
-        }
-        case "content_block_start": {
-          const index = event.index ?? 0;
-          const block = event.content_block;
-          if (!block) break;
-          if (block.type === "text") {
-            states.set(index, { block: "text", sawInput: false, signature: "" });
-            open.start(index, "text");
-            yield { type: "block_start", index, block: "text" };
-            if (block.text) yield { type: "block_delta", index, delta: "text", text: block.text };
-          } else if (block.type === "thinking") {
-            states.set(index, { block: "thinking", sawInput: false, signature: block.signature ?? "" });
-            open.start(index, "thinking");
-            yield { type: "block_start", index, block: "thinking" };
-            if (block.thinking) yield { type: "block_delta", index, delta: "thinking", text: block.thinking };
-          } else if (block.type === "redacted_thinking") {
-            states.set(index, {
-              block: "thinking",
-              sawInput: false,
-              signature: "",
-              redactedData: block.data ?? "",
-            });
-            open.start(index, "thinking");
-            yield { type: "block_start", index, block: "thinking" };
-          } else if (block.type === "tool_use") {
-            const state: BlockState = { block: "tool_use", sawInput: false, signature: "" };
-            states.set(index, state);
-            open.start(index, "tool_use");
-            yield {
-              type: "block_start",
-              index,
-              block: "tool_use",
-              id: block.id ?? "",
-              name: block.name ?? "",
-              toolKind: "function",
-            };
-            // Compatible servers sometimes put the whole input in the start event.
-            if (block.input && typeof block.input === "object" && Object.keys(block.input).length > 0) {
+export class AnthropicNormalizer implements Normalizer {
+  private readonly signal: AbortSignal;
+  private readonly open = new OpenBlocks();
+  private readonly states = new Map<number, BlockState>();
+  private readonly usage: RawUsage = {};
+  private started = false;
+  private stopReason: StopReason | undefined;
+  private stopped = false;
+
+  constructor(signal: AbortSignal) {
+    this.signal = signal;
+  }
+
+  payload(payload: unknown, out: Event[]): boolean {
+    const event = payload as RawEvent;
+    switch (event.type) {
+      case "content_block_delta": {
+        const index = event.index ?? 0;
+        const state = this.states.get(index);
+        const delta = event.delta;
+        if (!state || !delta) break; // a server-tool block or an unknown one
+        switch (delta.type) {
+          case "text_delta":
+            if (delta.text) out.push({ type: "block_delta", index, delta: "text", text: delta.text });
+            break;
+          case "thinking_delta":
+            if (delta.thinking)
+              out.push({ type: "block_delta", index, delta: "thinking", text: delta.thinking });
+            break;
+          case "input_json_delta":
+            if (delta.partial_json) {
               state.sawInput = true;
-              yield { type: "block_delta", index, delta: "input_json", text: JSON.stringify(block.input) };
+              out.push({ type: "block_delta", index, delta: "input_json", text: delta.partial_json });
             }
-          }
-          break;
+            break;
+          case "signature_delta":
+            state.signature += delta.signature ?? "";
+            break;
+          default:
+            break; // citations_delta and future delta types
         }
-        case "content_block_stop": {
-          const index = event.index ?? 0;
-          const state = states.get(index);
-          if (!state) break;
-          states.delete(index);
-          open.stop(index);
-          if (state.block === "tool_use") {
-            if (!state.sawInput) yield { type: "block_delta", index, delta: "input_json", text: "{}" };
-            yield { type: "block_stop", index, block: "tool_use" };
-          } else if (state.block === "thinking") {
-            yield {
-              type: "block_stop",
-              index,
-              block: "thinking",
-              replay:
-                state.redactedData !== undefined
-                  ? { provider: "anthropic", redacted: true, encryptedContent: state.redactedData }
-                  : { provider: "anthropic", ...(state.signature ? { signature: state.signature } : {}) },
-            };
-          } else {
-            yield { type: "block_stop", index, block: state.block };
-          }
-          break;
-        }
-        case "message_delta": {
-          const reason = event.delta?.stop_reason;
-          if (reason) stopReason = STOP_REASONS[reason] ?? "end_turn";
-          if (event.usage) {
-            mergeUsage(usage, event.usage);
-            yield { type: "usage", usage: toUsage(usage) };
-          }
-          break;
-        }
-        case "message_stop":
-          stopped = true;
-          break;
-        default:
-          break; // ping (normally filtered by the SDK) and event types this client does not know
+        break;
       }
-      if (stopped) break;
+      case "message_start": {
+        if (this.started) break; // some servers repeat message_start
+        this.started = true;
+        const message = event.message ?? {};
+        out.push({
+          type: "status",
+          status: "started",
+          ...(message.model ? { model: message.model } : {}),
+          ...(message.id ? { responseId: message.id } : {}),
+        });
+        if (message.usage) {
+          mergeUsage(this.usage, message.usage);
+          out.push({ type: "usage", usage: toUsage(this.usage) });
+        }
+        break;
+      }
+      case "content_block_start":
+        this.blockStart(event, out);
+        break;
+      case "content_block_stop": {
+        const index = event.index ?? 0;
+        const state = this.states.get(index);
+        if (!state) break;
+        this.states.delete(index);
+        this.open.stop(index);
+        closeBlock(index, state, out);
+        break;
+      }
+      case "message_delta": {
+        const reason = event.delta?.stop_reason;
+        if (reason) this.stopReason = STOP_REASONS[reason] ?? "end_turn";
+        if (event.usage) {
+          mergeUsage(this.usage, event.usage);
+          out.push({ type: "usage", usage: toUsage(this.usage) });
+        }
+        break;
+      }
+      case "message_stop":
+        this.stopped = true;
+        return true;
+      default:
+        break; // ping (normally filtered by the SDK) and event types this client does not know
     }
-  } catch (error) {
-    if (signal.aborted) {
-      yield* endAborted(signal, open);
+    return false;
+  }
+
+  private blockStart(event: RawEvent, out: Event[]): void {
+    const index = event.index ?? 0;
+    const block = event.content_block;
+    if (!block) return;
+    if (block.type === "text") {
+      this.states.set(index, { block: "text", sawInput: false, signature: "" });
+      this.open.start(index, "text");
+      out.push({ type: "block_start", index, block: "text" });
+      if (block.text) out.push({ type: "block_delta", index, delta: "text", text: block.text });
+    } else if (block.type === "thinking") {
+      this.states.set(index, { block: "thinking", sawInput: false, signature: block.signature ?? "" });
+      this.open.start(index, "thinking");
+      out.push({ type: "block_start", index, block: "thinking" });
+      if (block.thinking) out.push({ type: "block_delta", index, delta: "thinking", text: block.thinking });
+    } else if (block.type === "redacted_thinking") {
+      this.states.set(index, {
+        block: "thinking",
+        sawInput: false,
+        signature: "",
+        redactedData: block.data ?? "",
+      });
+      this.open.start(index, "thinking");
+      out.push({ type: "block_start", index, block: "thinking" });
+    } else if (block.type === "tool_use") {
+      const state: BlockState = { block: "tool_use", sawInput: false, signature: "" };
+      this.states.set(index, state);
+      this.open.start(index, "tool_use");
+      out.push({
+        type: "block_start",
+        index,
+        block: "tool_use",
+        id: block.id ?? "",
+        name: block.name ?? "",
+        toolKind: "function",
+      });
+      // Compatible servers sometimes put the whole input in the start event.
+      if (block.input && typeof block.input === "object" && Object.keys(block.input).length > 0) {
+        state.sawInput = true;
+        out.push({ type: "block_delta", index, delta: "input_json", text: JSON.stringify(block.input) });
+      }
+    }
+  }
+
+  end(out: Event[]): void {
+    if (!this.stopped) {
+      if (this.signal.aborted) out.push(...endAborted(this.signal, this.open));
+      else out.push(...failStream(incompleteStream("anthropic", "message_stop"), this.open));
       return;
     }
-    yield* failStream(classifyAnthropicError(error, { inStream: true }), open);
-    return;
+    // Blocks the server never closed: the message ended, so they are complete as far as they go.
+    for (const [index, state] of this.states) closeBlock(index, state, out);
+    out.push({ type: "status", status: "completed", stopReason: this.stopReason ?? "end_turn" });
   }
-  if (!stopped) {
-    if (signal.aborted) {
-      yield* endAborted(signal, open);
+
+  fail(error: unknown, out: Event[]): void {
+    if (this.signal.aborted) {
+      out.push(...endAborted(this.signal, this.open));
       return;
     }
-    yield* failStream(incompleteStream("anthropic", "message_stop"), open);
-    return;
+    out.push(...failStream(classifyAnthropicError(error, { inStream: true }), this.open));
   }
-  // Blocks the server never closed: the message ended, so they are complete as far as they go.
-  for (const [index, state] of states) {
-    if (state.block === "tool_use" && !state.sawInput)
-      yield { type: "block_delta", index, delta: "input_json", text: "{}" };
-    yield { type: "block_stop", index, block: state.block };
+}
+
+function closeBlock(index: number, state: BlockState, out: Event[]): void {
+  if (state.block === "tool_use") {
+    if (!state.sawInput) out.push({ type: "block_delta", index, delta: "input_json", text: "{}" });
+    out.push({ type: "block_stop", index, block: "tool_use" });
+  } else if (state.block === "thinking") {
+    out.push({
+      type: "block_stop",
+      index,
+      block: "thinking",
+      replay:
+        state.redactedData !== undefined
+          ? { provider: "anthropic", redacted: true, encryptedContent: state.redactedData }
+          : { provider: "anthropic", ...(state.signature ? { signature: state.signature } : {}) },
+    });
+  } else {
+    out.push({ type: "block_stop", index, block: state.block });
   }
-  yield { type: "status", status: "completed", stopReason: stopReason ?? "end_turn" };
 }
 
 /** Later values win per field; a field missing from a later event keeps its earlier value. */

@@ -8,6 +8,7 @@
  * argument deltas). Block indices count up in order of appearance.
  */
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 
@@ -66,144 +67,160 @@ const FINISH_REASONS: Record<string, StopReason> = {
   content_filter: "content_filter",
 };
 
-export async function* normalizeOpenAIChatStream(
+/** An Event iterator over an OpenAI Chat Completions SDK stream. */
+export function normalizeOpenAIChatStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
-): AsyncGenerator<Event> {
-  const { signal, onRawEvent } = options;
-  const open = new OpenBlocks();
-  const tools = new Map<number, ToolState>();
-  const toolOrder: ToolState[] = [];
-  let nextIndex = 0;
-  let textIndex = -1;
-  let thinkingIndex = -1;
-  let started = false;
-  let finish: string | undefined;
-  let refused = false;
+): AsyncIterableIterator<Event> {
+  return pumpEvents(stream, new OpenAIChatNormalizer(options.signal), options.onRawEvent);
+}
 
-  function* closeText(): Generator<Event> {
-    if (textIndex < 0) return;
-    open.stop(textIndex);
-    yield { type: "block_stop", index: textIndex, block: "text" };
-    textIndex = -1;
+export class OpenAIChatNormalizer implements Normalizer {
+  private readonly signal: AbortSignal;
+  private readonly open = new OpenBlocks();
+  private readonly tools = new Map<number, ToolState>();
+  private readonly toolOrder: ToolState[] = [];
+  private nextIndex = 0;
+  private textIndex = -1;
+  private thinkingIndex = -1;
+  private started = false;
+  private finish: string | undefined;
+  private refused = false;
+
+  constructor(signal: AbortSignal) {
+    this.signal = signal;
   }
-  function* closeThinking(): Generator<Event> {
-    if (thinkingIndex < 0) return;
-    open.stop(thinkingIndex);
-    yield {
+
+  private closeText(out: Event[]): void {
+    if (this.textIndex < 0) return;
+    this.open.stop(this.textIndex);
+    out.push({ type: "block_stop", index: this.textIndex, block: "text" });
+    this.textIndex = -1;
+  }
+
+  private closeThinking(out: Event[]): void {
+    if (this.thinkingIndex < 0) return;
+    this.open.stop(this.thinkingIndex);
+    out.push({
       type: "block_stop",
-      index: thinkingIndex,
+      index: this.thinkingIndex,
       block: "thinking",
       replay: { provider: "openai-chat" },
-    };
-    thinkingIndex = -1;
+    });
+    this.thinkingIndex = -1;
   }
-  const begin = (block: BlockKind): number => {
-    const index = nextIndex++;
-    open.start(index, block);
-    return index;
-  };
 
-  try {
-    for await (const payload of stream) {
-      onRawEvent?.(payload);
-      const chunk = payload as RawChunk;
-      if (!started) {
-        started = true;
-        yield {
-          type: "status",
-          status: "started",
-          ...(chunk.model ? { model: chunk.model } : {}),
-          ...(chunk.id ? { responseId: chunk.id } : {}),
-        };
-      }
-      const choice = chunk.choices?.[0];
-      const delta = choice?.delta;
-      if (delta) {
-        const reasoning = delta.reasoning_content ?? delta.reasoning;
-        if (reasoning) {
-          if (thinkingIndex < 0) {
-            yield* closeText();
-            thinkingIndex = begin("thinking");
-            yield { type: "block_start", index: thinkingIndex, block: "thinking" };
-          }
-          yield { type: "block_delta", index: thinkingIndex, delta: "thinking", text: reasoning };
-        }
-        const text = delta.content || delta.refusal;
-        if (text) {
-          if (delta.refusal) refused = true;
-          if (textIndex < 0) {
-            yield* closeThinking();
-            textIndex = begin("text");
-            yield { type: "block_start", index: textIndex, block: "text" };
-          }
-          yield { type: "block_delta", index: textIndex, delta: "text", text };
-        }
-        if (delta.tool_calls) {
-          for (let k = 0; k < delta.tool_calls.length; k++) {
-            const call = delta.tool_calls[k]!;
-            const key = call.index ?? k;
-            let state = tools.get(key);
-            // A new id at a known index is a new call (servers that number every call 0).
-            if (!state || (call.id && call.id !== state.id)) {
-              yield* closeThinking();
-              yield* closeText();
-              state = {
-                index: begin("tool_use"),
-                id: call.id || `call_${nextIndex}_${key}`,
-                sawArguments: false,
-              };
-              tools.set(key, state);
-              toolOrder.push(state);
-              yield {
-                type: "block_start",
-                index: state.index,
-                block: "tool_use",
-                id: state.id,
-                name: call.function?.name ?? "",
-                toolKind: "function",
-              };
-            }
-            const args = call.function?.arguments;
-            if (args) {
-              state.sawArguments = true;
-              yield { type: "block_delta", index: state.index, delta: "input_json", text: args };
-            }
-          }
-        }
-      }
-      if (choice?.finish_reason) finish = choice.finish_reason;
-      if (chunk.usage) yield { type: "usage", usage: toUsage(chunk.usage) };
+  private begin(block: BlockKind): number {
+    const index = this.nextIndex++;
+    this.open.start(index, block);
+    return index;
+  }
+
+  payload(payload: unknown, out: Event[]): boolean {
+    const chunk = payload as RawChunk;
+    if (!this.started) {
+      this.started = true;
+      out.push({
+        type: "status",
+        status: "started",
+        ...(chunk.model ? { model: chunk.model } : {}),
+        ...(chunk.id ? { responseId: chunk.id } : {}),
+      });
     }
-  } catch (error) {
-    if (signal.aborted) {
-      yield* endAborted(signal, open);
+    const choice = chunk.choices?.[0];
+    const delta = choice?.delta;
+    if (delta) {
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (reasoning) {
+        if (this.thinkingIndex < 0) {
+          this.closeText(out);
+          this.thinkingIndex = this.begin("thinking");
+          out.push({ type: "block_start", index: this.thinkingIndex, block: "thinking" });
+        }
+        out.push({ type: "block_delta", index: this.thinkingIndex, delta: "thinking", text: reasoning });
+      }
+      const text = delta.content || delta.refusal;
+      if (text) {
+        if (delta.refusal) this.refused = true;
+        if (this.textIndex < 0) {
+          this.closeThinking(out);
+          this.textIndex = this.begin("text");
+          out.push({ type: "block_start", index: this.textIndex, block: "text" });
+        }
+        out.push({ type: "block_delta", index: this.textIndex, delta: "text", text });
+      }
+      if (delta.tool_calls) this.toolDeltas(delta.tool_calls, out);
+    }
+    if (choice?.finish_reason) this.finish = choice.finish_reason;
+    if (chunk.usage) out.push({ type: "usage", usage: toUsage(chunk.usage) });
+    // The terminal marker is [DONE] (the SDK ends the stream there), not the finish chunk: usage follows it.
+    return false;
+  }
+
+  private toolDeltas(calls: RawToolCallDelta[], out: Event[]): void {
+    for (let k = 0; k < calls.length; k++) {
+      const call = calls[k]!;
+      const key = call.index ?? k;
+      let state = this.tools.get(key);
+      // A new id at a known index is a new call (servers that number every call 0).
+      if (!state || (call.id && call.id !== state.id)) {
+        this.closeThinking(out);
+        this.closeText(out);
+        state = {
+          index: this.begin("tool_use"),
+          id: call.id || `call_${this.nextIndex}_${key}`,
+          sawArguments: false,
+        };
+        this.tools.set(key, state);
+        this.toolOrder.push(state);
+        out.push({
+          type: "block_start",
+          index: state.index,
+          block: "tool_use",
+          id: state.id,
+          name: call.function?.name ?? "",
+          toolKind: "function",
+        });
+      }
+      const args = call.function?.arguments;
+      if (args) {
+        state.sawArguments = true;
+        out.push({ type: "block_delta", index: state.index, delta: "input_json", text: args });
+      }
+    }
+  }
+
+  end(out: Event[]): void {
+    if (this.signal.aborted) {
+      out.push(...endAborted(this.signal, this.open));
       return;
     }
-    yield* failStream(classifyOpenAIChatError(error, { inStream: true }), open);
-    return;
+    if (this.finish === undefined) {
+      out.push(...failStream(incompleteStream("openai-chat", "a finish_reason"), this.open));
+      return;
+    }
+    this.closeThinking(out);
+    this.closeText(out);
+    for (const state of this.toolOrder) {
+      if (!state.sawArguments)
+        out.push({ type: "block_delta", index: state.index, delta: "input_json", text: "{}" });
+      this.open.stop(state.index);
+      out.push({ type: "block_stop", index: state.index, block: "tool_use" });
+    }
+    let stopReason = FINISH_REASONS[this.finish] ?? "end_turn";
+    // Some compatible servers (older Ollama) finish tool calls with "stop".
+    if (stopReason === "end_turn" && this.toolOrder.length > 0) stopReason = "tool_use";
+    if (this.refused) stopReason = "refusal";
+    out.push({ type: "status", status: "completed", stopReason });
   }
-  if (signal.aborted) {
-    yield* endAborted(signal, open);
-    return;
+
+  fail(error: unknown, out: Event[]): void {
+    if (this.signal.aborted) {
+      out.push(...endAborted(this.signal, this.open));
+      return;
+    }
+    out.push(...failStream(classifyOpenAIChatError(error, { inStream: true }), this.open));
   }
-  if (finish === undefined) {
-    yield* failStream(incompleteStream("openai-chat", "a finish_reason"), open);
-    return;
-  }
-  yield* closeThinking();
-  yield* closeText();
-  for (const state of toolOrder) {
-    if (!state.sawArguments)
-      yield { type: "block_delta", index: state.index, delta: "input_json", text: "{}" };
-    open.stop(state.index);
-    yield { type: "block_stop", index: state.index, block: "tool_use" };
-  }
-  let stopReason = FINISH_REASONS[finish] ?? "end_turn";
-  // Some compatible servers (older Ollama) finish tool calls with "stop".
-  if (stopReason === "end_turn" && toolOrder.length > 0) stopReason = "tool_use";
-  if (refused) stopReason = "refusal";
-  yield { type: "status", status: "completed", stopReason };
 }
 
 /**

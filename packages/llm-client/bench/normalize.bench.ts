@@ -1,0 +1,204 @@
+/**
+ * Normalization overhead: the CPU time of `createClient(...).stream` against
+ * iterating the raw SDK stream over the same bytes, from the same local
+ * server, in the same run. Large synthetic streams are built with each
+ * provider's wire format: thousands of text deltas, and many tool-argument
+ * deltas. Target: client <= 1.10x raw SDK. A second set of rows shows the
+ * cost per delta stays flat from 1k to 100k deltas.
+ *
+ * Adding a provider is one entry in PROVIDERS (its raw SDK iteration).
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import Anthropic from "@anthropic-ai/sdk";
+import { GoogleGenAI } from "@google/genai";
+import OpenAI from "openai";
+import { compare, measure, report } from "../../../scripts/bench-kit.ts";
+import { createClient, type ProviderKind, userMessage } from "../src/index.ts";
+import { frameLines, sdkBaseURL, WIRE_FORMATS } from "../src/testing/index.ts";
+
+interface BenchProvider {
+  provider: ProviderKind;
+  /** The SDK itself is slow per payload (Gemini): one timed run at the largest size keeps the file under a minute. */
+  slow?: boolean;
+  /** Whether tool arguments stream as deltas (Gemini sends them whole). */
+  toolDeltas: boolean;
+  /** Builds a raw-SDK iteration over whatever the server sends; returns the number of payloads. */
+  raw(baseURL: string): () => Promise<number>;
+}
+
+const MODEL = "bench-model";
+
+const PROVIDERS: BenchProvider[] = [
+  {
+    provider: "anthropic",
+    toolDeltas: true,
+    raw: (baseURL) => {
+      const sdk = new Anthropic({ apiKey: "k", baseURL, maxRetries: 0 });
+      return async () => {
+        const stream = await sdk.messages.create({
+          model: MODEL,
+          max_tokens: 16,
+          messages: [{ role: "user", content: "hi" }],
+          stream: true,
+        });
+        let n = 0;
+        for await (const _ of stream) n++;
+        return n;
+      };
+    },
+  },
+  {
+    provider: "openai-chat",
+    toolDeltas: true,
+    raw: (baseURL) => {
+      const sdk = new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 });
+      return async () => {
+        const stream = await sdk.chat.completions.create({
+          model: MODEL,
+          messages: [{ role: "user", content: "hi" }],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
+        let n = 0;
+        for await (const _ of stream) n++;
+        return n;
+      };
+    },
+  },
+  {
+    provider: "openai-responses",
+    toolDeltas: true,
+    raw: (baseURL) => {
+      const sdk = new OpenAI({ apiKey: "k", baseURL, maxRetries: 0 });
+      return async () => {
+        const stream = await sdk.responses.create({ model: MODEL, input: "hi", stream: true, store: false });
+        let n = 0;
+        for await (const _ of stream) n++;
+        return n;
+      };
+    },
+  },
+  {
+    provider: "gemini",
+    slow: true,
+    toolDeltas: false,
+    raw: (baseURL) => {
+      const sdk = new GoogleGenAI({ apiKey: "k", httpOptions: { baseUrl: baseURL } });
+      return async () => {
+        const stream = await sdk.models.generateContentStream({ model: MODEL, contents: "hi" });
+        let n = 0;
+        for await (const _ of stream) n++;
+        return n;
+      };
+    },
+  },
+];
+
+const SIZES = [1_000, 10_000, 100_000];
+const CHUNK = 4;
+
+/** The serialized stream a workload sends, per provider. */
+function workload(provider: ProviderKind, kind: "text" | "tool", deltas: number): Buffer {
+  const wire = WIRE_FORMATS[provider];
+  const lines =
+    kind === "text"
+      ? wire.response("abcd".repeat(deltas), [], { chunkSize: CHUNK })
+      : // {"a":"xx...x"} is 8 characters of JSON around the string.
+        wire.response(
+          "",
+          [{ id: "call_1", name: "write", arguments: { a: "x".repeat(Math.max(0, deltas * CHUNK - 8)) } }],
+          {
+            chunkSize: CHUNK,
+          },
+        );
+  return Buffer.from(frameLines(provider, lines), "utf8");
+}
+
+let current: Buffer = Buffer.alloc(0);
+const server = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(current);
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+// BENCH_PROVIDERS=anthropic,openai-chat limits the run (development).
+const only = process.env.BENCH_PROVIDERS?.split(",");
+for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider))) {
+  const baseURL = sdkBaseURL(entry.provider, origin);
+  try {
+    WIRE_FORMATS[entry.provider].response("probe", [], {});
+  } catch (error) {
+    process.stderr.write(`skipping ${entry.provider}: its wire format is not available (${String(error)})\n`);
+    continue;
+  }
+  const client = createClient({ provider: entry.provider, model: MODEL, apiKey: "k", baseURL });
+  const subject = async () => {
+    let n = 0;
+    let failed: string | undefined;
+    for await (const event of client.stream({ items: [userMessage("hi")] })) {
+      n++;
+      if (event.type === "error") failed = event.message;
+    }
+    if (failed !== undefined) throw new Error(`${entry.provider}: ${failed}`);
+    return n;
+  };
+  const raw = entry.raw(baseURL);
+
+  // Warm both paths up (JIT) before anything is timed.
+  current = workload(entry.provider, "text", 10_000);
+  for (let i = 0; i < 3; i++) {
+    await raw();
+    await subject();
+  }
+
+  for (const kind of ["text", "tool"] as const) {
+    if (kind === "tool" && !entry.toolDeltas) continue;
+    const label = kind === "text" ? "text deltas" : "tool-argument deltas";
+    const perSize: { size: number; subject: number }[] = [];
+    for (const size of SIZES) {
+      current = workload(entry.provider, kind, size);
+      const big = size >= 100_000;
+      const runs = big ? (entry.slow ? 1 : 3) : 5;
+      const result = await compare(subject, raw, { cpu: true, runs, warmup: big ? 0 : 1 });
+      perSize.push({ size, subject: result.subject });
+      report({
+        group: "llm-client",
+        name: `${entry.provider} ${size / 1000}k ${label}`,
+        subject: result.subject,
+        baseline: result.baseline,
+        baselineName: "raw SDK iteration",
+        unit: "ms",
+        target: 1.1,
+        note: `${(current.length / 1e6).toFixed(1)} MB, CPU time`,
+      });
+    }
+    // The fixed cost of one request (connect, headers, start/stop events), for the marginal cost per delta.
+    current = workload(entry.provider, kind, 0);
+    const fixed = await measure(subject, { cpu: true, runs: 7, warmup: 2 });
+    const marginal = perSize.map((p) => ({
+      size: p.size,
+      us: (Math.max(0, p.subject - fixed) * 1000) / p.size,
+    }));
+    const first = marginal[0]!;
+    for (const m of marginal.slice(1)) {
+      report({
+        group: "llm-client",
+        name: `${entry.provider} ${kind} cost/delta at ${m.size / 1000}k`,
+        subject: m.us,
+        baseline: first.us,
+        baselineName: `cost/delta at ${first.size / 1000}k`,
+        unit: "us",
+        target: 1.25,
+        note: `marginal: (time - ${fixed.toFixed(2)} ms fixed per request) / deltas`,
+      });
+    }
+  }
+}
+
+server.closeAllConnections();
+server.close();
