@@ -41,7 +41,7 @@ async function run(command: Command): Promise<number> {
     case "replay":
       return (await import("./commands/replay.ts")).replayCommand(command);
     case "demo":
-      throw new CliError("yoi demo: not built yet", EXIT.error);
+      return (await import("./commands/demo.ts")).demoCommand(command);
     case "chat":
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {

@@ -1,0 +1,166 @@
+import * as path from "node:path";
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, tempWorld } from "./helpers.ts";
+import { TmuxSession, waitForFile } from "./tmux.ts";
+
+const sessions: TmuxSession[] = [];
+const servers: ScriptedServer[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.kill();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** The shell line that runs yoi in the terminal, then records its exit code and the tty mode. */
+function command(opts: {
+  project: string;
+  home: string;
+  baseURL: string;
+  args: string[];
+  out: string;
+}): string {
+  const env = [
+    `HOME=${quote(opts.home)}`,
+    `PATH=${quote(process.env.PATH ?? "/usr/bin:/bin")}`,
+    "TERM=xterm-256color",
+    "LANG=C.UTF-8",
+    "ANTHROPIC_API_KEY=test-key",
+    `ANTHROPIC_BASE_URL=${quote(opts.baseURL)}`,
+  ].join(" ");
+  const yoi = [
+    process.execPath,
+    "--conditions=@yoi/source",
+    BIN,
+    "-m",
+    "anthropic/claude-haiku-4-5",
+    ...opts.args,
+  ]
+    .map(quote)
+    .join(" ");
+  return `cd ${quote(opts.project)} && env -i ${env} ${yoi}; echo "EXIT=$?" > ${quote(`${opts.out}.exit`)}; stty -a > ${quote(`${opts.out}.stty`)}; sleep 30`;
+}
+
+describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (tmux)", () => {
+  it("@file with Tab, parallel tools, a permission ask, Ctrl-C cancel, /compact, /exit, then yoi -c", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          text: "Reading it.",
+          options: { thinking: "Read the note and grep for greetings." },
+          toolCalls: [
+            { id: "toolu_read", name: "read_file", arguments: { path: "notes/a.txt" } },
+            { id: "toolu_grep", name: "grep", arguments: { pattern: "hello" } },
+          ],
+        },
+        {
+          type: "reply",
+          text: "The note says hello.",
+          options: { usage: { inputTokens: 2000, outputTokens: 20 } },
+        },
+        {
+          type: "reply",
+          toolCalls: [{ id: "toolu_sleep", name: "bash", arguments: { command: "sleep 30" } }],
+        },
+        {
+          type: "reply",
+          text: "<summary>The user read notes/a.txt (it says hello) and cancelled a slow command.</summary>",
+        },
+        { type: "reply", text: "Continuing where we left off." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "notes/a.txt": "hello from a\n" });
+    const out = path.join(home, "run1");
+
+    const tty = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor("Ctrl-C twice exits");
+    await tty.waitFor(/^›\s*$/m);
+
+    // @ + Tab completes inside the scope
+    tty.type("summarize @notes/a");
+    tty.keys("Tab");
+    await tty.waitFor("summarize @notes/a.txt");
+    tty.keys("Enter");
+    let screen = await tty.waitFor("─ 2 calls");
+    expect(screen).toContain("✻ thinking");
+    expect(screen).toContain("Reading it.");
+    expect(screen).toMatch(/✓ read_file notes\/a\.txt \d+ms · \d+ B/);
+    expect(screen).toMatch(/✓ grep \/hello\//);
+    expect(screen).toContain("The note says hello.");
+    expect(screen).toMatch(/context 1\.0% of 200k/);
+    expect(JSON.stringify(server.requests[0])).toContain("[File: notes/a.txt]");
+
+    // a permission ask answered at the prompt, then Ctrl-C cancels the running tool
+    tty.type("now run the slow one");
+    tty.keys("Enter");
+    await tty.waitFor("[y]es / [n]o / [a]lways");
+    tty.type("y");
+    tty.keys("Enter");
+    await tty.waitFor(/bash sleep 30 \d/);
+    tty.keys("C-c");
+    screen = await tty.waitFor("⊘ cancelled");
+    expect(screen).toContain("→ allowed");
+    expect(screen).toMatch(/✗ bash sleep 30/);
+    await tty.waitFor(/^›\s*$/m);
+
+    tty.type("/compact");
+    tty.keys("Enter");
+    await tty.waitFor("⟳ compacted the conversation");
+    await tty.waitFor(/^›\s*$/m);
+
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+    const stty = await waitForFile(`${out}.stty`);
+    // the terminal is back in cooked mode with echo
+    expect(stty).toMatch(/(^|\s)icanon(\s|$)/);
+    expect(stty).toMatch(/(^|\s)echo(\s|$)/);
+    tty.kill();
+
+    // yoi -c continues the same session: the compacted history goes to the model
+    const out2 = path.join(home, "run2");
+    const tty2 = TmuxSession.start(
+      command({ project, home, baseURL: server.baseURL, args: ["-c"], out: out2 }),
+    );
+    sessions.push(tty2);
+    await tty2.waitFor("resumed session");
+    await tty2.waitFor(/^›\s*$/m);
+    tty2.type("where were we?");
+    tty2.keys("Enter");
+    await tty2.waitFor("Continuing where we left off.");
+    await tty2.waitFor(/^›\s*$/m);
+    expect(JSON.stringify(server.requests.at(-1))).toContain("cancelled a slow command");
+    // Ctrl-C twice at the empty prompt leaves
+    tty2.keys("C-c");
+    await tty2.waitFor("press Ctrl-C again to exit");
+    tty2.keys("C-c");
+    expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
+    expect(server.rejections).toEqual([]);
+  }, 90_000);
+
+  it("a missing @file is refused before anything is sent, and the line comes back for editing", async () => {
+    const server = await startScriptedServer({ provider: "anthropic", script: [] });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "a.txt": "a\n" });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("look at @nope.txt");
+    tty.keys("Enter");
+    const screen = await tty.waitFor("nothing was sent");
+    expect(screen).toContain("✗ @nope.txt:");
+    await tty.waitFor(/› look at @nope\.txt$/m);
+    expect(server.requests).toHaveLength(0);
+    tty.keys("C-c");
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 30_000);
+});

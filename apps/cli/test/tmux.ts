@@ -1,0 +1,97 @@
+import { execFileSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+
+/** A program running in a real pseudo-terminal under a private tmux server. */
+export class TmuxSession {
+  readonly #socket: string;
+  readonly name = "yoi";
+
+  private constructor(socket: string) {
+    this.#socket = socket;
+  }
+
+  static available(): boolean {
+    try {
+      execFileSync("tmux", ["-V"], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Starts `command` (a shell command line) in a 120x40 terminal. */
+  static start(command: string, options: { width?: number; height?: number } = {}): TmuxSession {
+    const socket = `yoi-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const session = new TmuxSession(socket);
+    session.#tmux([
+      "new-session",
+      "-d",
+      "-s",
+      session.name,
+      "-x",
+      String(options.width ?? 120),
+      "-y",
+      String(options.height ?? 40),
+      command,
+    ]);
+    return session;
+  }
+
+  #tmux(args: string[]): string {
+    return execFileSync("tmux", ["-L", this.#socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+  }
+
+  /** Types literal text. */
+  type(text: string): void {
+    this.#tmux(["send-keys", "-t", this.name, "-l", text]);
+  }
+
+  /** Sends named keys (Enter, Tab, C-c). */
+  keys(...keys: string[]): void {
+    this.#tmux(["send-keys", "-t", this.name, ...keys]);
+  }
+
+  screen(): string {
+    try {
+      return this.#tmux(["capture-pane", "-p", "-t", this.name, "-S", "-200"]);
+    } catch {
+      return "";
+    }
+  }
+
+  resize(width: number, height: number): void {
+    this.#tmux(["resize-window", "-t", this.name, "-x", String(width), "-y", String(height)]);
+  }
+
+  /** Waits until the screen matches; fails with the screen when it does not in time. */
+  async waitFor(match: string | RegExp, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const screen = this.screen();
+      if (typeof match === "string" ? screen.includes(match) : match.test(screen)) return screen;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for ${String(match)}; the screen:\n${screen}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  kill(): void {
+    try {
+      execFileSync("tmux", ["-L", this.#socket, "kill-server"], { stdio: "ignore" });
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Waits for a file written by the shell after the program exits. */
+export async function waitForFile(path: string, timeoutMs = 15_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = await readFile(path, "utf8").catch(() => undefined);
+    if (text !== undefined && text.trim() !== "") return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${path}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
