@@ -46,6 +46,18 @@ export function createClient(options: ClientOptions): LlmClient {
       `unknown provider ${JSON.stringify(options.provider)}; use one of ${PROVIDER_KINDS.join(", ")}`,
     );
   }
+  return createClientWithAdapter(options, load);
+}
+
+/**
+ * `createClient` over a given adapter factory: the retry policy, timeouts
+ * and stream contract around an adapter that is not built in (tests, a
+ * provider under development). Not re-exported from the package index.
+ */
+export function createClientWithAdapter(
+  options: ClientOptions,
+  load: () => Promise<AdapterFactory>,
+): LlmClient {
   if (typeof options.model !== "string" || options.model.trim() === "") {
     throw new LlmError(
       "config",
