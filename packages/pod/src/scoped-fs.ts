@@ -91,7 +91,29 @@ export function isInside(root: string, child: string): boolean {
   return rel !== ".." && !rel.startsWith(`..${path.sep}`);
 }
 
-let procFdWorks: boolean | undefined;
+/** Whether `/proc/self/fd/<n>` names open files here (Linux). Probed once. */
+let procProbe: Promise<boolean> | undefined;
+function procAvailable(): Promise<boolean> {
+  procProbe ??= (async () => {
+    let handle: FileHandle | undefined;
+    try {
+      handle = await fsp.open(path.parse(process.cwd()).root, fsc.O_RDONLY | fsc.O_DIRECTORY);
+      const target = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
+      return path.isAbsolute(target);
+    } catch {
+      return false;
+    } finally {
+      await handle?.close().catch(() => {});
+    }
+  })();
+  return procProbe;
+}
+
+/** The path the kernel has for an open handle (Linux `/proc`). */
+async function handlePath(handle: FileHandle): Promise<string> {
+  const target = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
+  return target.endsWith(" (deleted)") ? target.slice(0, -" (deleted)".length) : target;
+}
 
 export class ScopedFs {
   /** Real paths of the readable roots (read roots and write roots). */
@@ -100,18 +122,19 @@ export class ScopedFs {
   readonly writeRoots: readonly string[];
   /** Real path relative inputs start from. */
   readonly cwd: string;
-  readonly #handleCheck: "auto" | "proc" | "inode";
+  /** Whether handles are checked (and writes anchored) through `/proc/self/fd`. */
+  readonly #proc: boolean;
 
-  private constructor(
-    readRoots: string[],
-    writeRoots: string[],
-    cwd: string,
-    handleCheck: "auto" | "proc" | "inode",
-  ) {
+  private constructor(readRoots: string[], writeRoots: string[], cwd: string, proc: boolean) {
     this.readRoots = readRoots;
     this.writeRoots = writeRoots;
     this.cwd = cwd;
-    this.#handleCheck = handleCheck;
+    this.#proc = proc;
+  }
+
+  /** `proc` when handles are checked exactly through `/proc/self/fd`, else `inode` (best-effort). */
+  get handleCheck(): "proc" | "inode" {
+    return this.#proc ? "proc" : "inode";
   }
 
   /** Realpaths the roots (each must be an existing directory) and builds the scope. */
@@ -144,7 +167,16 @@ export class ScopedFs {
         throw new ScopeError("out_of_scope", options.cwd, `cwd ${options.cwd} is outside every scope root`);
       }
     }
-    return new ScopedFs(readRoots, writeRoots, cwd, options.handleCheck ?? "auto");
+    const check = options.handleCheck ?? "auto";
+    const proc = check !== "inode" && (await procAvailable());
+    if (check === "proc" && !proc) {
+      throw new ScopeError(
+        "io",
+        "/proc",
+        'handleCheck "proc" needs /proc/self/fd (Linux); use "auto" or "inode"',
+      );
+    }
+    return new ScopedFs(readRoots, writeRoots, cwd, proc);
   }
 
   /** How a real path is shown to users and the model: relative to the cwd when inside it. */
@@ -300,11 +332,32 @@ export class ScopedFs {
       mode = st.mode & 0o7777;
     }
     const parent = path.dirname(resolved.real);
-    if (options.createParents ?? true) await this.ensureDir(parent, input);
-    const temp = path.join(
-      parent,
-      `.${path.basename(resolved.real)}.${randomBytes(6).toString("hex")}.yoi-tmp`,
-    );
+    const name = path.basename(resolved.real);
+    const tempName = `.${name}.${randomBytes(6).toString("hex")}.yoi-tmp`;
+    const createParents = options.createParents ?? true;
+    if (this.#proc) {
+      // Every step relative to the verified directory handle: no parent swap can redirect the write.
+      const dir = await this.openDirAnchored(parent, input, createParents);
+      const base = `/proc/self/fd/${dir.fd}`;
+      let handle: FileHandle | undefined;
+      try {
+        handle = await fsp.open(`${base}/${tempName}`, TEMP_FLAGS, mode);
+        await handle.writeFile(data);
+        await handle.datasync();
+        await handle.close();
+        handle = undefined;
+        await fsp.rename(`${base}/${tempName}`, `${base}/${name}`);
+        return { ...resolved, exists: true };
+      } catch (error) {
+        if (handle !== undefined) await handle.close().catch(() => {});
+        await fsp.unlink(`${base}/${tempName}`).catch(() => {});
+        throw scopeErrorFromOs(error, input, "write");
+      } finally {
+        await dir.close().catch(() => {});
+      }
+    }
+    if (createParents) await this.ensureDir(parent, input);
+    const temp = path.join(parent, tempName);
     let handle: FileHandle | undefined;
     try {
       handle = await fsp.open(temp, TEMP_FLAGS, mode);
@@ -319,7 +372,7 @@ export class ScopedFs {
     } catch (error) {
       if (handle !== undefined) await handle.close().catch(() => {});
       await fsp.unlink(temp).catch(() => {});
-      if (errnoOf(error) === "ENOENT" && !(options.createParents ?? true)) {
+      if (errnoOf(error) === "ENOENT" && !createParents) {
         throw new ScopeError("not_found", input, `parent directory of ${input} does not exist`, {
           cause: error,
         });
@@ -331,7 +384,8 @@ export class ScopedFs {
   /** Creates a directory (and missing parents) inside a write root. */
   async mkdir(input: string): Promise<ResolvedPath> {
     const resolved = await this.resolve(input, "write");
-    await this.ensureDir(resolved.real, input);
+    if (this.#proc) await (await this.openDirAnchored(resolved.real, input, true)).close();
+    else await this.ensureDir(resolved.real, input);
     return { ...resolved, exists: true };
   }
 
@@ -408,25 +462,21 @@ export class ScopedFs {
   /** Checks that an open handle names an in-scope file (defeats a link swapped in after the check). */
   private async verifyHandle(handle: FileHandle, stat: Stats, resolved: ResolvedPath, mode: AccessMode) {
     const input = resolved.input;
-    const useProc = this.#handleCheck === "proc" || (this.#handleCheck === "auto" && procFdWorks !== false);
-    if (useProc) {
+    if (this.#proc) {
+      let opened: string;
       try {
-        let opened = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
-        procFdWorks = true;
-        if (opened.endsWith(" (deleted)")) opened = opened.slice(0, -" (deleted)".length);
-        if (!this.contains(opened, mode)) {
-          throw new ScopeError(
-            "out_of_scope",
-            input,
-            `${input} changed to lead outside the scope while being opened`,
-          );
-        }
-        return;
+        opened = await handlePath(handle);
       } catch (error) {
-        if (error instanceof ScopeError) throw error;
-        if (this.#handleCheck === "proc") throw scopeErrorFromOs(error, input, "verify");
-        procFdWorks = false;
+        throw scopeErrorFromOs(error, input, "verify");
       }
+      if (!this.contains(opened, mode)) {
+        throw new ScopeError(
+          "out_of_scope",
+          input,
+          `${input} changed to lead outside the scope while being opened`,
+        );
+      }
+      return;
     }
     // No /proc: the path must resolve inside, to the handle's inode, twice in a row. Path-based, so
     // only best-effort against a directory swapped back and forth at the right instants (see `handleCheck`).
@@ -446,6 +496,72 @@ export class ScopedFs {
         input,
         `${input} changed to lead outside the scope while being opened`,
       );
+    }
+  }
+
+  /**
+   * Opens the directory `dirReal` one component at a time from its write
+   * root, each step relative to the verified handle of the previous one
+   * (`/proc/self/fd/<n>/<name>` with O_NOFOLLOW: an `openat` walk), creating
+   * missing components when `create`. No swap of a parent can redirect it.
+   */
+  private async openDirAnchored(dirReal: string, input: string, create: boolean): Promise<FileHandle> {
+    const root = this.writeRoots.find((r) => isInside(r, dirReal));
+    if (root === undefined)
+      throw new ScopeError("out_of_scope", input, `${input} is outside the writable scope`);
+    const parts = path
+      .relative(root, dirReal)
+      .split(path.sep)
+      .filter((p) => p !== "");
+    let dir: FileHandle;
+    try {
+      dir = await fsp.open(root, fsc.O_RDONLY | fsc.O_DIRECTORY);
+      if (!this.contains(await handlePath(dir), "write")) {
+        await dir.close();
+        throw new ScopeError("out_of_scope", input, `the write root of ${input} moved outside the scope`);
+      }
+    } catch (error) {
+      throw scopeErrorFromOs(error, input, "open the directory of");
+    }
+    try {
+      for (const part of parts) {
+        const child = `/proc/self/fd/${dir.fd}/${part}`;
+        if (create) {
+          try {
+            await fsp.mkdir(child);
+          } catch (error) {
+            if (errnoOf(error) !== "EEXIST") throw error;
+          }
+        }
+        let next: FileHandle;
+        try {
+          next = await fsp.open(child, fsc.O_RDONLY | fsc.O_DIRECTORY | fsc.O_NOFOLLOW);
+        } catch (error) {
+          const errno = errnoOf(error);
+          if (errno === "ELOOP") {
+            throw new ScopeError(
+              "out_of_scope",
+              input,
+              `a parent of ${input} is (or became) a symbolic link`,
+            );
+          }
+          if (errno === "ENOTDIR") {
+            throw new ScopeError("invalid_path", input, `a parent of ${input} is a file, not a directory`);
+          }
+          throw error;
+        }
+        await dir.close();
+        dir = next;
+      }
+      return dir;
+    } catch (error) {
+      await dir.close().catch(() => {});
+      if (errnoOf(error) === "ENOENT") {
+        throw new ScopeError("not_found", input, `parent directory of ${input} does not exist`, {
+          cause: error,
+        });
+      }
+      throw scopeErrorFromOs(error, input, "create directories for");
     }
   }
 

@@ -257,3 +257,64 @@ describe.each(["proc", "auto"] as const)("ScopedFs race (handle check: %s)", (ha
     expect(ok + refused).toBe(reads * 2);
   });
 });
+
+describe("ScopedFs write race", () => {
+  // Another thread swaps the directory being written into with a symlink to an
+  // outside directory, as fast as it can, while we write files and create
+  // directories below it. Nothing may ever appear outside the root.
+  it("never creates a file or directory outside while a parent is swapped", async () => {
+    const scoped = await ScopedFs.create({ writeRoots: [root] });
+    expect(scoped.handleCheck).toBe("proc");
+    const target = path.join(outside, "target");
+    await mkdir(target);
+    await mkdir(path.join(root, "wdir"));
+    const iterations = 60_000;
+    const worker = new Worker(
+      `
+      const fs = require("node:fs");
+      const path = require("node:path");
+      const { root, target, iterations } = require("node:worker_threads").workerData;
+      const dir = path.join(root, "wdir");
+      for (let i = 0; i < iterations; i++) {
+        try {
+          fs.renameSync(dir, dir + ".real");
+          fs.symlinkSync(target, dir);
+          fs.unlinkSync(dir);
+          fs.renameSync(dir + ".real", dir);
+        } catch (e) {}
+      }
+      `,
+      { eval: true, workerData: { root, target, iterations } },
+    );
+    let done = false;
+    const exited = new Promise<void>((resolve, reject) => {
+      worker.on("exit", () => {
+        done = true;
+        resolve();
+      });
+      worker.on("error", reject);
+    });
+    let ok = 0;
+    let i = 0;
+    try {
+      while (!done && i < 100_000) {
+        i += 1;
+        const results = await Promise.allSettled([
+          scoped.writeFile(`wdir/f${i % 7}.txt`, "data"),
+          scoped.writeFile(`wdir/new${i % 5}/deep/g.txt`, "data"),
+          scoped.mkdir(`wdir/made${i % 3}`),
+        ]);
+        for (const r of results) {
+          if (r.status === "fulfilled") ok += 1;
+          else expect(r.reason).toBeInstanceOf(ScopeError);
+        }
+      }
+    } finally {
+      if (!done) await worker.terminate();
+      await exited;
+    }
+    const { readdir } = await import("node:fs/promises");
+    expect(await readdir(target)).toEqual([]);
+    expect(ok).toBeGreaterThan(0);
+  });
+});
