@@ -493,7 +493,13 @@ class ClientStream implements AsyncIterableIterator<Event> {
             break;
           }
           if (isPreamble(event)) {
-            if (!(event.type === "status" && held.some((h) => h.type === "status"))) held.push(event);
+            // Pings before the commit carry nothing worth replaying; a second start is dropped.
+            if (
+              event.type !== "ping" &&
+              !(event.type === "status" && held.some((h) => h.type === "status"))
+            ) {
+              held.push(event);
+            }
             continue;
           }
           // Committed: from here on the adapter's events are served.

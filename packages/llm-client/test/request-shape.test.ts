@@ -274,3 +274,69 @@ describe("openai-chat request shape", () => {
     expect(s.rejections).toHaveLength(1);
   });
 });
+
+/** The Items a worker would commit from a folded stream. */
+function committed(r: Awaited<ReturnType<typeof collect>>, provider: "anthropic" | "openai-chat"): Item[] {
+  const items: Item[] = [];
+  for (const replay of r.replays) {
+    items.push({
+      type: "reasoning",
+      provider,
+      text: r.thinking,
+      ...(replay.signature ? { signature: replay.signature } : {}),
+    });
+  }
+  if (r.text !== "") items.push(assistantMessage(r.text));
+  for (const call of r.toolCalls)
+    items.push({ type: "tool_call", callId: call.id, name: call.name, arguments: call.raw });
+  return items;
+}
+
+for (const provider of ["anthropic", "openai-chat"] as const) {
+  describe(`${provider} multi-turn tool loop against a validating server`, () => {
+    it("sends a second request the API accepts, with the calls, their results and the reasoning", async () => {
+      const s = await startScriptedServer({
+        provider,
+        validate: true,
+        script: [
+          {
+            type: "reply",
+            text: "Let me check.",
+            toolCalls: [
+              { id: "t1", name: "read", arguments: { path: "a.txt" } },
+              { id: "t2", name: "list", arguments: {} },
+            ],
+            options: {
+              thinking: "I need both files.",
+              usage: { inputTokens: 120, outputTokens: 30, cacheReadTokens: 100 },
+            },
+          },
+          { type: "reply", text: "All done." },
+        ],
+      });
+      servers.push(s);
+      const { client, warnings } = clientFor(provider, s.baseURL);
+      const history: Item[] = [userMessage("Summarize a.txt and the folder.")];
+      const first = await collect(client.stream({ items: history, tools: REQUEST.tools }));
+      expect(first.stopReason).toBe("tool_use");
+      expect(first.usage).toMatchObject({ inputTokens: 120, outputTokens: 30, cacheReadTokens: 100 });
+      expect(first.toolCalls.map((c) => c.input)).toEqual([{ path: "a.txt" }, {}]);
+      history.push(...committed(first, provider));
+      history.push({ type: "tool_result", callId: "t2", output: "a.txt b.txt", isError: false });
+      history.push({ type: "tool_result", callId: "t1", output: "hello", isError: false });
+      const second = await collect(client.stream({ items: history, tools: REQUEST.tools }));
+      expect(s.rejections).toEqual([]);
+      expect(second.text).toBe("All done.");
+      const body = JSON.stringify(s.requests[1]);
+      if (provider === "anthropic") {
+        // Its own signed thinking goes back; nothing is reported dropped.
+        expect(body).toContain('"signature":"sig-scripted"');
+        expect(warnings.filter((w) => w.code === "dropped_reasoning")).toEqual([]);
+      } else {
+        // Chat cannot take reasoning back: dropped, and said so.
+        expect(body).not.toContain("I need both files.");
+        expect(warnings.filter((w) => w.code === "dropped_reasoning")).toHaveLength(1);
+      }
+    });
+  });
+}
