@@ -103,6 +103,12 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     tty.type("y");
     tty.keys("Enter");
     await tty.waitFor(/bash sleep 30 \d/);
+    // a resize while the spinner runs redraws it in place: still one spinner line
+    tty.resize(70, 30);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    tty.resize(120, 40);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(tty.screen().match(/bash sleep 30 \d/g)).toHaveLength(1);
     tty.keys("C-c");
     screen = await tty.waitFor("⊘ cancelled");
     expect(screen).toContain("→ allowed");

@@ -14,7 +14,7 @@ async function loadedModules(
   const trace = path.join(home, "trace.txt");
   const result = await runYoi(args, {
     env: cleanEnv(home, { YOI_TRACE_FILE: trace }),
-    nodeArgs: ["--import", TRACER],
+    nodeArgs: [`--import=${TRACER}`],
   });
   const modules = (await readFile(trace, "utf8")).split("\n").filter(Boolean);
   return { modules, code: result.code, stdout: result.stdout };

@@ -1,0 +1,159 @@
+import { describe, expect, it } from "vitest";
+import { parseCommand } from "../src/args.ts";
+import { CliError } from "../src/cli-error.ts";
+import { describeFailure, scrub } from "../src/describe-error.ts";
+import { toStreamJson } from "../src/stream-json.ts";
+import { colorEnabled, truncate, visibleWidth } from "../src/style.ts";
+import { shortArgs } from "../src/ui/tool-summary.ts";
+
+function usage(argv: string[]): string {
+  try {
+    parseCommand(argv);
+  } catch (error) {
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).exitCode).toBe(2);
+    return (error as CliError).message;
+  }
+  throw new Error(`no usage error for ${argv.join(" ")}`);
+}
+
+describe("parseCommand", () => {
+  it("reads chat flags, subcommands and their arguments", () => {
+    expect(parseCommand(["-p", "-o", "json", "-m", "openai/gpt-5", "hello", "world"])).toMatchObject({
+      kind: "chat",
+      print: true,
+      output: "json",
+      prompt: "hello world",
+      flags: { model: "openai/gpt-5" },
+    });
+    expect(parseCommand(["inspect", "id-1", "lines:1-2"])).toEqual({
+      kind: "inspect",
+      flags: {},
+      blobId: "id-1",
+      selector: "lines:1-2",
+    });
+    expect(parseCommand(["debug", "replay", "--provider", "gemini", "f.txt"])).toEqual({
+      kind: "replay",
+      provider: "gemini",
+      file: "f.txt",
+    });
+    expect(parseCommand(["-v"])).toEqual({ kind: "version" });
+    expect(parseCommand(["sessions", "--help"])).toEqual({ kind: "help", topic: "sessions" });
+  });
+
+  it("says what was wrong in one line", () => {
+    expect(usage(["--nope"])).toBe("unknown option --nope (see yoi --help)");
+    expect(usage(["-o", "yaml", "-p", "x"])).toBe(
+      '--output must be one of text, json, stream-json; got "yaml"',
+    );
+    expect(usage(["-o", "json", "x"])).toContain("--output applies to print mode");
+    expect(usage(["-c", "-r", "abc"])).toContain("either -c");
+    expect(usage(["--base-url", "ftp://x"])).toContain("--base-url must be an http(s) URL");
+    expect(usage(["inspect"])).toContain("yoi inspect needs a blob id");
+    expect(usage(["debug", "replay", "f"])).toContain("needs --provider");
+    expect(usage(["debug", "nope"])).toContain("yoi debug takes one subcommand: replay");
+    expect(usage(["config", "extra"])).toBe('yoi config: unexpected argument "extra"');
+    expect(usage(["demo", "--model", "x/y"])).toBe("--model does not apply to yoi demo (see yoi --help)");
+  });
+});
+
+describe("errors never show keys", () => {
+  it("scrubs the given secret and anything shaped like a key", () => {
+    expect(scrub("bad key sk-ant-api03-abcdefgh and mysecretvalue", ["mysecretvalue"])).toBe(
+      "bad key <redacted> and <redacted>",
+    );
+    const line = describeFailure(
+      {
+        code: "invalid_request",
+        message: "nope for key sk-proj-abcdefghijkl",
+        retryable: false,
+        status: 400,
+      },
+      { provider: "openai", secrets: [] },
+    );
+    expect(line).toBe("openai rejected the request (HTTP 400): nope for key <redacted>");
+  });
+
+  it("a server error without an HTTP status is an unreachable server", () => {
+    const line = describeFailure(
+      { code: "server", message: "openai-chat: Connection error.", retryable: true },
+      {
+        provider: "openai-chat",
+        baseURL: "http://127.0.0.1:9/v1",
+        baseURLEnv: "OPENAI_BASE_URL",
+        customServer: true,
+      },
+    );
+    expect(line).toMatch(
+      /^cannot reach openai-chat at http:\/\/127\.0\.0\.1:9\/v1: .*--base-url or OPENAI_BASE_URL/,
+    );
+  });
+});
+
+describe("output helpers", () => {
+  it("colour only on a terminal, never with NO_COLOR or --no-color", () => {
+    expect(colorEnabled({ isTTY: true }, {}, [])).toBe(true);
+    expect(colorEnabled({ isTTY: false }, {}, [])).toBe(false);
+    expect(colorEnabled({ isTTY: true }, { NO_COLOR: "1" }, [])).toBe(false);
+    expect(colorEnabled({ isTTY: true }, {}, ["--no-color"])).toBe(false);
+    expect(colorEnabled({ isTTY: true }, { TERM: "dumb" }, [])).toBe(false);
+  });
+
+  it("truncate keeps ANSI sequences and counts wide characters as two columns", () => {
+    expect(visibleWidth("日本")).toBe(4);
+    expect(truncate("abcdef", 4)).toBe("abc…");
+    expect(truncate("\x1b[1mabcdef\x1b[22m", 4)).toBe("\x1b[1mabc…\x1b[0m");
+    expect(visibleWidth(truncate("日本語のテキスト", 7))).toBeLessThanOrEqual(7);
+  });
+
+  it("tool arguments in short", () => {
+    expect(shortArgs("bash", { command: "npm test\nnpm run lint" })).toBe("npm test …");
+    expect(shortArgs("grep", { pattern: "TODO", path: "src" })).toBe("/TODO/ in src");
+    expect(shortArgs("read_file", { path: "a.ts", offset: 10, limit: 20 })).toBe("a.ts:10+20");
+    expect(shortArgs("custom", { query: "x" })).toBe("x");
+  });
+
+  it("stream-json shapes of pod events", () => {
+    expect(
+      toStreamJson(
+        {
+          type: "usage",
+          turnIndex: 1,
+          usage: { inputTokens: 100, outputTokens: 5 },
+          total: { inputTokens: 300 },
+        },
+        1000,
+      ),
+    ).toEqual({
+      type: "usage",
+      turn: 1,
+      usage: {
+        input_tokens: 100,
+        output_tokens: 5,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        reasoning_tokens: 0,
+      },
+      total: {
+        input_tokens: 300,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        reasoning_tokens: 0,
+      },
+      context_tokens: 105,
+      context_window: 1000,
+    });
+    expect(
+      toStreamJson(
+        {
+          type: "item_committed",
+          item: { type: "message", role: "user", content: [] },
+          index: 0,
+          reason: "user",
+        },
+        0,
+      ),
+    ).toBeUndefined();
+  });
+});
