@@ -118,4 +118,22 @@ describe("yoi -p against the scripted server", () => {
       });
     });
   }
+
+  it("reads the prompt from stdin when it is not a terminal (no -p needed)", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "From stdin." }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "notes/a.txt": "hello from a\n" });
+    const result = await runYoi(["-m", "anthropic/claude-haiku-4-5"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }),
+      input: "what is in @notes/a.txt?\n",
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("From stdin.\n");
+    expect(JSON.stringify(server.requests[0])).toContain("what is in [unresolved file ref: notes/a.txt]?");
+    expect(JSON.stringify(server.requests[0])).toContain("hello from a");
+  });
 });
