@@ -7,7 +7,7 @@ import type {
 import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
-import { pumpEvents } from "../openai-responses/event-pump.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { abortFailure, errorEvent } from "../stream-end.ts";
 import { classifyGeminiStreamFailure } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
@@ -47,7 +47,8 @@ export function normalizeGeminiStream(
   options: GeminiNormalizeOptions,
 ): AsyncIterable<Event> {
   const { signal, onRawEvent } = options;
-  const out: Event[] = [];
+  // The pump hands its queue to every call; events are pushed onto it.
+  let out: Event[] = [];
   let started = false;
   let nextIndex = 0;
   let run: TextRun | undefined;
@@ -145,7 +146,6 @@ export function normalizeGeminiStream(
 
   // Gemini has no terminal payload: the stream's end decides (see \`end\`).
   const step = (chunk: GenerateContentResponse): boolean => {
-    if (onRawEvent) onRawEvent(chunk);
     if (!started) {
       started = true;
       out.push({
@@ -248,10 +248,17 @@ export function normalizeGeminiStream(
     out.push({ type: "status", status: "cancelled" });
   }
 
-  return pumpEvents(stream, out, {
-    step,
-    end,
-    fail(error) {
+  const normalizer: Normalizer = {
+    payload(payload, queue) {
+      out = queue;
+      return step(payload as GenerateContentResponse);
+    },
+    end(queue) {
+      out = queue;
+      end();
+    },
+    fail(error, queue) {
+      out = queue;
       if (signal.aborted) {
         cancelled(started);
         return;
@@ -259,7 +266,8 @@ export function normalizeGeminiStream(
       if (!started) out.push({ type: "status", status: "started" });
       fail(classifyGeminiStreamFailure(error, signal, options.retryAfterMs?.()));
     },
-  });
+  };
+  return pumpEvents(stream, normalizer, onRawEvent);
 }
 
 function stopReasonOf(

@@ -1,9 +1,9 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { abortFailure, errorEvent } from "../stream-end.ts";
 import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
-import { pumpEvents } from "./event-pump.ts";
 
 interface OpenBlock {
   index: number;
@@ -54,7 +54,9 @@ export function normalizeResponsesStream(
   options: NormalizeOptions,
 ): AsyncIterable<Event> {
   const { signal, onRawEvent } = options;
-  const out: Event[] = [];
+  // The pump hands its queue to every call; events are pushed onto it.
+  let out: Event[] = [];
+  let terminated = false;
   const open = new Map<number, OpenBlock>();
   let nextIndex = 0;
   let started = false;
@@ -93,7 +95,6 @@ export function normalizeResponsesStream(
   }
 
   const step = (event: ResponseStreamEvent): boolean => {
-    if (onRawEvent) onRawEvent(event);
     if (!started) {
       started = true;
       if (event.type === "response.created") {
@@ -259,9 +260,14 @@ export function normalizeResponsesStream(
     }
     return false;
   };
-  return pumpEvents(stream, out, {
-    step,
-    fail(error) {
+  const normalizer: Normalizer = {
+    payload(payload, queue) {
+      out = queue;
+      terminated = step(payload as ResponseStreamEvent);
+      return terminated;
+    },
+    fail(error, queue) {
+      out = queue;
       if (signal.aborted) {
         cancelled(out, open, started, signal);
         return;
@@ -269,7 +275,9 @@ export function normalizeResponsesStream(
       if (!started) out.push({ type: "status", status: "started" });
       fail(classifyOpenAIStreamFailure(error, signal));
     },
-    end() {
+    end(queue) {
+      out = queue;
+      if (terminated) return;
       if (signal.aborted) {
         cancelled(out, open, started, signal);
         return;
@@ -283,7 +291,8 @@ export function normalizeResponsesStream(
         ),
       );
     },
-  });
+  };
+  return pumpEvents(stream, normalizer, onRawEvent);
 }
 
 function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {
