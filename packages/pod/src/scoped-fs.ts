@@ -273,7 +273,7 @@ export class ScopedFs {
     const resolved = await this.resolve(input, mode);
     if (!resolved.exists) throw new ScopeError("not_found", input, `${input}: no such file or directory`);
     try {
-      const st = await fsp.lstat(resolved.real);
+      const st = this.#proc ? await this.statVerified(resolved, mode) : await fsp.lstat(resolved.real);
       return {
         path: resolved,
         kind: kindOf(st),
@@ -287,11 +287,56 @@ export class ScopedFs {
     }
   }
 
+  /** fstat of a verified handle (files, directories, FIFOs); lstat for what cannot be opened (sockets). */
+  private async statVerified(resolved: ResolvedPath, mode: AccessMode): Promise<Stats> {
+    let handle: FileHandle;
+    try {
+      handle = await fsp.open(resolved.real, READ_FLAGS);
+    } catch (error) {
+      const errno = errnoOf(error);
+      if (errno === "ELOOP") {
+        throw new ScopeError(
+          "out_of_scope",
+          resolved.input,
+          `${resolved.input} changed into a symbolic link`,
+        );
+      }
+      if (errno === "ENXIO" || errno === "EACCES" || errno === "EPERM") return fsp.lstat(resolved.real);
+      throw error;
+    }
+    try {
+      const st = await handle.stat();
+      await this.verifyHandle(handle, st, resolved, mode);
+      return st;
+    } finally {
+      await handle.close().catch(() => {});
+    }
+  }
+
   /** Entries of an in-scope directory, sorted by name. Symlinks are reported as `symlink`, not followed. */
   async readdir(input: string): Promise<{ path: ResolvedPath; entries: DirEntry[] }> {
     const resolved = await this.resolve(input, "read");
     if (!resolved.exists) throw new ScopeError("not_found", input, `${input}: no such file or directory`);
     try {
+      if (this.#proc) {
+        // List through a verified directory handle: exact, whatever is swapped meanwhile.
+        const dir = await fsp
+          .open(resolved.real, fsc.O_RDONLY | fsc.O_DIRECTORY | fsc.O_NOFOLLOW)
+          .catch((error) => {
+            if (errnoOf(error) === "ENOTDIR")
+              throw new ScopeError("invalid_path", input, `${input} is not a directory`);
+            if (errnoOf(error) === "ELOOP")
+              throw new ScopeError("out_of_scope", input, `${input} changed while being listed`);
+            throw error;
+          });
+        try {
+          await this.verifyHandle(dir, await dir.stat(), resolved, "read");
+          const dirents = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
+          return { path: resolved, entries: sortEntries(dirents) };
+        } finally {
+          await dir.close().catch(() => {});
+        }
+      }
       const before = await fsp.lstat(resolved.real);
       if (!before.isDirectory()) throw new ScopeError("invalid_path", input, `${input} is not a directory`);
       const dirents = await fsp.readdir(resolved.real, { withFileTypes: true });
@@ -301,10 +346,7 @@ export class ScopedFs {
       if (!this.contains(after) || afterStat.ino !== before.ino || afterStat.dev !== before.dev) {
         throw new ScopeError("out_of_scope", input, `${input} changed while being listed`);
       }
-      const entries = dirents
-        .map((d): DirEntry => ({ name: d.name, kind: kindOf(d) }))
-        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      return { path: resolved, entries };
+      return { path: resolved, entries: sortEntries(dirents) };
     } catch (error) {
       throw scopeErrorFromOs(error, input, "list");
     }
@@ -601,6 +643,12 @@ export class ScopedFs {
       }
     }
   }
+}
+
+function sortEntries(dirents: ReadonlyArray<{ name: string } & Parameters<typeof kindOf>[0]>): DirEntry[] {
+  return dirents
+    .map((d): DirEntry => ({ name: d.name, kind: kindOf(d) }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 function kindOf(st: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): EntryKind {

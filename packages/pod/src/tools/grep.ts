@@ -13,6 +13,8 @@ export const GREP_DEFAULT_MAX_MATCHES = 100;
 export const GREP_MAX_MATCHES = 2000;
 /** Files larger than this are skipped (with a note). */
 export const GREP_MAX_FILE_BYTES = 20 * 1024 * 1024;
+/** Files read in parallel ahead of the matcher. */
+const GREP_READ_AHEAD = 8;
 /** Longest matching line shown, in characters. */
 export const GREP_MAX_LINE_LENGTH = 300;
 
@@ -59,6 +61,17 @@ function compile(pattern: string, ignoreCase: boolean): RegExp {
   }
 }
 
+/**
+ * A whole-file pre-check: with the `m` flag a line-wise match implies a
+ * whole-text match, so a file the pre-check misses has no matching line and
+ * is skipped without splitting it. Lookarounds may look across a newline in
+ * the whole text but not in a line, so patterns with them get no pre-check.
+ */
+function prefilterOf(re: RegExp): RegExp | undefined {
+  if (/\(\?<?[=!]/.test(re.source)) return undefined;
+  return new RegExp(re.source, `${re.flags}m`);
+}
+
 function cut(line: string): string {
   return line.length > GREP_MAX_LINE_LENGTH ? `${line.slice(0, GREP_MAX_LINE_LENGTH)}…` : line;
 }
@@ -76,6 +89,7 @@ export function grepTool(deps: BuiltinToolDeps) {
     async execute(args, ctx) {
       const fs = deps.view.fs;
       const re = compile(args.pattern, args.ignore_case ?? false);
+      const prefilter = prefilterOf(re);
       const mode = args.output_mode ?? "content";
       const maxMatches = args.max_matches ?? GREP_DEFAULT_MAX_MATCHES;
       const context = mode === "content" ? (args.context ?? 0) : 0;
@@ -104,30 +118,51 @@ export function grepTool(deps: BuiltinToolDeps) {
       let skippedLarge = 0;
       let stopped = false;
       const budget = TOOL_OUTPUT_MAX_BYTES - 512;
-      for await (const file of files) {
-        ctx.signal.throwIfAborted();
-        let text: string;
+      type Loaded =
+        | { kind: "text"; text: string }
+        | { kind: "binary" }
+        | { kind: "large" }
+        | { kind: "gone" };
+      const load = async (file: { abs: string }): Promise<Loaded> => {
         try {
           const handle = await fs.openRead(file.abs);
           try {
-            if (handle.stat.size > GREP_MAX_FILE_BYTES) {
-              skippedLarge += 1;
-              continue;
-            }
+            if (handle.stat.size > GREP_MAX_FILE_BYTES) return { kind: "large" };
             const bytes = await readUpTo(handle.handle, handle.stat.size);
             const head = bytes.subarray(0, SNIFF_BYTES);
-            if (classifyBytes(head, bytes.length <= SNIFF_BYTES).kind === "binary") {
-              skippedBinary += 1;
-              continue;
-            }
-            text = new TextDecoder("utf-8").decode(bytes);
+            if (classifyBytes(head, bytes.length <= SNIFF_BYTES).kind === "binary") return { kind: "binary" };
+            return { kind: "text", text: new TextDecoder("utf-8").decode(bytes) };
           } finally {
             await handle.close();
           }
         } catch (error) {
-          if (error instanceof ScopeError && start.kind === "directory") continue;
+          // Inside a walk, a file that vanished or turned out of scope is skipped.
+          if (error instanceof ScopeError && start.kind === "directory") return { kind: "gone" };
           throw toToolError(error);
         }
+      };
+      // Read a window of files in parallel (I/O overlaps), then match them in walk order (stable output).
+      async function* loaded(): AsyncGenerator<{ file: { abs: string }; result: Loaded }> {
+        let window: Array<{ abs: string }> = [];
+        const flush = async () => {
+          const results = await Promise.all(window.map(load));
+          const out = window.map((file, i) => ({ file, result: results[i]! }));
+          window = [];
+          return out;
+        };
+        for await (const file of files) {
+          window.push(file);
+          if (window.length >= GREP_READ_AHEAD) yield* await flush();
+        }
+        if (window.length > 0) yield* await flush();
+      }
+      for await (const { file, result } of loaded()) {
+        ctx.signal.throwIfAborted();
+        if (result.kind === "binary") skippedBinary += 1;
+        if (result.kind === "large") skippedLarge += 1;
+        if (result.kind !== "text") continue;
+        const text = result.text;
+        if (prefilter !== undefined && !prefilter.test(text)) continue;
         const display = fs.display(file.abs);
         const lines = text.split(/\r?\n/);
         let count = 0;
