@@ -140,6 +140,17 @@ describe("grep", () => {
     expect(capped).toMatch(/^src\/a.ts:1:export const a = 1;\n\[stopped after 1 matching line/);
   });
 
+  it("anchors and lookarounds match per line (the whole-file pre-check never hides a match)", async () => {
+    expect(await text("grep", { pattern: "^export function", path: "src" })).toMatch(
+      /^src\/a.ts:2:export function hello/,
+    );
+    expect(await text("grep", { pattern: "\\}$", path: "src/a.ts" })).toMatch(/^src\/a.ts:4:\}/);
+    expect(await text("grep", { pattern: "(?<!\\n)^  return", path: "src/a.ts" })).toMatch(/^src\/a.ts:3:/);
+    expect(await text("grep", { pattern: "hi'", path: "src/a.ts", context: 1 })).toBe(
+      "src/a.ts-2-export function hello() {\nsrc/a.ts:3:  return 'hi';\nsrc/a.ts-4-}\n[1 matching line in 1 file]\n",
+    );
+  });
+
   it("reports a bad regex clearly", async () => {
     expect(await toolError("grep", { pattern: "(unclosed" })).toMatch(/invalid regular expression/);
   });
