@@ -47,7 +47,7 @@ import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
 import { ScopedFs } from "./scoped-fs.ts";
 import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segments.ts";
-import type { BashToolOptions } from "./tools/bash.ts";
+import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 
 export interface PodOptions {
   /** The effective config (`loadConfig().config`). Default: every default (`ConfigSchema.parse({})`). */
@@ -229,7 +229,19 @@ export class Pod {
       ...createBuiltinTools({
         view: this.view,
         reads: this.reads,
-        ...(options.bash !== undefined ? { bash: options.bash } : {}),
+        bash:
+          options.bash === false
+            ? false
+            : {
+                ...(options.bash ?? {}),
+                // Commands never see the keys the config names, not only the well-known ones.
+                env:
+                  options.bash?.env ??
+                  defaultBashEnv(
+                    process.env,
+                    Object.values(config.providers).flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+                  ),
+              },
       }),
       ...inner.tools,
       ...(options.tools ?? []),

@@ -11,6 +11,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { createBuiltinTools } from "../src/builtin-tools.ts";
 import { PodFsView } from "../src/fs-view.ts";
 import { ScopedFs } from "../src/scoped-fs.ts";
+import { defaultBashEnv } from "../src/tools/bash.ts";
 import { tempDir } from "./helpers.ts";
 
 let base: string;
@@ -239,6 +240,19 @@ describe("bash", () => {
     } finally {
       delete process.env.ANTHROPIC_API_KEY;
     }
+  });
+
+  it("defaultBashEnv drops known and configured key variables, keeps the rest", () => {
+    const env = defaultBashEnv({ PATH: "/bin", OPENAI_API_KEY: "a", MY_GATEWAY_KEY: "b", HOME: "/h" }, [
+      "MY_GATEWAY_KEY",
+    ]);
+    expect(env).toEqual({
+      PATH: "/bin",
+      HOME: "/h",
+      PAGER: "cat",
+      GIT_PAGER: "cat",
+      GIT_TERMINAL_PROMPT: "0",
+    });
   });
 
   it("kills the whole process group on timeout", async () => {

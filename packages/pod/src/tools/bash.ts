@@ -40,10 +40,18 @@ const input = z.object({
   description: z.string().optional().describe("A few words on what the command does, for the user."),
 });
 
-/** The default environment: inherited, minus provider keys, with pagers disabled. */
-export function defaultBashEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+/**
+ * The default environment: inherited, minus provider API keys (the known
+ * ones and `extraSecrets`, e.g. every `providers.*.apiKeyEnv` of the config),
+ * with pagers and git prompts disabled.
+ */
+export function defaultBashEnv(
+  base: Readonly<Record<string, string | undefined>> = process.env,
+  extraSecrets: readonly string[] = [],
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(base)) if (!SECRET_ENV.test(k)) env[k] = v;
+  const extra = new Set(extraSecrets);
+  for (const [k, v] of Object.entries(base)) if (!SECRET_ENV.test(k) && !extra.has(k)) env[k] = v;
   env.PAGER = "cat";
   env.GIT_PAGER = "cat";
   env.GIT_TERMINAL_PROMPT = "0";
