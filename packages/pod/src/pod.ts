@@ -214,7 +214,17 @@ export class Pod {
     this.permissions = new PermissionPolicy(config.permissions, {
       fs: init.fs,
       signal: () => this.#controller?.signal,
-      onOutcome: (outcome) => this.#emit({ type: "permission_outcome", outcome }),
+      onOutcome: (outcome) => {
+        this.#emit({ type: "permission_outcome", outcome });
+        // Headless sessions: say what was refused for want of someone to ask.
+        if (outcome.by === "no_ui") {
+          const what = outcome.subject === undefined ? outcome.tool : `${outcome.tool} ${outcome.subject}`;
+          this.alerts.warn(
+            "permissions",
+            `denied ${what}: it needs approval and no one can be asked (add an allow rule to permit it)`,
+          );
+        }
+      },
       ...(options.ask
         ? {
             ask: (request) => {
@@ -366,6 +376,7 @@ export class Pod {
     this.#assertIdle("run");
     const segments = typeof input === "string" ? parseSegments(input) : [...input];
     const text = flattenSegments(segments);
+    if (text.trim() === "") throw new Error("Pod.run: the input is empty; type a message or an @path");
     this.#append((log) => log.userInput(typeof input === "string" ? input : text, segments));
     const controller = this.#start(options.signal);
     try {

@@ -262,5 +262,14 @@ describe("pod end to end (scripted Anthropic server)", () => {
     const denial = pod.history.find((i) => i.type === "tool_result");
     expect(denial).toMatchObject({ isError: true, output: expect.stringContaining("no one can approve it") });
     await expect(readFile(path.join(root, "x.txt"))).rejects.toThrow();
+    expect(pod.alerts.recentAlerts()).toEqual([
+      expect.objectContaining({
+        level: "warn",
+        source: "permissions",
+        message:
+          "denied write_file x.txt: it needs approval and no one can be asked (add an allow rule to permit it)",
+      }),
+    ]);
+    await expect(pod.run("   ")).rejects.toThrow(/input is empty/);
   });
 });
