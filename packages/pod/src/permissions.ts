@@ -223,16 +223,21 @@ export class PermissionPolicy {
     }
     const ask = this.options.ask;
     if (ask === undefined) return done({ ...base, action: "deny", by: "no_ui", ...ruleField });
+    const signal = this.options.signal?.() ?? new AbortController().signal;
     let decision: PermissionDecision;
     try {
-      decision = await ask({
-        callId: call.callId,
-        tool,
-        args: call.args,
-        subject,
-        summary: subject === undefined ? tool : `${tool}: ${subject.split("\n")[0]}`,
-        signal: this.options.signal?.() ?? new AbortController().signal,
-      });
+      // A cancelled run must not wait on a question nobody will answer: abort counts as deny.
+      decision = await untilAborted(
+        ask({
+          callId: call.callId,
+          tool,
+          args: call.args,
+          subject,
+          summary: subject === undefined ? tool : `${tool}: ${subject.split("\n")[0]}`,
+          signal,
+        }),
+        signal,
+      );
     } catch {
       decision = "deny";
     }
@@ -272,6 +277,24 @@ export class PermissionPolicy {
       },
     };
   }
+}
+
+function untilAborted(answer: Promise<PermissionDecision>, signal: AbortSignal): Promise<PermissionDecision> {
+  if (signal.aborted) return Promise.resolve("deny");
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve("deny");
+    signal.addEventListener("abort", onAbort, { once: true });
+    answer.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function firstLine(text: string): string {

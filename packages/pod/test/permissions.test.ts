@@ -173,6 +173,29 @@ describe("asking the UI", () => {
     expect(outcomes[0]).toBe("write_file:deny:user");
   });
 
+  it("a question still open when the run is cancelled counts as deny", async () => {
+    const controller = new AbortController();
+    let asked: (() => void) | undefined;
+    const questionOpen = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const policy = new PermissionPolicy(
+      {},
+      {
+        signal: () => controller.signal,
+        ask: (request) => {
+          expect(request.signal).toBe(controller.signal);
+          asked?.();
+          return new Promise(() => {}); // a UI that never answers
+        },
+      },
+    );
+    const pending = policy.check(call("bash", { command: "make" }));
+    await questionOpen;
+    controller.abort();
+    expect(await pending).toMatchObject({ action: "deny", by: "user" });
+  });
+
   it("a UI callback that throws denies", async () => {
     const policy = new PermissionPolicy(
       {},
