@@ -21,6 +21,13 @@ import {
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
+import {
+  isTrusted,
+  type ProjectSettings,
+  rememberTrust,
+  sensitiveProjectSettings,
+  withoutProjectSettings,
+} from "./project-trust.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -55,6 +62,8 @@ const DEFAULT_MODELS: { env: string; model: string }[] = [
 const OFFICIAL_HOSTS = new Set(["api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com"]);
 
 export interface SetupOptions {
+  /** Drop the project file's sensitive settings (an untrusted project; see project-trust.ts). */
+  untrustedProject?: boolean;
   env?: Env;
   homeDir?: string;
   /** Default `process.cwd()`. */
@@ -152,7 +161,8 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
   for (const [key, source] of Object.entries(cliSources))
     if (sources[key] === "override") sources[key] = source;
   const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
-  return { loaded, config: loaded.config, sources, cwd, homeDir, dataDir };
+  const cli: CliConfig = { loaded, config: loaded.config, sources, cwd, homeDir, dataDir };
+  return options.untrustedProject ? withoutProjectSettings(cli, env) : cli;
 }
 
 /** Loads the config and resolves the model, its key and window. Throws CliError (exit 2) when something is missing. */
@@ -251,4 +261,29 @@ function nothingConfigured(env: Env): string {
     );
   }
   return lines.join("\n");
+}
+
+/**
+ * Applies the project's sensitive settings only when the project is
+ * trusted: remembered, YOI_TRUST_PROJECT=1, or `ask` says yes (remembered).
+ * Otherwise the setup is rebuilt without them and `onIgnored` is told.
+ */
+export async function enforceProjectTrust(
+  setup: ModelSetup,
+  flags: SessionFlags,
+  options: SetupOptions & {
+    ask?: (settings: ProjectSettings) => Promise<boolean>;
+    onIgnored?: (settings: ProjectSettings) => void;
+  } = {},
+): Promise<ModelSetup> {
+  const settings = sensitiveProjectSettings(setup);
+  if (settings === undefined) return setup;
+  const env = options.env ?? process.env;
+  if (env.YOI_TRUST_PROJECT === "1" || (await isTrusted(setup.homeDir, settings))) return setup;
+  if (options.ask && (await options.ask(settings))) {
+    await rememberTrust(setup.homeDir, settings);
+    return setup;
+  }
+  options.onIgnored?.(settings);
+  return setupModel(flags, { ...options, untrustedProject: true });
 }

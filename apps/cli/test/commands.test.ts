@@ -78,7 +78,12 @@ describe("sessions, inspect, config", () => {
       ".yoi/config.jsonc":
         '{ "permissions": { "rules": [{ "tool": "bash", "match": "cat *", "action": "allow" }] } }',
     });
-    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    // the project's own rule allowing `cat` applies to a trusted project only
+    const env = cleanEnv(home, {
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: server.baseURL,
+      YOI_TRUST_PROJECT: "1",
+    });
     const run = await runYoi(
       ["-p", "-o", "stream-json", "-m", "anthropic/claude-haiku-4-5", "show the build log"],
       {

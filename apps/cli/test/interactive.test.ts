@@ -169,4 +169,50 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 30_000);
+
+  it("asks once whether to trust a project whose config allows more, and remembers the answer", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [{ id: "toolu_e", name: "bash", arguments: { command: "echo trusted-run" } }],
+        },
+        { type: "reply", text: "It printed trusted-run." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({
+      ".yoi/config.jsonc":
+        '{ "permissions": { "rules": [{ "tool": "bash", "match": "echo *", "action": "allow" }] } }',
+    });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor('permissions: allow bash "echo *"');
+    await tty.waitFor("trust this project's settings?");
+    tty.type("y");
+    tty.keys("Enter");
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("say it");
+    tty.keys("Enter");
+    const screen = await tty.waitFor("It printed trusted-run.");
+    // the project's rule allowed it: no question
+    expect(screen).not.toContain("[y]es / [n]o");
+    expect(screen).toMatch(/✓ bash echo trusted-run/);
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+    tty.kill();
+
+    const out2 = path.join(home, "run2");
+    const tty2 = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out: out2 }));
+    sessions.push(tty2);
+    const again = await tty2.waitFor(/^›\s*$/m);
+    expect(again).not.toContain("trust this project");
+    tty2.type("/exit");
+    tty2.keys("Enter");
+    expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
+  }, 60_000);
 });

@@ -12,7 +12,8 @@ import { captureConsole } from "../console-capture.ts";
 import { describeError } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { checkFileRefs, type OpenedPod, openPodWith } from "../open-session.ts";
-import { type ModelSetup, setupModel } from "../session-setup.ts";
+import type { ProjectSettings } from "../project-trust.ts";
+import { enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
 import { MutableOutput } from "../ui/mutable-output.ts";
@@ -26,8 +27,15 @@ const DOUBLE_INTERRUPT_MS = 2000;
 
 export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   installTerminalGuard();
-  const setup = await setupModel(command.flags);
-  const session = new InteractiveSession(setup, command, createStyle(colorEnabled(process.stdout)));
+  const style = createStyle(colorEnabled(process.stdout));
+  const setup = await enforceProjectTrust(await setupModel(command.flags), command.flags, {
+    ask: (settings) => askTrust(settings, style),
+    onIgnored: (settings) =>
+      process.stdout.write(
+        style.yellow(`! not trusted: ${settings.file} settings ignored for this session\n`),
+      ),
+  });
+  const session = new InteractiveSession(setup, command, style);
   return session.start();
 }
 
@@ -441,4 +449,25 @@ function describeArgs(request: PermissionRequest): string | undefined {
     return `    ${args.content.split("\n").length} lines, ${Buffer.byteLength(args.content)} bytes`;
   }
   return undefined;
+}
+
+/** Asks once whether the project's own settings that widen access may apply. */
+async function askTrust(settings: ProjectSettings, style: Style): Promise<boolean> {
+  const out = process.stdout;
+  out.write(`${style.yellow("?")} ${style.bold(settings.file)} asks for more than the defaults:\n`);
+  for (const line of settings.lines) out.write(`    ${line}\n`);
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => {
+      rl.question(
+        `  trust this project's settings? ${style.dim("(remembered until they change)")} [y/N] › `,
+        resolve,
+      );
+      rl.once("SIGINT", () => resolve("n"));
+      rl.once("close", () => resolve("n"));
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
 }

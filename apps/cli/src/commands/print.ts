@@ -13,7 +13,7 @@ import { captureConsole } from "../console-capture.ts";
 import { describeFailure } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { checkFileRefs, openPodWith } from "../open-session.ts";
-import { setupModel } from "../session-setup.ts";
+import { enforceProjectTrust, setupModel } from "../session-setup.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
@@ -22,7 +22,12 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   if (prompt === "")
     throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
 
-  const setup = await setupModel(command.flags);
+  const setup = await enforceProjectTrust(await setupModel(command.flags), command.flags, {
+    onIgnored: (settings) =>
+      process.stderr.write(
+        `yoi: ignoring what ${settings.file} sets for providers, scope, session or permissions (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
+      ),
+  });
   const problems = await checkFileRefs(setup, prompt);
   if (problems.length > 0) throw usageError(`${problems.join("; ")} — nothing was sent`);
 

@@ -1,0 +1,150 @@
+/**
+ * A repository's `.yoi/config.jsonc` is written by whoever wrote the
+ * repository. Settings there that widen what yoi may do — permission rules
+ * that allow, providers (a base URL would receive your API key), scope
+ * roots and the session directory — apply only once you trust the project:
+ * interactive `yoi` asks once per content of those settings; print mode
+ * ignores them (said on stderr) unless YOI_TRUST_PROJECT=1.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { loadConfig, PERMISSION_DEFAULTS } from "@yoi/manifest";
+import type { CliConfig } from "./session-setup.ts";
+
+/** What an untrusted project file sets that widens yoi's reach. */
+export interface ProjectSettings {
+  /** The project config file. */
+  file: string;
+  /** Project directory the trust is recorded for. */
+  root: string;
+  /** Hash of those settings: trust is per content, so a change asks again. */
+  hash: string;
+  /** One line per setting, for the question. */
+  lines: string[];
+}
+
+const SENSITIVE = ["providers", "scope", "session"] as const;
+
+/** The sensitive settings the project file sets, or undefined when it sets none. */
+export function sensitiveProjectSettings(cli: CliConfig): ProjectSettings | undefined {
+  const file = cli.loaded.files.find((f) => path.dirname(path.dirname(f)) === cli.cwd);
+  if (file === undefined) return undefined;
+  const fromProject = Object.entries(cli.sources)
+    .filter(([, source]) => source === file)
+    .map(([key]) => key);
+  const lines: string[] = [];
+  const value = (key: string) => lookup(cli.config, key);
+  for (const key of fromProject) {
+    if (SENSITIVE.some((s) => key === s || key.startsWith(`${s}.`) || key.startsWith(`${s}[`))) {
+      const v =
+        key.endsWith(".headers") || key.includes(".headers.") ? "<headers>" : JSON.stringify(value(key));
+      lines.push(`${key} = ${v}`);
+    }
+  }
+  if (fromProject.includes("permissions.rules")) {
+    for (const rule of cli.config.permissions.rules) {
+      if (rule.action === "allow")
+        lines.push(`permissions: allow ${rule.tool}${rule.match ? ` "${rule.match}"` : ""}`);
+    }
+  }
+  for (const [tool, action] of Object.entries(cli.config.permissions.default)) {
+    const key = fromProject.find((k) => k.startsWith("permissions.default") && k.endsWith(formatKey(tool)));
+    if (key !== undefined && action === "allow" && PERMISSION_DEFAULTS[tool] !== "allow") {
+      lines.push(`permissions: ${tool} allowed by default`);
+    }
+  }
+  if (lines.length === 0) return undefined;
+  const hash = createHash("sha256").update(lines.join("\n")).digest("hex");
+  return { file, root: cli.cwd, hash, lines };
+}
+
+function formatKey(tool: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(tool) ? `.${tool}` : `[${JSON.stringify(tool)}]`;
+}
+
+function lookup(config: unknown, key: string): unknown {
+  const parts = key.match(/[^.[\]"]+/g) ?? [];
+  let at: unknown = config;
+  for (const p of parts) at = at && typeof at === "object" ? (at as Record<string, unknown>)[p] : undefined;
+  return at;
+}
+
+/** In the user's own `~/.yoi`: never a directory the project's config could choose. */
+function trustFile(homeDir: string): string {
+  return path.join(homeDir, ".yoi", "trusted-projects.json");
+}
+
+async function readTrust(homeDir: string): Promise<Record<string, string>> {
+  try {
+    const parsed = JSON.parse(await readFile(trustFile(homeDir), "utf8")) as unknown;
+    return parsed && typeof parsed === "object" ? (parsed as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export async function isTrusted(homeDir: string, settings: ProjectSettings): Promise<boolean> {
+  return (await readTrust(homeDir))[settings.root] === settings.hash;
+}
+
+export async function rememberTrust(homeDir: string, settings: ProjectSettings): Promise<void> {
+  const all = await readTrust(homeDir);
+  all[settings.root] = settings.hash;
+  const file = trustFile(homeDir);
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/**
+ * The config with the project file's sensitive settings replaced by what the
+ * user's own file, the environment and the flags say (the project's other
+ * settings stay).
+ */
+export async function withoutProjectSettings(
+  cli: CliConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<CliConfig> {
+  // The same sources minus the project file: home as the project directory reads only ~/.yoi.
+  const base = await loadConfig({ cwd: cli.homeDir, homeDir: cli.homeDir, env });
+  const config = structuredClone(cli.config);
+  const sources = { ...cli.sources };
+  config.permissions = structuredClone(base.config.permissions);
+  config.session = { ...base.config.session };
+  config.scope = {};
+  const projectFile = sensitiveFile(cli);
+  const providers: typeof config.providers = {};
+  for (const [name, provider] of Object.entries(cli.config.providers)) {
+    const keys = Object.keys(cli.sources).filter(
+      (k) => k.startsWith(`providers.${name}.`) || k.startsWith(`providers[${JSON.stringify(name)}]`),
+    );
+    if (!keys.some((k) => cli.sources[k] === projectFile)) {
+      providers[name] = provider;
+      continue;
+    }
+    const kept = base.config.providers[name];
+    // Fields the user set on the command line or in the environment stay.
+    const userSet = keys.filter((k) => /^(flag:|env:)/.test(cli.sources[k] ?? ""));
+    if (kept === undefined && userSet.length === 0) continue;
+    const merged: Record<string, unknown> = { ...structuredClone(kept ?? { kind: provider.kind }) };
+    for (const k of userSet) {
+      const field = k.slice(k.lastIndexOf(".") + 1);
+      merged[field] = (provider as Record<string, unknown>)[field];
+    }
+    providers[name] = merged as (typeof config.providers)[string];
+  }
+  config.providers = providers;
+  for (const key of Object.keys(sources)) {
+    if (sources[key] === projectFile && /^(permissions|providers|scope|session)\b/.test(key)) {
+      sources[key] = base.sources[key] ?? "default (project setting ignored)";
+    }
+  }
+  const dataDir = config.session.dir ?? path.join(cli.homeDir, ".yoi");
+  return { ...cli, config, sources, dataDir };
+}
+
+function sensitiveFile(cli: CliConfig): string | undefined {
+  return cli.loaded.files.find((f) => path.dirname(path.dirname(f)) === cli.cwd);
+}
