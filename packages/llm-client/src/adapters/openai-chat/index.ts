@@ -16,7 +16,8 @@ export { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
  * owns them.
  */
 export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapter => {
-  const openaiHost = isOpenAIHost(options.baseURL);
+  // The SDK also reads OPENAI_BASE_URL: decide by the URL it will actually use.
+  const openaiHost = isOpenAIHost(options.baseURL ?? process.env.OPENAI_BASE_URL);
   let client: OpenAI | undefined;
   const sdk = (): OpenAI => {
     if (client) return client;
