@@ -149,8 +149,9 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
   }
   if (flags.baseURL !== undefined) {
     if (providerName === undefined) {
+      const served = await serverModels(flags.baseURL);
       throw usageError(
-        "--base-url needs a model to apply to: add --model, e.g. --model openai-chat/llama3.1 --base-url http://127.0.0.1:11434/v1",
+        `--base-url needs a model to apply to: add --model, e.g. --model openai-chat/${served[0] ?? "llama3.1"} --base-url ${flags.baseURL}${modelList(served)}`,
       );
     }
     providers[providerName] = { ...providers[providerName], baseURL: flags.baseURL };
@@ -172,7 +173,10 @@ export async function setupModel(flags: SessionFlags, options: SetupOptions = {}
   const notes: string[] = [];
   if (cli.config.model === undefined) {
     const picked = DEFAULT_MODELS.find((d) => env[d.env]?.trim());
-    if (picked === undefined) throw new CliError(nothingConfigured(env), EXIT.usage);
+    if (picked === undefined) {
+      const base = env.OPENAI_BASE_URL?.trim();
+      throw new CliError(nothingConfigured(env, base ? await serverModels(base) : []), EXIT.usage);
+    }
     cli = await loadCliConfig({ ...flags, model: picked.model }, options);
     cli.sources.model = `auto (${picked.env} is set)`;
     notes.push(`using ${picked.model} (${picked.env} is set; choose another with --model)`);
@@ -243,7 +247,30 @@ function unknownModel(resolved: ResolvedModel): string {
   );
 }
 
-function nothingConfigured(env: Env): string {
+/**
+ * Model ids an OpenAI-compatible server offers (`GET <base>/models`), to
+ * suggest one; empty when it does not answer within a moment.
+ */
+async function serverModels(baseURL: string): Promise<string[]> {
+  try {
+    const response = await fetch(`${baseURL.replace(/\/+$/, "")}/models`, {
+      signal: AbortSignal.timeout(1500),
+    });
+    if (!response.ok) return [];
+    const body = (await response.json()) as { data?: { id?: unknown }[] };
+    return (body.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === "string");
+  } catch {
+    return [];
+  }
+}
+
+function modelList(ids: readonly string[]): string {
+  if (ids.length === 0) return "";
+  const shown = ids.slice(0, 8).join(", ");
+  return ` (the server offers: ${shown}${ids.length > 8 ? `, and ${ids.length - 8} more` : ""})`;
+}
+
+function nothingConfigured(env: Env, served: readonly string[] = []): string {
   const lines = [
     "no model is configured. Set one of:",
     "  export ANTHROPIC_API_KEY=sk-ant-...    # then yoi uses anthropic/claude-opus-4-5",
@@ -257,7 +284,7 @@ function nothingConfigured(env: Env): string {
     lines.splice(
       1,
       0,
-      `  (OPENAI_BASE_URL is set: add --model openai-chat/<model> to use the server at ${env.OPENAI_BASE_URL.trim()})`,
+      `  (OPENAI_BASE_URL is set: add --model openai-chat/${served[0] ?? "<model>"} to use the server at ${env.OPENAI_BASE_URL.trim()}${modelList(served)})`,
     );
   }
   return lines.join("\n");

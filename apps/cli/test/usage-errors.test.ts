@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
@@ -147,5 +149,25 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     const r = await runYoi(["-p"], { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }) });
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toContain("no prompt");
+  });
+
+  it("--base-url without a model: exit 2, suggesting the models the server offers", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: "qwen3:8b" }, { id: "llama3.1:8b" }] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const { home, project } = await tempWorld();
+      const base = `http://127.0.0.1:${port}/v1`;
+      const r = await runYoi(["-p", "--base-url", base, "hi"], { cwd: project, env: cleanEnv(home) });
+      expect(r.code).toBe(2);
+      expect(oneLine(r.stderr)).toBe(
+        `yoi: --base-url needs a model to apply to: add --model, e.g. --model openai-chat/qwen3:8b --base-url ${base} (the server offers: qwen3:8b, llama3.1:8b)`,
+      );
+    } finally {
+      server.close();
+    }
   });
 });
