@@ -5,6 +5,7 @@
  * the body the way the real API does (`validate: true`).
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { buildAnthropicRequest } from "../src/adapters/anthropic/request.ts";
 import { buildOpenAIChatRequest } from "../src/adapters/openai-chat/request.ts";
 import { assistantMessage, type Item, systemMessage, userMessage } from "../src/item.ts";
 import type { Request } from "../src/request.ts";
@@ -149,6 +150,16 @@ describe("anthropic request shape", () => {
     expect(warnings.filter((w) => w.code === "unsupported_setting").map((w) => w.detail?.setting)).toEqual([
       "temperature",
     ]);
+  });
+
+  it("an effort is sent as adaptive thinking at that effort", () => {
+    const { params, warnings } = buildAnthropicRequest("claude-next", {
+      items: [userMessage("hi")],
+      settings: { reasoning: { effort: "minimal" } },
+    });
+    expect(params.thinking).toEqual({ type: "adaptive" });
+    expect(params.output_config).toEqual({ effort: "low" });
+    expect(warnings).toEqual([]);
   });
 
   it("the scripted server rejects a broken history like the API would (and the client repairs it first)", async () => {

@@ -194,12 +194,17 @@ export function buildAnthropicRequest(model: string, request: Request): Anthropi
     // The budget is part of max_tokens: keep room for the answer.
     if (params.max_tokens <= budget)
       params.max_tokens = budget + (settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS);
+    if (reasoning.effort !== undefined) {
+      warnings.push({
+        code: "unsupported_setting",
+        message: "anthropic: reasoning.effort was not sent beside reasoning.budgetTokens (the budget wins)",
+        detail: { setting: "reasoning.effort" },
+      });
+    }
   } else if (reasoning?.effort !== undefined) {
-    warnings.push({
-      code: "unsupported_setting",
-      message: "anthropic: reasoning.effort is not sent; set reasoning.budgetTokens for extended thinking",
-      detail: { setting: "reasoning.effort" },
-    });
+    // Models the catalog gives an effort (or unknown ones) get adaptive thinking at that effort.
+    params.thinking = { type: "adaptive" };
+    params.output_config = { effort: reasoning.effort === "minimal" ? "low" : reasoning.effort };
   }
 
   return { params, warnings };
