@@ -4,7 +4,7 @@ import picomatch from "picomatch";
 import { z } from "zod";
 import { ScopeError } from "../scope-error.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
-import { type WalkStats, walk } from "./walk.ts";
+import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
 /** Most paths glob returns. */
 export const GLOB_MAX_RESULTS = 200;
@@ -12,6 +12,10 @@ export const GLOB_MAX_RESULTS = 200;
 const input = z.object({
   pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
   path: z.string().optional().describe("Directory to search from. Default: the project root."),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe("Also search files that .gitignore excludes. Default false."),
 });
 
 /** `glob`: files matching a pattern, most recently modified first. */
@@ -21,10 +25,10 @@ export function globTool(deps: BuiltinToolDeps) {
     description:
       "Find files by glob pattern (`**` spans directories; dot files only when the pattern names them). " +
       `Returns paths relative to the project root, most recently modified first, at most ${GLOB_MAX_RESULTS}. ` +
-      ".git and node_modules are skipped unless the search starts inside them; symlinked directories are not followed.",
+      "Files .gitignore excludes, .git and node_modules are skipped unless include_ignored (or the search starts inside them); symlinked directories are not followed.",
     inputSchema: input,
     storeLargeOutput: false,
-    async execute({ pattern, path: dir }, ctx) {
+    async execute({ pattern, path: dir, include_ignored }, ctx) {
       const fs = deps.view.fs;
       const clean = pattern.replace(/^\.\//, "");
       if (path.isAbsolute(clean)) {
@@ -45,7 +49,16 @@ export function globTool(deps: BuiltinToolDeps) {
       const stats: WalkStats = { visited: 0, capped: false };
       const found: Array<{ display: string; mtimeMs: number }> = [];
       let total = 0;
-      for await (const entry of walk(fs, start.path.real, { signal: ctx.signal }, stats)) {
+      for await (const entry of walk(
+        fs,
+        start.path.real,
+        {
+          signal: ctx.signal,
+          gitignore: !include_ignored,
+          skipDirs: include_ignored ? VCS_DIRS : DEFAULT_SKIP_DIRS,
+        },
+        stats,
+      )) {
         if (entry.kind !== "file" || !isMatch(entry.rel)) continue;
         total += 1;
         if (found.length >= GLOB_MAX_RESULTS * 5) continue;

@@ -7,7 +7,7 @@ import { ScopeError } from "../scope-error.ts";
 import { readUpTo } from "../scoped-fs.ts";
 import { classifyBytes, SNIFF_BYTES } from "../text-sniff.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
-import { type WalkStats, walk } from "./walk.ts";
+import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
 export const GREP_DEFAULT_MAX_MATCHES = 100;
 export const GREP_MAX_MATCHES = 2000;
@@ -46,6 +46,10 @@ const input = z.object({
     .max(GREP_MAX_MATCHES)
     .optional()
     .describe(`Stop after this many matching lines. Default ${GREP_DEFAULT_MAX_MATCHES}.`),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe("Also search files that .gitignore excludes. Default false."),
 });
 
 function compile(pattern: string, ignoreCase: boolean): RegExp {
@@ -81,7 +85,7 @@ export function grepTool(deps: BuiltinToolDeps) {
   return defineTool({
     name: "grep",
     description:
-      "Search file contents with a JavaScript regular expression. Skips binary files, .git and node_modules. " +
+      "Search file contents with a JavaScript regular expression. Skips binary files, .git, node_modules and what .gitignore excludes (include_ignored to search those). " +
       `Returns path:line:text (lines cut at ${GREP_MAX_LINE_LENGTH} characters), at most max_matches lines ` +
       `(default ${GREP_DEFAULT_MAX_MATCHES}). Filter files with glob; use output_mode "files_with_matches" to list files.`,
     inputSchema: input,
@@ -104,7 +108,16 @@ export function grepTool(deps: BuiltinToolDeps) {
         start.kind === "directory"
           ? (async function* () {
               const stats: WalkStats = { visited: 0, capped: false };
-              for await (const e of walk(fs, start.path.real, { signal: ctx.signal }, stats)) {
+              for await (const e of walk(
+                fs,
+                start.path.real,
+                {
+                  signal: ctx.signal,
+                  gitignore: !args.include_ignored,
+                  skipDirs: args.include_ignored ? VCS_DIRS : DEFAULT_SKIP_DIRS,
+                },
+                stats,
+              )) {
                 if (e.kind === "file" && (!filter || filter(e.rel))) yield e;
               }
             })()

@@ -1,9 +1,12 @@
 import * as path from "node:path";
 import { ScopeError } from "../scope-error.ts";
-import type { ScopedFs } from "../scoped-fs.ts";
+import { isInside, type ScopedFs } from "../scoped-fs.ts";
+import { type IgnoreRule, isIgnored, parseGitignore } from "./gitignore.ts";
 
+/** Version-control directories: never walked into. */
+export const VCS_DIRS: ReadonlySet<string> = new Set([".git", ".hg", ".svn"]);
 /** Directory names walks skip unless the walk starts inside them. */
-export const DEFAULT_SKIP_DIRS: ReadonlySet<string> = new Set([".git", ".hg", ".svn", "node_modules"]);
+export const DEFAULT_SKIP_DIRS: ReadonlySet<string> = new Set([...VCS_DIRS, "node_modules"]);
 
 export interface WalkEntry {
   /** Path relative to the walk's base, with `/` separators. */
@@ -18,6 +21,35 @@ export interface WalkOptions {
   /** Stop after visiting this many entries. Default 200,000. */
   maxVisited?: number;
   skipDirs?: ReadonlySet<string>;
+  /** Honour `.gitignore` files (in the walked tree and above it, up to its scope root). Default false. */
+  gitignore?: boolean;
+}
+
+/** Largest .gitignore read. */
+const GITIGNORE_MAX_BYTES = 256 * 1024;
+
+async function readIgnore(fs: ScopedFs, dirAbs: string, base: string, prefix: string): Promise<IgnoreRule[]> {
+  try {
+    const { bytes } = await fs.readFile(path.join(dirAbs, ".gitignore"), { maxBytes: GITIGNORE_MAX_BYTES });
+    return parseGitignore(bytes.toString("utf8"), base, prefix);
+  } catch {
+    return []; // none, unreadable or out of scope: no rules
+  }
+}
+
+/** Rules of the .gitignore files between the scope root holding `baseReal` and `baseReal` itself (exclusive). */
+async function ancestorRules(fs: ScopedFs, baseReal: string): Promise<IgnoreRule[]> {
+  const root = fs.readRoots.filter((r) => isInside(r, baseReal)).sort((a, b) => a.length - b.length)[0];
+  if (root === undefined || root === baseReal) return [];
+  const rules: IgnoreRule[] = [];
+  const parts = path.relative(root, baseReal).split(path.sep);
+  let dir = root;
+  for (let i = 0; i < parts.length; i++) {
+    const prefix = parts.slice(i).join("/");
+    rules.push(...(await readIgnore(fs, dir, "", prefix)));
+    dir = path.join(dir, parts[i]!);
+  }
+  return rules;
 }
 
 export interface WalkStats {
@@ -39,7 +71,10 @@ export async function* walk(
 ): AsyncGenerator<WalkEntry> {
   const maxVisited = options.maxVisited ?? 200_000;
   const skip = options.skipDirs ?? DEFAULT_SKIP_DIRS;
-  const stack: Array<{ abs: string; rel: string }> = [{ abs: baseReal, rel: "" }];
+  const useIgnore = options.gitignore ?? false;
+  const stack: Array<{ abs: string; rel: string; rules: IgnoreRule[] }> = [
+    { abs: baseReal, rel: "", rules: useIgnore ? await ancestorRules(fs, baseReal) : [] },
+  ];
   while (stack.length > 0) {
     options.signal?.throwIfAborted();
     const dir = stack.pop()!;
@@ -51,7 +86,11 @@ export async function* walk(
       if (error instanceof ScopeError && dir.rel !== "") continue;
       throw error;
     }
-    const subdirs: Array<{ abs: string; rel: string }> = [];
+    let rules = dir.rules;
+    if (useIgnore && entries.some((e) => e.name === ".gitignore" && e.kind === "file")) {
+      rules = [...rules, ...(await readIgnore(fs, dir.abs, dir.rel, ""))];
+    }
+    const subdirs: Array<{ abs: string; rel: string; rules: IgnoreRule[] }> = [];
     for (const entry of entries) {
       stats.visited += 1;
       if (stats.visited > maxVisited) {
@@ -60,15 +99,19 @@ export async function* walk(
       }
       const abs = path.join(dir.abs, entry.name);
       const rel = dir.rel === "" ? entry.name : `${dir.rel}/${entry.name}`;
+      if (rules.length > 0 && entry.kind !== "symlink" && isIgnored(rules, rel, entry.kind === "directory"))
+        continue;
       if (entry.kind === "directory") {
-        if (!skip.has(entry.name)) subdirs.push({ abs, rel });
+        if (!skip.has(entry.name)) subdirs.push({ abs, rel, rules });
         yield { rel, abs, kind: "directory" };
       } else if (entry.kind === "file") {
         yield { rel, abs, kind: "file" };
       } else if (entry.kind === "symlink") {
         try {
           const st = await fs.stat(abs);
-          if (st.kind === "file") yield { rel, abs, kind: "file" };
+          if (st.kind === "file" && !(rules.length > 0 && isIgnored(rules, rel, false))) {
+            yield { rel, abs, kind: "file" };
+          }
         } catch {
           // Out of scope, dangling or a loop: invisible to walks.
         }
