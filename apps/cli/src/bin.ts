@@ -14,5 +14,13 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-const { main } = await import("./main.ts");
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+// The two commands people time: answered with one module each.
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+  process.stdout.write(`${(await import("./version.ts")).cliVersion()}\n`);
+} else if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
+  process.stdout.write((await import("./help.ts")).HELP);
+} else {
+  const { main } = await import("./main.ts");
+  process.exitCode = await main(argv);
+}
