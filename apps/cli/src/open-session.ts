@@ -62,7 +62,10 @@ export async function openPodWith(
   let id = options.resume;
   if (options.continueLast) {
     const here = await projectRoot(setup.cwd, setup.config.scope.root);
-    const last = (await listSessions({ dir: setup.dataDir })).find((s) => s.cwd === here);
+    // A session nobody typed into (opened and left) is not worth continuing.
+    const last = (await listSessions({ dir: setup.dataDir })).find(
+      (s) => s.cwd === here && s.title !== undefined,
+    );
     if (last === undefined) {
       throw usageError(
         `no earlier session in ${here} to continue; start one with yoi (yoi sessions --all lists every session)`,

@@ -335,7 +335,7 @@ class InteractiveSession {
       case "/sessions": {
         const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
         const rows = (await listSessions({ dir: this.#setup.dataDir }))
-          .filter((r) => r.cwd === here)
+          .filter((r) => r.cwd === here && r.title !== undefined)
           .slice(0, 20);
         this.#renderer.line(
           rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
