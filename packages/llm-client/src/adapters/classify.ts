@@ -79,12 +79,30 @@ export function classifyApiError(
   if (refine) code = refine(code, error);
   const retryAfterMs = retryAfterFromHeaders(error.headers);
   const where = status === undefined ? "" : ` (HTTP ${status})`;
-  return new LlmError(code, `${provider}: ${redactSecrets(error.message)}${where}`, {
+  return new LlmError(code, `${provider}: ${redactSecrets(apiMessage(error))}${where}`, {
     status,
     retryAfterMs,
     provider,
     cause: error,
   });
+}
+
+/**
+ * The provider's own words: the `message` of the error body (Anthropic's
+ * SDK exposes it as `apiMessage`, OpenAI's keeps the body in `error`),
+ * else the SDK message, which repeats the status and the raw body.
+ */
+function apiMessage(error: SdkApiErrorLike): string {
+  const fromBody = (error as { apiMessage?: unknown }).apiMessage;
+  if (typeof fromBody === "string" && fromBody !== "") return fromBody;
+  const body = (error as { error?: unknown }).error;
+  if (body && typeof body === "object") {
+    const message = (body as { message?: unknown }).message;
+    if (typeof message === "string" && message !== "") return message;
+    const nested = (body as { error?: { message?: unknown } }).error?.message;
+    if (typeof nested === "string" && nested !== "") return nested;
+  }
+  return error.message;
 }
 
 /**
