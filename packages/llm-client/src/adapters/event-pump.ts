@@ -34,6 +34,19 @@ export interface PumpWatcher {
   ended(): void;
 }
 
+/** A {@link Decoder} result: pass over this item (keep-alive comments, pings the SDK would drop). */
+export const SKIP: unique symbol = Symbol("skip");
+/** A {@link Decoder} result: the provider's end-of-stream marker (`[DONE]`); reading stops. */
+export const END: unique symbol = Symbol("end");
+
+/**
+ * Turns one item of the source into a provider payload, when the source is
+ * the SDK's server-sent-event iterator rather than its parsed stream (one
+ * generator layer less on the hot path; the SDK still does HTTP and SSE).
+ * May throw: a malformed payload, an error event.
+ */
+export type Decoder = (item: unknown) => unknown;
+
 const DONE: IteratorResult<Event> = Object.freeze({ value: undefined, done: true }) as IteratorResult<Event>;
 
 export class EventPump implements AsyncIterableIterator<Event> {
@@ -41,6 +54,7 @@ export class EventPump implements AsyncIterableIterator<Event> {
   private readonly source: AsyncIterator<unknown>;
   private readonly normalizer: Normalizer;
   private readonly onRawEvent: ((payload: unknown) => void) | undefined;
+  private readonly decode: Decoder | undefined;
   private readonly queue: Event[] = [];
   private head = 0;
   private finished = false;
@@ -49,10 +63,12 @@ export class EventPump implements AsyncIterableIterator<Event> {
     source: AsyncIterable<unknown>,
     normalizer: Normalizer,
     onRawEvent?: (payload: unknown) => void,
+    decode?: Decoder,
   ) {
     this.source = source[Symbol.asyncIterator]();
     this.normalizer = normalizer;
     this.onRawEvent = onRawEvent;
+    this.decode = decode;
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<Event> {
@@ -102,15 +118,18 @@ export class EventPump implements AsyncIterableIterator<Event> {
       this.normalizer.end(out);
       return this.drained();
     }
-    this.onRawEvent?.(result.value);
-    if (this.normalizer.payload(result.value, out)) {
-      this.finished = true;
-      // Stop reading: releases the connection (the SDK aborts a stream left early).
-      return Promise.resolve(this.source.return?.()).then(() => {
-        this.normalizer.end(out);
-        return this.drained();
-      });
+    let payload = result.value;
+    if (this.decode) {
+      try {
+        payload = this.decode(payload);
+      } catch (error) {
+        return this.failed(error);
+      }
+      if (payload === SKIP) return this.fill();
+      if (payload === END) return this.stop();
     }
+    this.onRawEvent?.(payload);
+    if (this.normalizer.payload(payload, out)) return this.stop();
     if (out.length === 1) {
       // The common case, one event per payload: no queue bookkeeping.
       return { value: out.pop()!, done: false };
@@ -118,13 +137,31 @@ export class EventPump implements AsyncIterableIterator<Event> {
     return out.length === 0 ? this.fill() : this.take();
   };
 
-  private readonly threw = (error: unknown): IteratorResult<Event> => {
+  private readonly threw = (error: unknown): IteratorResult<Event> | Promise<IteratorResult<Event>> => {
     this.watcher?.pulled();
     if (this.finished) return this.queue.length > 0 ? this.take() : DONE;
+    return this.failed(error);
+  };
+
+  private failed(error: unknown): Promise<IteratorResult<Event>> {
     this.finished = true;
     this.normalizer.fail(error, this.queue);
-    return this.drained();
-  };
+    // The source may still hold the connection (a decode failure): release it.
+    return Promise.resolve(this.source.return?.())
+      .catch(() => undefined)
+      .then(() => this.drained());
+  }
+
+  /** The terminal marker arrived: stop reading, which releases the connection. */
+  private stop(): Promise<IteratorResult<Event>> {
+    this.finished = true;
+    return Promise.resolve(this.source.return?.())
+      .catch(() => undefined)
+      .then(() => {
+        this.normalizer.end(this.queue);
+        return this.drained();
+      });
+  }
 
   private drained(): IteratorResult<Event> {
     if (this.queue.length > 0) return this.take();
@@ -133,11 +170,15 @@ export class EventPump implements AsyncIterableIterator<Event> {
   }
 }
 
-/** An Event iterator over an SDK stream, normalized by `normalizer`. */
+/**
+ * An Event iterator over an SDK stream, normalized by `normalizer`; with
+ * `decode`, over the SDK's server-sent events (see {@link Decoder}).
+ */
 export function pumpEvents(
   source: AsyncIterable<unknown>,
   normalizer: Normalizer,
   onRawEvent?: (payload: unknown) => void,
+  decode?: Decoder,
 ): AsyncIterableIterator<Event> {
-  return new EventPump(source, normalizer, onRawEvent);
+  return new EventPump(source, normalizer, onRawEvent, decode);
 }

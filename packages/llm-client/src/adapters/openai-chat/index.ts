@@ -1,10 +1,11 @@
 import OpenAI from "openai";
+import { _iterSSEMessages } from "openai/core/streaming";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 import { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
-import { normalizeOpenAIChatStream } from "./stream.ts";
+import { decodeOpenAIEvent, normalizeOpenAIChatStream } from "./stream.ts";
 
 export { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
 
@@ -52,13 +53,22 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
       const openai = sdk();
       const { params, warnings } = buildOpenAIChatRequest(options.model, request, { openai: openaiHost });
       for (const warning of warnings) options.onWarning?.(warning);
-      let stream: AsyncIterable<unknown>;
+      let response: Response;
       try {
-        stream = await openai.chat.completions.create(params, { signal });
+        // The raw response: the SDK parses its server-sent events below, the decoder does its JSON layer.
+        response = await openai.chat.completions.create(params, { signal }).asResponse();
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIChatError(error);
       }
-      return normalizeOpenAIChatStream(stream, { signal, onRawEvent: options.onRawEvent });
+      // The SDK's event reader ends quietly once this controller aborts, as its own stream does.
+      const reader = new AbortController();
+      if (signal.aborted) reader.abort(signal.reason);
+      else signal.addEventListener("abort", () => reader.abort(signal.reason), { once: true });
+      return normalizeOpenAIChatStream(_iterSSEMessages(response, reader), {
+        signal,
+        onRawEvent: options.onRawEvent,
+        decode: decodeOpenAIEvent(response.headers),
+      });
     },
   };
 };
