@@ -26,6 +26,13 @@ export interface ToolOutputCacheConfig {
   maxMessageBytes?: number;
   /** Longest line kept in the in-context view, in characters. Default 2000. */
   maxLineLength?: number;
+  /**
+   * Delete the stored outputs that no history references any more after a
+   * compaction (seed 004 1.9), when the store can delete. Default false: the
+   * session log may still point at them (audit, `yoi inspect`), so they are
+   * only reported in the replacement's `detail.unreferencedRefs`.
+   */
+  deleteUnreferencedRefs?: boolean;
 }
 
 /** `ToolOutputCacheConfig` with every default applied. */
@@ -34,6 +41,7 @@ export interface ResolvedToolOutputCacheConfig {
   contextBudgetTokens: number | null;
   maxMessageBytes: number;
   maxLineLength: number;
+  deleteUnreferencedRefs: boolean;
 }
 
 /**
@@ -81,6 +89,7 @@ export const toolOutputCacheConfigSchema = z
     contextBudgetTokens: z.number().int().positive().nullable().default(null),
     maxMessageBytes: z.number().int().min(1024).default(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES),
     maxLineLength: z.number().int().min(16).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+    deleteUnreferencedRefs: z.boolean().default(false),
   })
   .strict();
 

@@ -86,9 +86,10 @@ export interface ContextPolicyOptions {
   trimTargetRatio?: number;
   /**
    * Delete refs that no history references after a compaction, when the
-   * store can delete (`DeletableBlobStore`). Default false: the ids are only
+   * store can delete (`DeletableBlobStore`). Overrides
+   * `toolOutputCache.deleteUnreferencedRefs` (default false: the ids are only
    * reported in the replacement's `detail.unreferencedRefs`, because a
-   * session log may still point at them.
+   * session log may still point at them).
    */
   deleteUnreferencedRefs?: boolean;
 }
@@ -393,7 +394,8 @@ class ContextPolicyImpl implements YoiContextPolicy {
     const finalHistory = trimmed?.history ?? next;
     const gc = this.cache
       ? await this.cache.collectGarbage(history, finalHistory, {
-          deleteUnreferenced: this.#options.deleteUnreferencedRefs ?? false,
+          deleteUnreferenced:
+            this.#options.deleteUnreferencedRefs ?? this.toolOutputCacheConfig.deleteUnreferencedRefs,
         })
       : { unreferenced: [], deleted: [] };
     return {

@@ -27,6 +27,7 @@ describe("ToolOutputCacheConfig", () => {
       contextBudgetTokens: null,
       maxMessageBytes: 50 * 1024,
       maxLineLength: 2000,
+      deleteUnreferencedRefs: false,
     });
   });
 
@@ -38,6 +39,7 @@ describe("ToolOutputCacheConfig", () => {
       contextBudgetTokens: 30_000,
       maxMessageBytes: 50 * 1024,
       maxLineLength: 500,
+      deleteUnreferencedRefs: false,
     });
   });
 

@@ -165,6 +165,10 @@ const ToolOutputCacheSchema = obj({
     TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
   ),
   maxLineLength: intAtLeast(TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+  deleteUnreferencedRefs: bool().default(false).meta({
+    description:
+      "Delete stored tool outputs that no history references after a compaction. Off keeps them for yoi inspect and the session log.",
+  }),
 });
 
 const RATIO = "a number greater than 0 and at most 1";

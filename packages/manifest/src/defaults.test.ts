@@ -48,6 +48,7 @@ describe("seed defaults", () => {
       contextBudgetTokens: null,
       maxMessageBytes: 51_200,
       maxLineLength: 2000,
+      deleteUnreferencedRefs: false,
     });
     expect(config.compaction).toEqual({
       enabled: true,

@@ -412,9 +412,8 @@ export class Pod {
    */
   async compact(options: PodRunOptions = {}): Promise<HistoryReplacement | undefined> {
     this.#assertIdle("compact");
-    const compactNow = this.#policy.compactNow;
-    if (compactNow === undefined) return undefined;
-    const replacement = await compactNow({
+    if (this.#policy.compactNow === undefined) return undefined;
+    const replacement = await this.#policy.compactNow({
       history: this.worker.history,
       lastUsage: this.#lastUsage,
       client: this.client,

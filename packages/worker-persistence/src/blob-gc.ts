@@ -46,6 +46,8 @@ export interface ManagedBlobStore {
   list(): Promise<BlobInfo[]>;
   /** Deletes unreferenced blobs older than the grace period and says which. */
   gc(options: GcOptions): Promise<GcResult>;
+  /** Deletes one blob by id (validated first); false when there was none. */
+  delete(id: string): Promise<boolean>;
 }
 
 /** Decides which blobs `gc` deletes; shared so both stores behave identically. */

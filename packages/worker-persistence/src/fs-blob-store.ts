@@ -262,6 +262,28 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     return false;
   }
 
+  /**
+   * Deletes one blob (the optional `DeletableBlobStore` capability that
+   * compaction uses for refs it leaves unreferenced). Validates the id first;
+   * resolves false when there was no such blob.
+   */
+  async delete(id: BlobId): Promise<boolean> {
+    const key = checkBlobId(id);
+    await this.#init();
+    let deleted = false;
+    for (const ext of ["txt", "json"]) {
+      const path = join(this.blobsDir, `${key}.${ext}`);
+      try {
+        await unlink(path);
+        deleted = true;
+      } catch (error) {
+        if (errnoOf(error) !== "ENOENT") throw blobIoError("delete", path, error);
+      }
+    }
+    if (deleted && this.#fsync) await fsyncDir(this.blobsDir).catch(() => {});
+    return deleted;
+  }
+
   async list(): Promise<BlobInfo[]> {
     await this.#init();
     let names: string[];

@@ -61,6 +61,11 @@ export class MemoryBlobStore implements BlobStore, ManagedBlobStore {
     return this.#blobs.has(checkBlobId(id));
   }
 
+  /** Deletes one blob; false when there was none (see FsBlobStore.delete). */
+  async delete(id: BlobId): Promise<boolean> {
+    return this.#blobs.delete(checkBlobId(id));
+  }
+
   async list(): Promise<BlobInfo[]> {
     return [...this.#blobs]
       .map(([id, e]) => ({ id, kind: e.kind, byteSize: e.byteSize, storedAt: e.storedAt }))

@@ -89,6 +89,20 @@ describe.each(factories)("%s (shared contract)", (_name, make) => {
       expect(await store.load(ids[i] as string)).toEqual({ kind: "text", text: String(i) });
   });
 
+  it("deletes one blob by id, and says when there was none", async () => {
+    const store = await make();
+    const text = await store.store({ kind: "text", text: "bye" });
+    const json = await store.store({ kind: "structured", value: { a: 1 } });
+    expect(await store.delete(text)).toBe(true);
+    expect(await store.exists(text)).toBe(false);
+    expect((await rejection(store.load(text))).code).toBe("not_found");
+    expect(await store.delete(text)).toBe(false);
+    expect(await store.load(json)).toEqual({ kind: "structured", value: { a: 1 } });
+    expect(await store.delete(json)).toBe(true);
+    expect((await store.list()).map((b) => b.id)).toEqual([]);
+    expect((await rejection(store.delete("../../etc/passwd"))).code).toBe("invalid_id");
+  });
+
   it("rejects malformed ids before any lookup", async () => {
     const store = await make();
     for (const bad of [
