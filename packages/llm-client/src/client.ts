@@ -235,7 +235,7 @@ function startedOf(held: Event[]): Event {
 
 function* failedStream(error: LlmError, held: Event[]): Generator<Event> {
   yield startedOf(held);
-  yield errorEvent(error);
+  yield { ...errorEvent(error), beforeOutput: true };
   yield { type: "status", status: "failed", stopReason: "error" };
 }
 

@@ -71,6 +71,13 @@ export interface ErrorEvent {
   status?: number;
   /** Server-requested delay before a retry, in milliseconds, when it sent one. */
   retryAfterMs?: number;
+  /**
+   * True when the call failed before any output, after the client's retry
+   * policy had its say (attempts, backoff, retry-after, or no retry for a
+   * non-retryable error): a caller should not send the same request again at
+   * once. Absent when a stream broke after it started.
+   */
+  beforeOutput?: boolean;
 }
 
 export interface BlockStartEvent {

@@ -106,7 +106,14 @@ describe("client contract around a generic adapter", () => {
     const r = await collect(client.stream(hello()));
     expect(r.events).toEqual([
       { type: "status", status: "started" },
-      { type: "error", code: "invalid_request", message: "bad body", retryable: false, status: 400 },
+      {
+        type: "error",
+        code: "invalid_request",
+        message: "bad body",
+        retryable: false,
+        status: 400,
+        beforeOutput: true,
+      },
       { type: "status", status: "failed", stopReason: "error" },
     ]);
   });

@@ -121,7 +121,9 @@ export class ModelCaller {
             message: "The model call failed without an error message.",
             retryable: true,
           };
-      return { kind: "failed", error, midStream: true, usage: turn.usage };
+      // The client already applied its retry policy to a failure before any
+      // output; sending the same request again here would multiply the attempts.
+      return { kind: "failed", error, midStream: firstError?.beforeOutput !== true, usage: turn.usage };
     }
     if (turn.status === undefined) {
       // A client that ends its stream without a terminal status broke the contract; treat it as a broken stream.

@@ -221,4 +221,19 @@ describe("client retries reach the worker's events", () => {
     expect(retry?.type === "retry" && retry.reason).toMatch(/retrying/);
     expect(JSON.stringify(events)).not.toContain("test-key-not-secret");
   });
+
+  it("a failure that outlasted the client's retries is not sent again by the worker", async () => {
+    const { server, client } = await setup("anthropic", () => ({
+      type: "error",
+      status: 503,
+      message: "upstream overloaded",
+    }));
+    const worker = new Worker({ client, streamRetryDelayMs: 1 });
+    const result = await worker.run("hi");
+    expect(result.status).toBe("failed");
+    expect(result.error).toMatchObject({ code: "overloaded" });
+    // The client's policy (4 attempts by default) is the only one that ran:
+    // no stream retries multiplied it.
+    expect(server.requests).toHaveLength(4);
+  });
 });

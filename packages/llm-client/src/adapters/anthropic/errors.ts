@@ -2,6 +2,7 @@
  * Anthropic error classification: the only place that reads Anthropic's
  * error types and context-overflow wording.
  */
+import { APIConnectionError, APIUserAbortError } from "@anthropic-ai/sdk";
 import { LlmError, type LlmErrorCode } from "../../errors.ts";
 import {
   classifyApiError,
@@ -32,13 +33,10 @@ const BY_TYPE: Record<string, LlmErrorCode> = {
 export function classifyAnthropicError(error: unknown, context: { inStream?: boolean } = {}): LlmError {
   if (error instanceof LlmError) return error;
   if (isSdkApiError(error)) {
-    const name = error.name ?? "";
-    if (name === "APIUserAbortError")
+    // By class, not by `name`: the SDKs do not set `name` on every subclass.
+    if (error instanceof APIUserAbortError)
       return new LlmError("aborted", "anthropic: the request was aborted", { cause: error });
-    if (
-      error.status === undefined &&
-      (name === "APIConnectionError" || name === "APIConnectionTimeoutError")
-    ) {
+    if (error.status === undefined && error instanceof APIConnectionError) {
       return context.inStream
         ? classifyStreamFailure("anthropic", error)
         : classifyTransportFailure("anthropic", error);

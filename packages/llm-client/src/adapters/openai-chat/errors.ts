@@ -2,6 +2,7 @@
  * OpenAI Chat Completions error classification (OpenAI and compatible
  * servers): the only place that reads their error codes and wording.
  */
+import { APIConnectionError, APIUserAbortError } from "openai";
 import { LlmError } from "../../errors.ts";
 import {
   classifyApiError,
@@ -14,13 +15,10 @@ import {
 export function classifyOpenAIChatError(error: unknown, context: { inStream?: boolean } = {}): LlmError {
   if (error instanceof LlmError) return error;
   if (isSdkApiError(error)) {
-    const name = error.name ?? "";
-    if (name === "APIUserAbortError")
+    // By class, not by `name`: the SDKs do not set `name` on every subclass.
+    if (error instanceof APIUserAbortError)
       return new LlmError("aborted", "openai-chat: the request was aborted", { cause: error });
-    if (
-      error.status === undefined &&
-      (name === "APIConnectionError" || name === "APIConnectionTimeoutError")
-    ) {
+    if (error.status === undefined && error instanceof APIConnectionError) {
       return context.inStream
         ? classifyStreamFailure("openai-chat", error)
         : classifyTransportFailure("openai-chat", error);
