@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -109,6 +109,24 @@ describe("check-layering", () => {
     expect(res.stderr).toContain("@yoi/manifest declares a dependency on @yoi/llm-client");
   });
 
+  it("fails on a dynamic import written with a template literal", () => {
+    writeFileSync(
+      join(copy, "packages/timeline/src/planted.ts"),
+      "export const m = () => import(`@yoi/pod`);\n",
+    );
+    const res = runCheck(copy);
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain("@yoi/timeline may not import @yoi/pod");
+  });
+
+  it("checks every source file of a package, not only src/", () => {
+    mkdirSync(join(copy, "packages/manifest/scripts"), { recursive: true });
+    writeFileSync(join(copy, "packages/manifest/scripts/planted.ts"), 'import "@yoi/llm-client";\n');
+    const res = runCheck(copy);
+    expect(res.status).toBe(1);
+    expect(res.stderr).toContain("packages/manifest/scripts/planted.ts");
+  });
+
   it("ignores imports inside comments and template literals", () => {
     writeFileSync(
       join(copy, "packages/manifest/src/planted.ts"),
@@ -119,6 +137,15 @@ describe("check-layering", () => {
 });
 
 describe("findImports", () => {
+  it("does not read the word import at the end of a string as an import", () => {
+    const src = 'describe("entry points the adapters import", () => {\n  it("works", () => {});\n});\n';
+    expect(findImports(src)).toEqual([]);
+  });
+
+  it("does not read a method or property named import or from as an import", () => {
+    expect(findImports('loader.import("x");\nconst o = { from: "y" };\n')).toEqual([]);
+  });
+
   it("finds static, type-only, re-export, side-effect and dynamic imports with line numbers", () => {
     const src = [
       'import a from "a";',

@@ -67,7 +67,7 @@ export interface Violation {
 }
 
 const SOURCE_EXT = /\.(?:ts|mts|cts|tsx|js|mjs|cjs)$/;
-const SKIP_DIRS = new Set(["node_modules", "dist", ".turbo", "coverage", "__fixtures__", "schema"]);
+const SKIP_DIRS = new Set(["node_modules", "dist", ".turbo", "coverage", "__fixtures__"]);
 
 function readJson<T>(path: string): T {
   return JSON.parse(readFileSync(path, "utf8")) as T;
@@ -98,82 +98,92 @@ function walk(dir: string, out: string[]): void {
   }
 }
 
+interface Token {
+  kind: "word" | "string" | "punct";
+  value: string;
+  index: number;
+}
+
 /**
- * Blanks comments and the contents of template literals (keeping line breaks
- * and string literals), so that import-like text in comments or templates is
- * not mistaken for an import.
+ * Splits TypeScript source into words, string literals and punctuation,
+ * skipping comments and whitespace. Template literals without substitutions
+ * count as strings (so `import(\`x\`)` is seen); ones with substitutions
+ * are skipped. Good enough to find module specifiers, which is all it is for.
  */
-export function stripComments(source: string): string {
-  let out = "";
-  let i = 0;
+export function tokenize(source: string): Token[] {
+  const tokens: Token[] = [];
   const n = source.length;
+  let i = 0;
   while (i < n) {
     const c = source[i]!;
     const next = source[i + 1];
     if (c === "/" && next === "/") {
       while (i < n && source[i] !== "\n") i++;
     } else if (c === "/" && next === "*") {
-      i += 2;
-      while (i < n && !(source[i] === "*" && source[i + 1] === "/")) {
-        if (source[i] === "\n") out += "\n";
-        i++;
-      }
-      i += 2;
-    } else if (c === '"' || c === "'") {
-      const quote = c;
-      out += c;
+      const close = source.indexOf("*/", i + 2);
+      i = close < 0 ? n : close + 2;
+    } else if (c === '"' || c === "'" || c === "`") {
+      const start = i;
+      let value = "";
+      let plain = true;
       i++;
-      while (i < n && source[i] !== quote && source[i] !== "\n") {
+      while (i < n && source[i] !== c) {
         if (source[i] === "\\") {
-          out += source[i]!;
-          i++;
+          value += source[i + 1] ?? "";
+          i += 2;
+          continue;
         }
-        out += source[i]!;
+        if (c !== "`" && source[i] === "\n") break;
+        if (c === "`" && source[i] === "$" && source[i + 1] === "{") plain = false;
+        value += source[i];
         i++;
       }
-      if (i < n) out += source[i]!;
       i++;
-    } else if (c === "`") {
-      out += "`";
-      i++;
-      while (i < n && source[i] !== "`") {
-        if (source[i] === "\\") i++;
-        else if (source[i] === "\n") out += "\n";
-        i++;
-      }
-      out += "`";
+      if (plain) tokens.push({ kind: "string", value, index: start + 1 });
+    } else if (/[A-Za-z_$]/.test(c)) {
+      const start = i;
+      while (i < n && /[\w$]/.test(source[i]!)) i++;
+      tokens.push({ kind: "word", value: source.slice(start, i), index: start });
+    } else if (/\s/.test(c)) {
       i++;
     } else {
-      out += c;
+      tokens.push({ kind: "punct", value: c, index: i });
       i++;
     }
   }
-  return out;
+  return tokens;
 }
 
-const IMPORT_PATTERNS = [
-  // import x from "a"; import { x } from "a"; export { x } from "a"; export * from "a"; import type ...
-  /\b(?:import|export)\s+(?:type\s+)?[\w*{}\s,$]*?\bfrom\s*["']([^"']+)["']/g,
-  // import "a";
-  /\bimport\s*["']([^"']+)["']/g,
-  // import("a"), await import("a")
-  /\bimport\s*\(\s*["']([^"']+)["']\s*[,)]/g,
-  // require("a")
-  /\brequire\s*\(\s*["']([^"']+)["']\s*\)/g,
-];
-
+/**
+ * Module specifiers of every import form: `import ... from "a"`,
+ * `export ... from "a"`, `import "a"`, `import("a")`, `require("a")`, with
+ * their line numbers. Text inside strings and comments is never mistaken
+ * for an import.
+ */
 export function findImports(source: string): { specifier: string; line: number }[] {
-  const text = stripComments(source);
+  const tokens = tokenize(source);
   const found: { specifier: string; index: number }[] = [];
-  for (const pattern of IMPORT_PATTERNS) {
-    pattern.lastIndex = 0;
-    for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-      found.push({ specifier: m[1]!, index: m.index + m[0].lastIndexOf(m[1]!) });
+  for (let t = 0; t < tokens.length; t++) {
+    const tok = tokens[t]!;
+    if (tok.kind !== "word") continue;
+    const prev = tokens[t - 1];
+    // `x.import(...)`, `obj.from "..."` are not imports.
+    if (prev?.kind === "punct" && prev.value === ".") continue;
+    const a = tokens[t + 1];
+    const b = tokens[t + 2];
+    if ((tok.value === "from" || tok.value === "import") && a?.kind === "string") {
+      found.push({ specifier: a.value, index: a.index });
+    } else if (
+      (tok.value === "import" || tok.value === "require") &&
+      a?.kind === "punct" &&
+      a.value === "(" &&
+      b?.kind === "string"
+    ) {
+      found.push({ specifier: b.value, index: b.index });
     }
   }
-  found.sort((a, b) => a.index - b.index);
   const lineStarts: number[] = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === "\n") lineStarts.push(i + 1);
+  for (let i = 0; i < source.length; i++) if (source[i] === "\n") lineStarts.push(i + 1);
   const lineOf = (index: number): number => {
     let lo = 0;
     let hi = lineStarts.length - 1;
@@ -207,9 +217,11 @@ function isTestOrBench(file: string, pkgDir: string): boolean {
   return (
     rel.startsWith("test/") ||
     rel.startsWith("bench/") ||
+    rel.startsWith("scripts/") ||
+    rel.startsWith("examples/") ||
     rel.includes("__tests__/") ||
     /\.(test|spec|bench)\.[cm]?[jt]sx?$/.test(rel) ||
-    rel === "vitest.config.ts"
+    !rel.includes("/")
   );
 }
 
@@ -250,9 +262,9 @@ export function checkLayering(root: string): Violation[] {
       }
     }
 
+    // Every source file of the package: src, tests, benchmarks, scripts, examples, configs.
     const files: string[] = [];
-    for (const sub of ["src", "test", "bench"]) walk(join(pkg.dir, sub), files);
-    if (existsSync(join(pkg.dir, "vitest.config.ts"))) files.push(join(pkg.dir, "vitest.config.ts"));
+    walk(pkg.dir, files);
 
     for (const file of files) {
       const testOrBench = isTestOrBench(file, pkg.dir);
