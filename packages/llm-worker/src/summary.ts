@@ -71,8 +71,12 @@ export function summarize(id: string, content: Content, limits: SummaryLimits): 
     const head = lines.slice(0, limits.headLines);
     const tailCount = Math.max(0, Math.min(limits.tailLines, lines.length - head.length));
     const tail = tailCount === 0 ? [] : lines.slice(lines.length - tailCount);
-    const sections: Section[] = [{ title: "head", lines: head }];
-    if (tail.length > 0) sections.push({ title: "tail", lines: tail });
+    // Both sections always, as seed 000 writes the format; lines already in
+    // the head are not repeated in the tail (so the tail may be empty).
+    const sections: Section[] = [
+      { title: "head", lines: head },
+      { title: "tail", lines: tail },
+    ];
     return fit(`${header}text | ${lines.length} lines`, sections, limits.maxBytes);
   }
   const value = content.value;
@@ -118,8 +122,9 @@ interface Section {
 /**
  * Joins header and sections within `maxBytes`. Budget is shared by
  * water-filling: short lines keep their length, long lines share the rest
- * equally. Lines that would get almost nothing are dropped from the end of a
- * section with a `… (+k more)` note instead.
+ * equally. When there are too many lines for every one to keep a dozen
+ * bytes, the whole rendering is cut at `maxBytes` (on a character boundary)
+ * instead; the header's count still says how much there is.
  */
 function fit(header: string, sections: Section[], maxBytes: number): string {
   const render = (secs: Section[]): string => {

@@ -155,6 +155,14 @@ describe("summary formats (seed 000)", () => {
     );
   });
 
+  it("text of no more lines than the head keeps both sections, with an empty tail", () => {
+    const long = "x".repeat(300);
+    const summary = summarize(ID, { kind: "text", text: `${long}\n${long}\n${long}` }, sl);
+    expect(summary.startsWith(`[blob:${ID}] text | 3 lines\n── head ──\n`)).toBe(true);
+    expect(summary.endsWith("\n── tail ──")).toBe(true);
+    expect(Buffer.byteLength(summary)).toBeLessThanOrEqual(400);
+  });
+
   it("text with fewer lines than head+tail does not repeat lines", () => {
     const text = "a\nb\nc\nd\ne\nf\n";
     expect(summarize(ID, { kind: "text", text }, sl)).toBe(
