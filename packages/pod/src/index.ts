@@ -32,7 +32,7 @@ export {
   primaryArgument,
   simpleCommands,
 } from "./permissions.ts";
-export { clientFromConfig, Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
+export { clientFromConfig, type ModelTarget, Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
 export type {
   AlertPodEvent,
   AutoReadPodEvent,

@@ -30,6 +30,7 @@ import type {
 import { Worker } from "@yoi/llm-worker";
 import { buildModelCatalog, type Config, ConfigSchema, resolveModel } from "@yoi/manifest";
 import {
+  checkSessionId,
   createSession,
   FsBlobStore,
   type FsyncPolicy,
@@ -37,6 +38,7 @@ import {
   openSession,
   type SessionLog,
 } from "@yoi/worker-persistence";
+import { v7 as uuidv7 } from "uuid";
 import { AlertBus } from "./alerts.ts";
 import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./auto-read.ts";
 import { createBuiltinTools } from "./builtin-tools.ts";
@@ -47,6 +49,7 @@ import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
 import { ScopedFs } from "./scoped-fs.ts";
 import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segments.ts";
+import { SwitchableClient } from "./switchable-client.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 
 export interface PodOptions {
@@ -80,9 +83,16 @@ export interface PodOptions {
   blobStore?: BlobStore;
   /** Options of the bash tool, or `false` to leave it out. */
   bash?: false | Omit<BashToolOptions, "fs">;
-  /** Session id of a new session. Default: a new UUID v7. */
+  /**
+   * Session id of a new session. Default: a new UUID v7. The log file is
+   * created on the first input (`run`), so a pod that is opened and closed
+   * without input leaves nothing on disk.
+   */
   sessionId?: string;
 }
+
+/** What `Pod.setModel` switches to: a model ref of the config (`provider/model`), or a ready client. */
+export type ModelTarget = string | LlmClient;
 
 export interface PodRunOptions {
   signal?: AbortSignal;
@@ -147,8 +157,17 @@ export class Pod {
   readonly worker: Worker;
   readonly permissions: PermissionPolicy;
   readonly reads: ReadTracker;
-  readonly log: SessionLog;
-  readonly client: LlmClient;
+  readonly #client: SwitchableClient;
+  readonly #config: Config;
+  readonly #env: Readonly<Record<string, string | undefined>> | undefined;
+  readonly #worker: { current: Worker | undefined } = { current: undefined };
+  /** Creates the log of a new session (undefined once it exists, and for a restored one). */
+  #createLog: ((meta: { model: string; provider: string }) => Promise<SessionLog>) | undefined;
+  /** The log, once it exists or is being created. */
+  #logReady: Promise<SessionLog> | undefined;
+  #log: SessionLog | undefined;
+  /** Records raised before the log exists (alerts at start-up), written after session_start. */
+  readonly #early: ((log: SessionLog) => Promise<unknown>)[] = [];
   readonly #policy: CompactingPolicy;
   readonly #blobStore: BlobStore;
   readonly #listeners = new Set<PodEventListener>();
@@ -164,7 +183,9 @@ export class Pod {
   #closed = false;
 
   private constructor(init: {
-    log: SessionLog;
+    id: string;
+    log?: SessionLog;
+    createLog?: (meta: { model: string; provider: string }) => Promise<SessionLog>;
     history: Item[];
     fs: ScopedFs;
     config: Config;
@@ -172,26 +193,32 @@ export class Pod {
     blobStore: BlobStore;
   }) {
     const { config, options } = init;
-    this.log = init.log;
-    this.id = init.log.id;
+    this.id = init.id;
+    if (init.log) {
+      this.#log = init.log;
+      this.#logReady = Promise.resolve(init.log);
+    }
+    this.#createLog = init.createLog;
+    this.#config = config;
+    this.#env = options.env;
     this.fs = init.fs;
     this.view = new PodFsView(init.fs);
     this.alerts = new AlertBus();
     this.reads = new ReadTracker();
     this.#blobStore = init.blobStore;
     this.#maxRefBytes = config.toolOutput.maxBytes;
-    let worker: Worker | undefined;
-    this.client =
+    this.#client = new SwitchableClient(
       options.client ??
-      clientFromConfig(config, {
-        ...(options.env ? { env: options.env } : {}),
-        onWarning: (w) => worker?.handleClientWarning(w),
-      });
+        clientFromConfig(config, {
+          ...(options.env ? { env: options.env } : {}),
+          onWarning: (w) => this.#worker.current?.handleClientWarning(w),
+        }),
+    );
     const inner = createContextPolicy({
       blobStore: init.blobStore,
       toolOutputCache: config.toolOutputCache,
       compaction: config.compaction,
-      client: this.client,
+      client: this.#client,
       catalog: buildModelCatalog(config),
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       ...(config.compaction.model !== null
@@ -263,8 +290,8 @@ export class Pod {
         return items.length > 0 ? { action: "continue_with", items } : undefined;
       },
     };
-    worker = new Worker({
-      client: this.client,
+    const worker = new Worker({
+      client: this.#client,
       tools,
       system: options.system ?? defaultSystem(init.fs.cwd, tools),
       settings: settingsFrom(config),
@@ -284,33 +311,32 @@ export class Pod {
       history: init.history,
     });
     this.worker = worker;
+    this.#worker.current = worker;
     worker.subscribe((event) => this.#onWorkerEvent(event));
     this.alerts.subscribe((alert) => {
       this.#emit({ type: "alert", alert });
       if (alert.source !== "session_log")
-        this.#append((log) => log.alert(alert.level, alert.source, alert.message));
+        this.#append((log) => log.alert(alert.level, alert.source, alert.message), { opens: false });
     });
   }
 
-  /** Starts a new session. */
+  /**
+   * Starts a new session. Its log is created on the first input, so a
+   * session nobody typed into leaves no file behind.
+   */
   static async create(options: PodOptions = {}): Promise<Pod> {
     const parts = await Pod.#parts(options);
-    const log = await createSession({
-      dir: parts.dataDir,
-      ...(options.sessionId !== undefined ? { id: options.sessionId } : {}),
-      ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
-      cwd: parts.fs.cwd,
-      ...(options.client
-        ? { model: options.client.model, provider: options.client.provider }
-        : modelMeta(parts.config)),
-      config: configSnapshot(parts.config),
-    });
-    try {
-      return new Pod({ ...parts, log, history: [], options });
-    } catch (error) {
-      await log.close().catch(() => {});
-      throw error;
-    }
+    const id = checkSessionId(options.sessionId ?? uuidv7());
+    const createLog = (meta: { model: string; provider: string }) =>
+      createSession({
+        dir: parts.dataDir,
+        id,
+        ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
+        cwd: parts.fs.cwd,
+        ...meta,
+        config: configSnapshot(parts.config),
+      });
+    return new Pod({ ...parts, id, createLog, history: [], options });
   }
 
   /** Reopens a session from its log: history rebuilt, new records appended to the same log. */
@@ -323,7 +349,7 @@ export class Pod {
     });
     let pod: Pod;
     try {
-      pod = new Pod({ ...parts, log: opened.log, history: opened.history, options });
+      pod = new Pod({ ...parts, id: opened.log.id, log: opened.log, history: opened.history, options });
     } catch (error) {
       await opened.log.close().catch(() => {});
       throw error;
@@ -347,6 +373,48 @@ export class Pod {
     const dataDir = path.resolve(cwd, options.dataDir ?? config.session.dir ?? path.join(homedir(), ".yoi"));
     const blobStore = options.blobStore ?? new FsBlobStore({ dir: dataDir });
     return { config, fs, dataDir, blobStore };
+  }
+
+  /** The session log, once the session has one (after the first input, or from the start when restored). */
+  get log(): SessionLog | undefined {
+    return this.#log;
+  }
+
+  /**
+   * The model client. It stays the same object across `setModel`; its
+   * `provider` and `model` say where the next call goes.
+   */
+  get client(): LlmClient {
+    return this.#client;
+  }
+
+  /**
+   * Switches the model for the rest of the session: history, tools and the
+   * log stay; the switch is logged as `config_change` (so the audit trail
+   * and `listSessions` show it). `target` is a model ref resolved through the
+   * config (`"anthropic/claude-haiku-4-5"`, key from the provider's
+   * `apiKeyEnv`) or a ready client. Throws while a run is in progress, and
+   * for a ref the config cannot resolve (nothing changes then).
+   */
+  setModel(target: ModelTarget): void {
+    this.#assertIdle("setModel");
+    const previous = { provider: this.#client.provider, model: this.#client.model };
+    const next =
+      typeof target === "string"
+        ? clientFromConfig(this.#config, {
+            ref: target,
+            ...(this.#env ? { env: this.#env } : {}),
+            onWarning: (w) => this.#worker.current?.handleClientWarning(w),
+          })
+        : target;
+    this.#client.switchTo(next);
+    if (this.#logReady === undefined) return; // no log yet: session_start will name the model
+    const changes: Record<string, unknown> = {
+      model: `${next.provider}/${next.model}`,
+      previous: `${previous.provider}/${previous.model}`,
+      ...(typeof target === "string" ? { ref: target } : {}),
+    };
+    this.#append((log) => log.configChange(changes, next.model));
   }
 
   /** The worker's history (read-only view). */
@@ -380,7 +448,7 @@ export class Pod {
     this.#append((log) => log.userInput(typeof input === "string" ? input : text, segments));
     const controller = this.#start(options.signal);
     try {
-      await this.#resolveRefs(segments);
+      await this.#resolveRefs(segments, controller.signal);
       return await this.worker.run(userMessage(text), { signal: controller.signal });
     } finally {
       this.#stash.length = 0;
@@ -416,7 +484,7 @@ export class Pod {
     const replacement = await this.#policy.compactNow({
       history: this.worker.history,
       lastUsage: this.#lastUsage,
-      client: this.client,
+      client: this.#client,
       blobStore: this.#blobStore,
       signal: options.signal ?? new AbortController().signal,
     });
@@ -437,7 +505,8 @@ export class Pod {
     this.cancel("the pod was closed");
     await this.flush();
     this.#closed = true;
-    await this.log.close();
+    const log = await this.#logReady?.catch(() => undefined);
+    await log?.close();
   }
 
   #assertIdle(what: string): void {
@@ -457,13 +526,19 @@ export class Pod {
     return controller;
   }
 
-  async #resolveRefs(segments: readonly Segment[]): Promise<void> {
+  /**
+   * Reads the refs of a submit. A cancel stops it between refs and abandons
+   * a read in progress (the worker then ends the run as cancelled).
+   */
+  async #resolveRefs(segments: readonly Segment[], signal: AbortSignal): Promise<void> {
     const seen = new Set<string>();
     for (const ref of fileRefs(segments)) {
+      if (signal.aborted) return;
       if (seen.has(ref)) continue;
       seen.add(ref);
       try {
-        const resolved = await this.view.resolveFileRef(ref, this.#maxRefBytes);
+        const resolved = await abortable(this.view.resolveFileRef(ref, this.#maxRefBytes), signal);
+        if (resolved === undefined) return;
         this.#fileRefItems.add(resolved.item);
         this.#stash.push(resolved.item);
         this.reads.record(resolved.real, ref, { size: resolved.totalBytes, mtimeMs: resolved.mtimeMs });
@@ -493,7 +568,7 @@ export class Pod {
         break;
       case "usage":
         this.#lastUsage = event.usage;
-        this.#append((log) => log.usage(event.usage, { model: this.client.model, turn: event.turnIndex }));
+        this.#append((log) => log.usage(event.usage, { model: this.#client.model, turn: event.turnIndex }));
         break;
       case "turn_end":
         this.#append((log) =>
@@ -518,9 +593,31 @@ export class Pod {
     this.#emit(event);
   }
 
-  #append(write: (log: SessionLog) => Promise<unknown>): void {
+  /**
+   * Queues a record. Before the log exists, a record that `opens` (input,
+   * items: the session has begun) creates it; others (alerts) wait for it
+   * and are dropped if it never comes.
+   */
+  #append(write: (log: SessionLog) => Promise<unknown>, options: { opens?: boolean } = {}): void {
     if (this.#closed || this.#logBroken) return;
-    const pending = write(this.log).catch((error: unknown) => {
+    let ready = this.#logReady;
+    if (ready === undefined) {
+      if (options.opens === false || this.#createLog === undefined) {
+        this.#early.push(write);
+        return;
+      }
+      const create = this.#createLog;
+      this.#createLog = undefined;
+      ready = this.#logReady = create({ model: this.#client.model, provider: this.#client.provider }).then(
+        (log) => {
+          this.#log = log;
+          return log;
+        },
+      );
+      // Records raised before the session began go first, in order.
+      for (const early of this.#early.splice(0)) this.#append(early);
+    }
+    const pending = ready.then(write).catch((error: unknown) => {
       if (this.#logBroken) return;
       this.#logBroken = true;
       const message = error instanceof Error ? error.message : String(error);
@@ -544,10 +641,23 @@ export class Pod {
   }
 }
 
-function modelMeta(config: Config): { model?: string; provider?: string } {
-  if (config.model === undefined) return {};
-  const slash = config.model.indexOf("/");
-  return { provider: config.model.slice(0, slash), model: config.model.slice(slash + 1) };
+/** Settles with `work`'s value, or with undefined as soon as `signal` aborts. */
+function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** The config for the session_start record, without anything that could hold a secret (headers). */
