@@ -1,11 +1,11 @@
 import OpenAI from "openai";
-import { _iterSSEMessages } from "openai/core/streaming";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { decodeOpenAIEvent, openAIEvents } from "../openai-sse.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 import { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
-import { decodeOpenAIEvent, normalizeOpenAIChatStream } from "./stream.ts";
+import { normalizeOpenAIChatStream } from "./stream.ts";
 
 export { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
 
@@ -60,11 +60,7 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIChatError(error);
       }
-      // The SDK's event reader ends quietly once this controller aborts, as its own stream does.
-      const reader = new AbortController();
-      if (signal.aborted) reader.abort(signal.reason);
-      else signal.addEventListener("abort", () => reader.abort(signal.reason), { once: true });
-      return normalizeOpenAIChatStream(_iterSSEMessages(response, reader), {
+      return normalizeOpenAIChatStream(openAIEvents(response, signal), {
         signal,
         onRawEvent: options.onRawEvent,
         decode: decodeOpenAIEvent(response.headers),

@@ -8,9 +8,8 @@
  * argument deltas). Block indices count up in order of appearance.
  */
 
-import { APIError } from "openai";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Decoder, END, type Normalizer, pumpEvents } from "../event-pump.ts";
+import { type Decoder, type Normalizer, pumpEvents } from "../event-pump.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 
@@ -73,7 +72,7 @@ const FINISH_REASONS: Record<string, StopReason> = {
 
 /**
  * An Event iterator over a Chat Completions stream: the SDK's parsed stream,
- * or (with `options.decode`, see {@link decodeOpenAIEvent}) its
+ * or (with `options.decode`, see `decodeOpenAIEvent` in openai-sse.ts) its
  * server-sent events.
  */
 export function normalizeOpenAIChatStream(
@@ -81,29 +80,6 @@ export function normalizeOpenAIChatStream(
   options: NormalizeOptions,
 ): AsyncIterableIterator<Event> {
   return pumpEvents(stream, new OpenAIChatNormalizer(options.signal), options.onRawEvent, options.decode);
-}
-
-/**
- * What the SDK's `Stream` does to each server-sent event, done here so the
- * adapter reads the SDK's event iterator (one generator layer less per
- * delta): `[DONE]` ends the stream, a payload that is not JSON throws, an
- * `error` event or an `error` field becomes the SDK's `APIError`.
- */
-export function decodeOpenAIEvent(headers: Headers): Decoder {
-  return (item) => {
-    const sse = item as { event: string | null; data: string };
-    if (sse.data === "[DONE]") return END;
-    let data: { error?: unknown } | null;
-    try {
-      data = JSON.parse(sse.data);
-    } catch {
-      throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
-    }
-    if (sse.event === "error")
-      throw new APIError(undefined, (data?.error ?? data) as object, undefined, headers);
-    if (data?.error) throw new APIError(undefined, data.error as object, undefined, headers);
-    return data;
-  };
 }
 
 export class OpenAIChatNormalizer implements Normalizer {

@@ -1,8 +1,8 @@
 import OpenAI from "openai";
-import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import { findModelCapabilities } from "../../model-info.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { decodeOpenAIEvent, openAIEvents } from "../openai-sse.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIError } from "./errors.ts";
 import { buildResponsesRequest } from "./request.ts";
@@ -44,13 +44,18 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
       const openai = sdk();
       const { params, warnings } = buildResponsesRequest(options.model, request, capabilities);
       for (const warning of warnings) options.onWarning?.(warning);
-      let stream: AsyncIterable<ResponseStreamEvent>;
+      let response: Response;
       try {
-        stream = await openai.responses.create(params, { signal });
+        // The raw response: the SDK parses its server-sent events below, the decoder does its JSON layer.
+        response = await openai.responses.create(params, { signal }).asResponse();
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIError(error, signal);
       }
-      return normalizeResponsesStream(stream, { signal, onRawEvent: options.onRawEvent });
+      return normalizeResponsesStream(openAIEvents(response, signal), {
+        signal,
+        onRawEvent: options.onRawEvent,
+        decode: decodeOpenAIEvent(response.headers),
+      });
     },
   };
 };

@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Normalizer, pumpEvents } from "../event-pump.ts";
+import { type Decoder, type Normalizer, pumpEvents } from "../event-pump.ts";
 import { abortFailure, errorEvent } from "../stream-end.ts";
 import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
 
@@ -40,17 +40,20 @@ const partKey = (outputIndex: number, contentIndex: number): number => outputInd
 export interface NormalizeOptions {
   signal: AbortSignal;
   onRawEvent?: ((payload: unknown) => void) | undefined;
+  /** Set when `stream` yields server-sent events rather than parsed payloads (see `decodeOpenAIEvent`). */
+  decode?: Decoder;
 }
 
 /**
- * Normalizes a Responses API event stream into the flat Event union.
+ * Normalizes a Responses API event stream into the flat Event union: the
+ * SDK's parsed stream, or (with `options.decode`) its server-sent events.
  *
  * Block indices are assigned in order of first appearance: one per output
  * item for reasoning and tool calls, one per (output item, content part) for
  * message text, so they stay stable whatever the server's numbering.
  */
 export function normalizeResponsesStream(
-  stream: AsyncIterable<ResponseStreamEvent>,
+  stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
 ): AsyncIterable<Event> {
   const { signal, onRawEvent } = options;
@@ -292,7 +295,7 @@ export function normalizeResponsesStream(
       );
     },
   };
-  return pumpEvents(stream, normalizer, onRawEvent);
+  return pumpEvents(stream, normalizer, onRawEvent, options.decode);
 }
 
 function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {
