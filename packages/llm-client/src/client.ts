@@ -342,19 +342,29 @@ class ClientStream implements AsyncIterableIterator<Event> {
     return { value, done: false };
   }
 
-  /** Tears the attempt down: timers, the caller's abort listener, the HTTP request. */
-  private release(): void {
+  /**
+   * Tears the attempt down: timers, the caller's abort listener and, unless
+   * the adapter has already let go of it, the HTTP request.
+   */
+  private release(abortRequest = true): void {
     this.watchdog?.stop();
     if (this.onAbort) this.signal?.removeEventListener("abort", this.onAbort);
     this.onAbort = undefined;
-    this.controller?.abort(cancellation());
+    if (abortRequest) this.controller?.abort(cancellation());
   }
 
-  private finish(): void {
+  /**
+   * The stream has ended. `sourceReleased`: an {@link EventPump} handed out
+   * its last event, and it returns or drains its source before that, so
+   * there is no request left to abort. Skipping the abort is most of the
+   * fixed cost of a short stream: it builds an error and the SDK answers
+   * it by aborting its own controller with a DOMException.
+   */
+  private finish(sourceReleased = false): void {
     this.phase = "done";
-    this.release();
+    this.release(!sourceReleased);
     // The adapter has ended its stream; let it release what it holds.
-    void this.inner?.return?.()?.catch(() => undefined);
+    if (!sourceReleased) void this.inner?.return?.()?.catch(() => undefined);
   }
 
   private readonly received = (
@@ -510,9 +520,9 @@ class ClientStream implements AsyncIterableIterator<Event> {
             // The pump already keeps the stream contract (stream-end.ts); watch it without another layer.
             this.phase = "direct";
             iterator.watcher = watchdog;
-            watchdog.onEnded = () => this.finish();
+            watchdog.onEnded = () => this.finish(true);
             this.queue.push(event);
-            if (event.type === "status" && event.status !== "started") this.finish();
+            if (event.type === "status" && event.status !== "started") this.finish(iterator.exhausted);
             return this.next();
           }
           this.phase = "follow";

@@ -75,6 +75,11 @@ export class EventPump implements AsyncIterableIterator<Event> {
     return this;
   }
 
+  /** Every event has been handed out and the source returned or drained: nothing is left to release. */
+  get exhausted(): boolean {
+    return this.finished && this.head >= this.queue.length;
+  }
+
   next(): Promise<IteratorResult<Event>> {
     if (this.head < this.queue.length) return Promise.resolve(this.take());
     if (this.finished) return Promise.resolve(DONE);
