@@ -3,6 +3,8 @@
  * on every way out (normal exit, uncaught exception, unhandled rejection,
  * SIGTERM/SIGHUP/SIGQUIT).
  */
+import { scrub } from "../describe-error.ts";
+
 const SHOW_CURSOR = "\x1b[?25h";
 const RESET = "\x1b[0m";
 
@@ -25,14 +27,45 @@ export function restoreTerminal(): void {
   }
 }
 
-export function installTerminalGuard(): void {
+/**
+ * Values of the environment's secret-looking variables (`*_KEY`, `*_TOKEN`,
+ * `*_SECRET`, `*PASSWORD*`): a crash report may hold any of them (an SDK
+ * error quoting its request), so all are scrubbed, not only the model's key.
+ */
+export function environmentSecrets(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value && /(_KEY|_TOKEN|_SECRET|PASSWORD)$/i.test(name)) out.push(value.trim());
+  }
+  return out;
+}
+
+/** The text a crash prints: the stack (or message), keys removed. */
+export function crashReport(error: unknown, secrets: readonly string[]): string {
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  return `\nyoi: internal error: ${scrub(message, secrets)}\n`;
+}
+
+/**
+ * Restores the terminal on every way out and turns a crash into a short
+ * report on stderr with secrets scrubbed. `secrets` is asked at crash time
+ * (default: the environment's secret-looking values).
+ */
+export function installTerminalGuard(secrets: () => readonly string[] = environmentSecrets): void {
   if (installed) return;
   installed = true;
   process.on("exit", restoreTerminal);
   const crash = (error: unknown) => {
     restoreTerminal();
-    const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    process.stderr.write(`\nyoi: internal error: ${message}\n`);
+    let report: string;
+    try {
+      report = crashReport(error, [...environmentSecrets(), ...secrets()]);
+    } catch {
+      report = "\nyoi: internal error (the report could not be made safe to print)\n";
+    }
+    process.stderr.write(report);
     process.exit(1);
   };
   process.on("uncaughtException", crash);
