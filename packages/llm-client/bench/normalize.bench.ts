@@ -121,7 +121,13 @@ const PROVIDERS: BenchProvider[] = [
     raw: (baseURL) => {
       const sdk = new GoogleGenAI({ apiKey: "k", httpOptions: { baseUrl: baseURL } });
       return async () => {
-        const stream = await sdk.models.generateContentStream({ model: MODEL, contents: "hi" });
+        // The client turns the SDK's automatic stream continuation off (its own layer over the
+        // chunks); the baseline does too, so both sides iterate the same SDK machinery.
+        const stream = await sdk.models.generateContentStream({
+          model: MODEL,
+          contents: "hi",
+          config: { automaticContinuation: false },
+        });
         let n = 0;
         for await (const _ of stream) n++;
         return n;
