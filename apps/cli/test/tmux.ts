@@ -1,6 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
 
+/** How long a wait may take before it fails: safe on a loaded 2-core CI machine (a match returns at once). */
+export const WAIT_MS = 45_000;
+
 /** A program running in a real pseudo-terminal under a private tmux server. */
 export class TmuxSession {
   readonly #socket: string;
@@ -63,12 +66,25 @@ export class TmuxSession {
     this.#tmux(["resize-window", "-t", this.name, "-x", String(width), "-y", String(height)]);
   }
 
-  /** Waits until the screen matches; fails with the screen when it does not in time. */
-  async waitFor(match: string | RegExp, timeoutMs = 15_000): Promise<string> {
+  /**
+   * Waits until the screen matches (a string, a pattern, or a predicate);
+   * fails with the screen when it does not in time. Returns as soon as it
+   * matches, so the generous default only costs time on a failure.
+   */
+  async waitFor(
+    match: string | RegExp | ((screen: string) => boolean),
+    timeoutMs = WAIT_MS,
+  ): Promise<string> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const screen = this.screen();
-      if (typeof match === "string" ? screen.includes(match) : match.test(screen)) return screen;
+      const hit =
+        typeof match === "string"
+          ? screen.includes(match)
+          : typeof match === "function"
+            ? match(screen)
+            : match.test(screen);
+      if (hit) return screen;
       if (Date.now() > deadline) {
         throw new Error(`timed out waiting for ${String(match)}; the screen:\n${screen}`);
       }
@@ -86,7 +102,7 @@ export class TmuxSession {
 }
 
 /** Waits for a file written by the shell after the program exits. */
-export async function waitForFile(path: string, timeoutMs = 15_000): Promise<string> {
+export async function waitForFile(path: string, timeoutMs = WAIT_MS): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await readFile(path, "utf8").catch(() => undefined);
