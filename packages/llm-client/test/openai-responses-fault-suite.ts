@@ -99,7 +99,7 @@ export function runFaultSuite(provider: Provider): void {
     });
 
     it("503 then success", async () => {
-      const { client, server } = await setup([
+      const { client, server, warnings } = await setup([
         { type: "error", status: 503, message: "overloaded" },
         { type: "lines", lines: okLines() },
       ]);
@@ -107,6 +107,78 @@ export function runFaultSuite(provider: Provider): void {
       expect(out.status).toBe("completed");
       expect(out.text).toBe(TEXT);
       expect(server.requests).toHaveLength(2);
+      expect(warnings.find((w) => w.code === "retry")?.detail).toMatchObject({ errorCode: "overloaded" });
+    });
+
+    it("529 (overloaded) then success: retried as overloaded", async () => {
+      const { client, server, warnings } = await setup([
+        { type: "error", status: 529, message: "Overloaded" },
+        { type: "lines", lines: okLines() },
+      ]);
+      const out = await collect(client.stream({ items: [userMessage("hi")] }));
+      expect(out.status).toBe("completed");
+      expect(out.text).toBe(TEXT);
+      expect(out.errors).toEqual([]);
+      expect(server.requests).toHaveLength(2);
+      const retries = warnings.filter((w) => w.code === "retry");
+      expect(retries).toHaveLength(1);
+      expect(retries[0]?.detail).toMatchObject({ errorCode: "overloaded", status: 529, nextAttempt: 2 });
+    });
+
+    if (provider === "openai-responses") {
+      it("an overloaded error event before any output is retried, then succeeds", async () => {
+        const { client, server, warnings } = await setup([
+          {
+            type: "raw",
+            body: 'event: error\ndata: {"type":"error","code":"server_is_overloaded","message":"The server is overloaded","sequence_number":0}\n\n',
+          },
+          { type: "lines", lines: okLines() },
+        ]);
+        const out = await collect(client.stream({ items: [userMessage("hi")] }));
+        expect(out.status).toBe("completed");
+        expect(out.text).toBe(TEXT);
+        expect(out.events.filter((e) => e.type === "status" && e.status === "started")).toHaveLength(1);
+        expect(server.requests).toHaveLength(2);
+        expect(warnings.find((w) => w.code === "retry")?.detail).toMatchObject({ errorCode: "overloaded" });
+      });
+    }
+
+    it("a retry-after above the cap fails fast with a message that says so", async () => {
+      const { client, server, warnings } = await setup([
+        { type: "error", status: 429, message: "slow down", headers: { "retry-after": "300" } },
+        { type: "lines", lines: okLines() },
+      ]);
+      const out = await collect(client.stream({ items: [userMessage("hi")] }));
+      expect(out.status).toBe("failed");
+      expect(out.errors).toHaveLength(1);
+      expect(out.errors[0]).toMatchObject({ code: "rate_limit", status: 429, retryAfterMs: 300_000 });
+      expect(out.errors[0]?.message).toMatch(/asked to wait 300 s .*retry\.maxRetryAfterMs/);
+      expect(out.errors[0]?.message).not.toContain("test-key");
+      expect(warnings.filter((w) => w.code === "retry")).toEqual([]);
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it("aborting during the backoff returns at once with status cancelled", async () => {
+      const controller = new AbortController();
+      const { client, server } = await setup(
+        [
+          { type: "error", status: 503, message: "busy", headers: { "retry-after": "60" } },
+          { type: "lines", lines: okLines() },
+        ],
+        {
+          // A 60 s wait within the cap: only the abort can end it before the test times out.
+          retry: { ...FAST.retry, maxRetryAfterMs: 120_000, totalBudgetMs: 600_000 },
+          onWarning: (w) => {
+            if (w.code === "retry") setImmediate(() => controller.abort());
+          },
+        },
+      );
+      const out = await collect(client.stream({ items: [userMessage("hi")] }, { signal: controller.signal }));
+      expect(out.events).toEqual([
+        { type: "status", status: "started" },
+        { type: "status", status: "cancelled" },
+      ]);
+      expect(server.requests).toHaveLength(1);
     });
 
     it("401 is not retried and says it is an auth problem", async () => {

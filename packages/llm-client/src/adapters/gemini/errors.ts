@@ -53,7 +53,8 @@ function codeFor(status: number, body: GoogleErrorBody | undefined, message: str
     return "context_overflow";
   }
   if (status === 429 || googleStatus === "RESOURCE_EXHAUSTED") return "rate_limit";
-  if (status === 503 || googleStatus === "UNAVAILABLE") return "overloaded";
+  // 529 is not Gemini's own, but gateways in front of it use it for "overloaded", as Anthropic does.
+  if (status === 503 || status === 529 || googleStatus === "UNAVAILABLE") return "overloaded";
   if (status === 504 || googleStatus === "DEADLINE_EXCEEDED") return "timeout";
   if (status === 408) return "timeout";
   if (status >= 500) return "server";

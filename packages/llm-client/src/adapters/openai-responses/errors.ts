@@ -83,7 +83,9 @@ export function classifyOpenAIError(error: unknown, signal?: AbortSignal): LlmEr
     const message = apiErrorMessage(error);
     const status = error.status;
     const byCode = codeFromOpenAICode(error.code ?? error.type, message);
-    const code = byCode ?? (status === undefined ? "server" : codeFromStatus(status));
+    let code = byCode ?? (status === undefined ? "server" : codeFromStatus(status));
+    // A 503/529 body often says only `server_error`: the status is the more precise word.
+    if (code === "server" && (status === 503 || status === 529)) code = "overloaded";
     // A quota error will not clear up by waiting: fail at once with what to do.
     const quota = error.code === "insufficient_quota";
     const text = quota ? `${message} (quota exhausted: check the plan and billing of this API key)` : message;
