@@ -62,10 +62,7 @@ export async function openPodWith(
   let id = options.resume;
   if (options.continueLast) {
     const here = await projectRoot(setup.cwd, setup.config.scope.root);
-    // A session nobody typed into (opened and left) is not worth continuing.
-    const last = (await listSessions({ dir: setup.dataDir })).find(
-      (s) => s.cwd === here && s.title !== undefined,
-    );
+    const last = (await listSessions({ dir: setup.dataDir })).find((s) => s.cwd === here);
     if (last === undefined) {
       throw usageError(
         `no earlier session in ${here} to continue; start one with yoi (yoi sessions --all lists every session)`,

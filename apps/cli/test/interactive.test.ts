@@ -1,7 +1,9 @@
+import { readdir } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, tempWorld } from "./helpers.ts";
+import { BIN, cleanEnv, runYoi, tempWorld } from "./helpers.ts";
 import { TmuxSession, waitForFile } from "./tmux.ts";
 
 const sessions: TmuxSession[] = [];
@@ -223,4 +225,82 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     tty2.keys("Enter");
     expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
   }, 180_000);
+
+  it("starting and quitting leaves no session; /model switches in place and the session list shows it", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [{ id: "toolu_w", name: "write_file", arguments: { path: "b.txt", content: "bee\n" } }],
+        },
+        { type: "reply", text: "Answer from haiku." },
+        { type: "reply", text: "Answer from opus." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "a.txt": "a\n" });
+    const sessionsDir = path.join(home, ".yoi", "sessions");
+    const logs = async () => (await readdir(sessionsDir).catch(() => [])).filter((f) => f.endsWith(".jsonl"));
+
+    // Opened and left: nothing on disk, nothing to list or continue.
+    const out0 = path.join(home, "run0");
+    const tty0 = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out: out0 }));
+    sessions.push(tty0);
+    await tty0.waitFor(/^›\s*$/m);
+    // A wrong /resume id leaves the (still empty) session as it was.
+    tty0.type("/resume nope");
+    tty0.keys("Enter");
+    await tty0.waitFor('✗ no session "nope" (/sessions lists them)');
+    await tty0.waitFor(/^›\s*$/m);
+    tty0.type("/exit");
+    tty0.keys("Enter");
+    expect(await waitForFile(`${out0}.exit`)).toBe("EXIT=0\n");
+    expect(await logs()).toEqual([]);
+
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("first question");
+    tty.keys("Enter");
+    // The question says what "always" grants, and so does the answer.
+    await tty.waitFor("    1 line, 4 bytes");
+    await tty.waitFor("[y]es / [n]o / [a]lways write_file this session");
+    tty.type("a");
+    tty.keys("Enter");
+    await tty.waitFor("→ allowed: every write_file call, for the rest of this session");
+    await tty.waitFor("Answer from haiku.");
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("/model anthropic/claude-opus-4-5");
+    tty.keys("Enter");
+    await tty.waitFor("now on anthropic/claude-opus-4-5 (4 items in history kept)");
+    tty.type("second question");
+    tty.keys("Enter");
+    await tty.waitFor("Answer from opus.");
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("/sessions");
+    tty.keys("Enter");
+    const listed = await tty.waitFor(/first question\s+\S+ ago\s+claude-opus-4-5/);
+    expect(listed).not.toContain("(no prompt yet)");
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+
+    // One session; the second request went to the new model with the whole conversation.
+    const files = await logs();
+    expect(files).toHaveLength(1);
+    const second = server.requests[2] as { model: string; messages: unknown[] };
+    expect(second.model).toBe("claude-opus-4-5");
+    expect(JSON.stringify(second.messages)).toContain("Answer from haiku.");
+    const id = (files[0] as string).replace(/\.jsonl$/, "");
+    const loaded = await loadSession({ dir: path.join(home, ".yoi"), id });
+    expect(loaded.records.find((r) => r.type === "config_change")).toMatchObject({
+      model: "claude-opus-4-5",
+      changes: { model: "anthropic/claude-opus-4-5", previous: "anthropic/claude-haiku-4-5" },
+    });
+    const listing = await runYoi(["sessions"], { cwd: project, env: cleanEnv(home) });
+    expect(listing.stdout).toMatch(new RegExp(`${id}\\s+first question\\s+\\S+ ago\\s+claude-opus-4-5`));
+  }, 240_000);
 });

@@ -11,9 +11,9 @@ import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
 import { describeError } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
-import { checkFileRefs, type OpenedPod, openPodWith } from "../open-session.ts";
+import { checkFileRefs, type OpenedPod, openPodWith, providerContext } from "../open-session.ts";
 import type { ProjectSettings } from "../project-trust.ts";
-import { enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
+import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
 import { MutableOutput } from "../ui/mutable-output.ts";
@@ -227,7 +227,9 @@ class InteractiveSession {
       if (detail) this.#renderer.line(s.dim(detail));
       this.#output.muted = false;
       clearLine(this.#rl);
-      this.#rl.setPrompt(`  ${s.yellow("[y]es / [n]o / [a]lways this session")} › `);
+      // Say what "always" grants: bash, this exact command; other tools, the tool (seen in permissions.ts).
+      const always = request.tool === "bash" ? "this command" : request.tool;
+      this.#rl.setPrompt(`  ${s.yellow(`[y]es / [n]o / [a]lways ${always} this session`)} › `);
       this.#rl.prompt();
     });
 
@@ -255,8 +257,15 @@ class InteractiveSession {
     if (!shown) this.#output.write("\n");
     this.#rl.setPrompt(this.#prompt);
     this.#output.muted = this.#busy;
+    const { tool } = pending.request;
     const label =
-      decision === "allow" ? "allowed" : decision === "allow_always" ? "allowed for this session" : "denied";
+      decision === "allow"
+        ? "allowed"
+        : decision === "allow_always"
+          ? tool === "bash"
+            ? "allowed: this command, for the rest of this session"
+            : `allowed: every ${tool} call, for the rest of this session`
+          : "denied";
     this.#renderer.line(this.#style.dim(`  → ${label}`));
     this.#renderer.resume();
     pending.resolve(decision);
@@ -335,7 +344,7 @@ class InteractiveSession {
       case "/sessions": {
         const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
         const rows = (await listSessions({ dir: this.#setup.dataDir }))
-          .filter((r) => r.cwd === here && r.title !== undefined)
+          .filter((r) => r.cwd === here)
           .slice(0, 20);
         this.#renderer.line(
           rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
@@ -358,14 +367,7 @@ class InteractiveSession {
           );
           return;
         }
-        let next: ModelSetup;
-        try {
-          next = await setupModel({ ...this.#command.flags, model: arg });
-        } catch (error) {
-          this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
-          return;
-        }
-        await this.#reopen(next, this.#opened.pod.id);
+        await this.#switchModel(arg);
         return;
       }
       default:
@@ -373,25 +375,63 @@ class InteractiveSession {
     }
   }
 
-  /** Reopens a session (another one, or this one on another model). */
+  /**
+   * `/model <ref>`: the same session goes on with another model. The pod
+   * logs the switch (config_change), so the session list and the audit
+   * trail show it; history stays as it is.
+   */
+  async #switchModel(ref: string): Promise<void> {
+    const s = this.#style;
+    let next: ModelSetup;
+    try {
+      next = await setupModel({ ...this.#command.flags, model: ref });
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+      return;
+    }
+    const { pod } = this.#opened;
+    const client = createModelClient(next, (warning) => pod.worker.handleClientWarning(warning));
+    try {
+      pod.setModel(client);
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+      return;
+    }
+    this.#setup = next;
+    this.#opened = { ...this.#opened, setup: next, client, provider: providerContext(next) };
+    this.#renderer.window = next.window;
+    this.#renderer.provider = this.#opened.provider;
+    const model = `${next.resolved.providerName}/${next.resolved.model}`;
+    this.#renderer.line(s.dim(`· now on ${model} (${pod.history.length} items in history kept)`));
+    for (const note of next.notes) this.#renderer.line(s.dim(`· ${note}`));
+  }
+
+  /**
+   * `/resume <id>`: opens the other session first and only then closes this
+   * one, so a wrong id leaves the session in use as it was (a new session
+   * that has no log yet could not be reopened).
+   */
   async #reopen(setup: ModelSetup, id: string): Promise<void> {
     const s = this.#style;
     const previous = this.#opened;
-    await previous.pod.close();
-    try {
-      const opened = await openPodWith(setup, { resume: id, ask: this.#ask });
-      this.#setup = setup;
-      this.#attach(opened);
-      const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
-      this.#renderer.line(
-        s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
-      );
-      for (const note of setup.notes) this.#renderer.line(s.dim(`· ${note}`));
-    } catch (error) {
-      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
-      // Back to where we were.
-      this.#attach(await openPodWith(this.#setup, { resume: previous.pod.id, ask: this.#ask }));
+    if (id === previous.pod.id) {
+      this.#renderer.line(s.dim(`· already in session ${id}`));
+      return;
     }
+    let opened: OpenedPod;
+    try {
+      opened = await openPodWith(setup, { resume: id, ask: this.#ask });
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${describeError(error).message.replace("yoi sessions", "/sessions")}`));
+      return;
+    }
+    await previous.pod.close().catch(() => {});
+    this.#setup = setup;
+    this.#attach(opened);
+    const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+    this.#renderer.line(
+      s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
+    );
   }
 
   async #exit(code: number): Promise<void> {
@@ -446,7 +486,8 @@ function describeArgs(request: PermissionRequest): string | undefined {
     return `    - ${cut(args.old_string).split("\n").join("\n    - ")}\n    + ${cut(args.new_string).split("\n").join("\n    + ")}`;
   }
   if (request.tool === "write_file" && typeof args.content === "string") {
-    return `    ${args.content.split("\n").length} lines, ${Buffer.byteLength(args.content)} bytes`;
+    const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
+    return `    ${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(args.content)} bytes`;
   }
   return undefined;
 }

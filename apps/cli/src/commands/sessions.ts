@@ -8,8 +8,7 @@ import { colorEnabled, createStyle, truncate } from "../style.ts";
 /** `yoi sessions`: the sessions of this directory (or all), newest first. */
 export async function sessionsCommand(command: Extract<Command, { kind: "sessions" }>): Promise<number> {
   const cli = await loadCliConfig(command.flags);
-  // Sessions opened and left without a prompt hold nothing: not listed.
-  const all = (await listSessions({ dir: cli.dataDir })).filter((s) => s.title !== undefined);
+  const all = await listSessions({ dir: cli.dataDir });
   const here = await projectRoot(cli.cwd, cli.config.scope.root);
   const rows = command.all ? all : all.filter((s) => s.cwd === here);
   if (rows.length === 0) {
