@@ -189,7 +189,7 @@ export async function setupModel(flags: SessionFlags, options: SetupOptions = {}
     if (!customServer) throw usageError(unknownModel(resolved));
     contextWindow = UNKNOWN_MODEL_CONTEXT_WINDOW;
     notes.push(
-      `model "${resolved.model}" is not in yoi's catalog; assuming a ${contextWindow / 1024}k-token context window (set its real one in .yoi/config.jsonc "models")`,
+      `model "${resolved.model}" is not in yoi's catalog; assuming a ${contextWindow.toLocaleString("en-US")}-token context window (set its real one in .yoi/config.jsonc "models")`,
     );
   }
   const keyEnv = resolved.provider.apiKeyEnv;

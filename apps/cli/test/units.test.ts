@@ -157,3 +157,26 @@ describe("output helpers", () => {
     ).toBeUndefined();
   });
 });
+
+describe("Renderer permission outcomes", () => {
+  it("says who denied a call, but does not repeat the user's own answer", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    const { createStyle } = await import("../src/style.ts");
+    let written = "";
+    const renderer = new Renderer({
+      out: { write: (text: string) => (written += text) } as unknown as NodeJS.WriteStream,
+      style: createStyle(false),
+      animate: false,
+      window: 0,
+      provider: { provider: "anthropic" },
+    });
+    const outcome = (by: "user" | "rule", tool: string) => ({
+      type: "permission_outcome" as const,
+      outcome: { callId: "c", tool, subject: `${tool}.txt`, action: "deny" as const, by },
+    });
+    renderer.handle(outcome("user", "write_file"));
+    renderer.handle(outcome("rule", "edit_file"));
+    expect(written).not.toContain("write_file");
+    expect(written).toContain("⊘ denied edit_file: edit_file.txt (by a permissions rule)");
+  });
+});

@@ -113,7 +113,7 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("hi there\n");
     expect(oneLine(r.stderr)).toContain(
-      'model "qwen3-coder:30b" is not in yoi\'s catalog; assuming a 128k-token context window',
+      'model "qwen3-coder:30b" is not in yoi\'s catalog; assuming a 131,072-token context window',
     );
     // a placeholder key was sent, since compatible servers need none
     expect(server.requests).toHaveLength(1);

@@ -118,7 +118,8 @@ export class Renderer {
         break;
       }
       case "permission_outcome":
-        if (event.outcome.action === "deny") {
+        // A user's own "no" is already on screen ("→ denied"); say only what others decided.
+        if (event.outcome.action === "deny" && event.outcome.by !== "user") {
           const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
           const by = {
             rule: "a permissions rule",
