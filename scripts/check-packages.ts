@@ -25,7 +25,7 @@ interface PackageJson {
   sideEffects?: boolean;
   files?: string[];
   exports?: Record<string, unknown>;
-  publishConfig?: { access?: string };
+  publishConfig?: { access?: string; exports?: unknown };
   scripts?: Record<string, string>;
   bin?: Record<string, string>;
 }
@@ -52,12 +52,40 @@ for (const dir of dirs) {
   if (!pj.files?.includes("dist")) problems.push(`${where}: "files" must whitelist "dist"`);
   if (pj.publishConfig?.access !== "public") problems.push(`${where}: publishConfig.access must be "public"`);
   if (!pj.scripts?.build) problems.push(`${where}: a "build" script is required`);
-  for (const [sub, target] of Object.entries(pj.exports ?? {})) {
-    if (typeof target !== "object" || target === null) continue;
-    const keys = Object.keys(target);
-    const firstPublic = keys.filter((k) => k !== "@yoi/source")[0];
-    if (firstPublic !== "types") problems.push(`${where}: exports["${sub}"] must list "types" first`);
+  // In the repo, `@yoi/source` comes first so tests read sibling sources; the
+  // published map (publishConfig.exports) is the same without it, types first.
+  const published = JSON.stringify(pj.publishConfig?.exports);
+  if (published !== JSON.stringify(withoutSourceCondition(pj.exports))) {
+    problems.push(
+      `${where}: publishConfig.exports must equal "exports" without the @yoi/source condition (regenerate it from "exports")`,
+    );
   }
+}
+
+function withoutSourceCondition(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (k !== "@yoi/source") out[k] = withoutSourceCondition(v);
+  return out;
+}
+
+/** Problems of a packed package.json's exports: a source condition left in, or a condition object without types first. */
+function packedExportProblems(name: string, exports: unknown): string[] {
+  const out: string[] = [];
+  const visit = (path: string, value: unknown): void => {
+    if (typeof value !== "object" || value === null) return;
+    const keys = Object.keys(value);
+    if (keys.includes("@yoi/source"))
+      out.push(`${name}: packed exports${path} still has the @yoi/source condition`);
+    const conditions = keys.filter((k) => !k.startsWith("."));
+    if (conditions.length > 0 && conditions.includes("types") && conditions[0] !== "types")
+      out.push(`${name}: packed exports${path} must list "types" first`);
+    if (conditions.length > 0 && !conditions.includes("types") && conditions.includes("default"))
+      out.push(`${name}: packed exports${path} has no "types" condition`);
+    for (const [k, v] of Object.entries(value)) visit(`${path}["${k}"]`, v);
+  };
+  visit("", exports);
+  return out;
 }
 
 if (!args.has("--no-build")) {
@@ -87,6 +115,9 @@ try {
       continue;
     }
     const path = join(packDir, tarball);
+    const manifest = run("tar", ["-xzOf", path, "package/package.json"], root);
+    if (!manifest.ok) problems.push(`${pj.name}: cannot read package.json from ${tarball}`);
+    else problems.push(...packedExportProblems(pj.name, (JSON.parse(manifest.out) as PackageJson).exports));
     const lint = run(bin("publint"), ["run", path, "--strict"], root);
     if (!lint.ok || /warning|error/i.test(lint.out.replace(/All good!/, ""))) {
       problems.push(`${pj.name}: publint:\n${lint.out}`);
