@@ -180,3 +180,35 @@ describe("Renderer permission outcomes", () => {
     expect(written).toContain("⊘ denied edit_file: edit_file.txt (by a permissions rule)");
   });
 });
+
+describe("Renderer tool errors", () => {
+  it("shows why a call failed when the first line only names the failure", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    const { createStyle } = await import("../src/style.ts");
+    let written = "";
+    const renderer = new Renderer({
+      out: { write: (text: string) => (written += text) } as unknown as NodeJS.WriteStream,
+      style: createStyle(false),
+      animate: false,
+      window: 0,
+      provider: { provider: "anthropic" },
+    });
+    renderer.handle({
+      type: "tool_call_end",
+      callId: "c",
+      name: "edit_file",
+      batchId: "b",
+      callIndex: 0,
+      turnIndex: 0,
+      isError: true,
+      outcome: "error",
+      durationMs: 1,
+      preview:
+        "Invalid arguments for edit_file:\n- old_string: expected string, received undefined\nFix the arguments",
+      outputBytes: 120,
+    });
+    expect(written).toContain(
+      "Invalid arguments for edit_file: - old_string: expected string, received undefined Fix the arguments",
+    );
+  });
+});

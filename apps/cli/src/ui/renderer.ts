@@ -111,7 +111,13 @@ export class Renderer {
         const facts = s.dim(`${formatDuration(event.durationMs)} · ${size}`);
         let text = `${mark} ${s.bold(event.name)} ${tool?.args ?? ""} ${facts}`;
         if (event.isError) {
-          const why = event.preview.split("\n")[0] ?? "";
+          // The first lines, joined: an error often says "X:" on one line and why on the next.
+          const why = event.preview
+            .split("\n")
+            .map((l) => l.trim())
+            .filter((l) => l !== "")
+            .slice(0, 3)
+            .join(" ");
           text += `\n  ${s.red(why.length > 160 ? `${why.slice(0, 157)}...` : why)}`;
         }
         this.line(text);
