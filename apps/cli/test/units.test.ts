@@ -158,41 +158,38 @@ describe("output helpers", () => {
   });
 });
 
+/** A Renderer without colour or animation, and what it wrote so far. */
+async function plainRenderer() {
+  const { Renderer } = await import("../src/ui/renderer.ts");
+  const { createStyle } = await import("../src/style.ts");
+  let text = "";
+  const renderer = new Renderer({
+    out: { write: (chunk: string) => (text += chunk) } as unknown as NodeJS.WriteStream,
+    style: createStyle(false),
+    animate: false,
+    window: 0,
+    provider: { provider: "anthropic" },
+  });
+  return { renderer, written: () => text };
+}
+
 describe("Renderer permission outcomes", () => {
   it("says who denied a call, but does not repeat the user's own answer", async () => {
-    const { Renderer } = await import("../src/ui/renderer.ts");
-    const { createStyle } = await import("../src/style.ts");
-    let written = "";
-    const renderer = new Renderer({
-      out: { write: (text: string) => (written += text) } as unknown as NodeJS.WriteStream,
-      style: createStyle(false),
-      animate: false,
-      window: 0,
-      provider: { provider: "anthropic" },
-    });
+    const { renderer, written } = await plainRenderer();
     const outcome = (by: "user" | "rule", tool: string) => ({
       type: "permission_outcome" as const,
       outcome: { callId: "c", tool, subject: `${tool}.txt`, action: "deny" as const, by },
     });
     renderer.handle(outcome("user", "write_file"));
     renderer.handle(outcome("rule", "edit_file"));
-    expect(written).not.toContain("write_file");
-    expect(written).toContain("⊘ denied edit_file: edit_file.txt (by a permissions rule)");
+    expect(written()).not.toContain("write_file");
+    expect(written()).toContain("⊘ denied edit_file: edit_file.txt (by a permissions rule)");
   });
 });
 
 describe("Renderer tool errors", () => {
   it("shows why a call failed when the first line only names the failure", async () => {
-    const { Renderer } = await import("../src/ui/renderer.ts");
-    const { createStyle } = await import("../src/style.ts");
-    let written = "";
-    const renderer = new Renderer({
-      out: { write: (text: string) => (written += text) } as unknown as NodeJS.WriteStream,
-      style: createStyle(false),
-      animate: false,
-      window: 0,
-      provider: { provider: "anthropic" },
-    });
+    const { renderer, written } = await plainRenderer();
     renderer.handle({
       type: "tool_call_end",
       callId: "c",
@@ -207,7 +204,7 @@ describe("Renderer tool errors", () => {
         "Invalid arguments for edit_file:\n- old_string: expected string, received undefined\nFix the arguments",
       outputBytes: 120,
     });
-    expect(written).toContain(
+    expect(written()).toContain(
       "Invalid arguments for edit_file: - old_string: expected string, received undefined Fix the arguments",
     );
   });

@@ -3,20 +3,13 @@
  * normalized Event stream into the Items a worker would commit, and read
  * fixture files.
  */
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Event, StopReason, ThinkingReplay, Usage } from "../src/event.ts";
 import type { Item, ProviderData, ProviderKind } from "../src/item.ts";
 import { closeServer, frameLines, listen, readBody, sdkBaseURL } from "../src/testing/replay-server.ts";
 import type { WireFormat } from "../src/testing/wire-format.ts";
 
-export const fixturesDir = new URL("../../../fixtures/provider-streams/", import.meta.url);
-
-export function fixtureLines(relative: string): string[] {
-  return readFileSync(new URL(relative, fixturesDir), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "");
-}
+export { fixtureLines, fixturesDir } from "./stream-helpers.ts";
 
 export interface Collected {
   events: Event[];
