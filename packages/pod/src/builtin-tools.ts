@@ -10,7 +10,7 @@ import { type BashToolOptions, bashTool } from "./tools/bash.ts";
 import type { BuiltinToolDeps } from "./tools/deps.ts";
 import { editFileTool } from "./tools/edit-file.ts";
 import { globTool } from "./tools/glob.ts";
-import { grepTool } from "./tools/grep.ts";
+import { type GrepToolOptions, grepTool } from "./tools/grep.ts";
 import { listDirTool } from "./tools/list-dir.ts";
 import { readFileTool } from "./tools/read-file.ts";
 import { writeFileTool } from "./tools/write-file.ts";
@@ -26,6 +26,8 @@ export interface BuiltinToolsOptions {
   reads?: ReadTracker;
   /** Options of `bash`, or `false` to leave it out. */
   bash?: false | Omit<BashToolOptions, "fs">;
+  /** Options of `grep` (the regex time limit). */
+  grep?: GrepToolOptions;
   /** Leave out write_file and edit_file (a read-only session). Default false. */
   readOnly?: boolean;
 }
@@ -36,7 +38,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
     reads: options.reads ?? new ReadTracker(),
     writeLocks: new KeyedMutex(),
   };
-  const tools: Tool[] = [readFileTool(deps), listDirTool(deps), globTool(deps), grepTool(deps)];
+  const tools: Tool[] = [readFileTool(deps), listDirTool(deps), globTool(deps), grepTool(deps, options.grep)];
   if (!options.readOnly) tools.push(writeFileTool(deps), editFileTool(deps));
   if (options.bash !== false) tools.push(bashTool({ ...(options.bash ?? {}), fs: options.view.fs }));
   return tools;

@@ -66,3 +66,5 @@ export {
 } from "./segments.ts";
 export { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts";
 export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./tools/bash.ts";
+export type { GrepToolOptions } from "./tools/grep.ts";
+export { closeIdleMatchers, GREP_TIMEOUT_MS } from "./tools/grep-matcher.ts";

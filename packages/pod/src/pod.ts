@@ -51,6 +51,7 @@ import { ScopedFs } from "./scoped-fs.ts";
 import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segments.ts";
 import { SwitchableClient } from "./switchable-client.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
+import type { GrepToolOptions } from "./tools/grep.ts";
 
 export interface PodOptions {
   /** The effective config (`loadConfig().config`). Default: every default (`ConfigSchema.parse({})`). */
@@ -83,6 +84,8 @@ export interface PodOptions {
   blobStore?: BlobStore;
   /** Options of the bash tool, or `false` to leave it out. */
   bash?: false | Omit<BashToolOptions, "fs">;
+  /** Options of the grep tool (the regex time limit, default 10 s per file). */
+  grep?: GrepToolOptions;
   /**
    * Session id of a new session. Default: a new UUID v7. The log file is
    * created on the first input (`run`), so a pod that is opened and closed
@@ -266,6 +269,7 @@ export class Pod {
       ...createBuiltinTools({
         view: this.view,
         reads: this.reads,
+        ...(options.grep ? { grep: options.grep } : {}),
         bash:
           options.bash === false
             ? false

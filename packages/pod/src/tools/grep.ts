@@ -1,12 +1,13 @@
+import type { FileHandle } from "node:fs/promises";
 import * as path from "node:path";
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import picomatch from "picomatch";
 import { z } from "zod";
 import { ScopeError } from "../scope-error.ts";
-import { readUpTo } from "../scoped-fs.ts";
 import { classifyBytes, SNIFF_BYTES } from "../text-sniff.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
+import { type FileMatch, GREP_TIMEOUT_MS, GrepMatcher } from "./grep-matcher.ts";
 import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
 export const GREP_DEFAULT_MAX_MATCHES = 100;
@@ -15,6 +16,10 @@ export const GREP_MAX_MATCHES = 2000;
 export const GREP_MAX_FILE_BYTES = 20 * 1024 * 1024;
 /** Files read in parallel ahead of the matcher. */
 const GREP_READ_AHEAD = 8;
+/** Windows (of GREP_READ_AHEAD files) queued to the matcher thread ahead of the one awaited. */
+const GREP_MATCH_AHEAD = 4;
+/** ... and at most this many bytes of them. */
+const GREP_MATCH_AHEAD_BYTES = 32 * 1024 * 1024;
 /** Longest matching line shown, in characters. */
 export const GREP_MAX_LINE_LENGTH = 300;
 
@@ -66,22 +71,53 @@ function compile(pattern: string, ignoreCase: boolean): RegExp {
 }
 
 /**
- * A whole-file pre-check: with the `m` flag a line-wise match implies a
- * whole-text match, so a file the pre-check misses has no matching line and
- * is skipped without splitting it. Lookarounds may look across a newline in
- * the whole text but not in a line, so patterns with them get no pre-check.
+ * Whether a whole-file pre-check is sound: with the `m` flag a line-wise
+ * match implies a whole-text match, so a file the pre-check misses has no
+ * matching line and is skipped without splitting it. Lookarounds may look
+ * across a newline in the whole text but not in a line, so patterns with
+ * them get no pre-check.
  */
-function prefilterOf(re: RegExp): RegExp | undefined {
-  if (/\(\?<?[=!]/.test(re.source)) return undefined;
-  return new RegExp(re.source, `${re.flags}m`);
+function hasPrefilter(re: RegExp): boolean {
+  return !/\(\?<?[=!]/.test(re.source);
 }
 
-function cut(line: string): string {
-  return line.length > GREP_MAX_LINE_LENGTH ? `${line.slice(0, GREP_MAX_LINE_LENGTH)}…` : line;
+/**
+ * Reads up to `size` bytes into a buffer of its own (not a slice of Node's
+ * shared pool), so it can be transferred to the matcher thread.
+ */
+async function readOwned(handle: FileHandle, size: number): Promise<Uint8Array> {
+  const buf = Buffer.allocUnsafeSlow(size);
+  let filled = 0;
+  while (filled < size) {
+    const { bytesRead } = await handle.read(buf, filled, size - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buf.subarray(0, filled);
 }
 
-/** `grep`: regex search over text files in scope, capped, binary files skipped. */
-export function grepTool(deps: BuiltinToolDeps) {
+/** Options of the `grep` tool. */
+export interface GrepToolOptions {
+  /**
+   * Longest time the regular expression may run on one file before the
+   * search is stopped with an error telling the model to simplify the
+   * pattern (catastrophic backtracking). Default `GREP_TIMEOUT_MS` (10 s).
+   * The whole call is bounded by the worker's tool timeout and its signal.
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * `grep`: regex search over text files in scope, capped, binary files
+ * skipped. Files are read through ScopedFs on the main thread; the regex
+ * runs in a worker thread with a time limit (see grep-matcher.ts).
+ */
+export function grepTool(deps: BuiltinToolDeps, options: GrepToolOptions = {}) {
+  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
+    throw new RangeError(
+      `grep timeoutMs must be a positive number of milliseconds, got ${options.timeoutMs}`,
+    );
+  }
   return defineTool({
     name: "grep",
     description:
@@ -93,7 +129,6 @@ export function grepTool(deps: BuiltinToolDeps) {
     async execute(args, ctx) {
       const fs = deps.view.fs;
       const re = compile(args.pattern, args.ignore_case ?? false);
-      const prefilter = prefilterOf(re);
       const mode = args.output_mode ?? "content";
       const maxMatches = args.max_matches ?? GREP_DEFAULT_MAX_MATCHES;
       const context = mode === "content" ? (args.context ?? 0) : 0;
@@ -132,7 +167,7 @@ export function grepTool(deps: BuiltinToolDeps) {
       let stopped = false;
       const budget = TOOL_OUTPUT_MAX_BYTES - 512;
       type Loaded =
-        | { kind: "text"; text: string }
+        | { kind: "text"; bytes: Uint8Array }
         | { kind: "binary" }
         | { kind: "large" }
         | { kind: "gone" };
@@ -141,10 +176,10 @@ export function grepTool(deps: BuiltinToolDeps) {
           const handle = await fs.openRead(file.abs);
           try {
             if (handle.stat.size > GREP_MAX_FILE_BYTES) return { kind: "large" };
-            const bytes = await readUpTo(handle.handle, handle.stat.size);
+            const bytes = await readOwned(handle.handle, handle.stat.size);
             const head = bytes.subarray(0, SNIFF_BYTES);
             if (classifyBytes(head, bytes.length <= SNIFF_BYTES).kind === "binary") return { kind: "binary" };
-            return { kind: "text", text: new TextDecoder("utf-8").decode(bytes) };
+            return { kind: "text", bytes };
           } finally {
             await handle.close();
           }
@@ -154,8 +189,8 @@ export function grepTool(deps: BuiltinToolDeps) {
           throw toToolError(error);
         }
       };
-      // Read a window of files in parallel (I/O overlaps), then match them in walk order (stable output).
-      async function* loaded(): AsyncGenerator<{ file: { abs: string }; result: Loaded }> {
+      // Read a window of files in parallel (I/O overlaps), then queue it to the matcher in walk order.
+      async function* loaded(): AsyncGenerator<Array<{ file: { abs: string }; result: Loaded }>> {
         let window: Array<{ abs: string }> = [];
         const flush = async () => {
           const results = await Promise.all(window.map(load));
@@ -165,48 +200,92 @@ export function grepTool(deps: BuiltinToolDeps) {
         };
         for await (const file of files) {
           window.push(file);
-          if (window.length >= GREP_READ_AHEAD) yield* await flush();
+          if (window.length >= GREP_READ_AHEAD) yield await flush();
         }
-        if (window.length > 0) yield* await flush();
+        if (window.length > 0) yield await flush();
       }
-      for await (const { file, result } of loaded()) {
-        ctx.signal.throwIfAborted();
-        if (result.kind === "binary") skippedBinary += 1;
-        if (result.kind === "large") skippedLarge += 1;
-        if (result.kind !== "text") continue;
-        const text = result.text;
-        if (prefilter !== undefined && !prefilter.test(text)) continue;
-        const display = fs.display(file.abs);
-        const lines = text.split(/\r?\n/);
-        let count = 0;
-        let lastShown = -1;
-        for (let i = 0; i < lines.length; i++) {
-          if (!re.test(lines[i]!)) continue;
-          count += 1;
-          matches += 1;
+      // The regex runs in a worker thread (see grep-matcher.ts): the contents go there, never a path.
+      const matcher = new GrepMatcher(
+        {
+          source: re.source,
+          flags: re.flags,
+          prefilter: hasPrefilter(re),
+          mode,
+          context,
+          maxHits: maxMatches,
+          budget,
+          maxLineLength: GREP_MAX_LINE_LENGTH,
+        },
+        { timeoutMs: options.timeoutMs ?? GREP_TIMEOUT_MS, signal: ctx.signal },
+      );
+      // One window: its files in walk order and the matcher's results for its text files.
+      type Window = {
+        files: Array<{ display: string; kind: Loaded["kind"] }>;
+        bytes: number;
+        results: Promise<FileMatch[]> | undefined;
+      };
+      const queue: Window[] = [];
+      let queuedBytes = 0;
+      const consume = async (window: Window): Promise<void> => {
+        queuedBytes -= window.bytes;
+        const results = (await window.results) ?? [];
+        let next = 0;
+        for (const { display, kind } of window.files) {
+          if (kind === "binary") skippedBinary += 1;
+          if (kind === "large") skippedLarge += 1;
+          if (kind !== "text") continue;
+          const { count, chunks } = results[next++]!;
           if (mode === "content") {
-            const from = Math.max(i - context, lastShown + 1);
-            if (context > 0 && lastShown >= 0 && from > lastShown + 1) out += "--\n";
-            for (let j = from; j <= Math.min(i + context, lines.length - 1); j++) {
-              if (j === lines.length - 1 && lines[j] === "") break;
-              out += `${display}${j === i ? ":" : "-"}${j + 1}${j === i ? ":" : "-"}${cut(lines[j]!)}\n`;
-              lastShown = j;
+            for (const chunk of chunks) {
+              matches += 1;
+              if (chunk.gap) out += "--\n";
+              for (let k = 0; k < chunk.lines.length; k++) {
+                const j = chunk.from + k;
+                const sep = j === chunk.hit ? ":" : "-";
+                out += `${display}${sep}${j + 1}${sep}${chunk.lines[k]}\n`;
+              }
+              if (matches >= maxMatches || Buffer.byteLength(out) > budget) {
+                stopped = true;
+                break;
+              }
+            }
+          } else {
+            matches += count;
+          }
+          if (count > 0) {
+            filesMatched += 1;
+            if (mode === "files_with_matches") out += `${display}\n`;
+            if (mode === "count") out += `${display}:${count}\n`;
+            if (mode !== "content" && (filesMatched >= maxMatches || Buffer.byteLength(out) > budget))
+              stopped = true;
+          }
+          if (stopped) return;
+        }
+      };
+      try {
+        for await (const batch of loaded()) {
+          ctx.signal.throwIfAborted();
+          const texts: Array<{ bytes: Uint8Array; label: string }> = [];
+          const window: Window = { files: [], bytes: 0, results: undefined };
+          for (const { file, result } of batch) {
+            const display = fs.display(file.abs);
+            window.files.push({ display, kind: result.kind });
+            if (result.kind === "text") {
+              texts.push({ bytes: result.bytes, label: display });
+              window.bytes += result.bytes.byteLength;
             }
           }
-          if (mode === "files_with_matches") break;
-          if (mode === "content" && (matches >= maxMatches || Buffer.byteLength(out) > budget)) {
-            stopped = true;
-            break;
+          if (texts.length > 0) window.results = matcher.matchBatch(texts);
+          queue.push(window);
+          queuedBytes += window.bytes;
+          while (!stopped && (queue.length > GREP_MATCH_AHEAD || queuedBytes > GREP_MATCH_AHEAD_BYTES)) {
+            await consume(queue.shift()!);
           }
+          if (stopped) break;
         }
-        if (count > 0) {
-          filesMatched += 1;
-          if (mode === "files_with_matches") out += `${display}\n`;
-          if (mode === "count") out += `${display}:${count}\n`;
-          if (mode !== "content" && (filesMatched >= maxMatches || Buffer.byteLength(out) > budget))
-            stopped = true;
-        }
-        if (stopped) break;
+        while (!stopped && queue.length > 0) await consume(queue.shift()!);
+      } finally {
+        matcher.close();
       }
       const notes: string[] = [];
       if (stopped) {
