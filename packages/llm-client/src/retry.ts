@@ -5,6 +5,7 @@
  * has produced its first event: once the caller has seen output, a failure
  * is reported, never silently replayed.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import { LlmError } from "./errors.ts";
 import type { RetryOptions } from "./request.ts";
 
@@ -152,16 +153,8 @@ export function retryAfterFromHeaders(
 
 /** Waits `ms`; resolves `false` at once when `signal` aborts (before or during the wait). */
 export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
+  return delay(ms, undefined, { signal }).then(
+    () => true,
+    () => false,
+  );
 }

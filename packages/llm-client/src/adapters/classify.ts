@@ -17,6 +17,15 @@ export interface SdkApiErrorLike {
   headers?: { get(name: string): string | null };
 }
 
+/** A failure without an HTTP answer: a torn stream when `inStream`, otherwise an unreachable server. */
+export function classifyNoResponse(
+  provider: ProviderKind,
+  error: unknown,
+  inStream: boolean | undefined,
+): LlmError {
+  return inStream ? classifyStreamFailure(provider, error) : classifyTransportFailure(provider, error);
+}
+
 export function isSdkApiError(value: unknown): value is SdkApiErrorLike & Error {
   return value instanceof Error && "status" in value && "headers" in value;
 }

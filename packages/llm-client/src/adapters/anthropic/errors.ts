@@ -6,8 +6,7 @@ import { APIConnectionError, APIUserAbortError } from "@anthropic-ai/sdk";
 import { LlmError, type LlmErrorCode } from "../../errors.ts";
 import {
   classifyApiError,
-  classifyStreamFailure,
-  classifyTransportFailure,
+  classifyNoResponse,
   isContextOverflowMessage,
   isSdkApiError,
 } from "../classify.ts";
@@ -37,9 +36,7 @@ export function classifyAnthropicError(error: unknown, context: { inStream?: boo
     if (error instanceof APIUserAbortError)
       return new LlmError("aborted", "anthropic: the request was aborted", { cause: error });
     if (error.status === undefined && error instanceof APIConnectionError) {
-      return context.inStream
-        ? classifyStreamFailure("anthropic", error)
-        : classifyTransportFailure("anthropic", error);
+      return classifyNoResponse("anthropic", error, context.inStream);
     }
     const type = (error as { type?: unknown }).type;
     return classifyApiError("anthropic", error, (code, e) => {
@@ -54,7 +51,5 @@ export function classifyAnthropicError(error: unknown, context: { inStream?: boo
       return code;
     });
   }
-  return context.inStream
-    ? classifyStreamFailure("anthropic", error)
-    : classifyTransportFailure("anthropic", error);
+  return classifyNoResponse("anthropic", error, context.inStream);
 }

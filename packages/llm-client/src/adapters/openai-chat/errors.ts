@@ -6,8 +6,7 @@ import { APIConnectionError, APIUserAbortError } from "openai";
 import { LlmError } from "../../errors.ts";
 import {
   classifyApiError,
-  classifyStreamFailure,
-  classifyTransportFailure,
+  classifyNoResponse,
   isContextOverflowMessage,
   isSdkApiError,
 } from "../classify.ts";
@@ -19,9 +18,7 @@ export function classifyOpenAIChatError(error: unknown, context: { inStream?: bo
     if (error instanceof APIUserAbortError)
       return new LlmError("aborted", "openai-chat: the request was aborted", { cause: error });
     if (error.status === undefined && error instanceof APIConnectionError) {
-      return context.inStream
-        ? classifyStreamFailure("openai-chat", error)
-        : classifyTransportFailure("openai-chat", error);
+      return classifyNoResponse("openai-chat", error, context.inStream);
     }
     const apiCode = (error as { code?: unknown }).code;
     const classified = classifyApiError("openai-chat", error, (code, e) => {
@@ -42,7 +39,5 @@ export function classifyOpenAIChatError(error: unknown, context: { inStream?: bo
     }
     return classified;
   }
-  return context.inStream
-    ? classifyStreamFailure("openai-chat", error)
-    : classifyTransportFailure("openai-chat", error);
+  return classifyNoResponse("openai-chat", error, context.inStream);
 }
