@@ -4,6 +4,7 @@
  * argument parser; every command is imported when it runs.
  */
 import module from "node:module";
+import { markStartup, traceFirstRequest } from "./startup-trace.ts";
 
 // Cache compiled (and type-stripped) modules across runs: start-up is most of a short command's time.
 module.enableCompileCache?.();
@@ -14,6 +15,9 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+markStartup("bin loaded");
+traceFirstRequest();
+
 const argv = process.argv.slice(2);
 // The two commands people time: answered with one module each.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
@@ -22,5 +26,6 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write((await import("./help.ts")).HELP);
 } else {
   const { main } = await import("./main.ts");
+  markStartup("main loaded");
   process.exitCode = await main(argv);
 }

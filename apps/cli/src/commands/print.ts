@@ -14,6 +14,7 @@ import { describeFailure } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { checkFileRefs, openPodWith } from "../open-session.ts";
 import { enforceProjectTrust, setupModel } from "../session-setup.ts";
+import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
@@ -22,12 +23,14 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   if (prompt === "")
     throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
 
+  markStartup("print: prompt read");
   const setup = await enforceProjectTrust(await setupModel(command.flags), command.flags, {
     onIgnored: (settings) =>
       process.stderr.write(
         `yoi: ignoring what ${settings.file} sets for providers, scope, session or permissions (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
       ),
   });
+  markStartup("print: config and model set up");
   const problems = await checkFileRefs(setup, prompt);
   if (problems.length > 0) throw usageError(`${problems.join("; ")} — nothing was sent`);
 
@@ -37,6 +40,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     ...(command.resume !== undefined ? { resume: command.resume } : {}),
   });
   const { pod } = opened;
+  markStartup("print: pod opened");
   const emit = (event: StreamJsonEvent) => process.stdout.write(`${JSON.stringify(event)}\n`);
   const stream = command.output === "stream-json";
   const diag = (line: string) => process.stderr.write(`yoi: ${line}\n`);

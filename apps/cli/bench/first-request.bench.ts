@@ -1,0 +1,159 @@
+/**
+ * Time to first request: from spawning `yoi -p hi` until a scripted
+ * provider server on 127.0.0.1 has the request, for each provider kind,
+ * and from spawning the interactive `yoi` (on a pseudo-terminal, through
+ * util-linux `script`) until its prompt is on screen. Each is interleaved
+ * with a spawned `node -e 0` (spawn to exit) measured in the same run, so
+ * the ratio holds on a busy machine. The CLI runs as published: the bundled
+ * `dist/bin.js` that the package's build writes.
+ *
+ * `YOI_TRACE_STARTUP=1 yoi -p ...` prints the phases of one run.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import type { ProviderKind } from "@yoi/llm-client";
+import { startScriptedServer } from "@yoi/llm-client/testing";
+import { median, report } from "../../../scripts/bench-kit.ts";
+
+const CLI = fileURLToPath(new URL("..", import.meta.url));
+const DIST = path.join(CLI, "dist", "bin.js");
+const RUNS = 11;
+const WARMUP = 2;
+
+// The package's bundle step (its build runs tsc first, which the bin does not need).
+execFileSync(process.execPath, ["bundle.ts"], { cwd: CLI, stdio: "inherit" });
+
+const home = mkdtempSync(path.join(tmpdir(), "yoi-bench-first-request-"));
+const baseEnv = { PATH: process.env.PATH ?? "", HOME: home, YOI_TRUST_PROJECT: "0" };
+
+/** Spawn-to-exit of `node -e 0`. */
+async function nodeBaseline(): Promise<number> {
+  const start = performance.now();
+  await new Promise((resolve) =>
+    spawn(process.execPath, ["-e", "0"], { stdio: "ignore" }).on("exit", resolve),
+  );
+  return performance.now() - start;
+}
+
+const PROVIDERS: { kind: ProviderKind; model: string; env: Record<string, string> }[] = [
+  { kind: "anthropic", model: "anthropic/claude-haiku-4-5", env: { ANTHROPIC_API_KEY: "sk-bench" } },
+  { kind: "openai-responses", model: "openai/gpt-5-mini", env: { OPENAI_API_KEY: "sk-bench" } },
+  { kind: "openai-chat", model: "openai-chat/local-model", env: {} },
+  { kind: "gemini", model: "gemini/gemini-2.5-flash", env: { GEMINI_API_KEY: "bench" } },
+];
+
+async function firstRequest(kind: ProviderKind, model: string, env: Record<string, string>): Promise<void> {
+  let arrived = 0;
+  const server = await startScriptedServer({
+    provider: kind,
+    script: () => {
+      arrived = performance.now();
+      return { type: "reply", text: "ok" };
+    },
+  });
+  try {
+    const subject: number[] = [];
+    const baseline: number[] = [];
+    for (let i = 0; i < WARMUP + RUNS; i++) {
+      arrived = 0;
+      const start = performance.now();
+      const child = spawn(
+        process.execPath,
+        [DIST, "-p", "hi", "--model", model, "--base-url", server.baseURL],
+        {
+          cwd: home,
+          env: { ...baseEnv, ...env },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      if (code !== 0 || arrived === 0) throw new Error(`yoi -p (${kind}) exited ${code}: ${stderr}`);
+      const base = await nodeBaseline();
+      if (i >= WARMUP) {
+        subject.push(arrived - start);
+        baseline.push(base);
+      }
+    }
+    const s = median(subject);
+    const b = median(baseline);
+    report({
+      group: "cli",
+      name: `process start -> first request, yoi -p (${kind})`,
+      subject: s,
+      baseline: b,
+      baselineName: "node -e 0 (spawned)",
+      unit: "ms",
+      target: 3.5,
+      note: `ratio ${(s / b).toFixed(2)}; goal 150 ms absolute (${s.toFixed(0)} ms here)`,
+    });
+  } finally {
+    await server.close();
+  }
+}
+
+/** Spawn of interactive `yoi` on a pty until the prompt (`›`) is drawn. */
+async function promptReady(): Promise<number> {
+  const start = performance.now();
+  const child = spawn("script", ["-qfec", `${process.execPath} ${DIST}`, "/dev/null"], {
+    cwd: home,
+    env: { ...baseEnv, ANTHROPIC_API_KEY: "sk-bench", TERM: "xterm-256color", COLUMNS: "100", LINES: "30" },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let seen = "";
+  const ready = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no prompt within 20 s; screen: ${seen.slice(-400)}`)),
+      20_000,
+    );
+    child.stdout.on("data", (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes("›")) {
+        clearTimeout(timer);
+        resolve(performance.now() - start);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`interactive yoi exited ${code} before its prompt: ${seen.slice(-400)}`));
+    });
+  });
+  child.kill("SIGKILL");
+  await new Promise((resolve) => child.on("close", resolve));
+  return ready;
+}
+
+for (const p of PROVIDERS) await firstRequest(p.kind, p.model, p.env);
+
+if (spawnSync("script", ["--version"]).status === 0) {
+  const subject: number[] = [];
+  const baseline: number[] = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const s = await promptReady();
+    const b = await nodeBaseline();
+    if (i >= WARMUP) {
+      subject.push(s);
+      baseline.push(b);
+    }
+  }
+  const s = median(subject);
+  const b = median(baseline);
+  report({
+    group: "cli",
+    name: "process start -> interactive prompt ready (pty)",
+    subject: s,
+    baseline: b,
+    baselineName: "node -e 0 (spawned)",
+    unit: "ms",
+    target: 3.5,
+    note: `ratio ${(s / b).toFixed(2)}; goal 150 ms absolute (${s.toFixed(0)} ms here); includes util-linux script's pty set-up`,
+  });
+}
+rmSync(home, { recursive: true, force: true });

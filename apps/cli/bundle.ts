@@ -1,0 +1,55 @@
+/**
+ * Bundles the `yoi` executable: `dist/bin.js` plus one chunk per lazily
+ * imported command or dependency (`dist/chunks/`). Without it, a run of
+ * `yoi -p` resolves and loads several hundred files (our packages, zod, the
+ * provider SDKs) before the first request leaves; bundled, module
+ * resolution is paid once and Node's compile cache keeps whole chunks.
+ * Dynamic `import()` stays a split point, so `--version`, `--help` and
+ * print mode still load only what they use.
+ *
+ *   node bundle.ts [outdir]     (default: dist)
+ *
+ * `tsc -p tsconfig.build.json` still emits the library entry and its
+ * declarations; this step replaces only `dist/bin.js`.
+ */
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { build } from "esbuild";
+
+const here = import.meta.dirname;
+const outdir = path.resolve(here, process.argv[2] ?? "dist");
+const pkg = JSON.parse(readFileSync(path.join(here, "package.json"), "utf8")) as {
+  version: string;
+  dependencies?: Record<string, string>;
+};
+
+/**
+ * Packages that read their own files at run time (WebAssembly, workers) and
+ * so cannot be inlined. They stay imports, resolved from the package's
+ * declared dependencies.
+ */
+export const UNBUNDLED = Object.keys(pkg.dependencies ?? {}).filter((name) => !name.startsWith("@yoi/"));
+
+await build({
+  entryPoints: { bin: path.join(here, "src", "bin.ts") },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node22",
+  // Read the workspace's TypeScript sources, as tests and `pnpm yoi` do.
+  conditions: ["@yoi/source"],
+  // Prefer ESM builds (some dependencies' CommonJS builds require files by computed paths).
+  mainFields: ["module", "main"],
+  chunkNames: "chunks/[name]-[hash]",
+  external: UNBUNDLED,
+  define: { __YOI_CLI_VERSION__: JSON.stringify(pkg.version) },
+  // CommonJS dependencies inside the bundle still call require().
+  banner: {
+    js: 'import { createRequire as __yoiRequire } from "node:module"; const require = __yoiRequire(import.meta.url);',
+  },
+  legalComments: "linked",
+  logLevel: "warning",
+  sourcemap: false,
+});

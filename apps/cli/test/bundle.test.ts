@@ -1,0 +1,107 @@
+/**
+ * The published `yoi` is the bundle `bundle.ts` writes (dist/bin.js plus
+ * lazily loaded chunks), not the sources the other tests run. These tests
+ * build it into a scratch folder and use it as a user would: the version,
+ * a print-mode run with tools against every provider's scripted server,
+ * the grep tool's worker thread, and the start-up trace.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import * as path from "node:path";
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI_DIR, cleanEnv, type RunResult, tempWorld } from "./helpers.ts";
+
+// Inside the package, so the modules left unbundled resolve from its node_modules as in dist/.
+const OUT = path.join(CLI_DIR, "node_modules", ".cache", "yoi-bundle-test");
+
+beforeAll(() => {
+  rmSync(OUT, { recursive: true, force: true });
+  execFileSync(process.execPath, ["bundle.ts", OUT], { cwd: CLI_DIR, stdio: "pipe" });
+}, 120_000);
+afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+
+function runBundle(args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(OUT, "bin.js"), ...args], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("the bundled yoi", () => {
+  it("is one entry plus chunks, and --version answers with the package's version", async () => {
+    expect(existsSync(path.join(OUT, "bin.js"))).toBe(true);
+    expect(readdirSync(path.join(OUT, "chunks")).length).toBeGreaterThan(1);
+    const { home } = await tempWorld();
+    const version = (
+      JSON.parse(readFileSync(path.join(CLI_DIR, "package.json"), "utf8")) as { version: string }
+    ).version;
+    const r = await runBundle(["--version"], cleanEnv(home), home);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(version);
+  });
+
+  const servers: ScriptedServer[] = [];
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+  });
+
+  it.each([
+    ["anthropic", "anthropic/claude-haiku-4-5", "ANTHROPIC_API_KEY"],
+    ["openai-responses", "openai/gpt-5-mini", "OPENAI_API_KEY"],
+    ["openai-chat", "openai-chat/local-model", undefined],
+    ["gemini", "gemini/gemini-2.5-flash", "GEMINI_API_KEY"],
+  ] as const)(
+    "runs print mode with tools against %s",
+    async (kind, model, keyVar) => {
+      const { home, project } = await tempWorld({ "src/a.txt": "needle in a file\n" });
+      const server = await startScriptedServer({
+        provider: kind,
+        validate: true,
+        script: [
+          {
+            type: "reply",
+            toolCalls: [
+              { id: "c1", name: "read_file", arguments: { path: "src/a.txt" } },
+              { id: "c2", name: "grep", arguments: { pattern: "needle" } },
+            ],
+          },
+          { type: "reply", text: "found it" },
+        ],
+      });
+      servers.push(server);
+      const env = cleanEnv(home, {
+        YOI_TRACE_STARTUP: "1",
+        ...(keyVar ? { [keyVar]: "test-key" } : {}),
+      });
+      const r = await runBundle(
+        ["-p", "where is the needle?", "--model", model, "--base-url", server.baseURL],
+        env,
+        project,
+      );
+      expect(r.stderr).toContain("start-up trace");
+      expect(r.stderr).toMatch(/first request sent/);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe("found it");
+      expect(server.requests).toHaveLength(2);
+      // Both tool results went back: the file body and grep's match (run in its worker thread).
+      const second = JSON.stringify(server.requests[1]);
+      expect(second).toContain("needle in a file");
+      expect(second).toContain("src/a.txt");
+    },
+    60_000,
+  );
+});
