@@ -2,6 +2,9 @@
  * ANSI styling that switches itself off: no colour when the stream is not a
  * terminal, with NO_COLOR set (any value), TERM=dumb, or --no-color.
  */
+import { stripVTControlCharacters, styleText } from "node:util";
+import stringWidth from "string-width";
+
 export interface Style {
   enabled: boolean;
   bold(text: string): string;
@@ -26,33 +29,32 @@ export function colorEnabled(
 }
 
 export function createStyle(enabled: boolean): Style {
-  const wrap = (open: number, close: number) => (text: string) =>
-    enabled ? `\x1b[${open}m${text}\x1b[${close}m` : text;
+  // styleText does the escape codes; whether to colour at all is decided above (it sees our flags and env).
+  const paint = (format: Parameters<typeof styleText>[0]) => (text: string) =>
+    enabled ? styleText(format, text, { validateStream: false }) : text;
   return {
     enabled,
-    bold: wrap(1, 22),
-    dim: wrap(2, 22),
-    red: wrap(31, 39),
-    yellow: wrap(33, 39),
-    green: wrap(32, 39),
-    cyan: wrap(36, 39),
-    magenta: wrap(35, 39),
+    bold: paint("bold"),
+    dim: paint("dim"),
+    red: paint("red"),
+    yellow: paint("yellow"),
+    green: paint("green"),
+    cyan: paint("cyan"),
+    magenta: paint("magenta"),
   };
 }
 
-/** Visible width of a string (ANSI sequences removed; wide characters count 2). */
+/** Visible width of a string in terminal columns: ANSI sequences count 0, wide (CJK, emoji) 2, zero-width and joiners 0. */
 export function visibleWidth(text: string): number {
-  let width = 0;
-  for (const ch of stripAnsi(text)) {
-    const code = ch.codePointAt(0) ?? 0;
-    width += isWide(code) ? 2 : 1;
-  }
-  return width;
+  return stringWidth(text);
 }
 
 export function stripAnsi(text: string): string {
-  return text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+  return stripVTControlCharacters(text);
 }
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const ANSI_AT = /^\x1b\[[0-9;?]*[A-Za-z]/;
 
 /** Cuts text to `width` columns (ANSI sequences kept and not counted), adding an ellipsis when cut. */
 export function truncate(text: string, width: number): string {
@@ -61,34 +63,29 @@ export function truncate(text: string, width: number): string {
   let out = "";
   let used = 0;
   let styled = false;
+  // Walk the text as ANSI sequences and grapheme clusters, so an emoji sequence or a combining mark is never split.
   for (let i = 0; i < text.length; ) {
-    const ansi = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(text.slice(i, i + 16));
+    const ansi = ANSI_AT.exec(text.slice(i, i + 16));
     if (ansi) {
       out += ansi[0];
       styled = true;
       i += ansi[0].length;
       continue;
     }
-    const ch = String.fromCodePoint(text.codePointAt(i) ?? 32);
-    const w = isWide(ch.codePointAt(0) ?? 0) ? 2 : 1;
-    if (used + w > width - 1) break;
-    out += ch;
-    used += w;
-    i += ch.length;
+    const next = text.indexOf("\x1b", i);
+    const run = text.slice(i, next === -1 ? undefined : next);
+    let stop = false;
+    for (const { segment } of graphemes.segment(run)) {
+      const w = stringWidth(segment);
+      if (used + w > width - 1) {
+        stop = true;
+        break;
+      }
+      out += segment;
+      used += w;
+    }
+    if (stop) break;
+    i += run.length;
   }
   return `${out}…${styled ? "\x1b[0m" : ""}`;
-}
-
-function isWide(code: number): boolean {
-  return (
-    (code >= 0x1100 && code <= 0x115f) ||
-    (code >= 0x2e80 && code <= 0xa4cf) ||
-    (code >= 0xac00 && code <= 0xd7a3) ||
-    (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) ||
-    (code >= 0xff00 && code <= 0xff60) ||
-    (code >= 0xffe0 && code <= 0xffe6) ||
-    (code >= 0x1f300 && code <= 0x1faff) ||
-    (code >= 0x20000 && code <= 0x3fffd)
-  );
 }

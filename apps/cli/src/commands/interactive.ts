@@ -18,6 +18,7 @@ import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
 import { MutableOutput } from "../ui/mutable-output.ts";
 import { Renderer } from "../ui/renderer.ts";
+import { findSlashCommand, parseSlash, type SlashCommand, slashHelp } from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
 import { formatSessionTable, projectRoot } from "./sessions.ts";
@@ -101,7 +102,7 @@ class InteractiveSession {
       historySize: 1000,
       prompt: this.#prompt,
       completer: (line: string, callback: (error: Error | null, result: [string[], string]) => void) => {
-        complete(line, this.#opened.pod.fs).then(
+        complete(line, this.#opened.pod.fs, this.#commands).then(
           (result) => callback(null, result),
           () => callback(null, [[], line]),
         );
@@ -313,66 +314,94 @@ class InteractiveSession {
     this.#opened.pod.cancel("cancelled by the user (Ctrl-C)");
   }
 
+  /**
+   * The slash commands. To add one, add a line here; keep its logic in a
+   * file of its own (or a method below) so this table stays a table.
+   */
+  readonly #commands: readonly SlashCommand[] = [
+    { name: "/help", summary: "this list", run: () => this.#help() },
+    {
+      name: "/compact",
+      summary: "summarize the conversation so far to free context",
+      run: () => this.#compact(),
+    },
+    { name: "/sessions", summary: "sessions of this directory", run: () => this.#listSessions() },
+    { name: "/resume", args: "<id>", summary: "switch to another session", run: (arg) => this.#resume(arg) },
+    {
+      name: "/model",
+      args: "[ref]",
+      summary: "show or switch the model (e.g. /model anthropic/claude-haiku-4-5)",
+      run: (arg) => this.#model(arg),
+    },
+    {
+      name: "/exit",
+      aliases: ["/quit"],
+      summary: "leave (also Ctrl-D, or Ctrl-C twice)",
+      run: () => this.#exit(EXIT.ok),
+    },
+  ];
+
   async #slash(text: string): Promise<void> {
-    const s = this.#style;
-    const [name = "", ...rest] = text.split(/\s+/);
-    const arg = rest.join(" ").trim();
-    switch (name) {
-      case "/help":
-        for (const line of SLASH_HELP) this.#renderer.line(line);
-        return;
-      case "/exit":
-      case "/quit":
-        await this.#exit(EXIT.ok);
-        return;
-      case "/compact": {
-        this.#beginBusy();
-        this.#renderer.line(s.dim("compacting…"));
-        try {
-          // The renderer shows the replacement (history_replaced); only "nothing to do" needs saying.
-          const replaced = await this.#opened.pod.compact({ signal: this.#controller?.signal });
-          if (!replaced) this.#renderer.line(s.dim("nothing to compact yet"));
-        } catch (error) {
-          this.#renderer.line(
-            s.red(`✗ compaction failed: ${describeError(error, this.#opened.provider).message}`),
-          );
-        } finally {
-          this.#endBusy();
-        }
-        return;
-      }
-      case "/sessions": {
-        const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
-        const rows = (await listSessions({ dir: this.#setup.dataDir }))
-          .filter((r) => r.cwd === here)
-          .slice(0, 20);
-        this.#renderer.line(
-          rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
-        );
-        return;
-      }
-      case "/resume": {
-        if (arg === "") {
-          this.#renderer.line(s.dim("usage: /resume <session id> (see /sessions)"));
-          return;
-        }
-        await this.#reopen(this.#setup, arg);
-        return;
-      }
-      case "/model": {
-        if (arg === "") {
-          const r = this.#setup.resolved;
-          this.#renderer.line(
-            `model: ${s.cyan(`${r.providerName}/${r.model}`)} ${s.dim("(/model <provider>/<model> switches, keeping the conversation)")}`,
-          );
-          return;
-        }
-        await this.#switchModel(arg);
-        return;
-      }
-      default:
-        this.#renderer.line(s.yellow(`unknown command ${name} (try /help)`));
+    const { name, arg } = parseSlash(text);
+    const command = findSlashCommand(this.#commands, name);
+    if (command === undefined) {
+      this.#renderer.line(this.#style.yellow(`unknown command ${name} (try /help)`));
+      return;
     }
+    await command.run(arg);
+  }
+
+  #help(): void {
+    for (const line of slashHelp(this.#commands)) this.#renderer.line(line);
+    this.#renderer.line("@path + Tab        attach a file; Ctrl-C cancels the running turn");
+  }
+
+  async #compact(): Promise<void> {
+    const s = this.#style;
+    this.#beginBusy();
+    this.#renderer.line(s.dim("compacting…"));
+    try {
+      // The renderer shows the replacement (history_replaced); only "nothing to do" needs saying.
+      const replaced = await this.#opened.pod.compact({ signal: this.#controller?.signal });
+      if (!replaced) this.#renderer.line(s.dim("nothing to compact yet"));
+    } catch (error) {
+      this.#renderer.line(
+        s.red(`✗ compaction failed: ${describeError(error, this.#opened.provider).message}`),
+      );
+    } finally {
+      this.#endBusy();
+    }
+  }
+
+  async #listSessions(): Promise<void> {
+    const s = this.#style;
+    const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
+    const rows = (await listSessions({ dir: this.#setup.dataDir }))
+      .filter((r) => r.cwd === here)
+      .slice(0, 20);
+    this.#renderer.line(
+      rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
+    );
+  }
+
+  async #resume(arg: string): Promise<void> {
+    if (arg === "") {
+      this.#renderer.line(this.#style.dim("usage: /resume <session id> (see /sessions)"));
+      return;
+    }
+    await this.#reopen(this.#setup, arg);
+  }
+
+  async #model(arg: string): Promise<void> {
+    const s = this.#style;
+    if (arg === "") {
+      const r = this.#setup.resolved;
+      this.#renderer.line(
+        `model: ${s.cyan(`${r.providerName}/${r.model}`)} ${s.dim("(/model <provider>/<model> switches, keeping the conversation)")}`,
+      );
+      return;
+    }
+    await this.#switchModel(arg);
   }
 
   /**
@@ -450,16 +479,6 @@ class InteractiveSession {
     this.#done(code);
   }
 }
-
-const SLASH_HELP = [
-  "/help              this list",
-  "/compact           summarize the conversation so far to free context",
-  "/sessions          sessions of this directory",
-  "/resume <id>       switch to another session",
-  "/model [ref]       show or switch the model (e.g. /model anthropic/claude-haiku-4-5)",
-  "/exit              leave (also Ctrl-D, or Ctrl-C twice)",
-  "@path + Tab        attach a file; Ctrl-C cancels the running turn",
-];
 
 function clearLine(rl: readline.Interface): void {
   rl.write(null, { ctrl: true, name: "e" });

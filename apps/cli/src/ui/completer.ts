@@ -4,18 +4,22 @@
  * and no symlink leading out is offered), `/` completes slash commands.
  */
 import type { ScopedFs } from "@yoi/pod";
-
-export const SLASH_COMMANDS = ["/help", "/compact", "/sessions", "/resume", "/model", "/exit"] as const;
+import type { SlashCommand } from "./slash-commands.ts";
 
 /** Directories not worth offering unless typed explicitly. */
 const NOISE = new Set([".git", "node_modules"]);
 
 export type Completion = [string[], string];
 
-export async function complete(line: string, fs: ScopedFs): Promise<Completion> {
+export async function complete(
+  line: string,
+  fs: ScopedFs,
+  commands: readonly Pick<SlashCommand, "name">[] = [],
+): Promise<Completion> {
   if (/^\/\S*$/.test(line)) {
-    const hits = SLASH_COMMANDS.filter((c) => c.startsWith(line));
-    return [hits.length > 0 ? [...hits] : [...SLASH_COMMANDS], line];
+    const names = commands.map((c) => c.name);
+    const hits = names.filter((c) => c.startsWith(line));
+    return [hits.length > 0 ? hits : names, line];
   }
   const at = /(?:^|\s)@([^\s"]*)$/.exec(line);
   if (!at) return [[], line];

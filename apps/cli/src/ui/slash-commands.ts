@@ -1,0 +1,38 @@
+/**
+ * Slash commands of the interactive session, as a table: each command is
+ * one entry (name, synopsis, one line of help, what it runs), so adding a
+ * command is adding a line, and `/help` and Tab completion read the same
+ * table.
+ */
+
+/** One slash command. */
+export interface SlashCommand {
+  /** As typed, with the slash: `/model`. */
+  readonly name: string;
+  /** Other names it answers to (`/quit` for `/exit`). */
+  readonly aliases?: readonly string[];
+  /** The argument synopsis shown by `/help` (`[ref]`, `<id>`); empty for none. */
+  readonly args?: string;
+  /** One line for `/help`. */
+  readonly summary: string;
+  /** Runs the command; `arg` is the rest of the line, trimmed. */
+  run(arg: string): Promise<void> | void;
+}
+
+/** The command a typed name means (by name or alias), if any. */
+export function findSlashCommand(commands: readonly SlashCommand[], name: string): SlashCommand | undefined {
+  return commands.find((c) => c.name === name || (c.aliases ?? []).includes(name));
+}
+
+/** Splits `/name rest of line` into the name and the trimmed argument. */
+export function parseSlash(text: string): { name: string; arg: string } {
+  const match = /^(\S+)\s*([\s\S]*)$/.exec(text.trim());
+  return { name: match?.[1] ?? "", arg: (match?.[2] ?? "").trim() };
+}
+
+/** The `/help` lines: synopsis padded to one column, then the summary. */
+export function slashHelp(commands: readonly SlashCommand[]): string[] {
+  const synopsis = commands.map((c) => (c.args ? `${c.name} ${c.args}` : c.name));
+  const width = Math.max(...synopsis.map((s) => s.length)) + 2;
+  return commands.map((c, i) => `${(synopsis[i] ?? "").padEnd(width)}${c.summary}`);
+}
