@@ -24,9 +24,12 @@ const pkg = JSON.parse(readFileSync(path.join(here, "package.json"), "utf8")) as
 };
 
 /**
- * Packages that read their own files at run time (WebAssembly, workers) and
- * so cannot be inlined. They stay imports, resolved from the package's
- * declared dependencies.
+ * The CLI's own dependencies stay imports, resolved from its node_modules
+ * at run time: the terminal libraries the interactive session loads lazily,
+ * and any package that reads its own files (WebAssembly, workers) and so
+ * cannot be inlined: such a package must be a direct dependency of the CLI.
+ * What is reached only through the workspace packages (zod, the provider
+ * SDKs, uuid) is inlined: a strict install could not resolve it from here.
  */
 export const UNBUNDLED = Object.keys(pkg.dependencies ?? {}).filter((name) => !name.startsWith("@yoi/"));
 

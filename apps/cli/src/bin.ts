@@ -4,7 +4,6 @@
  * argument parser; every command is imported when it runs.
  */
 import module from "node:module";
-import { markStartup, traceFirstRequest } from "./startup-trace.ts";
 
 // Cache compiled (and type-stripped) modules across runs: start-up is most of a short command's time.
 module.enableCompileCache?.();
@@ -15,8 +14,10 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-markStartup("bin loaded");
-traceFirstRequest();
+// Phase timings on request only: `--version` and `--help` load nothing for it otherwise.
+const trace = process.env.YOI_TRACE_STARTUP === "1" ? await import("./startup-trace.ts") : undefined;
+trace?.markStartup("bin loaded");
+trace?.traceFirstRequest();
 
 const argv = process.argv.slice(2);
 // The two commands people time: answered with one module each.
@@ -26,6 +27,6 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write((await import("./help.ts")).HELP);
 } else {
   const { main } = await import("./main.ts");
-  markStartup("main loaded");
+  trace?.markStartup("main loaded");
   process.exitCode = await main(argv);
 }
