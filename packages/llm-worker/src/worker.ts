@@ -113,6 +113,10 @@ export class Worker {
       summaryHeadLines: out.summaryHeadLines ?? SUMMARY_HEAD_LINES,
       summaryTailLines: out.summaryTailLines ?? SUMMARY_TAIL_LINES,
       maxBytes: positive("toolOutput.maxBytes", out.maxBytes ?? TOOL_OUTPUT_MAX_BYTES),
+      maxBytesWithoutStore:
+        out.maxBytesWithoutStore === undefined
+          ? undefined
+          : positive("toolOutput.maxBytesWithoutStore", out.maxBytesWithoutStore),
     };
     this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
     this.#maxStreamRetries = options.maxStreamRetries ?? DEFAULT_STREAM_RETRIES;
