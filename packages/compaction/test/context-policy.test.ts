@@ -1,6 +1,7 @@
 import type { Item, LlmClient, MessageItem, ToolResultItem, Usage } from "@yoi/llm-client";
 import { messageText } from "@yoi/llm-client";
 import type { ContextState } from "@yoi/llm-worker";
+import { Worker } from "@yoi/llm-worker";
 import { createScriptedClient } from "@yoi/llm-worker/testing";
 import { buildModelCatalog, ConfigSchema } from "@yoi/manifest";
 import { describe, expect, it } from "vitest";
@@ -44,6 +45,40 @@ describe("createContextPolicy options", () => {
     expect(err.message).toContain('Unknown model "my-local-llm"');
     expect(err.message).toContain(".yoi/config.jsonc");
     expect(err.message).toContain('"models": { "my-local-llm": { "provider": "openai-chat", "contextWindow"');
+  });
+
+  it("built without a client, an unknown model fails the run before anything is sent (strict limit)", async () => {
+    const client = createScriptedClient([{ text: "never sent" }], {
+      provider: "openai-chat",
+      model: "my-local-llm",
+    });
+    const blobStore = new TestBlobStore();
+    const policy = createContextPolicy({ blobStore });
+    const worker = new Worker({ client, blobStore, contextPolicy: policy, tools: [...policy.tools] });
+    const errors: string[] = [];
+    worker.subscribe((event) => {
+      if (event.type === "error") errors.push(`${event.fatal ? "fatal" : "non-fatal"} ${event.error.code}`);
+    });
+    const result = await worker.run("hello");
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe("context_policy");
+    expect(result.error?.message).toContain('Unknown model "my-local-llm" (openai-chat)');
+    expect(result.error?.message).toContain('"models": { "my-local-llm"');
+    expect(result.error?.message).toContain("contextWindow");
+    expect(client.requests).toHaveLength(0);
+    expect(errors).toEqual(["fatal context_policy"]);
+  });
+
+  it("needs no window when nothing uses it (compaction off, a fixed tool output budget)", async () => {
+    const client = createScriptedClient([{ text: "ok" }], { provider: "openai-chat", model: "my-local-llm" });
+    const blobStore = new TestBlobStore();
+    const policy = createContextPolicy({
+      blobStore,
+      compaction: { enabled: false },
+      toolOutputCache: { contextBudgetTokens: 30_000 },
+    });
+    const worker = new Worker({ client, blobStore, contextPolicy: policy });
+    expect((await worker.run("hello")).status).toBe("completed");
   });
 
   it("finds a model declared in the config's models through the effective catalog", () => {

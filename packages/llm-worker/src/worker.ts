@@ -383,6 +383,15 @@ export class Worker {
     let overflowRetried = false;
     let usage: Usage | undefined;
     for (;;) {
+      if (this.#policy?.checkRequest) {
+        try {
+          await this.#policy.checkRequest(this.#state(ctx));
+        } catch (error) {
+          // Nothing was sent; the run fails with what the policy needs fixed.
+          const failure: WorkerError = { code: "context_policy", message: messageOf(error), retryable: false };
+          return { kind: "failed", error: failure, midStream: false, usage };
+        }
+      }
       let request: Request = this.#buildRequest();
       for (const interceptor of this.#interceptors) {
         const action = await interceptor.beforeRequest?.({

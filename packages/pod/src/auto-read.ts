@@ -94,6 +94,7 @@ export function withAutoRead(
     };
   };
   const wrapped: CompactingPolicy = {};
+  if (policy.checkRequest) wrapped.checkRequest = policy.checkRequest.bind(policy);
   if (policy.prepareToolResult) wrapped.prepareToolResult = policy.prepareToolResult.bind(policy);
   const checkpoint = policy.checkpoint?.bind(policy);
   if (checkpoint) wrapped.checkpoint = async (point, state) => attach(await checkpoint(point, state));
