@@ -425,6 +425,9 @@ class ContextPolicyImpl implements YoiContextPolicy {
         summaryUsage: result.usage,
         omittedFromSummaryInput: result.omittedItems,
         trimmedRefs: trimmed?.detail?.trimmedRefs ?? [],
+        // Tool outputs of the kept turns trimmed to refs so the turns stay whole (seed 004 2.7).
+        keptTurnsTrimmedRefs: plan.trimmedRefs,
+        keptTurnsDroppedItems: plan.droppedFromKeptTurns,
         unreferencedRefs: gc.unreferenced,
         deletedRefs: gc.deleted,
       },

@@ -201,6 +201,37 @@ describe("checkpoints", () => {
     expect(client.requests).toHaveLength(1);
   });
 
+  it("retainLastTurns keeps the whole last turn, and the replacement says which of its outputs became refs", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    // The last turn: five tool groups of ~5k tokens each, over 30% of the 80k threshold (24k).
+    const turn: Item[] = [user("refactor everything")];
+    for (let i = 0; i < 5; i++)
+      turn.push(assistant(`step ${i}`), call(`c${i}`), result(`c${i}`, "o".repeat(20_000), ref(i)));
+    turn.push(assistant("all done"));
+    const history: Item[] = [...bigTurn(), ...turn];
+    const replaced = await policy.checkpoint(
+      "before_return",
+      state(history, { inputTokens: 99_000 }, client),
+    );
+    expect(replaced?.reason).toBe("compaction");
+    const kept = replaced!.history.slice(2); // after retain + summary
+    expect(kept.filter((i) => i.type === "tool_call").map((c) => (c as { callId: string }).callId)).toEqual([
+      "c0",
+      "c1",
+      "c2",
+      "c3",
+      "c4",
+    ]);
+    expect(kept[0]).toEqual(user("refactor everything"));
+    expect(kept.at(-1)).toEqual(assistant("all done"));
+    expect(replaced?.detail?.keptTurnsTrimmedRefs).toEqual([ref(0)]);
+    expect(replaced?.detail?.keptTurnsDroppedItems).toBe(0);
+    const first = kept.find((i) => i.type === "tool_result") as ToolResultItem;
+    expect(first.output).toBe(trimPlaceholder(ref(0)));
+    expect(first.outputRef?.id).toBe(ref(0));
+  });
+
   it("counts what was appended since the last usage (after tools, big outputs push it over)", async () => {
     const client = createScriptedClient([{ text: SUMMARY }]);
     const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });

@@ -388,7 +388,11 @@ export class Worker {
           await this.#policy.checkRequest(this.#state(ctx));
         } catch (error) {
           // Nothing was sent; the run fails with what the policy needs fixed.
-          const failure: WorkerError = { code: "context_policy", message: messageOf(error), retryable: false };
+          const failure: WorkerError = {
+            code: "context_policy",
+            message: messageOf(error),
+            retryable: false,
+          };
           return { kind: "failed", error: failure, midStream: false, usage };
         }
       }
