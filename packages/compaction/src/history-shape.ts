@@ -13,6 +13,10 @@ export const SUMMARY_HEADER =
 /** First line of the retain message compaction inserts. */
 export const RETAIN_HEADER = "[Compacted conversation] Information retained verbatim from the earlier part:";
 
+function isSystem(item: Item): boolean {
+  return item.type === "message" && item.role === "system";
+}
+
 function isUser(item: Item): item is MessageItem {
   return item.type === "message" && item.role === "user";
 }
@@ -148,9 +152,13 @@ export function safeCutPoints(history: readonly Item[], from: number, to: number
 
 /** What compaction keeps verbatim and what it folds into the summary. */
 export interface CompactionPlan {
-  /** System messages of history, kept first. */
+  /**
+   * The system messages that lead history (before any other item), kept
+   * first. System messages later in history are folded or kept with their
+   * turn like any other item.
+   */
   system: Item[];
-  /** Items the summary replaces (system messages excluded). */
+  /** Items the summary replaces. */
   folded: Item[];
   /** Items kept verbatim after the summary (tool outputs in them may be trimmed to their refs). */
   kept: Item[];
@@ -207,12 +215,15 @@ export function planCompaction(
   history: readonly Item[],
   options: { retainLastTurns: number; maxKeptTokens: number },
 ): CompactionPlan {
-  const system: Item[] = [];
-  let rest: Item[] = [];
-  for (const item of history) {
-    if (item.type === "message" && item.role === "system") system.push(item);
-    else rest.push(item);
-  }
+  // Only system messages that lead history (a host's standing instructions)
+  // stay first. Later ones are attachments (`[File: <path>]` bodies of @path
+  // refs and auto-read): they are folded into the summary with their turn
+  // like any other item, or kept in place with a kept turn, so compaction
+  // never piles up stale copies of a file and the retain message comes first.
+  let leading = 0;
+  while (leading < history.length && isSystem(history[leading]!)) leading++;
+  const system = history.slice(0, leading);
+  let rest = history.slice(leading);
   const pending = pendingCallsStart(rest);
   const start = Math.min(lastTurnsStart(rest, options.retainLastTurns), pending);
   let keptTokens = 0;

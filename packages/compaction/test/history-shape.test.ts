@@ -84,6 +84,33 @@ describe("planCompaction", () => {
     expect(plan.foldsNewItems).toBe(true);
   });
 
+  it("folds later system messages (old file attachments) with their turn instead of keeping them first", () => {
+    const sys: Item = { type: "message", role: "system", content: [{ type: "text", text: "be nice" }] };
+    const oldFile: Item = {
+      type: "message",
+      role: "system",
+      content: [{ type: "text", text: "[File: a]\nv1" }],
+    };
+    const newFile: Item = {
+      type: "message",
+      role: "system",
+      content: [{ type: "text", text: "[File: b]\nv2" }],
+    };
+    const history: Item[] = [
+      sys,
+      user("@a one"),
+      oldFile,
+      assistant("1"),
+      user("@b two"),
+      newFile,
+      assistant("2"),
+    ];
+    const plan = planCompaction(history, { retainLastTurns: 1, maxKeptTokens: 10_000 });
+    expect(plan.system).toEqual([sys]);
+    expect(plan.folded).toEqual([user("@a one"), oldFile, assistant("1")]);
+    expect(plan.kept).toEqual([user("@b two"), newFile, assistant("2")]);
+  });
+
   it("splits a long agentic turn: the user's message plus the newest groups that fit, pairs intact", () => {
     const history: Item[] = [user("do the big task")];
     for (let i = 0; i < 10; i++) history.push(assistant(`step ${i}`), call(`c${i}`), result(`c${i}`, big));

@@ -81,8 +81,7 @@ export async function resolveFileRef(
     const kept = bytes.subarray(0, cut);
     // The sniff saw only the first 8 KiB: the whole body that is sent must be NUL-free UTF-8 (seed 001).
     const nul = kept.indexOf(0);
-    if (nul !== -1)
-      throw new FileRefError("binary", path, `${path} is binary (a NUL byte at offset ${nul})`);
+    if (nul !== -1) throw new FileRefError("binary", path, `${path} is binary (a NUL byte at offset ${nul})`);
     if (!isValidUtf8(kept, true)) throw new FileRefError("binary", path, `${path} is not valid UTF-8 text`);
     let body = new TextDecoder("utf-8").decode(kept);
     if (truncated) body += `${body.endsWith("\n") || body === "" ? "" : "\n"}${truncationNote(total)}`;

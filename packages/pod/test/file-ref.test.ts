@@ -100,7 +100,9 @@ describe("resolveFileRef", () => {
   it("read_file refuses a file whose NUL byte lies past the sniff, in the lines it would send", async () => {
     const lines = Array.from({ length: 400 }, (_, i) => `line ${i} ${"x".repeat(30)}`).join("\n");
     await writeFile(path.join(root, "late-nul.log"), `${lines}\nbad\u0000line\nend\n`);
-    await expect(view.readText("late-nul.log")).rejects.toThrow(/late-nul\.log is binary \(a NUL byte on line 401\)/);
+    await expect(view.readText("late-nul.log")).rejects.toThrow(
+      /late-nul\.log is binary \(a NUL byte on line 401\)/,
+    );
     // Lines before it still read: the NUL is not in what is sent.
     const head = await view.readText("late-nul.log", { limit: 10 });
     expect(head.lines).toHaveLength(10);
