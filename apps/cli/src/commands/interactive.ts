@@ -20,6 +20,7 @@ import { MutableOutput } from "../ui/mutable-output.ts";
 import { Renderer } from "../ui/renderer.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
+import { initPrompt } from "./init-prompt.ts";
 import { formatSessionTable, projectRoot } from "./sessions.ts";
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
@@ -341,6 +342,20 @@ class InteractiveSession {
         }
         return;
       }
+      case "/init": {
+        // Asks the model to write AGENTS.md; the pod reads it before the next turn.
+        this.#renderer.line(s.dim("asking the model to write AGENTS.md for this project…"));
+        this.#beginBusy();
+        try {
+          const result = await this.#opened.pod.run(initPrompt(arg), { signal: this.#controller?.signal });
+          this.#renderer.finish(result);
+        } catch (error) {
+          this.#renderer.line(s.red(`✗ ${describeError(error, this.#opened.provider).message}`));
+        } finally {
+          this.#endBusy();
+        }
+        return;
+      }
       case "/sessions": {
         const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
         const rows = (await listSessions({ dir: this.#setup.dataDir }))
@@ -454,6 +469,7 @@ class InteractiveSession {
 const SLASH_HELP = [
   "/help              this list",
   "/compact           summarize the conversation so far to free context",
+  "/init [focus]      ask the model to write AGENTS.md (project instructions read by every session)",
   "/sessions          sessions of this directory",
   "/resume <id>       switch to another session",
   "/model [ref]       show or switch the model (e.g. /model anthropic/claude-haiku-4-5)",
