@@ -35,7 +35,8 @@ Environment:
 
 Interactive:
   @path + Tab completes files; Ctrl-C cancels the running turn, Ctrl-C twice at the prompt exits.
-  /help /compact /sessions /resume <id> /model [ref] /exit
+  /help /compact /init /sessions /resume <id> /model [ref] /exit
+  AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
 
 Exit codes:
   0    success

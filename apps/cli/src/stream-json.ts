@@ -142,7 +142,14 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
       };
     case "history_replaced":
       return event.reason === "compaction"
-        ? { type: "compaction", reason: event.reason, items: event.items.length }
+        ? {
+            type: "compaction",
+            reason: event.reason,
+            items: event.items.length,
+            ...(Array.isArray(event.detail?.keptTurnsTrimmedRefs)
+              ? { kept_turns_trimmed_refs: event.detail.keptTurnsTrimmedRefs }
+              : {}),
+          }
         : undefined;
     case "turn_end":
       return {

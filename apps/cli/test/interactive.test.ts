@@ -1,4 +1,4 @@
-import { readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { loadSession } from "@yoi/worker-persistence";
@@ -302,5 +302,51 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     });
     const listing = await runYoi(["sessions"], { cwd: project, env: cleanEnv(home) });
     expect(listing.stdout).toMatch(new RegExp(`${id}\\s+first question\\s+\\S+ ago\\s+claude-opus-4-5`));
+  }, 240_000);
+
+  it("/init asks the model to write AGENTS.md, and the next turn's system prompt carries it", async () => {
+    const agents = "# Agents\n\nRun the tests with make check (marker init-5c1d).\n";
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [
+            { id: "toolu_i", name: "write_file", arguments: { path: "AGENTS.md", content: agents } },
+          ],
+        },
+        { type: "reply", text: "Wrote AGENTS.md with the test command." },
+        { type: "reply", text: "Following the rules." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "README.md": "# demo\n" });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("/init mention make check");
+    tty.keys("Enter");
+    await tty.waitFor("[y]es / [n]o / [a]lways write_file this session");
+    tty.type("y");
+    tty.keys("Enter");
+    await tty.waitFor("Wrote AGENTS.md with the test command.");
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("go on");
+    tty.keys("Enter");
+    await tty.waitFor("Following the rules.");
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+
+    const first = JSON.stringify((server.requests[0] as { messages: unknown[] }).messages);
+    expect(first).toContain("Write an AGENTS.md file at the project root");
+    expect(first).toContain("The user also asked: mention make check");
+    expect(await readFile(path.join(project, "AGENTS.md"), "utf8")).toBe(agents);
+    // The file the model wrote is read before the next turn and sent with its path.
+    const third = JSON.stringify((server.requests[2] as { system: unknown }).system);
+    expect(third).toContain("## AGENTS.md");
+    expect(third).toContain("marker init-5c1d");
   }, 240_000);
 });

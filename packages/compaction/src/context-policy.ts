@@ -60,8 +60,9 @@ export interface ContextPolicyOptions {
   compaction?: CompactionConfig;
   /**
    * The worker's client. When given, the model's limits are resolved now
-   * (an unknown model fails here instead of at the first checkpoint);
-   * otherwise from `ContextState.client` on first use.
+   * (an unknown model fails here); otherwise `checkRequest` resolves them
+   * before the first request, and an unknown model fails the run before
+   * anything is sent (seed 004 2.4: the limit is strict).
    */
   client?: LlmClient;
   /** The context window in tokens, instead of the catalog's (also the limit). */
@@ -96,6 +97,7 @@ export interface ContextPolicyOptions {
 
 /** The policy returned by `createContextPolicy`: the port plus the cache tools and a manual compaction. */
 export interface YoiContextPolicy extends ContextPolicy {
+  checkRequest(state: ContextState): Promise<void>;
   prepareToolResult(result: ToolResultItem, full: string, state: ContextState): Promise<ToolResultItem>;
   checkpoint(point: ContextCheckpoint, state: ContextState): Promise<HistoryReplacement | undefined>;
   onContextOverflow(state: ContextState): Promise<HistoryReplacement | undefined>;
@@ -196,6 +198,15 @@ class ContextPolicyImpl implements YoiContextPolicy {
     }
     // Fail now, not mid-run, for an unknown model when the limits will be needed.
     if (options.client && this.#needsLimits()) this.#limitsFor(options.client);
+  }
+
+  /**
+   * Seed 004 2.4, strict: before the first request (and after a model
+   * switch) the model's limits must be known; an unknown model fails the
+   * run before anything is sent, with the `models` entry to declare.
+   */
+  async checkRequest(state: ContextState): Promise<void> {
+    if (this.#needsLimits()) this.#limitsFor(state.client);
   }
 
   async prepareToolResult(result: ToolResultItem, full: string): Promise<ToolResultItem> {
@@ -414,6 +425,9 @@ class ContextPolicyImpl implements YoiContextPolicy {
         summaryUsage: result.usage,
         omittedFromSummaryInput: result.omittedItems,
         trimmedRefs: trimmed?.detail?.trimmedRefs ?? [],
+        // Tool outputs of the kept turns trimmed to refs so the turns stay whole (seed 004 2.7).
+        keptTurnsTrimmedRefs: plan.trimmedRefs,
+        keptTurnsDroppedItems: plan.droppedFromKeptTurns,
         unreferencedRefs: gc.unreferenced,
         deletedRefs: gc.deleted,
       },

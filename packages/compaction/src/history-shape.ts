@@ -5,12 +5,17 @@
  */
 import type { Item, MessageItem } from "@yoi/llm-client";
 import { itemTokens } from "./estimate.ts";
+import { totalToolOutputTokens, trimToolOutputs } from "./trim.ts";
 
 /** First line of the summary message compaction inserts; marks it so later compactions recognise it. */
 export const SUMMARY_HEADER =
   "[Compacted conversation] The earlier part of this conversation was replaced by this summary to free context.";
 /** First line of the retain message compaction inserts. */
 export const RETAIN_HEADER = "[Compacted conversation] Information retained verbatim from the earlier part:";
+
+function isSystem(item: Item): boolean {
+  return item.type === "message" && item.role === "system";
+}
 
 function isUser(item: Item): item is MessageItem {
   return item.type === "message" && item.role === "user";
@@ -147,14 +152,30 @@ export function safeCutPoints(history: readonly Item[], from: number, to: number
 
 /** What compaction keeps verbatim and what it folds into the summary. */
 export interface CompactionPlan {
-  /** System messages of history, kept first. */
+  /**
+   * The system messages that lead history (before any other item), kept
+   * first. System messages later in history are folded or kept with their
+   * turn like any other item.
+   */
   system: Item[];
-  /** Items the summary replaces (system messages excluded). */
+  /** Items the summary replaces. */
   folded: Item[];
-  /** Items kept verbatim after the summary. */
+  /** Items kept verbatim after the summary (tool outputs in them may be trimmed to their refs). */
   kept: Item[];
   /** Whether folded holds anything besides earlier retain/summary messages. */
   foldsNewItems: boolean;
+  /**
+   * Ref ids of the tool outputs inside the kept turns that were replaced by
+   * their placeholder (`[tool output trimmed; ref=<id>]`) so the turns could
+   * stay whole, oldest first. Empty when the turns fit as they were.
+   */
+  trimmedRefs: string[];
+  /**
+   * Items of the last `retainLastTurns` turns that had to be folded after
+   * all because even with every tool output trimmed the turns did not fit.
+   * 0 when the turns were kept whole.
+   */
+  droppedFromKeptTurns: number;
 }
 
 /**
@@ -181,30 +202,53 @@ export function pendingCallsStart(items: readonly Item[]): number {
 
 /**
  * Splits history into what compaction folds and what it keeps: the last
- * `retainLastTurns` turns, capped at `maxKeptTokens`. When those turns are
- * larger than the cap (a long agentic turn), the kept part becomes the
- * turn's user message plus the newest assistant groups that fit, cut at a
- * safe point so every kept result stays next to its call. Tool calls still
- * waiting for their results are always kept.
+ * `retainLastTurns` turns, whole (seed 004 2.7). When they are larger than
+ * `maxKeptTokens`, the tool outputs inside them are trimmed to their refs
+ * first, oldest first (seed 004's placeholder; the ref stays on the item, so
+ * `tool_output_cache` reads them back). Only when the turns still do not fit
+ * does the kept part shrink to the turn's user message plus the newest
+ * assistant groups that fit, cut at a safe point so every kept result stays
+ * next to its call. Tool calls still waiting for their results are always
+ * kept.
  */
 export function planCompaction(
   history: readonly Item[],
   options: { retainLastTurns: number; maxKeptTokens: number },
 ): CompactionPlan {
-  const system: Item[] = [];
-  const rest: Item[] = [];
-  for (const item of history) {
-    if (item.type === "message" && item.role === "system") system.push(item);
-    else rest.push(item);
-  }
+  // Only system messages that lead history (a host's standing instructions)
+  // stay first. Later ones are attachments (`[File: <path>]` bodies of @path
+  // refs and auto-read): they are folded into the summary with their turn
+  // like any other item, or kept in place with a kept turn, so compaction
+  // never piles up stale copies of a file and the retain message comes first.
+  let leading = 0;
+  while (leading < history.length && isSystem(history[leading]!)) leading++;
+  const system = history.slice(0, leading);
+  let rest = history.slice(leading);
   const pending = pendingCallsStart(rest);
   const start = Math.min(lastTurnsStart(rest, options.retainLastTurns), pending);
   let keptTokens = 0;
   for (let i = start; i < rest.length; i++) keptTokens += itemTokens(rest[i]!);
+  let trimmedRefs: string[] = [];
+  if (keptTokens > options.maxKeptTokens) {
+    // Whole turns before whole outputs: trim the kept tool outputs to their refs.
+    const tail = rest.slice(start);
+    const toolTokens = totalToolOutputTokens(tail);
+    const trim = trimToolOutputs(tail, {
+      budgetTokens: Math.max(0, options.maxKeptTokens - (keptTokens - toolTokens)),
+      knownTotalTokens: toolTokens,
+    });
+    if (trim.trimmed.length > 0) {
+      trimmedRefs = trim.trimmed;
+      rest = [...rest.slice(0, start), ...trim.history];
+      keptTokens = 0;
+      for (let i = start; i < rest.length; i++) keptTokens += itemTokens(rest[i]!);
+    }
+  }
   let kept = rest.slice(start);
   let folded = rest.slice(0, start);
+  let droppedFromKeptTurns = 0;
   if (keptTokens > options.maxKeptTokens && start < pending) {
-    // Keep the user's own words of the current turn, then the newest groups that fit.
+    // Still too large: keep the user's own words of the current turn, then the newest groups that fit.
     const lead = startsTurn(rest[start]!) ? rest[start]! : undefined;
     const budget = options.maxKeptTokens - (lead ? itemTokens(lead) : 0);
     let tail = 0;
@@ -222,10 +266,16 @@ export function planCompaction(
     if (cut > start) {
       folded = rest.slice(0, cut);
       kept = lead ? [lead, ...rest.slice(cut)] : rest.slice(cut);
+      droppedFromKeptTurns = cut - start - (lead ? 1 : 0);
+      // A trimmed output that was folded after all is no longer "kept trimmed".
+      const keptRefs = new Set<string>();
+      for (const item of kept)
+        if (item.type === "tool_result" && item.outputRef) keptRefs.add(item.outputRef.id);
+      trimmedRefs = trimmedRefs.filter((id) => keptRefs.has(id));
     }
   }
   const foldsNewItems = folded.some((item) => !isCompactionMessage(item));
-  return { system, folded, kept, foldsNewItems };
+  return { system, folded, kept, foldsNewItems, trimmedRefs, droppedFromKeptTurns };
 }
 
 /** The summary message of compacted history (a user message, seed 004 2.7). */

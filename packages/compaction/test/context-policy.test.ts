@@ -1,6 +1,7 @@
 import type { Item, LlmClient, MessageItem, ToolResultItem, Usage } from "@yoi/llm-client";
 import { messageText } from "@yoi/llm-client";
 import type { ContextState } from "@yoi/llm-worker";
+import { Worker } from "@yoi/llm-worker";
 import { createScriptedClient } from "@yoi/llm-worker/testing";
 import { buildModelCatalog, ConfigSchema } from "@yoi/manifest";
 import { describe, expect, it } from "vitest";
@@ -44,6 +45,40 @@ describe("createContextPolicy options", () => {
     expect(err.message).toContain('Unknown model "my-local-llm"');
     expect(err.message).toContain(".yoi/config.jsonc");
     expect(err.message).toContain('"models": { "my-local-llm": { "provider": "openai-chat", "contextWindow"');
+  });
+
+  it("built without a client, an unknown model fails the run before anything is sent (strict limit)", async () => {
+    const client = createScriptedClient([{ text: "never sent" }], {
+      provider: "openai-chat",
+      model: "my-local-llm",
+    });
+    const blobStore = new TestBlobStore();
+    const policy = createContextPolicy({ blobStore });
+    const worker = new Worker({ client, blobStore, contextPolicy: policy, tools: [...policy.tools] });
+    const errors: string[] = [];
+    worker.subscribe((event) => {
+      if (event.type === "error") errors.push(`${event.fatal ? "fatal" : "non-fatal"} ${event.error.code}`);
+    });
+    const result = await worker.run("hello");
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe("context_policy");
+    expect(result.error?.message).toContain('Unknown model "my-local-llm" (openai-chat)');
+    expect(result.error?.message).toContain('"models": { "my-local-llm"');
+    expect(result.error?.message).toContain("contextWindow");
+    expect(client.requests).toHaveLength(0);
+    expect(errors).toEqual(["fatal context_policy"]);
+  });
+
+  it("needs no window when nothing uses it (compaction off, a fixed tool output budget)", async () => {
+    const client = createScriptedClient([{ text: "ok" }], { provider: "openai-chat", model: "my-local-llm" });
+    const blobStore = new TestBlobStore();
+    const policy = createContextPolicy({
+      blobStore,
+      compaction: { enabled: false },
+      toolOutputCache: { contextBudgetTokens: 30_000 },
+    });
+    const worker = new Worker({ client, blobStore, contextPolicy: policy });
+    expect((await worker.run("hello")).status).toBe("completed");
   });
 
   it("finds a model declared in the config's models through the effective catalog", () => {
@@ -164,6 +199,37 @@ describe("checkpoints", () => {
     // after_tools / before_return still see the same usage: the estimate is now the compacted size.
     expect(await policy.checkpoint("before_return", state(replaced!.history, usage, client))).toBeUndefined();
     expect(client.requests).toHaveLength(1);
+  });
+
+  it("retainLastTurns keeps the whole last turn, and the replacement says which of its outputs became refs", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    // The last turn: five tool groups of ~5k tokens each, over 30% of the 80k threshold (24k).
+    const turn: Item[] = [user("refactor everything")];
+    for (let i = 0; i < 5; i++)
+      turn.push(assistant(`step ${i}`), call(`c${i}`), result(`c${i}`, "o".repeat(20_000), ref(i)));
+    turn.push(assistant("all done"));
+    const history: Item[] = [...bigTurn(), ...turn];
+    const replaced = await policy.checkpoint(
+      "before_return",
+      state(history, { inputTokens: 99_000 }, client),
+    );
+    expect(replaced?.reason).toBe("compaction");
+    const kept = replaced!.history.slice(2); // after retain + summary
+    expect(kept.filter((i) => i.type === "tool_call").map((c) => (c as { callId: string }).callId)).toEqual([
+      "c0",
+      "c1",
+      "c2",
+      "c3",
+      "c4",
+    ]);
+    expect(kept[0]).toEqual(user("refactor everything"));
+    expect(kept.at(-1)).toEqual(assistant("all done"));
+    expect(replaced?.detail?.keptTurnsTrimmedRefs).toEqual([ref(0)]);
+    expect(replaced?.detail?.keptTurnsDroppedItems).toBe(0);
+    const first = kept.find((i) => i.type === "tool_result") as ToolResultItem;
+    expect(first.output).toBe(trimPlaceholder(ref(0)));
+    expect(first.outputRef?.id).toBe(ref(0));
   });
 
   it("counts what was appended since the last usage (after tools, big outputs push it over)", async () => {

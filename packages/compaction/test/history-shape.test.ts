@@ -1,4 +1,4 @@
-import type { Item, ReasoningItem } from "@yoi/llm-client";
+import type { Item, ReasoningItem, ToolResultItem } from "@yoi/llm-client";
 import { describe, expect, it } from "vitest";
 import {
   isCompactionMessage,
@@ -6,8 +6,9 @@ import {
   planCompaction,
   prepareForSummary,
   SUMMARY_HEADER,
+  trimPlaceholder,
 } from "../src/index.ts";
-import { assistant, call, result, user } from "./support/items.ts";
+import { assistant, call, ref, result, user } from "./support/items.ts";
 
 const thinking: ReasoningItem = { type: "reasoning", text: "hmm", signature: "sig", provider: "anthropic" };
 
@@ -83,6 +84,33 @@ describe("planCompaction", () => {
     expect(plan.foldsNewItems).toBe(true);
   });
 
+  it("folds later system messages (old file attachments) with their turn instead of keeping them first", () => {
+    const sys: Item = { type: "message", role: "system", content: [{ type: "text", text: "be nice" }] };
+    const oldFile: Item = {
+      type: "message",
+      role: "system",
+      content: [{ type: "text", text: "[File: a]\nv1" }],
+    };
+    const newFile: Item = {
+      type: "message",
+      role: "system",
+      content: [{ type: "text", text: "[File: b]\nv2" }],
+    };
+    const history: Item[] = [
+      sys,
+      user("@a one"),
+      oldFile,
+      assistant("1"),
+      user("@b two"),
+      newFile,
+      assistant("2"),
+    ];
+    const plan = planCompaction(history, { retainLastTurns: 1, maxKeptTokens: 10_000 });
+    expect(plan.system).toEqual([sys]);
+    expect(plan.folded).toEqual([user("@a one"), oldFile, assistant("1")]);
+    expect(plan.kept).toEqual([user("@b two"), newFile, assistant("2")]);
+  });
+
   it("splits a long agentic turn: the user's message plus the newest groups that fit, pairs intact", () => {
     const history: Item[] = [user("do the big task")];
     for (let i = 0; i < 10; i++) history.push(assistant(`step ${i}`), call(`c${i}`), result(`c${i}`, big));
@@ -94,6 +122,33 @@ describe("planCompaction", () => {
     for (const [i, item] of plan.kept.entries()) {
       if (item.type === "tool_result") expect(plan.kept[i - 1]).toEqual(call(item.callId));
     }
+  });
+
+  it("keeps the last turn whole, trimming its tool outputs to their refs before dropping any group", () => {
+    const history: Item[] = [user("old"), assistant("old answer"), user("do the big task")];
+    for (let i = 0; i < 5; i++)
+      history.push(assistant(`step ${i}`), call(`c${i}`), result(`c${i}`, big, ref(i)));
+    history.push(assistant("done"));
+    const plan = planCompaction(history, { retainLastTurns: 1, maxKeptTokens: 2500 });
+    expect(plan.folded).toEqual([user("old"), assistant("old answer")]);
+    expect(plan.droppedFromKeptTurns).toBe(0);
+    // All five groups survive; the oldest outputs became placeholders with their ref kept.
+    expect(plan.kept.filter((i) => i.type === "tool_call")).toHaveLength(5);
+    const results = plan.kept.filter((i): i is ToolResultItem => i.type === "tool_result");
+    expect(results.map((r) => r.outputRef?.id)).toEqual([0, 1, 2, 3, 4].map(ref));
+    // ~1000 tokens each: trimming the three oldest brings the turn under 2500.
+    expect(plan.trimmedRefs).toEqual([ref(0), ref(1), ref(2)]);
+    for (const r of results.slice(0, 3)) expect(r.output).toBe(trimPlaceholder(r.outputRef!.id));
+    expect(results.slice(3).map((r) => r.output)).toEqual([big, big]);
+    expect(plan.kept.at(-1)).toEqual(assistant("done"));
+  });
+
+  it("keeps whole turns untouched when they fit", () => {
+    const history: Item[] = [user("old"), assistant("a"), user("task"), call("c"), result("c", big, ref(1))];
+    history.push(assistant("done"));
+    const plan = planCompaction(history, { retainLastTurns: 1, maxKeptTokens: 5000 });
+    expect(plan.kept).toEqual(history.slice(2));
+    expect(plan.trimmedRefs).toEqual([]);
   });
 
   it("always keeps tool calls still waiting for their results", () => {

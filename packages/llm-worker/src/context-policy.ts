@@ -32,6 +32,13 @@ export interface HistoryReplacement {
  */
 export interface ContextPolicy {
   /**
+   * Called before every model request, before anything is sent. Throwing
+   * fails the run with a `context_policy` error carrying the thrown message
+   * and nothing is sent: for what the policy cannot work without (seed 004
+   * 2.4: the model's context window must be known).
+   */
+  checkRequest?(state: ContextState): Promise<void>;
+  /**
    * Called for each tool result before it is committed; may return a new
    * result (e.g. the in-context view with an `outputRef`). `full` is the
    * tool's complete output text, before any Stored summary or cap.

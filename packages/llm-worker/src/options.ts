@@ -16,8 +16,20 @@ export interface ToolOutputLimits {
   summaryHeadLines?: number;
   /** Tail lines of a text summary. Default `SUMMARY_TAIL_LINES` (3). */
   summaryTailLines?: number;
-  /** Cap of an inline result (per tool, overridable by `Tool.maxOutputBytes`), with a visible truncation note. Default `TOOL_OUTPUT_MAX_BYTES` (16 KiB). */
+  /**
+   * Cap of an inline result when a `blobStore` is set (per tool, overridable
+   * by `Tool.maxOutputBytes`), with a visible truncation note. Default
+   * `TOOL_OUTPUT_MAX_BYTES` (16 KiB). Not applied without a store.
+   */
   maxBytes?: number;
+  /**
+   * Cap of every result when no `blobStore` is set, with a visible note that
+   * the rest was not kept. Default: none. Seed 000 keeps everything Inline
+   * and whole without a store; what bounds the context then is the context
+   * policy's trimming (`@yoi/compaction`). Set it only for a worker that has
+   * neither a store nor a context policy.
+   */
+  maxBytesWithoutStore?: number;
 }
 
 export interface WorkerOptions {

@@ -2,7 +2,8 @@
  * Turns what a tool returned into what enters history: auto-promotion of
  * large strings to Stored (seed 000), storing content in the BlobStore, the
  * summary with its `[blob:<id>]` prefix, and the per-tool byte cap with a
- * visible truncation note.
+ * visible truncation note. Without a BlobStore results stay whole (seed
+ * 000) unless `maxBytesWithoutStore` asks for a cap.
  */
 import type { OutputRef } from "@yoi/llm-client";
 import type { BlobStore, Content } from "./blob-store.ts";
@@ -15,7 +16,13 @@ export interface OutputLimits {
   summaryMaxBytes: number;
   summaryHeadLines: number;
   summaryTailLines: number;
+  /** Cap of an inline result when a BlobStore is set. */
   maxBytes: number;
+  /**
+   * Cap of every result when no BlobStore is set; undefined keeps results
+   * whole (seed 000: without a store everything stays Inline as before).
+   */
+  maxBytesWithoutStore?: number | undefined;
 }
 
 export interface ProcessedOutput {
@@ -76,6 +83,10 @@ export async function processToolReturn(
 ): Promise<ProcessedOutput> {
   const { limits, blobStore } = options;
   const hasStore = blobStore !== undefined;
+  // With a store an inline result is capped (the rest is one `inspect` away
+  // for Stored output); without one nothing is capped unless asked for.
+  const cap = hasStore ? limits.maxBytes : limits.maxBytesWithoutStore;
+  const inline = (text: string) => (cap === undefined ? text : capInline(text, cap, hasStore));
   if (typeof returned === "string") {
     const isError = options.isError ?? false;
     if (blobStore && options.storeLargeOutput && byteLength(returned) > limits.inlineThresholdBytes) {
@@ -84,14 +95,14 @@ export async function processToolReturn(
         json === undefined ? { kind: "text", text: returned } : { kind: "structured", value: json };
       return store(blobStore, content, undefined, returned, isError, limits);
     }
-    return { output: capInline(returned, limits.maxBytes, hasStore), isError, full: returned };
+    return { output: inline(returned), isError, full: returned };
   }
   const isError = returned.isError ?? options.isError ?? false;
   if (returned.kind === "inline") {
-    return { output: capInline(returned.text, limits.maxBytes, hasStore), isError, full: returned.text };
+    return { output: inline(returned.text), isError, full: returned.text };
   }
   const full = contentText(returned.content);
-  if (!blobStore) return { output: capInline(full, limits.maxBytes, false), isError, full };
+  if (!blobStore) return { output: inline(full), isError, full };
   return store(blobStore, returned.content, returned.summary, full, isError, limits);
 }
 

@@ -9,7 +9,9 @@
  * {last 3 lines}                      {first 2 entries}
  * ```
  *
- * capped at `maxBytes` (400) without splitting a character. When the parts
+ * capped at `maxBytes` (400) without splitting a character. A section with
+ * nothing in it (the tail of a short text, the head of an empty array) is
+ * left out. When the parts
  * do not fit, long lines are shortened (with `…`) so that every section stays
  * visible; the header line with the blob id always survives.
  */
@@ -71,8 +73,8 @@ export function summarize(id: string, content: Content, limits: SummaryLimits): 
     const head = lines.slice(0, limits.headLines);
     const tailCount = Math.max(0, Math.min(limits.tailLines, lines.length - head.length));
     const tail = tailCount === 0 ? [] : lines.slice(lines.length - tailCount);
-    // Both sections always, as seed 000 writes the format; lines already in
-    // the head are not repeated in the tail (so the tail may be empty).
+    // Lines already in the head are not repeated in the tail; a tail left
+    // empty is not shown (`fit` drops empty sections).
     const sections: Section[] = [
       { title: "head", lines: head },
       { title: "tail", lines: tail },
@@ -124,9 +126,11 @@ interface Section {
  * water-filling: short lines keep their length, long lines share the rest
  * equally. When there are too many lines for every one to keep a dozen
  * bytes, the whole rendering is cut at `maxBytes` (on a character boundary)
- * instead; the header's count still says how much there is.
+ * instead; the header's count still says how much there is. A section with
+ * no lines is left out: an empty `── tail ──` only suggests something is missing.
  */
-function fit(header: string, sections: Section[], maxBytes: number): string {
+function fit(header: string, allSections: Section[], maxBytes: number): string {
+  const sections = allSections.filter((s) => s.lines.length > 0);
   const render = (secs: Section[]): string => {
     let out = header;
     for (const s of secs) {

@@ -42,7 +42,7 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
   execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;
   /** Wall-clock limit of one call. Default: the worker's `toolTimeoutMs` (manifest `TOOL_TIMEOUT_MS`). */
   readonly timeoutMs?: number;
-  /** Cap of the inline output in bytes. Default: the worker's `toolOutput.maxBytes` (manifest `TOOL_OUTPUT_MAX_BYTES`). */
+  /** Cap of the inline output in bytes when the worker has a BlobStore. Default: the worker's `toolOutput.maxBytes` (manifest `TOOL_OUTPUT_MAX_BYTES`). */
   readonly maxOutputBytes?: number;
   /**
    * Whether the worker may promote a large string result to Stored. Default

@@ -113,6 +113,10 @@ export class Worker {
       summaryHeadLines: out.summaryHeadLines ?? SUMMARY_HEAD_LINES,
       summaryTailLines: out.summaryTailLines ?? SUMMARY_TAIL_LINES,
       maxBytes: positive("toolOutput.maxBytes", out.maxBytes ?? TOOL_OUTPUT_MAX_BYTES),
+      maxBytesWithoutStore:
+        out.maxBytesWithoutStore === undefined
+          ? undefined
+          : positive("toolOutput.maxBytesWithoutStore", out.maxBytesWithoutStore),
     };
     this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
     this.#maxStreamRetries = options.maxStreamRetries ?? DEFAULT_STREAM_RETRIES;
@@ -379,6 +383,19 @@ export class Worker {
     let overflowRetried = false;
     let usage: Usage | undefined;
     for (;;) {
+      if (this.#policy?.checkRequest) {
+        try {
+          await this.#policy.checkRequest(this.#state(ctx));
+        } catch (error) {
+          // Nothing was sent; the run fails with what the policy needs fixed.
+          const failure: WorkerError = {
+            code: "context_policy",
+            message: messageOf(error),
+            retryable: false,
+          };
+          return { kind: "failed", error: failure, midStream: false, usage };
+        }
+      }
       let request: Request = this.#buildRequest();
       for (const interceptor of this.#interceptors) {
         const action = await interceptor.beforeRequest?.({

@@ -46,14 +46,37 @@ describe("auto-promotion (seed 000)", () => {
     expect(out.outputRef).toBeDefined();
   });
 
-  it("stays inline without a BlobStore, capped with a visible truncation note", async () => {
+  it("keeps the whole output inline without a BlobStore (seed 000), whatever its kind", async () => {
     const text = "x".repeat(20_000);
     const out = await processToolReturn(text, { limits, blobStore: undefined, storeLargeOutput: true });
-    expect(bytes(out.output)).toBeLessThanOrEqual(16 * 1024);
-    expect(out.output).toMatch(/\[\.\.\.truncated, 20000 bytes total/);
+    expect(out.output).toBe(text);
+    expect(out.full).toBe(text);
+    const inline = await processToolReturn(inlineOutput(text), {
+      limits,
+      blobStore: undefined,
+      storeLargeOutput: true,
+    });
+    expect(inline.output).toBe(text);
+    const stored = await processToolReturn(storedText(text, "a summary"), {
+      limits,
+      blobStore: undefined,
+      storeLargeOutput: true,
+    });
+    expect(stored.output).toBe(text);
+  });
+
+  it("caps without a BlobStore only when maxBytesWithoutStore is set, saying the rest was not kept", async () => {
+    const text = "x".repeat(20_000);
+    const out = await processToolReturn(text, {
+      limits: { ...limits, maxBytesWithoutStore: 4096 },
+      blobStore: undefined,
+      storeLargeOutput: true,
+    });
+    expect(bytes(out.output)).toBeLessThanOrEqual(4096);
+    expect(out.output).toMatch(/\[\.\.\.truncated, 20000 bytes total; the rest was not kept/);
     expect(out.full).toBe(text);
     const small = await processToolReturn("a".repeat(900), {
-      limits,
+      limits: { ...limits, maxBytesWithoutStore: 4096 },
       blobStore: undefined,
       storeLargeOutput: true,
     });
@@ -103,7 +126,7 @@ describe("auto-promotion (seed 000)", () => {
     expect(auto.output).toMatch(/^\[blob:[0-9a-f-]{36}\] json_object \| 1 keys\n── keys ──\na: number$/);
   });
 
-  it("sends Stored content inline (capped) without a BlobStore, and keeps isError", async () => {
+  it("sends Stored content inline without a BlobStore, and keeps isError", async () => {
     const out = await processToolReturn(storedJson({ a: [1, 2] }), {
       limits,
       blobStore: undefined,
@@ -155,12 +178,26 @@ describe("summary formats (seed 000)", () => {
     );
   });
 
-  it("text of no more lines than the head keeps both sections, with an empty tail", () => {
+  it("text of no more lines than the head shows no empty tail section", () => {
     const long = "x".repeat(300);
     const summary = summarize(ID, { kind: "text", text: `${long}\n${long}\n${long}` }, sl);
     expect(summary.startsWith(`[blob:${ID}] text | 3 lines\n── head ──\n`)).toBe(true);
-    expect(summary.endsWith("\n── tail ──")).toBe(true);
+    expect(summary).not.toContain("── tail ──");
     expect(Buffer.byteLength(summary)).toBeLessThanOrEqual(400);
+    for (const n of [1, 5]) {
+      const text = Array.from({ length: n }, (_, i) => `l${i}`).join("\n");
+      expect(summarize(ID, { kind: "text", text }, sl)).toBe(
+        `[blob:${ID}] text | ${n} lines\n── head ──\n${text}`,
+      );
+    }
+  });
+
+  it("never renders a section with nothing under it (empty text, array, object)", () => {
+    expect(summarize(ID, { kind: "text", text: "" }, sl)).toBe(`[blob:${ID}] text | 0 lines`);
+    expect(summarize(ID, { kind: "structured", value: [] }, sl)).toBe(
+      `[blob:${ID}] json_array | 0 entries\n── schema ──\n(empty)`,
+    );
+    expect(summarize(ID, { kind: "structured", value: {} }, sl)).toBe(`[blob:${ID}] json_object | 0 keys`);
   });
 
   it("text with fewer lines than head+tail does not repeat lines", () => {

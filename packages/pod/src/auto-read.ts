@@ -3,10 +3,12 @@
  * files the session read most recently are attached again (as
  * `[File: <path>]` system messages, the same form as `@path` refs), so the
  * model keeps working on current file contents, not on a summary of them.
+ * The fresh copy supersedes any older copy of the same file still in the
+ * kept turns, so history holds exactly one current body of each file.
  */
 
 import { isCompactionMessage } from "@yoi/compaction";
-import type { Item } from "@yoi/llm-client";
+import { type Item, messageText } from "@yoi/llm-client";
 import type { ContextPolicy, ContextState, HistoryReplacement } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { resolveFileRef } from "./file-ref.ts";
@@ -26,6 +28,8 @@ export interface AutoReadResult {
   items: Item[];
   /** Display paths attached, most recent first. */
   paths: string[];
+  /** Real paths of the files attached. */
+  reals: string[];
 }
 
 /** Renders the most recently read files within the budget; files that vanished or left the scope are skipped. */
@@ -39,6 +43,7 @@ export async function renderAutoRead(
   const maxFiles = options.maxFiles ?? 5;
   const items: Item[] = [];
   const paths: string[] = [];
+  const reals: string[] = [];
   for (const record of reads.recent()) {
     if (items.length >= maxFiles || budget < 256) break;
     const display = fs.display(record.real);
@@ -47,6 +52,7 @@ export async function renderAutoRead(
       const ref = await resolveFileRef(fs, display, cap);
       items.push(ref.item);
       paths.push(display);
+      reals.push(ref.real);
       budget -= Math.min(ref.totalBytes, cap);
       // The model has seen the file as it is now.
       reads.record(ref.real, record.display, { size: ref.totalBytes, mtimeMs: ref.mtimeMs });
@@ -54,14 +60,53 @@ export async function renderAutoRead(
       reads.forget(record.real);
     }
   }
-  return { items, paths };
+  return { items, paths, reals };
 }
 
-/** Inserts `extra` after the leading compaction messages (summary / retain) of a compacted history. */
+/**
+ * Inserts `extra` right after the compaction messages (retain, summary) at
+ * the head of a compacted history (after any system messages that lead it),
+ * before the kept turns.
+ */
 export function insertAfterSummary(history: readonly Item[], extra: readonly Item[]): Item[] {
   let at = 0;
+  while (at < history.length && isSystem(history[at]!)) at++;
   while (at < history.length && isCompactionMessage(history[at]!)) at++;
   return [...history.slice(0, at), ...extra, ...history.slice(at)];
+}
+
+function isSystem(item: Item): boolean {
+  return item.type === "message" && item.role === "system";
+}
+
+/** The path of a `[File: <path>]` attachment (seed 001's form), or undefined for any other item. */
+export function attachedFilePath(item: Item): string | undefined {
+  if (!isSystem(item) || item.type !== "message") return undefined;
+  const text = messageText(item);
+  if (!text.startsWith("[File: ")) return undefined;
+  const end = text.indexOf("]\n");
+  return end === -1 ? undefined : text.slice("[File: ".length, end);
+}
+
+/** `history` without the file attachments whose file (by real path) is in `reals`. */
+export async function withoutAttachments(
+  history: readonly Item[],
+  fs: ScopedFs,
+  reals: ReadonlySet<string>,
+): Promise<Item[]> {
+  const out: Item[] = [];
+  for (const item of history) {
+    const display = attachedFilePath(item);
+    if (display !== undefined) {
+      const real = await fs.resolve(display).then(
+        (r) => r.real,
+        () => undefined,
+      );
+      if (real !== undefined && reals.has(real)) continue;
+    }
+    out.push(item);
+  }
+  return out;
 }
 
 /** A ContextPolicy that may also compact on demand (as `@yoi/compaction`'s does). */
@@ -84,16 +129,19 @@ export function withAutoRead(
     replacement: HistoryReplacement | undefined,
   ): Promise<HistoryReplacement | undefined> => {
     if (replacement === undefined || replacement.reason !== "compaction") return replacement;
-    const { items, paths } = await renderAutoRead(fs, reads, options);
+    const { items, paths, reals } = await renderAutoRead(fs, reads, options);
     if (items.length === 0) return replacement;
     options.onAttach?.(paths);
+    // The fresh copy replaces an older one a kept turn may still hold.
+    const rest = await withoutAttachments(replacement.history, fs, new Set(reals));
     return {
       ...replacement,
-      history: insertAfterSummary(replacement.history, items),
+      history: insertAfterSummary(rest, items),
       detail: { ...(replacement.detail ?? {}), autoRead: paths },
     };
   };
   const wrapped: CompactingPolicy = {};
+  if (policy.checkRequest) wrapped.checkRequest = policy.checkRequest.bind(policy);
   if (policy.prepareToolResult) wrapped.prepareToolResult = policy.prepareToolResult.bind(policy);
   const checkpoint = policy.checkpoint?.bind(policy);
   if (checkpoint) wrapped.checkpoint = async (point, state) => attach(await checkpoint(point, state));

@@ -50,6 +50,17 @@ function fromScopeError(error: ScopeError, path: string): FileRefError {
   return new FileRefError(code, path, error.message, { cause: error });
 }
 
+/** A text file's body as it is sent: capped, the seed 001 note appended when cut. */
+export interface TextBody {
+  body: string;
+  /** The real path read. */
+  real: string;
+  /** Size of the whole file in bytes. */
+  totalBytes: number;
+  truncated: boolean;
+  mtimeMs: number;
+}
+
 /**
  * Reads `path` through `fs` and returns the `[File: <path>]` system message.
  * Rejects with `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
@@ -59,6 +70,21 @@ export async function resolveFileRef(
   path: string,
   maxBytes: number = TOOL_OUTPUT_MAX_BYTES,
 ): Promise<ResolvedFileRef> {
+  const { body, ...rest } = await readTextBody(fs, path, maxBytes);
+  return { item: systemMessage(`[File: ${path}]\n${body}`), ...rest };
+}
+
+/**
+ * Reads a UTF-8 text file through `fs`, capped at `maxBytes` on a character
+ * boundary with the seed 001 truncation note. The whole capped body is
+ * checked: binary, NUL bytes and invalid UTF-8 are rejected. Rejects with
+ * `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
+ */
+export async function readTextBody(
+  fs: ScopedFs,
+  path: string,
+  maxBytes: number = TOOL_OUTPUT_MAX_BYTES,
+): Promise<TextBody> {
   let file: Awaited<ReturnType<ScopedFs["openRead"]>>;
   try {
     file = await fs.openRead(path);
@@ -79,11 +105,14 @@ export async function resolveFileRef(
     const truncated = total > maxBytes;
     const cut = truncated ? utf8Boundary(bytes, maxBytes) : bytes.length;
     const kept = bytes.subarray(0, cut);
+    // The sniff saw only the first 8 KiB: the whole body that is sent must be NUL-free UTF-8 (seed 001).
+    const nul = kept.indexOf(0);
+    if (nul !== -1) throw new FileRefError("binary", path, `${path} is binary (a NUL byte at offset ${nul})`);
     if (!isValidUtf8(kept, true)) throw new FileRefError("binary", path, `${path} is not valid UTF-8 text`);
     let body = new TextDecoder("utf-8").decode(kept);
     if (truncated) body += `${body.endsWith("\n") || body === "" ? "" : "\n"}${truncationNote(total)}`;
     return {
-      item: systemMessage(`[File: ${path}]\n${body}`),
+      body,
       real: file.path.real,
       totalBytes: total,
       truncated,

@@ -106,6 +106,9 @@ export class PodFsView {
           stoppedBy = "limit";
           return false;
         }
+        // The sniff saw only the first 8 KiB; a NUL in what would be sent means binary after all.
+        if (raw.includes("\u0000"))
+          throw new BinaryFileError(input, `is binary (a NUL byte on line ${lineNo})`);
         let line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
         if (rawLen > maxLine) {
           line = `${line.slice(0, maxLine)}… [line cut, ${rawLen} characters]`;

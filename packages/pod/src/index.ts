@@ -21,6 +21,12 @@ export {
   truncationNote,
 } from "./file-ref.ts";
 export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
+export {
+  INSTRUCTIONS_HEADING,
+  type InstructionFile,
+  type InstructionsOptions,
+  ProjectInstructions,
+} from "./instructions/index.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
 export {
   type PermissionDecision,

@@ -44,6 +44,7 @@ import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./aut
 import { createBuiltinTools } from "./builtin-tools.ts";
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
+import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions.ts";
 import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
@@ -78,6 +79,12 @@ export interface PodOptions {
   fsync?: FsyncPolicy;
   /** Files re-attached after a compaction, or `false` for none. */
   autoRead?: AutoReadOptions | false;
+  /**
+   * Project instructions (AGENTS.md / CLAUDE.md from the scope root down to
+   * `cwd`, plus `~/.yoi/AGENTS.md`), appended to the system prompt and
+   * re-read before each run; `false` reads none. Default: on.
+   */
+  instructions?: InstructionsOptions | false;
   /** Context window for compaction instead of the catalog's (models the catalog lacks, tests). */
   contextWindow?: number;
   /** Blob store. Default: an FsBlobStore in `<dataDir>`. */
@@ -102,6 +109,7 @@ export interface PodRunOptions {
 }
 
 const SOURCE_FILE_REF = "file_ref";
+const SOURCE_INSTRUCTIONS = "instructions";
 
 function defaultSystem(root: string, tools: readonly Tool[]): string {
   return [
@@ -180,6 +188,9 @@ export class Pod {
   readonly #fileRefItems = new WeakSet<Item>();
   readonly #pendingLog = new Set<Promise<unknown>>();
   readonly #maxRefBytes: number;
+  readonly #instructions: ProjectInstructions | undefined;
+  #instructionsLoaded = false;
+  #instructionProblems = new Set<string>();
   #controller: AbortController | undefined;
   #lastUsage: Usage | undefined;
   #logBroken = false;
@@ -210,6 +221,12 @@ export class Pod {
     this.reads = new ReadTracker();
     this.#blobStore = init.blobStore;
     this.#maxRefBytes = config.toolOutput.maxBytes;
+    this.#instructions =
+      options.instructions === false
+        ? undefined
+        : new ProjectInstructions(init.fs, init.fs.cwd, path.resolve(options.cwd ?? process.cwd()), {
+            ...(options.instructions ?? {}),
+          });
     this.#client = new SwitchableClient(
       options.client ??
         clientFromConfig(config, {
@@ -292,6 +309,14 @@ export class Pod {
       onPromptSubmit: () => {
         const items = this.#stash.splice(0);
         return items.length > 0 ? { action: "continue_with", items } : undefined;
+      },
+      beforeRequest: ({ request }) => {
+        const extra = this.#instructions?.render();
+        if (!extra) return undefined;
+        return {
+          action: "continue",
+          request: { ...request, system: request.system ? `${request.system}\n\n${extra}` : extra },
+        };
       },
     };
     const worker = new Worker({
@@ -453,6 +478,7 @@ export class Pod {
     const controller = this.#start(options.signal);
     try {
       await this.#resolveRefs(segments, controller.signal);
+      await this.#refreshInstructions();
       return await this.worker.run(userMessage(text), { signal: controller.signal });
     } finally {
       this.#stash.length = 0;
@@ -466,6 +492,7 @@ export class Pod {
     this.#assertIdle("resume");
     const controller = this.#start(options.signal);
     try {
+      await this.#refreshInstructions();
       return await this.worker.resume({ signal: controller.signal });
     } finally {
       this.#controller = undefined;
@@ -551,6 +578,32 @@ export class Pod {
         this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`);
       }
     }
+  }
+
+  /** Re-reads the instruction files before a run; says what was loaded or changed, and what was refused. */
+  async #refreshInstructions(): Promise<void> {
+    const instructions = this.#instructions;
+    if (!instructions) return;
+    let changed: boolean;
+    try {
+      changed = await instructions.refresh();
+    } catch (error) {
+      this.alerts.warn(SOURCE_INSTRUCTIONS, `instruction files could not be read: ${String(error)}`);
+      return;
+    }
+    const { files, problems } = instructions.current;
+    const names = files.map((f) => f.display).join(", ");
+    if (changed && files.length > 0)
+      this.alerts.info(SOURCE_INSTRUCTIONS, `${this.#instructionsLoaded ? "re-read" : "loaded"}: ${names}`);
+    else if (changed) this.alerts.info(SOURCE_INSTRUCTIONS, "no instruction files any more");
+    this.#instructionsLoaded = true;
+    const seen = new Set<string>();
+    for (const problem of problems) {
+      const message = `${problem.display} was not loaded: ${problem.reason}`;
+      seen.add(message);
+      if (!this.#instructionProblems.has(message)) this.alerts.warn(SOURCE_INSTRUCTIONS, message);
+    }
+    this.#instructionProblems = seen;
   }
 
   #onWorkerEvent(event: WorkerEvent): void {

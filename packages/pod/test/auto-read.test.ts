@@ -54,6 +54,15 @@ describe("renderAutoRead", () => {
     const file = systemMessage("[File: a]\n1");
     expect(insertAfterSummary([retain, summary, kept], [file])).toEqual([retain, summary, file, kept]);
     expect(insertAfterSummary([kept], [file])).toEqual([file, kept]);
+    // Leading system messages (a host's instructions) stay first; the files go after the summary.
+    const rules = systemMessage("house rules");
+    expect(insertAfterSummary([rules, retain, summary, kept], [file])).toEqual([
+      rules,
+      retain,
+      summary,
+      file,
+      kept,
+    ]);
   });
 
   it("leaves non-compaction replacements alone", async () => {

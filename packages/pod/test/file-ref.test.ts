@@ -85,4 +85,26 @@ describe("resolveFileRef", () => {
     await writeFile(path.join(root, "late.txt"), data);
     expect((await refError("late.txt")).code).toBe("binary");
   });
+
+  it("a NUL byte past the 8 KiB sniff but inside the cap is rejected as binary (the whole body is checked)", async () => {
+    const data = Buffer.concat([Buffer.from("a".repeat(10_000)), Buffer.from([0]), Buffer.from("tail")]);
+    await writeFile(path.join(root, "late-nul.txt"), data);
+    const err = await refError("late-nul.txt");
+    expect(err.code).toBe("binary");
+    expect(err.message).toBe("late-nul.txt is binary (a NUL byte at offset 10000)");
+    // Past the cap the NUL is never sent, so the capped body is fine.
+    const ref = await view.resolveFileRef("late-nul.txt", 9_000);
+    expect(messageText(ref.item)).toContain("[...truncated, 10005 bytes total");
+  });
+
+  it("read_file refuses a file whose NUL byte lies past the sniff, in the lines it would send", async () => {
+    const lines = Array.from({ length: 400 }, (_, i) => `line ${i} ${"x".repeat(30)}`).join("\n");
+    await writeFile(path.join(root, "late-nul.log"), `${lines}\nbad\u0000line\nend\n`);
+    await expect(view.readText("late-nul.log")).rejects.toThrow(
+      /late-nul\.log is binary \(a NUL byte on line 401\)/,
+    );
+    // Lines before it still read: the NUL is not in what is sent.
+    const head = await view.readText("late-nul.log", { limit: 10 });
+    expect(head.lines).toHaveLength(10);
+  });
 });

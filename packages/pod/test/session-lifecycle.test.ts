@@ -93,7 +93,11 @@ describe("Pod.setModel", () => {
       { type: "reply", text: "From haiku." },
       { type: "reply", text: "From sonnet." },
     ]);
-    const pod = await Pod.create({ cwd: root, dataDir, client: client(s), fsync: "never" });
+    // The new model is not in the catalog: its window is declared, as the strict context limit requires.
+    const config = ConfigSchema.parse({
+      models: { "claude-next-1": { provider: "anthropic", contextWindow: 200_000, maxOutputTokens: 8_192 } },
+    });
+    const pod = await Pod.create({ cwd: root, dataDir, client: client(s), fsync: "never", config });
     pods.push(pod);
     const seenModels: string[] = [];
     pod.subscribe((e) => {

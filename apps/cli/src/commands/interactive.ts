@@ -21,6 +21,7 @@ import { Renderer } from "../ui/renderer.ts";
 import { findSlashCommand, parseSlash, type SlashCommand, slashHelp } from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
+import { initPrompt } from "./init-prompt.ts";
 import { formatSessionTable, projectRoot } from "./sessions.ts";
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
@@ -325,6 +326,12 @@ class InteractiveSession {
       summary: "summarize the conversation so far to free context",
       run: () => this.#compact(),
     },
+    {
+      name: "/init",
+      args: "[focus]",
+      summary: "ask the model to write AGENTS.md (project instructions read by every session)",
+      run: (arg) => this.#init(arg),
+    },
     { name: "/sessions", summary: "sessions of this directory", run: () => this.#listSessions() },
     { name: "/resume", args: "<id>", summary: "switch to another session", run: (arg) => this.#resume(arg) },
     {
@@ -368,6 +375,21 @@ class InteractiveSession {
       this.#renderer.line(
         s.red(`✗ compaction failed: ${describeError(error, this.#opened.provider).message}`),
       );
+    } finally {
+      this.#endBusy();
+    }
+  }
+
+  /** Asks the model to write AGENTS.md; the pod reads it again before the next turn. */
+  async #init(focus: string): Promise<void> {
+    const s = this.#style;
+    this.#renderer.line(s.dim("asking the model to write AGENTS.md for this project…"));
+    this.#beginBusy();
+    try {
+      const result = await this.#opened.pod.run(initPrompt(focus), { signal: this.#controller?.signal });
+      this.#renderer.finish(result);
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${describeError(error, this.#opened.provider).message}`));
     } finally {
       this.#endBusy();
     }

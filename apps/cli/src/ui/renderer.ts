@@ -152,8 +152,12 @@ export class Renderer {
         break;
       }
       case "history_replaced":
-        if (event.reason === "compaction")
-          this.line(s.magenta(`⟳ compacted the conversation: ${event.items.length} items now`));
+        if (event.reason === "compaction") {
+          const trimmed = event.detail?.keptTurnsTrimmedRefs;
+          const n = Array.isArray(trimmed) ? trimmed.length : 0;
+          const note = n > 0 ? `; ${n} tool output(s) in the kept turns trimmed to refs` : "";
+          this.line(s.magenta(`⟳ compacted the conversation: ${event.items.length} items now${note}`));
+        }
         break;
       case "usage":
         this.#lastUsage = event.usage;
