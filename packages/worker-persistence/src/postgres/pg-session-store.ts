@@ -14,7 +14,7 @@ import type { SessionWarning } from "../session-scan.ts";
 import type { LoadedSession, SessionSummary } from "../session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "../session-store-port.ts";
 import { describeDbError, isConnectionError } from "./pg-error.ts";
-import { type LeaseOptions, PgLease } from "./pg-lease.ts";
+import { type LeaseHolder, type LeaseOptions, PgLease } from "./pg-lease.ts";
 import { PgSessionLog } from "./pg-session-log.ts";
 
 export interface PgSessionStoreOptions {
@@ -223,6 +223,18 @@ export class PgSessionStore implements SessionStore {
       warnings.unshift({ line: 0, offset: 0, message: "the session has no session_start record" });
     }
     return { replay, warnings, maxSeq };
+  }
+
+  /** The live lease on a session (who runs it now), or undefined when none holds. */
+  async leaseHolder(id: string): Promise<LeaseHolder | undefined> {
+    checkSessionId(id);
+    try {
+      const [row] = await this.#sql<{ holder: string; expires_at: Date }[]>`
+        SELECT holder, expires_at FROM yoi_session_leases WHERE session_id = ${id} AND expires_at > now()`;
+      return row && { holder: row.holder, expiresAt: new Date(row.expires_at).toISOString() };
+    } catch (error) {
+      throw this.#ioError(`read the lease of session ${id}`, error);
+    }
   }
 
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
