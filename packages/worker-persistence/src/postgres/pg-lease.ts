@@ -7,8 +7,11 @@
  * pooler, a partitioned host keeps it until TCP notices, and it cannot say
  * who holds it. The row names its holder (the 409 of `yoi serve` shows it),
  * expires on the database's clock (no skew between hosts), and its token
- * fences every append: a record is inserted only while the token still
- * holds an unexpired lease, in the same statement.
+ * fences every append: a record is inserted only while the row still holds
+ * this writer's token, checked in the same statement. Expiry only decides
+ * when another host may take the row over (replacing the token); a holder
+ * that renews late but was not taken over keeps writing, so a loaded host
+ * does not fail its own runs.
  */
 import { randomUUID } from "node:crypto";
 import type { Sql, TransactionSql } from "postgres";
@@ -119,10 +122,10 @@ export class PgLease {
       try {
         const rows = await sql`
           UPDATE yoi_session_leases SET expires_at = now() + ${this.#options.leaseMs} * interval '1 millisecond'
-          WHERE session_id = ${this.sessionId} AND token = ${this.token} AND expires_at > now()
+          WHERE session_id = ${this.sessionId} AND token = ${this.token}
           RETURNING 1`;
         if (this.#released) return;
-        if (rows.length === 0) this.#lose("the lease expired and was taken over (or removed)");
+        if (rows.length === 0) this.#lose("another host took the lease over after it expired");
         else this.#lastRenewed = Date.now();
       } catch (error) {
         if (Date.now() - this.#lastRenewed >= this.#options.leaseMs)

@@ -20,7 +20,7 @@ import type { PgLease } from "./pg-lease.ts";
 /**
  * An open session on PostgreSQL: the same records and typed helpers as the
  * JSONL `SessionLog`. Each append is one statement that inserts the record
- * at the next seq only while this writer's lease token is live (the lease
+ * at the next seq only while the lease row still holds this writer's token (the lease
  * row is share-locked by that statement, so a takeover waits for it to
  * commit, and the new holder's replay sees it). An append resolves once
  * committed: every acknowledged record survives a crash of this host.
@@ -90,7 +90,7 @@ export class PgSessionLog implements SessionWriter {
       rows = await this.#sql<{ seq: number }[]>`
         WITH lease AS (
           SELECT 1 FROM yoi_session_leases
-          WHERE session_id = ${this.id} AND token = ${this.lease.token} AND expires_at > now()
+          WHERE session_id = ${this.id} AND token = ${this.lease.token}
           FOR SHARE
         )
         INSERT INTO yoi_session_records (session_id, seq, type, ts, line)
@@ -109,7 +109,7 @@ export class PgSessionLog implements SessionWriter {
     if (rows.length === 0) {
       throw this.#break(
         "locked",
-        `the lease on session ${this.id} expired or was taken over by another host; this host stopped writing it`,
+        `the lease on session ${this.id} was taken over by another host after it expired; this host stopped writing it`,
       );
     }
     this.#nextSeq++;

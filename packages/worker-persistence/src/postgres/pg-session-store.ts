@@ -140,11 +140,11 @@ export class PgSessionStore implements SessionStore {
     } catch (error) {
       throw this.#ioError(`open session ${id}`, error);
     }
+    lease.start();
     try {
       // Read after taking the lease: a previous holder's last append has
       // committed (it held the lease row share-locked) and no other can follow.
       const { replay, warnings, maxSeq } = await this.#replay(id);
-      lease.start();
       const log = new PgSessionLog({
         id,
         path: this.#path(id),
