@@ -223,6 +223,16 @@ describe("PgSessionStore", () => {
     expect(next.seq).toBe(seqs.length);
   });
 
+  it("a holder whose lease ran out unnoticed keeps writing until another host takes it over", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await connect(url, { holder: "host-a" });
+    const log = await hostA.sessions.create({});
+    writers.push(log);
+    await hostA.sql`UPDATE yoi_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${log.id}`;
+    await expect(log.item(user("still mine"), "user")).resolves.toMatchObject({ seq: 1 });
+    expect(await hostA.sessions.leaseHolder(log.id)).toBeUndefined();
+  });
+
   it("fences a host whose lease was taken over: its appends are refused, not interleaved", async () => {
     const url = await pg.createDatabase();
     const lost: string[] = [];
