@@ -39,9 +39,20 @@ export type Command =
   | { kind: "sessions"; flags: SessionFlags; all: boolean }
   | { kind: "inspect"; flags: SessionFlags; blobId: string; selector?: string }
   | { kind: "replay"; provider: ReplayProvider; file: string }
-  | { kind: "demo"; keep: boolean };
+  | { kind: "demo"; keep: boolean }
+  | {
+      kind: "serve";
+      /** Defaults for sessions that name no model (and the root their cwd must lie in). */
+      flags: SessionFlags;
+      /** 0 picks a free port. Default 8080. */
+      port: number;
+      /** Default 127.0.0.1. */
+      host: string;
+      /** `postgres://...` or a data directory; default `YOI_STORE`, else the local files. */
+      store?: string;
+    };
 
-export const SUBCOMMANDS = ["config", "sessions", "inspect", "debug", "demo", "help"] as const;
+export const SUBCOMMANDS = ["config", "sessions", "inspect", "debug", "demo", "serve", "help"] as const;
 
 const OPTIONS = {
   help: { type: "boolean", short: "h" },
@@ -57,6 +68,9 @@ const OPTIONS = {
   provider: { type: "string" },
   all: { type: "boolean" },
   keep: { type: "boolean" },
+  port: { type: "string" },
+  host: { type: "string" },
+  store: { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -69,6 +83,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   inspect: ["cwd"],
   "debug replay": ["provider"],
   demo: ["keep"],
+  serve: ["port", "host", "store", "model", "base-url", "cwd"],
   help: [],
 };
 
@@ -155,6 +170,21 @@ export function parseCommand(argv: readonly string[]): Command {
       check("demo");
       noExtra("yoi demo", rest, 0);
       return { kind: "demo", keep: values.keep === true };
+    case "serve": {
+      check("serve");
+      noExtra("yoi serve", rest, 0);
+      const port = Number(values.port ?? "8080");
+      if (!Number.isInteger(port) || port < 0 || port > 65535) {
+        throw usageError(`--port must be a port number (0-65535, 0 picks a free one); got "${values.port}"`);
+      }
+      return {
+        kind: "serve",
+        flags,
+        port,
+        host: values.host === undefined ? "127.0.0.1" : nonEmpty("--host", values.host),
+        ...(values.store !== undefined ? { store: nonEmpty("--store", values.store) } : {}),
+      };
+    }
     case "debug": {
       if (rest[0] !== "replay") {
         throw usageError(

@@ -42,6 +42,8 @@ async function run(command: Command): Promise<number> {
       return (await import("./commands/replay.ts")).replayCommand(command);
     case "demo":
       return (await import("./commands/demo.ts")).demoCommand(command);
+    case "serve":
+      return (await import("./serve/serve-command.ts")).serveCommand(command);
     case "chat":
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {

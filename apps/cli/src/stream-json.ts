@@ -50,6 +50,15 @@ export type StreamJsonEvent =
   | { type: "retry"; source: string; attempt: number; delay_ms: number; reason: string }
   | { type: "alert"; level: "info" | "warn" | "error"; source: string; message: string }
   | { type: "permission"; tool: string; subject?: string; action: "allow" | "deny"; by: string }
+  /** A tool call waits for a decision (only where someone can answer: `yoi serve`). */
+  | {
+      type: "permission_request";
+      request_id: string;
+      tool: string;
+      subject?: string;
+      summary: string;
+      args: unknown;
+    }
   | { type: "compaction"; reason: string; items: number }
   | { type: "turn_end"; turn: number; stop_reason?: string; tool_calls: number }
   | { type: "warning"; code: string; message: string }
@@ -139,6 +148,15 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
         ...(event.outcome.subject !== undefined ? { subject: event.outcome.subject } : {}),
         action: event.outcome.action,
         by: event.outcome.by,
+      };
+    case "permission_request":
+      return {
+        type: "permission_request",
+        request_id: event.request.callId,
+        tool: event.request.tool,
+        ...(event.request.subject !== undefined ? { subject: event.request.subject } : {}),
+        summary: event.request.summary,
+        args: event.request.args ?? null,
       };
     case "history_replaced":
       return event.reason === "compaction"

@@ -31,12 +31,12 @@ import { Worker } from "@yoi/llm-worker";
 import { buildModelCatalog, type Config, ConfigSchema, resolveModel } from "@yoi/manifest";
 import {
   checkSessionId,
-  createSession,
+  FileSessionStore,
   FsBlobStore,
   type FsyncPolicy,
   type ItemReason,
-  openSession,
-  type SessionLog,
+  type SessionStore,
+  type SessionWriter,
 } from "@yoi/worker-persistence";
 import { v7 as uuidv7 } from "uuid";
 import { AlertBus } from "./alerts.ts";
@@ -89,6 +89,11 @@ export interface PodOptions {
   contextWindow?: number;
   /** Blob store. Default: an FsBlobStore in `<dataDir>`. */
   blobStore?: BlobStore;
+  /**
+   * Where the session log lives. Default: the JSONL files in `<dataDir>`
+   * (with `fsync`); `yoi serve` passes a PostgreSQL store.
+   */
+  sessionStore?: SessionStore;
   /** Options of the bash tool, or `false` to leave it out. */
   bash?: false | Omit<BashToolOptions, "fs">;
   /** Options of the grep tool (the regex time limit, default 10 s per file). */
@@ -173,12 +178,12 @@ export class Pod {
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
   readonly #worker: { current: Worker | undefined } = { current: undefined };
   /** Creates the log of a new session (undefined once it exists, and for a restored one). */
-  #createLog: ((meta: { model: string; provider: string }) => Promise<SessionLog>) | undefined;
+  #createLog: ((meta: { model: string; provider: string }) => Promise<SessionWriter>) | undefined;
   /** The log, once it exists or is being created. */
-  #logReady: Promise<SessionLog> | undefined;
-  #log: SessionLog | undefined;
+  #logReady: Promise<SessionWriter> | undefined;
+  #log: SessionWriter | undefined;
   /** Records raised before the log exists (alerts at start-up), written after session_start. */
-  readonly #early: ((log: SessionLog) => Promise<unknown>)[] = [];
+  readonly #early: ((log: SessionWriter) => Promise<unknown>)[] = [];
   readonly #policy: CompactingPolicy;
   readonly #blobStore: BlobStore;
   readonly #listeners = new Set<PodEventListener>();
@@ -198,8 +203,8 @@ export class Pod {
 
   private constructor(init: {
     id: string;
-    log?: SessionLog;
-    createLog?: (meta: { model: string; provider: string }) => Promise<SessionLog>;
+    log?: SessionWriter;
+    createLog?: (meta: { model: string; provider: string }) => Promise<SessionWriter>;
     history: Item[];
     fs: ScopedFs;
     config: Config;
@@ -357,10 +362,8 @@ export class Pod {
     const parts = await Pod.#parts(options);
     const id = checkSessionId(options.sessionId ?? uuidv7());
     const createLog = (meta: { model: string; provider: string }) =>
-      createSession({
-        dir: parts.dataDir,
+      parts.sessions.create({
         id,
-        ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
         cwd: parts.fs.cwd,
         ...meta,
         config: configSnapshot(parts.config),
@@ -371,11 +374,7 @@ export class Pod {
   /** Reopens a session from its log: history rebuilt, new records appended to the same log. */
   static async restore(sessionId: string, options: PodOptions = {}): Promise<Pod> {
     const parts = await Pod.#parts(options);
-    const opened = await openSession({
-      dir: parts.dataDir,
-      id: sessionId,
-      ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
-    });
+    const opened = await parts.sessions.open(sessionId);
     let pod: Pod;
     try {
       pod = new Pod({ ...parts, id: opened.log.id, log: opened.log, history: opened.history, options });
@@ -401,11 +400,14 @@ export class Pod {
     });
     const dataDir = path.resolve(cwd, options.dataDir ?? config.session.dir ?? path.join(homedir(), ".yoi"));
     const blobStore = options.blobStore ?? new FsBlobStore({ dir: dataDir });
-    return { config, fs, dataDir, blobStore };
+    const sessions =
+      options.sessionStore ??
+      new FileSessionStore({ dir: dataDir, ...(options.fsync !== undefined ? { fsync: options.fsync } : {}) });
+    return { config, fs, dataDir, blobStore, sessions };
   }
 
   /** The session log, once the session has one (after the first input, or from the start when restored). */
-  get log(): SessionLog | undefined {
+  get log(): SessionWriter | undefined {
     return this.#log;
   }
 
@@ -655,7 +657,7 @@ export class Pod {
    * items: the session has begun) creates it; others (alerts) wait for it
    * and are dropped if it never comes.
    */
-  #append(write: (log: SessionLog) => Promise<unknown>, options: { opens?: boolean } = {}): void {
+  #append(write: (log: SessionWriter) => Promise<unknown>, options: { opens?: boolean } = {}): void {
     if (this.#closed || this.#logBroken) return;
     let ready = this.#logReady;
     if (ready === undefined) {

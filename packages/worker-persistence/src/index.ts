@@ -7,6 +7,7 @@ export {
   type ManagedBlobStore,
 } from "./blob-gc.ts";
 export { collectBlobRefs, sessionBlobRefs } from "./blob-refs.ts";
+export { FileSessionStore } from "./file-session-store.ts";
 export { type CleanupResult, FsBlobStore, type FsBlobStoreOptions } from "./fs-blob-store.ts";
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from "./memory-blob-store.ts";
 export { checkSessionId, SessionLogError, type SessionLogErrorCode } from "./session-error.ts";
@@ -48,6 +49,12 @@ export {
   sessionPath,
   sessionsDir,
 } from "./session-store.ts";
+export type {
+  NewSessionOptions,
+  SessionStore,
+  SessionWriter,
+  StoreOpenedSession,
+} from "./session-store-port.ts";
 export {
   type RecordWorkerOptions,
   recordWorker,

@@ -1,6 +1,6 @@
 import type { WorkerEvent, WorkerEventListener } from "@yoi/llm-worker";
-import type { SessionLog } from "./session-log.ts";
 import type { ItemReason } from "./session-records.ts";
+import type { SessionWriter } from "./session-store-port.ts";
 
 /** Anything with the Worker's `subscribe` (the Worker itself, or a test double). */
 export interface WorkerEventSource {
@@ -40,7 +40,7 @@ export interface WorkerRecorder {
  * (`log.userInput`) before `worker.run`, since the worker only sees items.
  */
 export function recordWorker(
-  log: SessionLog,
+  log: SessionWriter,
   worker: WorkerEventSource,
   options: RecordWorkerOptions = {},
 ): WorkerRecorder {

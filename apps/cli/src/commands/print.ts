@@ -142,7 +142,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   }
 }
 
-function lastText(items: readonly Item[]): string {
+export function lastText(items: readonly Item[]): string {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i];
     if (item?.type === "message") {

@@ -1,0 +1,102 @@
+/**
+ * The `yoi serve` API's bodies and answers as zod schemas: requests are
+ * validated with them (a 400 carries the zod issues) and the OpenAPI
+ * document is generated from them.
+ */
+import { z } from "zod";
+
+export const CreateSessionBody = z
+  .strictObject({
+    cwd: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Project directory, inside the server's root (relative paths resolve against it). Default: the root.",
+      ),
+    model: z
+      .string()
+      .regex(/^[^/\s]+\/\S+$/, "a model ref is <provider>/<model>, e.g. anthropic/claude-sonnet-4-5")
+      .optional()
+      .describe("Model ref `<provider>/<model>`. Default: the server's --model / configured model."),
+    baseUrl: z
+      .url({ protocol: /^https?$/, error: "baseUrl must be an http(s) URL" })
+      .optional()
+      .describe(
+        "Base URL of the model's API. The server's API keys are never sent to a base URL given here.",
+      ),
+  })
+  .describe("A new session.");
+
+export const RunBody = z.strictObject({
+  prompt: z
+    .string()
+    .trim()
+    .min(1, "prompt must not be empty")
+    .describe("The user's message; `@path` attaches a file."),
+});
+
+export const PermissionAnswerBody = z.strictObject({
+  decision: z
+    .enum(["allow", "allow_always", "deny"])
+    .describe(
+      "`allow_always` also allows the same tool and subject for the rest of the run's session on this host.",
+    ),
+});
+
+export const SessionCreated = z.object({ id: z.string() });
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z
+      .string()
+      .describe("`unauthorized`, `invalid_body`, `not_found`, `session_busy`, `not_running`, ..."),
+    message: z.string(),
+    holder: z.string().optional().describe("For `session_busy`: the host that runs the session."),
+    issues: z.array(z.unknown()).optional().describe("For `invalid_body`: the zod issues."),
+  }),
+});
+
+const Usage = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number(),
+  cacheWriteTokens: z.number(),
+  reasoningTokens: z.number(),
+});
+
+export const SessionSummaryView = z.object({
+  id: z.string(),
+  title: z.string().optional(),
+  createdAt: z.string().optional(),
+  updatedAt: z.string(),
+  model: z.string().optional(),
+  cwd: z.string().optional(),
+  sizeBytes: z.number(),
+});
+
+export const SessionList = z.object({ sessions: z.array(SessionSummaryView) });
+
+export const SessionView = z.object({
+  id: z.string(),
+  items: z.array(z.unknown()).describe("The history a resumed run continues from (neutral Items)."),
+  title: z.string().optional(),
+  model: z.string().optional(),
+  provider: z.string().optional(),
+  cwd: z.string().optional(),
+  createdAt: z.string().optional(),
+  updatedAt: z.string().optional(),
+  turns: z.number(),
+  records: z.number(),
+  usage: Usage,
+  runningOn: z.string().optional().describe("The host whose lease covers the session, while one does."),
+  warnings: z.array(z.string()),
+});
+
+export const CancelAccepted = z.object({ status: z.literal("cancelling") });
+export const PermissionAccepted = z.object({ status: z.literal("answered") });
+
+export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
+export type RunBody = z.infer<typeof RunBody>;
+export type PermissionAnswerBody = z.infer<typeof PermissionAnswerBody>;
+export type SessionView = z.infer<typeof SessionView>;

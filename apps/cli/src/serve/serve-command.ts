@@ -1,0 +1,98 @@
+/**
+ * `yoi serve`: opens the store (PostgreSQL for a postgres:// URL, else the
+ * local files), checks the auth rule, and serves until SIGINT/SIGTERM.
+ */
+import { hostname } from "node:os";
+import * as path from "node:path";
+import type { Command } from "../args.ts";
+import { CliError, usageError } from "../cli-error.ts";
+import { EXIT } from "../exit-codes.ts";
+import { loadCliConfig } from "../session-setup.ts";
+import { cliVersion } from "../version.ts";
+import { isLoopback } from "./auth.ts";
+import { startServeServer } from "./serve-server.ts";
+import { openServeStore, type ServeStore } from "./serve-store.ts";
+import { SessionHost } from "./session-host.ts";
+
+export async function serveCommand(command: Extract<Command, { kind: "serve" }>): Promise<number> {
+  const env = process.env;
+  const token = env.YOI_SERVE_TOKEN?.trim() || undefined;
+  if (token === undefined && !isLoopback(command.host)) {
+    throw usageError(
+      `yoi serve --host ${command.host} accepts connections from other machines: set YOI_SERVE_TOKEN to a secret that clients send as "Authorization: Bearer <token>"`,
+    );
+  }
+  const storeArg = command.store ?? (env.YOI_STORE?.trim() || undefined);
+  const cli = await loadCliConfig({ ...(command.flags.cwd ? { cwd: command.flags.cwd } : {}) });
+  const root = cli.cwd;
+  const holder = `${hostname()}:${process.pid}`;
+  const leaseMs = env.YOI_SERVE_LEASE_MS ? Number(env.YOI_SERVE_LEASE_MS) : undefined;
+  if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 300)) {
+    throw usageError(
+      `YOI_SERVE_LEASE_MS must be a whole number of milliseconds, at least 300; got "${env.YOI_SERVE_LEASE_MS}"`,
+    );
+  }
+  let store: ServeStore;
+  try {
+    store = await openServeStore({
+      store:
+        storeArg === undefined
+          ? undefined
+          : path.isAbsolute(storeArg) || /^\w+:\/\//.test(storeArg)
+            ? storeArg
+            : path.resolve(storeArg),
+      dataDir: cli.dataDir,
+      holder,
+      ...(leaseMs !== undefined ? { leaseMs } : {}),
+      onLeaseLost: (id, reason) =>
+        process.stderr.write(`yoi serve: lost the lease on session ${id}: ${reason}\n`),
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(message.split("\n")[0] as string, code === "invalid_url" ? EXIT.usage : EXIT.error);
+  }
+  // What the model's tools (bash) inherit must not carry the database's credentials.
+  delete process.env.YOI_STORE;
+  delete process.env.PGPASSWORD;
+  const host = new SessionHost({
+    store,
+    root,
+    defaults: command.flags,
+    env: process.env,
+    appVersion: cliVersion(),
+  });
+  let server: Awaited<ReturnType<typeof startServeServer>>;
+  try {
+    server = await startServeServer(
+      {
+        host,
+        token,
+        version: cliVersion(),
+        onError: (line) => process.stderr.write(`yoi serve: ${line}\n`),
+      },
+      { port: command.port, hostname: command.host },
+    );
+  } catch (error) {
+    await store.close().catch(() => {});
+    const code = (error as { code?: string }).code;
+    throw new CliError(
+      code === "EADDRINUSE"
+        ? `port ${command.port} on ${command.host} is in use; choose another with --port (0 picks a free one)`
+        : `cannot listen on ${command.host}:${command.port}: ${error instanceof Error ? error.message : String(error)}`,
+      EXIT.error,
+    );
+  }
+  process.stderr.write(
+    `yoi serve: listening on ${server.url} (sessions in ${store.location}; host ${holder}${token ? "; bearer token required" : ""})\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  process.stderr.write("yoi serve: shutting down\n");
+  await server.close();
+  await store.close().catch(() => {});
+  return EXIT.ok;
+}

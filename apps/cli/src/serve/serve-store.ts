@@ -1,0 +1,64 @@
+/**
+ * Where `yoi serve` keeps sessions and blobs: PostgreSQL for a
+ * `postgres://` store (the driver is loaded only then), else the local files
+ * of a data directory.
+ */
+import type { BlobStore } from "@yoi/llm-worker";
+import { FileSessionStore, FsBlobStore, type SessionStore } from "@yoi/worker-persistence";
+
+/** The stores a server runs on. */
+export interface ServeStore {
+  readonly sessions: SessionStore;
+  readonly blobs: BlobStore;
+  /** This host's name in leases and 409 answers. */
+  readonly holder: string;
+  /** Where the data lives (no credentials), for the start-up line. */
+  readonly location: string;
+  /** Who runs a session now (PostgreSQL leases); undefined when nobody does or the store cannot tell. */
+  leaseHolder(id: string): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+export interface OpenServeStoreOptions {
+  /** `postgres://...`, or a data directory. */
+  store: string | undefined;
+  /** The data directory when `store` is not given. */
+  dataDir: string;
+  holder: string;
+  /** Session lease length (PostgreSQL), ms. */
+  leaseMs?: number;
+  onLeaseLost?: (sessionId: string, reason: string) => void;
+}
+
+/** Opens the store; rejects with `PgStoreError` (`unreachable`, ...) for a database that cannot be used. */
+export async function openServeStore(options: OpenServeStoreOptions): Promise<ServeStore> {
+  const store = options.store;
+  if (store !== undefined && /^postgres(ql)?:\/\//i.test(store)) {
+    const { PgStore } = await import("@yoi/worker-persistence/postgres");
+    const pg = await PgStore.connect({
+      url: store,
+      holder: options.holder,
+      ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+      ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
+      maxConnections: 20,
+    });
+    return {
+      sessions: pg.sessions,
+      blobs: pg.blobs,
+      holder: pg.holder,
+      location: `postgres://${pg.where}`,
+      leaseHolder: async (id) => (await pg.sessions.leaseHolder(id))?.holder,
+      close: () => pg.close(),
+    };
+  }
+  const dir = store ?? options.dataDir;
+  return {
+    sessions: new FileSessionStore({ dir }),
+    blobs: await FsBlobStore.open({ dir }),
+    holder: options.holder,
+    location: dir,
+    // one host per data directory: the file lock refuses a second writer itself
+    leaseHolder: async () => undefined,
+    close: async () => {},
+  };
+}

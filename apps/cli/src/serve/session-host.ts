@@ -1,0 +1,434 @@
+/**
+ * The sessions a `yoi serve` process hosts. A session is created in the
+ * store and released at once; each run reopens it (taking its writer lease,
+ * replaying its log), streams, and closes it again, so any host on the same
+ * store can take the next run. A run lives as long as its stream: a client
+ * that disconnects cancels it.
+ */
+import { realpath } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import * as path from "node:path";
+import type { Item } from "@yoi/llm-client";
+import type { RunResult } from "@yoi/llm-worker";
+import { Pod, type PodEvent } from "@yoi/pod";
+import { checkSessionId, type SessionSummary } from "@yoi/worker-persistence";
+import type { SessionFlags } from "../args.ts";
+import { CliError } from "../cli-error.ts";
+import { lastText } from "../commands/print.ts";
+import { describeFailure } from "../describe-error.ts";
+import { providerContext } from "../open-session.ts";
+import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
+import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
+import type { CreateSessionBody, PermissionAnswerBody, SessionView } from "./api-schemas.ts";
+import { HttpError } from "./http-error.ts";
+import type { ServeStore } from "./serve-store.ts";
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Decision = PermissionAnswerBody["decision"];
+
+/** What a host needs to rebuild a session's model and scope; kept in session_start's config. */
+interface SessionSpec {
+  /** `<provider>/<model>`. */
+  model?: string;
+  baseUrl?: string;
+  cwd: string;
+  /** The base URL came from a client: the server's keys are withheld from it. */
+  keyless: boolean;
+}
+
+interface ActiveRun {
+  pod?: Pod;
+  pending: Map<string, (decision: Decision) => void>;
+  done: Promise<void>;
+}
+
+export interface SessionHostOptions {
+  store: ServeStore;
+  /** Sessions' directories must lie inside this one. */
+  root: string;
+  /** Server defaults (`--model`, `--base-url`). */
+  defaults: SessionFlags;
+  env: Env;
+  appVersion: string;
+  /** Where SSE comments keep idle streams open, ms. Default 15 000. */
+  keepAliveMs?: number;
+}
+
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)/i;
+
+export class SessionHost {
+  readonly #store: ServeStore;
+  readonly #root: string;
+  readonly #defaults: SessionFlags;
+  readonly #env: Env;
+  readonly #appVersion: string;
+  readonly #keepAliveMs: number;
+  readonly #specs = new Map<string, SessionSpec>();
+  readonly #runs = new Map<string, ActiveRun>();
+
+  constructor(options: SessionHostOptions) {
+    this.#store = options.store;
+    this.#root = options.root;
+    this.#defaults = options.defaults;
+    this.#env = options.env;
+    this.#appVersion = options.appVersion;
+    this.#keepAliveMs = options.keepAliveMs ?? 15_000;
+  }
+
+  get holder(): string {
+    return this.#store.holder;
+  }
+
+  /** Runs in progress on this host. */
+  get running(): number {
+    return this.#runs.size;
+  }
+
+  async create(body: CreateSessionBody): Promise<{ id: string }> {
+    const cwd = await this.#scopedCwd(body.cwd);
+    const model = body.model ?? this.#defaults.model;
+    const baseUrl = body.baseUrl ?? this.#defaults.baseURL;
+    const spec: SessionSpec = {
+      ...(model !== undefined ? { model } : {}),
+      ...(baseUrl !== undefined ? { baseUrl } : {}),
+      cwd,
+      keyless: body.baseUrl !== undefined,
+    };
+    const setup = await this.#setup(spec);
+    spec.model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+    const writer = await this.#store.sessions
+      .create({
+        model: setup.resolved.model,
+        provider: setup.resolved.providerName,
+        cwd,
+        config: { serve: spec },
+        appVersion: this.#appVersion,
+      })
+      .catch((error: unknown) => Promise.reject(storeError(error)));
+    await writer.close();
+    this.#specs.set(writer.id, spec);
+    return { id: writer.id };
+  }
+
+  async list(limit: number | undefined): Promise<SessionSummary[]> {
+    return this.#store.sessions
+      .list(limit === undefined ? {} : { limit })
+      .catch((error: unknown) => Promise.reject(storeError(error)));
+  }
+
+  async view(id: string): Promise<SessionView> {
+    const loaded = await this.#load(id);
+    const { meta } = loaded;
+    const runningOn = this.#runs.has(id)
+      ? this.holder
+      : await this.#store.leaseHolder(id).catch(() => undefined);
+    return {
+      id,
+      items: loaded.history,
+      ...(meta.title !== undefined ? { title: meta.title } : {}),
+      ...(meta.model !== undefined ? { model: meta.model } : {}),
+      ...(meta.provider !== undefined ? { provider: meta.provider } : {}),
+      ...(meta.cwd !== undefined ? { cwd: meta.cwd } : {}),
+      ...(meta.createdAt !== undefined ? { createdAt: meta.createdAt } : {}),
+      ...(meta.updatedAt !== undefined ? { updatedAt: meta.updatedAt } : {}),
+      turns: meta.turns,
+      records: meta.records,
+      usage: meta.usage,
+      ...(runningOn !== undefined ? { runningOn } : {}),
+      warnings: loaded.warnings.map((w) => (w.line > 0 ? `record ${w.line}: ${w.message}` : w.message)),
+    };
+  }
+
+  /** Cancels the session's run on this host; 409 naming the holder when it runs elsewhere. */
+  async cancel(id: string): Promise<void> {
+    const run = this.#runs.get(id);
+    if (run?.pod) {
+      run.pod.cancel("cancelled through the API");
+      return;
+    }
+    await this.#notHere(id, "cancel");
+  }
+
+  /** Answers a permission question of the session's run on this host. */
+  async answer(id: string, requestId: string, decision: Decision): Promise<void> {
+    const run = this.#runs.get(id);
+    if (run === undefined) return this.#notHere(id, "answer a permission question of");
+    const resolve = run.pending.get(requestId);
+    if (resolve === undefined) {
+      throw new HttpError(404, "not_found", `session ${id} has no open permission question ${requestId}`);
+    }
+    run.pending.delete(requestId);
+    resolve(decision);
+  }
+
+  async #notHere(id: string, what: string): Promise<never> {
+    await this.#load(id); // 404 for an unknown session
+    const holder = await this.#store.leaseHolder(id).catch(() => undefined);
+    if (holder !== undefined && holder !== this.holder) {
+      throw new HttpError(409, "session_busy", `session ${id} is running on ${holder}; ${what} it there`, {
+        holder,
+      });
+    }
+    throw new HttpError(409, "not_running", `session ${id} has no run in progress`);
+  }
+
+  /**
+   * Runs a prompt and streams it. Errors before the stream starts are
+   * thrown as HttpErrors (404, 409 with the holder, 503 for the store);
+   * after that, failures are events and the stream ends with `result`.
+   */
+  async run(id: string, prompt: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.#runs.has(id)) {
+      throw new HttpError(
+        409,
+        "session_busy",
+        `session ${id} is already running on this host (${this.holder})`,
+        {
+          holder: this.holder,
+        },
+      );
+    }
+    let finish!: () => void;
+    const run: ActiveRun = { pending: new Map(), done: new Promise<void>((r) => (finish = r)) };
+    this.#runs.set(id, run);
+    try {
+      await this.#stream(id, prompt, run, req, res);
+    } finally {
+      this.#runs.delete(id);
+      finish();
+    }
+  }
+
+  async #stream(id: string, prompt: string, run: ActiveRun, req: IncomingMessage, res: ServerResponse) {
+    const spec = await this.#spec(id);
+    const setup = await this.#setup(spec);
+    const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
+    let pod: Pod;
+    const client = createModelClient(setup, (warning) => pod?.worker.handleClientWarning(warning));
+    try {
+      pod = await Pod.restore(id, {
+        config: setup.config,
+        cwd: setup.cwd,
+        dataDir: setup.dataDir,
+        client,
+        env,
+        sessionStore: this.#store.sessions,
+        blobStore: this.#store.blobs,
+        ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
+        ask: (request) =>
+          new Promise<Decision>((resolve) => {
+            run.pending.set(request.callId, resolve);
+            request.signal.addEventListener("abort", () => run.pending.delete(request.callId), {
+              once: true,
+            });
+          }),
+      });
+    } catch (error) {
+      throw storeError(error);
+    }
+    run.pod = pod;
+    const started = Date.now();
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+    res.flushHeaders();
+    // An event goes out only once every record it implies is stored; its
+    // SSE id is the seq of the last stored record, the client's acknowledgement.
+    let chain: Promise<void> = Promise.resolve();
+    const send = (event: StreamJsonEvent): void => {
+      chain = chain.then(async () => {
+        await pod.flush();
+        if (res.writableEnded || res.destroyed) return;
+        const seq = pod.log ? pod.log.nextSeq - 1 : -1;
+        res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(event)}\n\n`);
+      });
+    };
+    const keepAlive = setInterval(() => {
+      if (!res.writableEnded && !res.destroyed) res.write(": keep-alive\n\n");
+    }, this.#keepAliveMs);
+    keepAlive.unref();
+    let ended = false;
+    res.on("close", () => {
+      if (!ended) pod.cancel("the client disconnected");
+    });
+    let storeFailure: string | undefined;
+    const assistant: Item[] = [];
+    pod.subscribe((event: PodEvent) => {
+      if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
+      if (event.type === "alert" && event.alert.source === "session_log" && event.alert.level === "error") {
+        // The log is the product here: a run whose records cannot be stored stops.
+        storeFailure ??= event.alert.message;
+        pod.cancel(`the session store failed: ${event.alert.message}`);
+      }
+      const line = toStreamJson(event, setup.window);
+      if (line) send(line);
+    });
+    send({
+      type: "session",
+      session_id: id,
+      model: setup.resolved.model,
+      provider: setup.resolved.providerName,
+      cwd: pod.fs.cwd,
+      resumed: true,
+    });
+    for (const note of setup.notes) send({ type: "alert", level: "info", source: "serve", message: note });
+    let result: RunResult | undefined;
+    let crash: unknown;
+    try {
+      result = await pod.run(prompt);
+    } catch (error) {
+      crash = error;
+    }
+    try {
+      await chain;
+      const failure =
+        storeFailure !== undefined
+          ? {
+              code: "store_unavailable",
+              message: `the session store failed; the run was stopped: ${storeFailure}`,
+            }
+          : crash !== undefined
+            ? { code: "internal", message: crash instanceof Error ? crash.message : String(crash) }
+            : result?.status === "failed" && result.error
+              ? { code: result.error.code, message: describeFailure(result.error, providerContext(setup)) }
+              : undefined;
+      const final: StreamJsonEvent = {
+        type: "result",
+        status:
+          failure && (storeFailure !== undefined || crash !== undefined)
+            ? "failed"
+            : (result?.status ?? "failed"),
+        session_id: id,
+        text: lastText(assistant),
+        turns: result?.turns ?? 0,
+        usage: jsonUsage(result?.usage),
+        duration_ms: Date.now() - started,
+        ...(failure ? { error: failure } : {}),
+      };
+      if (!res.writableEnded && !res.destroyed) {
+        const seq = pod.log ? pod.log.nextSeq - 1 : -1;
+        res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(final)}\n\n`);
+      }
+    } finally {
+      ended = true;
+      clearInterval(keepAlive);
+      res.end();
+      for (const resolve of run.pending.values()) resolve("deny");
+      await pod.close().catch(() => {});
+    }
+    void req;
+  }
+
+  /** Cancels every run and waits (up to `timeoutMs`) for their streams to end. */
+  async shutdown(timeoutMs = 10_000): Promise<void> {
+    const runs = [...this.#runs.values()];
+    for (const run of runs) run.pod?.cancel("the server is shutting down");
+    await Promise.race([
+      Promise.all(runs.map((r) => r.done)),
+      new Promise((r) => setTimeout(r, timeoutMs).unref()),
+    ]);
+  }
+
+  async #load(id: string) {
+    checkId(id);
+    return this.#store.sessions.load(id).catch((error: unknown) => Promise.reject(storeError(error)));
+  }
+
+  async #spec(id: string): Promise<SessionSpec> {
+    checkId(id);
+    const known = this.#specs.get(id);
+    if (known) return known;
+    const { meta } = await this.#load(id);
+    const saved = (meta.config as { serve?: Partial<SessionSpec> } | undefined)?.serve;
+    const cwd = await this.#scopedCwd(saved?.cwd ?? meta.cwd);
+    const model =
+      typeof saved?.model === "string"
+        ? saved.model
+        : meta.provider !== undefined && meta.model !== undefined
+          ? `${meta.provider}/${meta.model}`
+          : undefined;
+    const spec: SessionSpec = {
+      cwd,
+      ...(model !== undefined ? { model } : {}),
+      ...(typeof saved?.baseUrl === "string" ? { baseUrl: saved.baseUrl } : {}),
+      keyless: saved?.keyless === true,
+    };
+    this.#specs.set(id, spec);
+    return spec;
+  }
+
+  async #setup(spec: SessionSpec): Promise<ModelSetup> {
+    const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
+    const flags: SessionFlags = {
+      cwd: spec.cwd,
+      ...(spec.model !== undefined ? { model: spec.model } : {}),
+      ...(spec.baseUrl !== undefined ? { baseURL: spec.baseUrl } : {}),
+    };
+    try {
+      const setup = await setupModel(flags, { env, cwd: spec.cwd });
+      return await enforceProjectTrust(setup, flags, { env });
+    } catch (error) {
+      if (error instanceof CliError || (error as { name?: string }).name === "ConfigError") {
+        throw new HttpError(400, "invalid_session", (error as Error).message.split("\n")[0] as string);
+      }
+      throw error;
+    }
+  }
+
+  /** Resolves a session directory inside the root (symlinks resolved); 400 outside it or missing. */
+  async #scopedCwd(cwd: string | undefined): Promise<string> {
+    const wanted = path.resolve(this.#root, cwd ?? ".");
+    let real: string;
+    try {
+      real = await realpath(wanted);
+    } catch {
+      throw new HttpError(400, "invalid_body", `cwd: ${wanted} does not exist`);
+    }
+    if (real !== this.#root && !real.startsWith(`${this.#root}${path.sep}`)) {
+      throw new HttpError(400, "invalid_body", `cwd: ${wanted} is outside the server's root ${this.#root}`);
+    }
+    return real;
+  }
+}
+
+function checkId(id: string): void {
+  try {
+    checkSessionId(id);
+  } catch {
+    throw new HttpError(404, "not_found", `no session ${JSON.stringify(id.slice(0, 80))}`);
+  }
+}
+
+/** The environment without anything that looks like a secret (for client-chosen base URLs). */
+function withoutSecrets(env: Env): Env {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_NAME.test(name)));
+}
+
+/** Maps a session store failure to its HTTP answer. */
+export function storeError(error: unknown): unknown {
+  if (error instanceof HttpError) return error;
+  const e = error as { code?: unknown; message?: unknown; holder?: unknown; name?: unknown };
+  const message = typeof e?.message === "string" ? e.message : String(error);
+  if (e?.name === "SessionLogError") {
+    switch (e.code) {
+      case "not_found":
+      case "invalid_id":
+        return new HttpError(404, "not_found", message);
+      case "locked":
+        return new HttpError(
+          409,
+          "session_busy",
+          message,
+          typeof e.holder === "string" ? { holder: e.holder } : {},
+        );
+      case "exists":
+        return new HttpError(409, "exists", message);
+      case "io":
+        return new HttpError(503, "store_unavailable", message);
+    }
+  }
+  return error;
+}

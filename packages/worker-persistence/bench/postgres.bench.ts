@@ -1,0 +1,115 @@
+/**
+ * The PostgreSQL stores against the JSONL files, on a throwaway local
+ * PostgreSQL (the system's server binaries; skipped with a note when there
+ * are none):
+ * - appends per second (each committed before the next, as a session writes);
+ * - resuming a 10,000-record session (lease, replay, history).
+ *
+ *   pnpm exec node --conditions=@yoi/source packages/worker-persistence/bench/postgres.bench.ts
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compare, report } from "../../../scripts/bench-kit.ts";
+import { createSession, openSession, type SessionRecordInput, sessionPath } from "../src/index.ts";
+import { PgStore } from "../src/postgres/index.ts";
+import { findPostgresBinDir, startTestPostgres } from "../src/postgres/testing/index.ts";
+
+const GROUP = "worker-persistence";
+
+if (findPostgresBinDir() === undefined) {
+  process.stderr.write("postgres.bench: no PostgreSQL server binaries; skipped\n");
+  process.exit(0);
+}
+
+const root = mkdtempSync(join(tmpdir(), "yoi-bench-pg-"));
+const pg = await startTestPostgres();
+const store = await PgStore.connect({ url: await pg.createDatabase(), maxConnections: 4 });
+try {
+  /** A realistic small record (~400 bytes serialized). */
+  const record = (i: number): SessionRecordInput => ({
+    type: "item",
+    index: i,
+    reason: "tool_result",
+    item: {
+      type: "tool_result",
+      callId: `call_${i}`,
+      output: `line ${i}: ${"lorem ipsum dolor sit amet ".repeat(12)}`,
+      isError: false,
+    },
+  });
+
+  // ---- appends ----
+  const APPENDS = 2000;
+  let run = 0;
+  const r = await compare(
+    async () => {
+      const log = await store.sessions.create({ id: `append-${run++}` });
+      for (let i = 0; i < APPENDS; i++) await log.append(record(i));
+      await log.close();
+    },
+    async () => {
+      const log = await createSession({ dir: root, id: `append-file-${run++}`, fsync: "turn" });
+      for (let i = 0; i < APPENDS; i++) await log.append(record(i));
+      await log.close();
+    },
+    { runs: 3, warmup: 1 },
+  );
+  report({
+    group: GROUP,
+    name: `postgres: append ${APPENDS} records, each committed`,
+    subject: (APPENDS / r.subject) * 1000,
+    baseline: (APPENDS / r.baseline) * 1000,
+    baselineName: "JSONL SessionLog, fsync turn",
+    unit: "ops/s",
+    note: "local server on 127.0.0.1, fsync off (both stores end in the OS page cache)",
+  });
+
+  // ---- resume of a 10,000-record session ----
+  const RECORDS = 10_000;
+  const id = "resume-10k";
+  const file = await createSession({ dir: root, id, fsync: "never" });
+  for (let i = 0; i < RECORDS - 1; i++) void file.append(record(i));
+  await file.close();
+  // The same lines into PostgreSQL in bulk (setup, not measured).
+  const lines = (await readFile(sessionPath(root, id), "utf8")).split("\n").filter(Boolean);
+  await store.sql`INSERT INTO yoi_sessions (id) VALUES (${id})`;
+  for (let i = 0; i < lines.length; i += 1000) {
+    const rows = lines.slice(i, i + 1000).map((line) => {
+      const parsed = JSON.parse(line) as { seq: number; type: string; ts: string };
+      return { session_id: id, seq: parsed.seq, type: parsed.type, ts: parsed.ts, line };
+    });
+    await store.sql`INSERT INTO yoi_session_records ${store.sql(rows, "session_id", "seq", "type", "ts", "line")}`;
+  }
+  let pgItems = 0;
+  let fileItems = 0;
+  const resume = await compare(
+    async () => {
+      const opened = await store.sessions.open(id);
+      pgItems = opened.history.length;
+      await opened.log.close();
+    },
+    async () => {
+      const opened = await openSession({ dir: root, id, fsync: "never" });
+      fileItems = opened.history.length;
+      await opened.log.close();
+    },
+    { runs: 5, warmup: 1 },
+  );
+  if (pgItems !== fileItems || pgItems !== RECORDS - 1)
+    throw new Error(`histories differ: ${pgItems} vs ${fileItems}`);
+  report({
+    group: GROUP,
+    name: `postgres: resume a ${RECORDS.toLocaleString("en-US")}-record session`,
+    subject: resume.subject,
+    baseline: resume.baseline,
+    baselineName: "JSONL openSession",
+    unit: "ms",
+    note: `${pgItems} history items; lease, cursor replay in batches of 1000`,
+  });
+} finally {
+  await store.close();
+  await pg.stop();
+  rmSync(root, { recursive: true, force: true });
+}

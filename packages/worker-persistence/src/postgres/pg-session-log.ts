@@ -1,0 +1,230 @@
+import type { Item, StopReason, Usage } from "@yoi/llm-client";
+import type { HistoryReplacement } from "@yoi/llm-worker";
+import type { Sql } from "postgres";
+import { SessionLogError } from "../session-error.ts";
+import type { FsyncPolicy } from "../session-log.ts";
+import {
+  type AlertRecord,
+  type InputSegment,
+  type ItemReason,
+  type ItemRecord,
+  SESSION_LOG_VERSION,
+  type SessionRecord,
+  type SessionRecordInput,
+  serializeRecord,
+} from "../session-records.ts";
+import type { SessionWriter } from "../session-store-port.ts";
+import { describeDbError } from "./pg-error.ts";
+import type { PgLease } from "./pg-lease.ts";
+
+/**
+ * An open session on PostgreSQL: the same records and typed helpers as the
+ * JSONL `SessionLog`. Each append is one statement that inserts the record
+ * at the next seq only while the lease row still holds this writer's token (the lease
+ * row is share-locked by that statement, so a takeover waits for it to
+ * commit, and the new holder's replay sees it). An append resolves once
+ * committed: every acknowledged record survives a crash of this host.
+ *
+ * A failed append (connection lost, lease lost) breaks the writer: later
+ * appends reject with `closed`, as a JSONL log that cannot repair itself
+ * does; reopen the session to continue from what was committed.
+ */
+export class PgSessionLog implements SessionWriter {
+  readonly id: string;
+  /** Where the session lives: `postgres://host:port/db#<id>` (no credentials). */
+  readonly path: string;
+  /** Every append is a committed transaction: the strongest file policy. */
+  readonly fsync: FsyncPolicy = "always";
+  readonly lease: PgLease;
+  readonly #sql: Sql;
+  #nextSeq: number;
+  #historyLength: number;
+  #queue: Promise<unknown> = Promise.resolve();
+  #state: "open" | "closing" | "closed" | "broken" = "open";
+  #broken: string | undefined;
+
+  /** @internal Use `PgSessionStore.create` / `open`. */
+  constructor(init: {
+    id: string;
+    path: string;
+    sql: Sql;
+    lease: PgLease;
+    nextSeq: number;
+    historyLength: number;
+  }) {
+    this.id = init.id;
+    this.path = init.path;
+    this.#sql = init.sql;
+    this.lease = init.lease;
+    this.#nextSeq = init.nextSeq;
+    this.#historyLength = init.historyLength;
+  }
+
+  get nextSeq(): number {
+    return this.#nextSeq;
+  }
+
+  get historyLength(): number {
+    return this.#historyLength;
+  }
+
+  /** Appends one record; resolves with it (seq and ts filled in) once committed. */
+  append<T extends SessionRecordInput>(input: T): Promise<Extract<SessionRecord, { type: T["type"] }>> {
+    if (this.#state !== "open") return Promise.reject(this.#closedError());
+    const run = this.#queue.then(() => this.#write(input));
+    this.#queue = run.catch(() => {});
+    return run as Promise<Extract<SessionRecord, { type: T["type"] }>>;
+  }
+
+  async #write(input: SessionRecordInput): Promise<SessionRecord> {
+    if (this.#state === "broken" || this.#state === "closed") throw this.#closedError();
+    const lost = this.lease.lost;
+    if (lost !== undefined) throw this.#break("locked", `the lease on session ${this.id} was lost: ${lost}`);
+    const record = { v: SESSION_LOG_VERSION, seq: this.#nextSeq, ts: "", ...input } as SessionRecord;
+    record.v = SESSION_LOG_VERSION;
+    record.seq = this.#nextSeq;
+    record.ts = new Date().toISOString();
+    const line = serializeRecord(record).slice(0, -1);
+    let rows: { seq: number }[];
+    try {
+      rows = await this.#sql<{ seq: number }[]>`
+        WITH lease AS (
+          SELECT 1 FROM yoi_session_leases
+          WHERE session_id = ${this.id} AND token = ${this.lease.token}
+          FOR SHARE
+        )
+        INSERT INTO yoi_session_records (session_id, seq, type, ts, line)
+        SELECT ${this.id}, ${record.seq}, ${record.type}, ${record.ts}, ${line} FROM lease
+        RETURNING seq`;
+    } catch (error) {
+      if ((error as { code?: string }).code === "23505") {
+        throw this.#break("locked", `another writer appended seq ${record.seq} to session ${this.id}`, error);
+      }
+      throw this.#break(
+        "io",
+        `cannot append to session ${this.id} in ${this.path.split("#")[0]}: ${describeDbError(error)}`,
+        error,
+      );
+    }
+    if (rows.length === 0) {
+      throw this.#break(
+        "locked",
+        `the lease on session ${this.id} was taken over by another host after it expired; this host stopped writing it`,
+      );
+    }
+    this.#nextSeq++;
+    if (record.type === "item") this.#historyLength = Math.max(this.#historyLength, record.index) + 1;
+    else if (record.type === "history_replaced") this.#historyLength = record.history.length;
+    return record;
+  }
+
+  #break(code: "io" | "locked", message: string, cause?: unknown): SessionLogError {
+    this.#state = "broken";
+    this.#broken = message;
+    return new SessionLogError(code, message, { path: this.path, ...(cause ? { cause } : {}) });
+  }
+
+  #closedError(): SessionLogError {
+    return new SessionLogError(
+      "closed",
+      this.#state === "broken"
+        ? `session ${this.id} stopped accepting records after a failed append (${this.#broken}); reopen the session`
+        : `session ${this.id} is closed`,
+      { path: this.path },
+    );
+  }
+
+  /** Resolves when every append issued so far has settled. */
+  async flush(): Promise<void> {
+    await this.#queue;
+  }
+
+  /** Every append is already durable when it resolves: the same as `flush`. */
+  async sync(): Promise<void> {
+    await this.#queue;
+  }
+
+  /** Waits for pending appends and releases the lease. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#state === "closed" || this.#state === "closing") return;
+    const previous = this.#state;
+    this.#state = "closing";
+    await this.#queue;
+    this.#state = previous === "broken" ? "broken" : "closed";
+    await this.lease.release();
+    if (this.#state !== "broken") this.#state = "closed";
+  }
+
+  // ---- typed helpers, the same as SessionLog's ----
+
+  userInput(text: string, segments?: InputSegment[], turn?: number): Promise<SessionRecord> {
+    return this.append({
+      type: "user_input",
+      text,
+      ...(segments && { segments }),
+      ...(turn !== undefined && { turn }),
+    });
+  }
+
+  item(item: Item, reason: ItemReason, options: { index?: number; turn?: number } = {}): Promise<ItemRecord> {
+    return this.append({
+      type: "item",
+      index: options.index ?? this.#historyLength,
+      reason,
+      item,
+      ...(options.turn !== undefined && { turn: options.turn }),
+    });
+  }
+
+  usage(
+    usage: Usage,
+    details: { model?: string; turn?: number; durationMs?: number; responseId?: string } = {},
+  ) {
+    return this.append({ type: "usage", usage, ...details });
+  }
+
+  turnEnd(details: { turn?: number; stopReason?: StopReason; durationMs?: number } = {}) {
+    return this.append({ type: "turn_end", ...details });
+  }
+
+  cancel(reason?: string, turn?: number) {
+    return this.append({
+      type: "cancel",
+      ...(reason !== undefined && { reason }),
+      ...(turn !== undefined && { turn }),
+    });
+  }
+
+  error(error: { code: string; message: string; retryable?: boolean }, turn?: number) {
+    return this.append({
+      type: "error",
+      code: error.code,
+      message: error.message,
+      ...(error.retryable !== undefined && { retryable: error.retryable }),
+      ...(turn !== undefined && { turn }),
+    });
+  }
+
+  historyReplaced(
+    replacement: HistoryReplacement | { history: Item[]; reason: string; detail?: Record<string, unknown> },
+  ) {
+    return this.append({
+      type: "history_replaced",
+      reason: replacement.reason,
+      history: replacement.history,
+      ...(replacement.detail !== undefined && { detail: replacement.detail }),
+    });
+  }
+
+  configChange(changes: Record<string, unknown>, model?: string) {
+    return this.append({ type: "config_change", changes, ...(model !== undefined && { model }) });
+  }
+
+  alert(level: AlertRecord["level"], source: string, message: string) {
+    return this.append({ type: "alert", level, source, message });
+  }
+
+  title(title: string) {
+    return this.append({ type: "title", title });
+  }
+}

@@ -1,0 +1,304 @@
+/**
+ * Sessions on PostgreSQL behind the `SessionStore` interface: one row per
+ * session, one row per record (the exact JSONL line), a lease row per open
+ * writer. Opening replays the records through the same `SessionReplay` and
+ * record checks as the JSONL files, so both stores rebuild the same history
+ * and metadata from the same records.
+ */
+import type { Sql } from "postgres";
+import { v7 as uuidv7 } from "uuid";
+import { checkSessionId, SessionLogError } from "../session-error.ts";
+import { recordProblem, type SessionRecord } from "../session-records.ts";
+import { SessionReplay, titleFromInput } from "../session-replay.ts";
+import type { SessionWarning } from "../session-scan.ts";
+import type { LoadedSession, SessionSummary } from "../session-store.ts";
+import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "../session-store-port.ts";
+import { describeDbError, isConnectionError } from "./pg-error.ts";
+import { type LeaseHolder, type LeaseOptions, PgLease } from "./pg-lease.ts";
+import { PgSessionLog } from "./pg-session-log.ts";
+
+export interface PgSessionStoreOptions {
+  /** The lease holder's name, shown to other hosts (default `host:pid`). */
+  holder: string;
+  /** Lease length, ms. */
+  leaseMs: number;
+  /** Lease renewal interval, ms. */
+  heartbeatMs: number;
+  /** Called when a writer of this store loses its lease. */
+  onLeaseLost?: (sessionId: string, reason: string) => void;
+}
+
+interface RecordRow {
+  seq: number;
+  line: string;
+}
+
+export class PgSessionStore implements SessionStore {
+  /** `postgres://host:port/db` without credentials. */
+  readonly location: string;
+  readonly #sql: Sql;
+  readonly #options: PgSessionStoreOptions;
+
+  /** @internal Use `PgStore.connect(...).sessions`. */
+  constructor(sql: Sql, location: string, options: PgSessionStoreOptions) {
+    this.#sql = sql;
+    this.location = location;
+    this.#options = options;
+  }
+
+  #path(id: string): string {
+    return `${this.location}#${id}`;
+  }
+
+  #leaseOptions(id: string): LeaseOptions {
+    const onLost = this.#options.onLeaseLost;
+    return {
+      leaseMs: this.#options.leaseMs,
+      heartbeatMs: this.#options.heartbeatMs,
+      ...(onLost ? { onLost: (reason: string) => onLost(id, reason) } : {}),
+    };
+  }
+
+  /** Wraps a driver failure into a `SessionLogError` `io` naming the database, not the URL. */
+  #ioError(action: string, error: unknown): SessionLogError {
+    if (error instanceof SessionLogError) return error;
+    const hint = isConnectionError(error) ? " (the database is unreachable)" : "";
+    return new SessionLogError(
+      "io",
+      `cannot ${action} in ${this.location}: ${describeDbError(error)}${hint}`,
+      {
+        path: this.location,
+        cause: error,
+      },
+    );
+  }
+
+  async create(options: NewSessionOptions): Promise<PgSessionLog> {
+    const id = checkSessionId(options.id ?? uuidv7());
+    let lease: PgLease;
+    try {
+      lease = await this.#sql.begin(async (tx) => {
+        const inserted =
+          await tx`INSERT INTO yoi_sessions (id) VALUES (${id}) ON CONFLICT DO NOTHING RETURNING id`;
+        if (inserted.length === 0) {
+          throw new SessionLogError(
+            "exists",
+            `session ${id} already exists in ${this.location}; open it instead`,
+            { path: this.#path(id) },
+          );
+        }
+        return PgLease.acquire(
+          this.#sql,
+          this.location,
+          id,
+          this.#options.holder,
+          this.#leaseOptions(id),
+          tx,
+        );
+      });
+    } catch (error) {
+      throw this.#ioError(`create session ${id}`, error);
+    }
+    lease.start();
+    const log = new PgSessionLog({
+      id,
+      path: this.#path(id),
+      sql: this.#sql,
+      lease,
+      nextSeq: 0,
+      historyLength: 0,
+    });
+    try {
+      await log.append({
+        type: "session_start",
+        sessionId: id,
+        ...(options.model !== undefined && { model: options.model }),
+        ...(options.provider !== undefined && { provider: options.provider }),
+        ...(options.cwd !== undefined && { cwd: options.cwd }),
+        ...(options.config !== undefined && { config: options.config }),
+        ...(options.parentSessionId !== undefined && { parentSessionId: options.parentSessionId }),
+        ...(options.appVersion !== undefined && { appVersion: options.appVersion }),
+      });
+    } catch (error) {
+      await log.close().catch(() => {});
+      throw error;
+    }
+    return log;
+  }
+
+  async open(id: string): Promise<StoreOpenedSession> {
+    checkSessionId(id);
+    let lease: PgLease;
+    try {
+      lease = await PgLease.acquire(
+        this.#sql,
+        this.location,
+        id,
+        this.#options.holder,
+        this.#leaseOptions(id),
+      );
+    } catch (error) {
+      throw this.#ioError(`open session ${id}`, error);
+    }
+    lease.start();
+    try {
+      // Read after taking the lease: a previous holder's last append has
+      // committed (it held the lease row share-locked) and no other can follow.
+      const { replay, warnings, maxSeq } = await this.#replay(id);
+      const log = new PgSessionLog({
+        id,
+        path: this.#path(id),
+        sql: this.#sql,
+        lease,
+        nextSeq: maxSeq + 1,
+        historyLength: replay.history.length,
+      });
+      return { log, history: replay.history, meta: replay.meta, warnings, truncatedBytes: 0 };
+    } catch (error) {
+      await lease.release();
+      throw this.#ioError(`read session ${id}`, error);
+    }
+  }
+
+  async load(id: string): Promise<LoadedSession> {
+    checkSessionId(id);
+    try {
+      const exists = await this.#sql`SELECT 1 FROM yoi_sessions WHERE id = ${id}`;
+      if (exists.length === 0) {
+        throw new SessionLogError("not_found", `no session ${id} in ${this.location}`, {
+          path: this.#path(id),
+        });
+      }
+      const records: SessionRecord[] = [];
+      const { replay, warnings } = await this.#replay(id, records);
+      return { records, history: replay.history, meta: replay.meta, warnings };
+    } catch (error) {
+      throw this.#ioError(`read session ${id}`, error);
+    }
+  }
+
+  /**
+   * Replays a session's records in seq order, checking each line as the
+   * JSONL reader does (a bad record is skipped with a warning naming it).
+   */
+  async #replay(
+    id: string,
+    into?: SessionRecord[],
+  ): Promise<{ replay: SessionReplay; warnings: SessionWarning[]; maxSeq: number }> {
+    const replay = new SessionReplay(id, this.#path(id));
+    const problems: SessionWarning[] = [];
+    let line = 0;
+    let maxSeq = -1;
+    // Bounded memory for long sessions: rows arrive in batches.
+    for await (const rows of this.#sql<RecordRow[]>`
+      SELECT seq, line FROM yoi_session_records WHERE session_id = ${id} ORDER BY seq`.cursor(1000)) {
+      for (const row of rows) {
+        line++;
+        maxSeq = row.seq;
+        let value: unknown;
+        try {
+          value = JSON.parse(row.line);
+        } catch (error) {
+          problems.push({
+            line,
+            offset: -1,
+            message: `seq ${row.seq}: not JSON (${(error as Error).message}); skipped`,
+          });
+          continue;
+        }
+        const problem = recordProblem(value);
+        if (problem !== undefined) {
+          problems.push({ line, offset: -1, message: `seq ${row.seq}: ${problem}; skipped` });
+          continue;
+        }
+        const record = value as SessionRecord;
+        into?.push(record);
+        replay.apply(record, line);
+      }
+    }
+    const warnings = [...problems, ...replay.warnings].sort((a, b) => a.line - b.line);
+    if (replay.meta.records === 0) {
+      warnings.unshift({ line: 0, offset: 0, message: "the session holds no records" });
+    } else if (replay.meta.createdAt === undefined) {
+      warnings.unshift({ line: 0, offset: 0, message: "the session has no session_start record" });
+    }
+    return { replay, warnings, maxSeq };
+  }
+
+  /** The live lease on a session (who runs it now), or undefined when none holds. */
+  async leaseHolder(id: string): Promise<LeaseHolder | undefined> {
+    checkSessionId(id);
+    try {
+      const [row] = await this.#sql<{ holder: string; expires_at: Date }[]>`
+        SELECT holder, expires_at FROM yoi_session_leases WHERE session_id = ${id} AND expires_at > now()`;
+      return row && { holder: row.holder, expiresAt: new Date(row.expires_at).toISOString() };
+    } catch (error) {
+      throw this.#ioError(`read the lease of session ${id}`, error);
+    }
+  }
+
+  async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = options.limit ?? null;
+    let rows: {
+      id: string;
+      created_at: Date;
+      updated_at: Date | null;
+      start_line: string | null;
+      input_line: string | null;
+      title_line: string | null;
+      model_line: string | null;
+      size_bytes: string | null;
+    }[];
+    try {
+      rows = await this.#sql`
+        SELECT s.id, s.created_at, last.ts AS updated_at,
+          (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'session_start' ORDER BY seq LIMIT 1) AS start_line,
+          (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'user_input' ORDER BY seq LIMIT 1) AS input_line,
+          (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'title' ORDER BY seq DESC LIMIT 1) AS title_line,
+          (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'config_change' AND r.line LIKE '%"model":%' ORDER BY seq DESC LIMIT 1) AS model_line,
+          (SELECT sum(octet_length(line) + 1) FROM yoi_session_records r WHERE r.session_id = s.id)::text AS size_bytes
+        FROM yoi_sessions s
+        LEFT JOIN LATERAL (
+          SELECT ts FROM yoi_session_records r WHERE r.session_id = s.id ORDER BY seq DESC LIMIT 1
+        ) last ON true
+        ORDER BY coalesce(last.ts, s.created_at) DESC, s.id DESC
+        LIMIT ${limit}`;
+    } catch (error) {
+      throw this.#ioError("list sessions", error);
+    }
+    return rows.map((row) => {
+      const start = parseLine(row.start_line);
+      const input = parseLine(row.input_line);
+      const title = parseLine(row.title_line);
+      const change = parseLine(row.model_line);
+      const summary: SessionSummary = {
+        id: row.id,
+        path: this.#path(row.id),
+        updatedAt: new Date(row.updated_at ?? row.created_at).toISOString(),
+        sizeBytes: Number(row.size_bytes ?? 0),
+      };
+      if (typeof start?.ts === "string") summary.createdAt = start.ts;
+      const model = typeof change?.model === "string" ? change.model : start?.model;
+      if (typeof model === "string") summary.model = model;
+      if (typeof start?.cwd === "string") summary.cwd = start.cwd;
+      const shown =
+        typeof title?.title === "string"
+          ? title.title
+          : typeof input?.text === "string"
+            ? titleFromInput(input.text)
+            : undefined;
+      if (shown !== undefined) summary.title = shown;
+      return summary;
+    });
+  }
+}
+
+function parseLine(line: string | null): Record<string, unknown> | undefined {
+  if (line === null) return undefined;
+  try {
+    const value = JSON.parse(line) as unknown;
+    return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,6 @@
+export {
+  findPostgresBinDir,
+  type StartTestPostgresOptions,
+  startTestPostgres,
+  type TestPostgres,
+} from "./test-postgres.ts";

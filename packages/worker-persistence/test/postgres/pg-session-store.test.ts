@@ -1,0 +1,328 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Item } from "@yoi/llm-client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  createSession,
+  loadSession,
+  type SessionLog,
+  SessionLogError,
+  type SessionWriter,
+  sessionPath,
+} from "../../src/index.ts";
+import { PgStore, PgStoreError, SessionLeasedError } from "../../src/postgres/index.ts";
+import {
+  findPostgresBinDir,
+  startTestPostgres,
+  type TestPostgres,
+} from "../../src/postgres/testing/index.ts";
+
+// Without PostgreSQL server binaries these tests skip, unless YOI_REQUIRE_POSTGRES=1 (CI sets it).
+const withPostgres = findPostgresBinDir() !== undefined || process.env.YOI_REQUIRE_POSTGRES === "1";
+
+let pg: TestPostgres;
+const stores: PgStore[] = [];
+const dirs: string[] = [];
+const writers: (SessionWriter | SessionLog)[] = [];
+
+beforeAll(async () => {
+  if (!withPostgres) return;
+  pg = await startTestPostgres();
+}, 120_000);
+afterAll(async () => {
+  await pg?.stop();
+});
+afterEach(async () => {
+  for (const w of writers.splice(0)) await w.close().catch(() => {});
+  for (const s of stores.splice(0)) await s.close(0).catch(() => {});
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function connect(url: string, options: Partial<Parameters<typeof PgStore.connect>[0]> = {}) {
+  const store = await PgStore.connect({ url, ...options });
+  stores.push(store);
+  return store;
+}
+
+const user = (text: string): Item => ({ type: "message", role: "user", content: [{ type: "text", text }] });
+const assistant = (text: string): Item => ({
+  type: "message",
+  role: "assistant",
+  content: [{ type: "text", text }],
+});
+
+/** The same conversation, written through any SessionWriter. */
+async function writeConversation(log: SessionWriter | SessionLog): Promise<void> {
+  await log.userInput("fix the bug in @src/a.ts\nplease", [
+    { type: "text", text: "fix the bug in " },
+    { type: "file_ref", path: "src/a.ts" },
+  ]);
+  await log.item(user("fix the bug — ünïcödé 🐛"), "user");
+  await log.item(
+    { type: "tool_call", callId: "c1", name: "read_file", arguments: '{"path":"src/a.ts"}' },
+    "assistant",
+    { turn: 1 },
+  );
+  await log.item(
+    {
+      type: "tool_result",
+      callId: "c1",
+      output: "summary [blob:0190a0a0-0000-7000-8000-000000000001]",
+      isError: false,
+      outputRef: { id: "0190a0a0-0000-7000-8000-000000000001" },
+    } as Item,
+    "tool_result",
+    { turn: 1 },
+  );
+  await log.usage({ inputTokens: 120, outputTokens: 30, cacheReadTokens: 7 }, { model: "m1", turn: 1 });
+  await log.item(assistant("done"), "assistant", { turn: 1 });
+  await log.turnEnd({ turn: 1, stopReason: "end_turn" });
+  await log.configChange({ model: "p/m2" }, "m2");
+  await log.historyReplaced({ history: [user("summary of before"), assistant("ok")], reason: "compaction" });
+  await log.item(user("and now?"), "user");
+  await log.title("Bug fix");
+  await log.alert("warn", "hook", "a warning");
+  await log.cancel("cancelled by the user");
+  await log.error({ code: "rate_limited", message: "slow down", retryable: true });
+}
+
+describe.skipIf(!withPostgres)("PgSessionStore", () => {
+  it("replays exactly what the JSONL store replays from the same records", async () => {
+    const store = await connect(await pg.createDatabase());
+    const id = "0190a0a0-0000-7000-8000-00000000abcd";
+    const log = await store.sessions.create({
+      id,
+      model: "m1",
+      provider: "p",
+      cwd: "/work",
+      config: { a: 1 },
+    });
+    writers.push(log);
+    await writeConversation(log);
+    await log.close();
+
+    const fromPg = await store.sessions.load(id);
+    // The records as a JSONL file: what the file store would have on disk.
+    const dir = await mkdtemp(join(tmpdir(), "yoi-pg-parity-"));
+    dirs.push(dir);
+    const file = sessionPath(dir, id);
+    await (await import("node:fs/promises")).mkdir(join(dir, "sessions"), { recursive: true });
+    await writeFile(file, fromPg.records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    const fromFile = await loadSession({ dir, id });
+    expect(fromPg.records).toEqual(fromFile.records);
+    expect(fromPg.history).toEqual(fromFile.history);
+    expect({ ...fromPg.meta, path: "" }).toEqual({ ...fromFile.meta, path: "" });
+    expect(fromPg.warnings).toEqual(fromFile.warnings);
+    expect(fromPg.history).toEqual([user("summary of before"), assistant("ok"), user("and now?")]);
+    expect(fromPg.meta).toMatchObject({ model: "m2", title: "Bug fix", turns: 1, records: 15, lastSeq: 14 });
+
+    // And the same calls on the file store give the same records, up to their times.
+    const fileLog = await createSession({
+      dir,
+      id: "same",
+      model: "m1",
+      provider: "p",
+      cwd: "/work",
+      config: { a: 1 },
+      fsync: "never",
+    });
+    writers.push(fileLog);
+    await writeConversation(fileLog);
+    await fileLog.close();
+    const direct = await loadSession({ dir, id: "same" });
+    const strip = (records: readonly object[]) =>
+      records.map((r) => ({ ...r, ts: "", ...("sessionId" in r ? { sessionId: "" } : {}) }));
+    expect(strip(direct.records)).toEqual(strip(fromPg.records));
+    expect(direct.history).toEqual(fromPg.history);
+
+    // open() resumes with the same history and continues the seq
+    const opened = await store.sessions.open(id);
+    writers.push(opened.log);
+    expect(opened.history).toEqual(fromPg.history);
+    expect(opened.log.nextSeq).toBe(15);
+    expect(opened.log.historyLength).toBe(3);
+    const next = await opened.log.item(assistant("continuing"), "assistant");
+    expect(next).toMatchObject({ seq: 15, index: 3 });
+  });
+
+  it("keeps concurrent appends in call order, each committed when it resolves", async () => {
+    const store = await connect(await pg.createDatabase());
+    const log = await store.sessions.create({});
+    writers.push(log);
+    const all = Array.from({ length: 200 }, (_, i) => log.item(user(`m${i}`), "user", { index: i }));
+    const records = await Promise.all(all);
+    expect(records.map((r) => r.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    const rows = await store.sql<{ seq: number; line: string }[]>`
+      SELECT seq, line FROM yoi_session_records WHERE session_id = ${log.id} ORDER BY seq`;
+    expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 201 }, (_, i) => i));
+    expect(
+      (await store.sessions.load(log.id)).history.map(
+        (i) => (i as { content: { text: string }[] }).content[0]?.text,
+      ),
+    ).toEqual(Array.from({ length: 200 }, (_, i) => `m${i}`));
+  });
+
+  it("lists sessions newest first with title, model, cwd and size", async () => {
+    const store = await connect(await pg.createDatabase());
+    const a = await store.sessions.create({ model: "m1", cwd: "/a" });
+    writers.push(a);
+    await a.userInput("first prompt\nmore");
+    await a.close();
+    const b = await store.sessions.create({ model: "m1", cwd: "/b" });
+    writers.push(b);
+    await b.title("Named");
+    await b.configChange({ model: "x" }, "m9");
+    await b.close();
+    const list = await store.sessions.list();
+    expect(list.map((s) => s.id)).toEqual([b.id, a.id]);
+    expect(list[0]).toMatchObject({ title: "Named", model: "m9", cwd: "/b" });
+    expect(list[1]).toMatchObject({ title: "first prompt", model: "m1", cwd: "/a" });
+    expect(list[1]?.sizeBytes).toBeGreaterThan(50);
+    expect(await store.sessions.list({ limit: 1 })).toHaveLength(1);
+  });
+
+  it("rejects bad ids, unknown sessions and taken ids with typed errors", async () => {
+    const store = await connect(await pg.createDatabase());
+    await expect(store.sessions.open("no-such")).rejects.toMatchObject({ code: "not_found" });
+    await expect(store.sessions.load("no-such")).rejects.toMatchObject({ code: "not_found" });
+    await expect(store.sessions.open("../etc/passwd")).rejects.toMatchObject({ code: "invalid_id" });
+    const log = await store.sessions.create({ id: "taken" });
+    writers.push(log);
+    await expect(store.sessions.create({ id: "taken" })).rejects.toMatchObject({ code: "exists" });
+    await log.close();
+    await expect(log.item(user("late"), "user")).rejects.toMatchObject({ code: "closed" });
+  });
+
+  it("one writer per session: a live lease is refused naming its holder", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await connect(url, { holder: "host-a" });
+    const hostB = await connect(url, { holder: "host-b" });
+    const log = await hostA.sessions.create({});
+    writers.push(log);
+    const error = await hostB.sessions.open(log.id).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionLeasedError);
+    expect(error).toMatchObject({ code: "locked", holder: "host-a" });
+    expect((error as Error).message).toContain("host-a");
+    // a clean close frees it at once
+    await log.close();
+    const opened = await hostB.sessions.open(log.id);
+    writers.push(opened.log);
+  });
+
+  it("a dead host's lease expires; the next host continues with every acknowledged record", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await PgStore.connect({ url, holder: "host-a", leaseMs: 600 });
+    const hostB = await connect(url, { holder: "host-b", leaseMs: 600 });
+    const log = await hostA.sessions.create({});
+    const acknowledged: number[] = [];
+    for (let i = 0; i < 20; i++) acknowledged.push((await log.item(user(`a${i}`), "user")).seq);
+    // a few more in flight when the host dies: they may or may not have committed
+    for (let i = 0; i < 5; i++) void log.item(user(`late${i}`), "user").catch(() => {});
+    await hostA.close(0); // the process is gone: no release, no heartbeat
+    await expect(hostB.sessions.open(log.id)).rejects.toMatchObject({ code: "locked", holder: "host-a" });
+    await new Promise((r) => setTimeout(r, 700));
+    const opened = await hostB.sessions.open(log.id);
+    writers.push(opened.log);
+    const seqs = (await hostB.sessions.load(log.id)).records.map((r) => r.seq);
+    for (const seq of acknowledged) expect(seqs).toContain(seq);
+    expect(opened.history.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, i) => user(`a${i}`)));
+    const next = await opened.log.item(user("b0"), "user");
+    expect(next.seq).toBe(seqs.length);
+  });
+
+  it("a holder whose lease ran out unnoticed keeps writing until another host takes it over", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await connect(url, { holder: "host-a" });
+    const log = await hostA.sessions.create({});
+    writers.push(log);
+    await hostA.sql`UPDATE yoi_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${log.id}`;
+    await expect(log.item(user("still mine"), "user")).resolves.toMatchObject({ seq: 1 });
+    expect(await hostA.sessions.leaseHolder(log.id)).toBeUndefined();
+  });
+
+  it("fences a host whose lease was taken over: its appends are refused, not interleaved", async () => {
+    const url = await pg.createDatabase();
+    const lost: string[] = [];
+    const hostA = await connect(url, { holder: "host-a", leaseMs: 400, onLeaseLost: (id) => lost.push(id) });
+    const hostB = await connect(url, { holder: "host-b", leaseMs: 5000 });
+    const log = await hostA.sessions.create({});
+    writers.push(log);
+    await log.item(user("a0"), "user");
+    // host A stalls (a long GC pause, a partition): its lease runs out
+    await hostA.sql`UPDATE yoi_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${log.id}`;
+    const opened = await hostB.sessions.open(log.id);
+    writers.push(opened.log);
+    await expect(log.item(user("a1 from the stalled host"), "user")).rejects.toMatchObject({
+      code: "locked",
+    });
+    await expect(log.item(user("a2"), "user")).rejects.toMatchObject({ code: "closed" });
+    await opened.log.item(user("b1"), "user");
+    const { history } = await hostB.sessions.load(log.id);
+    expect(history).toEqual([user("a0"), user("b1")]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(lost).toEqual([log.id]);
+  });
+});
+
+describe.skipIf(!withPostgres)("PgStore.connect", () => {
+  it("applies migrations once, even when hosts start together", async () => {
+    const url = await pg.createDatabase();
+    await Promise.all([connect(url), connect(url), connect(url)]);
+    const store = stores[0] as PgStore;
+    const rows = await store.sql<{ version: number }[]>`SELECT version FROM yoi_schema_migrations`;
+    expect(rows.map((r) => r.version)).toEqual([1]);
+  });
+
+  it("refuses a database whose schema is newer than this code", async () => {
+    const url = await pg.createDatabase();
+    const store = await connect(url);
+    await store.sql`INSERT INTO yoi_schema_migrations (version, name) VALUES (99, 'future')`;
+    const error = await PgStore.connect({ url }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PgStoreError);
+    expect(error).toMatchObject({ code: "schema_too_new" });
+    expect((error as Error).message).toMatch(/v99.*upgrade yoi/);
+  });
+
+  it("an unreachable database is one clear line without the password", async () => {
+    const port = pg.port + 1 === 65536 ? 1 : pg.port + 1;
+    const error = await PgStore.connect({
+      url: `postgres://yoi:s3cret@127.0.0.1:${port}/nope`,
+      connectTimeoutSeconds: 3,
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "unreachable" });
+    const message = (error as Error).message;
+    expect(message).toContain(`127.0.0.1:${port}/nope`);
+    expect(message).toContain("ECONNREFUSED");
+    expect(message).not.toContain("s3cret");
+    expect(message).not.toContain("\n");
+  });
+
+  it("rejects a URL that is not postgres://", async () => {
+    await expect(PgStore.connect({ url: "mysql://x@y/z" })).rejects.toMatchObject({ code: "invalid_url" });
+    await expect(PgStore.connect({ url: "not a url" })).rejects.toMatchObject({ code: "invalid_url" });
+  });
+});
+
+describe.skipIf(!withPostgres)("a database lost mid-session", () => {
+  it("fails the append with a clear io error, and the session resumes when the database is back", async () => {
+    const url = await pg.createDatabase();
+    const store = await connect(url, { connectTimeoutSeconds: 2 });
+    const log = await store.sessions.create({});
+    writers.push(log);
+    await log.item(user("before"), "user");
+    await pg.kill();
+    try {
+      const error = await log.item(user("during"), "user").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SessionLogError);
+      expect(error).toMatchObject({ code: "io" });
+      expect((error as Error).message).toMatch(/cannot append to session .* in postgres:\/\/127\.0\.0\.1/);
+    } finally {
+      await pg.restart();
+    }
+    await log.close();
+    const opened = await store.sessions.open(log.id);
+    writers.push(opened.log);
+    expect(opened.history).toEqual([user("before")]);
+  });
+});
