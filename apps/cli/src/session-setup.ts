@@ -222,6 +222,10 @@ export function createModelClient(
     ...(setup.baseURL ? { baseURL: setup.baseURL } : {}),
     ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
     ...(onWarning ? { onWarning } : {}),
+    // A capability declared in the catalog or config overrides the adapter's default.
+    ...(resolved.info?.capabilities.systemMessagesAnywhere === undefined
+      ? {}
+      : { systemMessagesAnywhere: resolved.info.capabilities.systemMessagesAnywhere }),
   });
 }
 

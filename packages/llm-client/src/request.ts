@@ -99,6 +99,16 @@ export interface ClientOptions {
   onWarning?: (warning: ClientWarning) => void;
   /** Sees every raw provider payload (debugging, unknown events). */
   onRawEvent?: (payload: unknown) => void;
+  /**
+   * Whether the server accepts a system message after the first turn.
+   * Default: per adapter. OpenAI's own APIs do; an OpenAI-compatible server
+   * (any other `baseURL`) is assumed not to (llama.cpp and vLLM chat
+   * templates reject it); Anthropic and Gemini take system text only at the
+   * top, whatever this says. A non-leading system message the target does
+   * not accept is sent as user-role text wrapped in `<system-reminder>`.
+   * Set it from the catalog or config (`capabilities.systemMessagesAnywhere`).
+   */
+  systemMessagesAnywhere?: boolean;
 }
 
 export interface StreamOptions {

@@ -220,8 +220,8 @@ describe("openai-chat request shape", () => {
         },
       ],
       messages: [
-        { role: "system", content: "You are yoi." },
-        { role: "system", content: "Be terse." },
+        // A compatible server gets one leading system message (many templates reject a second).
+        { role: "system", content: "You are yoi.\n\nBe terse." },
         {
           role: "user",
           content: [

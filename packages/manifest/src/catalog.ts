@@ -26,6 +26,14 @@ export interface ModelCapabilities {
   vision: boolean;
   /** The provider caches prompt prefixes (automatically, or with explicit breakpoints). */
   promptCaching: boolean;
+  /**
+   * Accepts a system message after the first turn. Absent: the adapter
+   * decides (OpenAI's own APIs yes, OpenAI-compatible servers no; Anthropic
+   * and Gemini take system text only at the top). When false, such a
+   * message is sent as user text in `<system-reminder>`. Declare it for a
+   * model on a compatible server whose template takes system messages anywhere.
+   */
+  systemMessagesAnywhere?: boolean;
 }
 
 export interface ModelInfo {

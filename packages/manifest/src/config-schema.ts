@@ -94,6 +94,10 @@ const CapabilitiesSchema = obj({
   reasoning: z.enum(["effort", "budget", "none"], expecting('one of "effort", "budget", "none"')).optional(),
   vision: bool().optional(),
   promptCaching: bool().optional(),
+  systemMessagesAnywhere: bool().optional().meta({
+    description:
+      "Whether the server accepts a system message after the first turn. Default: OpenAI yes, OpenAI-compatible servers no (sent as marked user text).",
+  }),
 });
 
 const ModelEntrySchema = obj({

@@ -121,7 +121,7 @@ function defaultSystem(root: string, tools: readonly Tool[]): string {
     "You are yoi, a coding agent working in a user's project.",
     `Project root: ${root}. Paths are relative to it; nothing outside it can be read or written.`,
     `Tools: ${tools.map((t) => t.name).join(", ")}.`,
-    "A system message starting with `[File: <path>]` holds a file the user attached with @<path>; its body may be truncated (read_file reads the rest).",
+    "A system message (or `<system-reminder>` text) starting with `[File: <path>]` holds a file the user attached with @<path> or one re-attached after a compaction; its body may be truncated (read_file reads the rest).",
     "Read a file before editing it. Keep changes minimal and explain what you did.",
   ].join("\n");
 }
@@ -161,7 +161,13 @@ export function clientFromConfig(
     ...(resolved.provider.baseURL ? { baseURL: resolved.provider.baseURL } : {}),
     ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
     ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+    ...systemMessagesFlag(resolved.info?.capabilities.systemMessagesAnywhere),
   });
+}
+
+/** The catalog/config capability, when declared, overrides the adapter's default. */
+function systemMessagesFlag(anywhere: boolean | undefined): { systemMessagesAnywhere?: boolean } {
+  return anywhere === undefined ? {} : { systemMessagesAnywhere: anywhere };
 }
 
 export class Pod {

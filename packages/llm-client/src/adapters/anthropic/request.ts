@@ -5,6 +5,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ContentPart, ReasoningItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
+import { systemReminder } from "../system-reminder.ts";
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type ContentBlockParam = Anthropic.Messages.ContentBlockParam;
@@ -85,8 +86,7 @@ export function buildAnthropicRequest(model: string, request: Request): Anthropi
         const target = side(role);
         if (item.role === "system") {
           const text = textOf(item.content);
-          if (text !== "")
-            target.blocks.push({ type: "text", text: `<system-reminder>\n${text}\n</system-reminder>` });
+          if (text !== "") target.blocks.push({ type: "text", text: systemReminder(text) });
           break;
         }
         for (const part of item.content) {

@@ -9,6 +9,7 @@ import type {
 import { LlmError } from "../../errors.ts";
 import type { ContentPart, ToolCallItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
+import { systemReminder } from "../system-reminder.ts";
 
 export interface BuiltGeminiRequest {
   contents: Content[];
@@ -26,7 +27,10 @@ export const FUNCTION_CALL_ID = "functionCallId";
 /**
  * Converts a neutral request to Gemini `contents` + config.
  *
- * - system prompt and system messages -> `systemInstruction`;
+ * - system prompt and the system messages that open the history ->
+ *   `systemInstruction`; a later system message -> user text in
+ *   `<system-reminder>` where it stands (Gemini takes system text only at
+ *   the top, and hoisting it would reorder the conversation);
  * - assistant text, tool calls and Gemini reasoning -> `model` parts, each
  *   with the `thoughtSignature` it came with;
  * - tool results -> `functionResponse` parts paired by name (and by id when
@@ -52,11 +56,15 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
     else contents.push({ role, parts: [part] });
   };
 
+  let leading = true;
   for (const item of request.items) {
+    if (item.type !== "message" || item.role !== "system") leading = false;
     switch (item.type) {
       case "message":
         if (item.role === "system") {
-          system.push(textOf(item.content));
+          const text = textOf(item.content);
+          if (leading) system.push(text);
+          else if (text !== "") push("user", { text: systemReminder(text) });
         } else if (item.role === "assistant") {
           const signature = stringField(item.providerData, THOUGHT_SIGNATURE);
           const text = textOf(item.content);

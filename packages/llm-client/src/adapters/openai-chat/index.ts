@@ -51,7 +51,12 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
   return {
     async open(request, signal) {
       const openai = sdk();
-      const { params, warnings } = buildOpenAIChatRequest(options.model, request, { openai: openaiHost });
+      const { params, warnings } = buildOpenAIChatRequest(options.model, request, {
+        openai: openaiHost,
+        ...(options.systemMessagesAnywhere === undefined
+          ? {}
+          : { systemMessagesAnywhere: options.systemMessagesAnywhere }),
+      });
       for (const warning of warnings) options.onWarning?.(warning);
       let response: Response;
       try {

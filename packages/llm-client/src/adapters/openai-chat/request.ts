@@ -5,6 +5,7 @@
 import type OpenAI from "openai";
 import type { ContentPart, ReasoningItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
+import { systemReminder } from "../system-reminder.ts";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -24,6 +25,14 @@ export interface OpenAIChatRequestOptions {
    * `reasoning_effort` sent. Compatible servers get the portable subset.
    */
   openai: boolean;
+  /**
+   * Whether a system message may follow other messages. Default `openai`:
+   * OpenAI accepts it; compatible servers get one leading system message
+   * (the prompt and the system messages that open the history, joined) and
+   * every later one as user text in `<system-reminder>`, merged into the
+   * user message before it.
+   */
+  systemMessagesAnywhere?: boolean;
 }
 
 /** Whether `baseURL` points at OpenAI's own API. */
@@ -50,8 +59,24 @@ export function buildOpenAIChatRequest(
   const warnings: ClientWarning[] = [];
   const settings = request.settings ?? {};
   const messages: MessageParam[] = [];
-  if (request.system !== undefined && request.system !== "")
-    messages.push({ role: "system", content: request.system });
+  const anywhere = options.systemMessagesAnywhere ?? options.openai;
+  let items = request.items;
+  if (anywhere) {
+    if (request.system !== undefined && request.system !== "")
+      messages.push({ role: "system", content: request.system });
+  } else {
+    // One system message, first: the prompt and the system messages that open the history.
+    const leading: string[] = request.system ? [request.system] : [];
+    let i = 0;
+    for (; i < items.length; i++) {
+      const item = items[i]!;
+      if (item.type !== "message" || item.role !== "system") break;
+      const text = textOf(item.content);
+      if (text !== "") leading.push(text);
+    }
+    if (leading.length > 0) messages.push({ role: "system", content: leading.join("\n\n") });
+    items = items.slice(i);
+  }
 
   let assistant: { text: string; calls: ToolCallParam[] } | undefined;
   const flush = () => {
@@ -66,7 +91,7 @@ export function buildOpenAIChatRequest(
   };
   const dropped: ReasoningItem[] = [];
 
-  for (const item of request.items) {
+  for (const item of items) {
     switch (item.type) {
       case "message":
         if (item.role === "assistant") {
@@ -75,8 +100,11 @@ export function buildOpenAIChatRequest(
           break;
         }
         flush();
-        if (item.role === "system") {
+        if (item.role === "system" && anywhere) {
           messages.push({ role: "system", content: textOf(item.content) });
+        } else if (item.role === "system") {
+          const text = textOf(item.content);
+          if (text !== "") appendUserText(messages, systemReminder(text));
         } else {
           messages.push({ role: "user", content: userContent(item.content) });
         }
@@ -193,4 +221,19 @@ function userContent(content: ContentPart[]): string | UserContentPart[] {
     }
   }
   return parts;
+}
+
+/**
+ * Adds user text, into the user message just before when there is one (so a
+ * converted system message does not make two user turns in a row, which
+ * strict chat templates also reject), else as a new user message.
+ */
+function appendUserText(messages: MessageParam[], text: string): void {
+  const last = messages.at(-1);
+  if (last?.role === "user") {
+    if (typeof last.content === "string") last.content = `${last.content}\n\n${text}`;
+    else last.content = [...last.content, { type: "text", text }];
+    return;
+  }
+  messages.push({ role: "user", content: text });
 }

@@ -2,6 +2,7 @@ import OpenAI from "openai";
 import { LlmError } from "../../errors.ts";
 import { findModelCapabilities } from "../../model-info.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { isOpenAIHost } from "../openai-chat/request.ts";
 import { decodeOpenAIEvent, openAIEvents } from "../openai-sse.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIError } from "./errors.ts";
@@ -21,6 +22,9 @@ export { buildResponsesRequest } from "./request.ts";
 export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderAdapter => {
   let client: OpenAI | undefined;
   const capabilities = findModelCapabilities("openai-responses", options.model);
+  // OpenAI takes system messages anywhere; a compatible server (another host) may not.
+  const systemAnywhere =
+    options.systemMessagesAnywhere ?? isOpenAIHost(options.baseURL ?? process.env.OPENAI_BASE_URL);
   const sdk = (): OpenAI => {
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
@@ -42,7 +46,9 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
   return {
     async open(request, signal) {
       const openai = sdk();
-      const { params, warnings } = buildResponsesRequest(options.model, request, capabilities);
+      const { params, warnings } = buildResponsesRequest(options.model, request, capabilities, {
+        systemMessagesAnywhere: systemAnywhere,
+      });
       for (const warning of warnings) options.onWarning?.(warning);
       let response: Response;
       try {

@@ -7,6 +7,7 @@ import type {
 } from "openai/resources/responses/responses";
 import type { ContentPart, Item, ReasoningItem, ToolCallItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
+import { systemReminder } from "../system-reminder.ts";
 
 /** What the Responses adapter derives from a neutral request. */
 export interface BuiltResponsesRequest {
@@ -24,10 +25,11 @@ export function buildResponsesRequest(
   model: string,
   request: Request,
   capabilities?: ModelCapabilities,
+  options: { systemMessagesAnywhere?: boolean } = {},
 ): BuiltResponsesRequest {
   const warnings: ClientWarning[] = [];
   const settings = request.settings ?? {};
-  const input = toResponsesInput(request.items, warnings);
+  const input = toResponsesInput(request.items, warnings, options.systemMessagesAnywhere ?? true);
 
   const tools: Tool[] = [];
   const specs = [...(request.tools ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -90,7 +92,11 @@ export function isReasoningModel(model: string, capabilities: ModelCapabilities 
   return /^(o\d|gpt-5|gpt-oss|codex)/.test(name) || name.includes("codex");
 }
 
-function toResponsesInput(items: Item[], warnings: ClientWarning[]): ResponseInputItem[] {
+function toResponsesInput(
+  items: Item[],
+  warnings: ClientWarning[],
+  systemAnywhere: boolean,
+): ResponseInputItem[] {
   const out: ResponseInputItem[] = [];
   const customCalls = new Set<string>();
   for (const item of items) {
@@ -103,6 +109,10 @@ function toResponsesInput(items: Item[], warnings: ClientWarning[]): ResponseInp
         if (item.role === "assistant") {
           const text = textOf(item.content);
           if (text !== "") out.push({ role: "assistant", content: text });
+        } else if (item.role === "system" && !systemAnywhere && out.length > 0) {
+          // A compatible server that takes system messages only first: user text in the marker.
+          const text = textOf(item.content);
+          if (text !== "") out.push({ role: "user", content: systemReminder(text) });
         } else {
           out.push({ role: item.role, content: inputContent(item.content) });
         }
