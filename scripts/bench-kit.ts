@@ -18,7 +18,7 @@ export interface BenchRow {
   baseline?: number;
   /** What the baseline is, e.g. `raw SDK iteration`. */
   baselineName?: string;
-  unit: "ms" | "us" | "ns" | "MB" | "ops/s" | "x";
+  unit: "ms" | "us" | "ns" | "MB" | "ops/s" | "x" | "tokens";
   /** Target ratio subject/baseline (e.g. 1.1), when there is one. */
   target?: number;
   /** Free text: sizes, counts, notes. */

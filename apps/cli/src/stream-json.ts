@@ -35,7 +35,10 @@ export type StreamJsonEvent =
       is_error: boolean;
       outcome: string;
       duration_ms: number;
+      /** Bytes that entered the context (the committed result). */
       output_bytes: number;
+      /** Bytes of the whole output (what the blob store keeps). */
+      full_bytes: number;
       preview: string;
       blob_id?: string;
     }
@@ -114,6 +117,7 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
         outcome: String(event.outcome),
         duration_ms: Math.round(event.durationMs),
         output_bytes: event.outputBytes,
+        full_bytes: event.fullBytes,
         preview: event.preview,
         ...(event.blobId ? { blob_id: event.blobId } : {}),
       };

@@ -4,7 +4,7 @@ import { CliError } from "../src/cli-error.ts";
 import { describeFailure, scrub } from "../src/describe-error.ts";
 import { toStreamJson } from "../src/stream-json.ts";
 import { colorEnabled, truncate, visibleWidth } from "../src/style.ts";
-import { shortArgs } from "../src/ui/tool-summary.ts";
+import { shortArgs, toolSize } from "../src/ui/tool-summary.ts";
 
 function usage(argv: string[]): string {
   try {
@@ -203,9 +203,19 @@ describe("Renderer tool errors", () => {
       preview:
         "Invalid arguments for edit_file:\n- old_string: expected string, received undefined\nFix the arguments",
       outputBytes: 120,
+      fullBytes: 120,
     });
     expect(written()).toContain(
       "Invalid arguments for edit_file: - old_string: expected string, received undefined Fix the arguments",
     );
+  });
+});
+
+describe("tool output sizes", () => {
+  it("say what entered the context and, separately, the whole stored output", () => {
+    const id = "0190a5b2-0000-7000-8000-000000000000";
+    expect(toolSize(506, 108_894, id)).toBe(`506 B in context · 106.3 KB stored → blob ${id}`);
+    expect(toolSize(300, 300, undefined)).toBe("300 B");
+    expect(toolSize(4096, 20_000, undefined)).toBe("4.0 KB in context of 19.5 KB");
   });
 });

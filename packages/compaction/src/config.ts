@@ -33,7 +33,21 @@ export interface ToolOutputCacheConfig {
    * only reported in the replacement's `detail.unreferencedRefs`.
    */
   deleteUnreferencedRefs?: boolean;
+  /**
+   * What the model sees of an output the worker already stored in the
+   * BlobStore (`[blob:<id>]`, seed 000):
+   * - `"summary"` (default): the worker's seed 000 summary (400 bytes by
+   *   default) stays; the model reads more with `inspect` or
+   *   `tool_output_cache` (the ref is the blob id);
+   * - `"view"`: seed 004's in-context view of the full output, up to
+   *   `maxMessageBytes` (50 KiB), replaces it.
+   * Outputs the worker kept inline always get the view.
+   */
+  storedView?: StoredView;
 }
+
+/** See `ToolOutputCacheConfig.storedView`. */
+export type StoredView = "summary" | "view";
 
 /** `ToolOutputCacheConfig` with every default applied. */
 export interface ResolvedToolOutputCacheConfig {
@@ -42,6 +56,7 @@ export interface ResolvedToolOutputCacheConfig {
   maxMessageBytes: number;
   maxLineLength: number;
   deleteUnreferencedRefs: boolean;
+  storedView: StoredView;
 }
 
 /**
@@ -90,6 +105,7 @@ export const toolOutputCacheConfigSchema = z
     maxMessageBytes: z.number().int().min(1024).default(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES),
     maxLineLength: z.number().int().min(16).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
     deleteUnreferencedRefs: z.boolean().default(false),
+    storedView: z.enum(["summary", "view"]).default("summary"),
   })
   .strict();
 

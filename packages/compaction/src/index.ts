@@ -34,6 +34,7 @@ export {
   type ResolvedToolOutputCacheConfig,
   resolveCompactionConfig,
   resolveToolOutputCacheConfig,
+  type StoredView,
   type ToolOutputCacheConfig,
   toolOutputCacheConfigSchema,
 } from "./config.ts";

@@ -15,7 +15,7 @@ import {
   resolveToolOutputCacheConfig,
   type ToolOutputCacheConfig,
 } from "./config.ts";
-import { buildInContextView } from "./in-context-view.ts";
+import { buildInContextView, countLines } from "./in-context-view.ts";
 import type { MatchOptions } from "./line-matcher.ts";
 import { collectRefs } from "./refs.ts";
 import { type TrimResult, trimToolOutputs } from "./trim.ts";
@@ -74,6 +74,17 @@ export class ToolOutputCache {
       return { ...result, outputRef: { id: readRef } };
     }
     const reused = await this.#reusableBlob(result);
+    if (reused !== undefined && this.config.storedView === "summary") {
+      // Seed 000: the worker's summary is what the model sees; inspect / tool_output_cache read the rest.
+      return {
+        ...result,
+        outputRef: {
+          id: reused.id,
+          byteSize: Buffer.byteLength(reused.text, "utf8"),
+          lineCount: countLines(reused.text),
+        },
+      };
+    }
     const text = reused?.text ?? full;
     const id = reused?.id ?? (await this.store.store({ kind: "text", text: full }));
     const view = buildInContextView(text, id, this.config);

@@ -28,6 +28,7 @@ describe("ToolOutputCacheConfig", () => {
       maxMessageBytes: 50 * 1024,
       maxLineLength: 2000,
       deleteUnreferencedRefs: false,
+      storedView: "summary",
     });
   });
 
@@ -40,6 +41,7 @@ describe("ToolOutputCacheConfig", () => {
       maxMessageBytes: 50 * 1024,
       maxLineLength: 500,
       deleteUnreferencedRefs: false,
+      storedView: "summary",
     });
   });
 

@@ -40,9 +40,24 @@ describe("ToolOutputCache.prepare (seed 004 1.5)", () => {
     expect(store.stores).toBe(1);
   });
 
-  it("reuses the blob the worker already stored ([blob:<id>] or outputRef) instead of storing again", async () => {
+  it("keeps the worker's seed 000 summary of a stored output by default, reusing its blob as the ref", async () => {
     const store = new TestBlobStore();
     const cache = new ToolOutputCache({ store });
+    const full = numbered(50);
+    const id = storeText(store, full);
+    const summary = `[blob:${id}] text | 50 lines\n── head ──\nrow 1`;
+    const fromSummary = await cache.prepare(result("c1", summary), full);
+    expect(fromSummary.outputRef).toEqual({ id, byteSize: Buffer.byteLength(full), lineCount: 50 });
+    expect(fromSummary.output).toBe(summary); // what the model sees stays the 400-byte summary
+    const fromRef = await cache.prepare(result("c2", "summary", id), full);
+    expect(fromRef.outputRef?.id).toBe(id);
+    expect(fromRef.output).toBe("summary");
+    expect(store.stores).toBe(0);
+  });
+
+  it('storedView "view": the in-context view of the full output replaces the summary (seed 004)', async () => {
+    const store = new TestBlobStore();
+    const cache = new ToolOutputCache({ store, config: { storedView: "view" } });
     const full = numbered(50);
     const id = storeText(store, full);
     const fromSummary = await cache.prepare(
@@ -50,16 +65,14 @@ describe("ToolOutputCache.prepare (seed 004 1.5)", () => {
       full,
     );
     expect(fromSummary.outputRef).toEqual({ id, byteSize: Buffer.byteLength(full), lineCount: 50 });
-    expect(fromSummary.output).toBe(full); // the view comes from the full output
-    const fromRef = await cache.prepare(result("c2", "summary", id), full);
-    expect(fromRef.outputRef?.id).toBe(id);
+    expect(fromSummary.output).toBe(full);
     expect(store.stores).toBe(0);
   });
 
   it("numbers structured blobs as pretty JSON, like the read tool shows them", async () => {
     const store = new TestBlobStore();
     const id = await store.store({ kind: "structured", value: { a: 1, b: [1, 2] } });
-    const cache = new ToolOutputCache({ store });
+    const cache = new ToolOutputCache({ store, config: { storedView: "view" } });
     const out = await cache.prepare(result("c1", `[blob:${id}] json_object | 2 keys`), '{"a":1,"b":[1,2]}');
     expect(out.output).toBe(JSON.stringify({ a: 1, b: [1, 2] }, null, 2));
     expect(out.outputRef?.lineCount).toBe(7);

@@ -70,9 +70,14 @@ export interface ToolCallEndEvent {
   durationMs: number;
   /** The first ~200 characters of what the model sees. */
   preview: string;
-  /** Size in bytes of what the model sees. */
+  /**
+   * Size in UTF-8 bytes of what entered the context: the result as
+   * committed, after the Stored summary or cap and the context policy's view.
+   */
   outputBytes: number;
-  /** Blob id when the output was stored. */
+  /** Size in UTF-8 bytes of the tool's whole output (what the blob store keeps), before any summary, view or cap. */
+  fullBytes: number;
+  /** Blob (ref) id when the whole output was stored. */
   blobId?: string;
 }
 

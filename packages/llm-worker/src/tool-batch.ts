@@ -5,7 +5,7 @@
  * worker holds no scheduling policy; tools that must not overlap wait on
  * each other themselves.
  */
-import type { ToolCallItem } from "@yoi/llm-client";
+import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
 import type { z } from "zod";
 import type { BlobStore } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
@@ -33,6 +33,13 @@ export interface BatchOptions {
   blobStore: BlobStore | undefined;
   /** Calls whose arguments the model sent in a form that could not be used (callId -> error text). */
   argumentErrors?: ReadonlyMap<string, string>;
+  /**
+   * Turns a result into what enters history (the context policy's
+   * `prepareToolResult`), as each call finishes and before its
+   * `tool_call_end`, so the event reports what entered the context. Never
+   * rejects (the worker reports a failure and keeps the result as it was).
+   */
+  prepare?(result: ToolResultItem, full: string): Promise<ToolResultItem>;
   emit(event: ToolCallStartEvent | ToolCallEndEvent): void;
 }
 
@@ -41,6 +48,8 @@ export interface CallResult {
   info: ToolCallInfo;
   processed: ProcessedOutput;
   outcome: ToolOutcome;
+  /** The item to commit: the processed output, prepared by the context policy. */
+  result: ToolResultItem;
 }
 
 /**
@@ -148,7 +157,8 @@ async function settle(
   } catch (error) {
     // A failing store or interceptor must not leave the call without a result.
     const output = `Tool call ${info.name} failed in the worker: ${message(error)}`;
-    return { call, info, processed: { output, isError: true, full: output }, outcome: "error" };
+    const processed: ProcessedOutput = { output, isError: true, full: output };
+    return { call, info, processed, outcome: "error", result: resultItem(info, processed) };
   }
 }
 
@@ -196,6 +206,10 @@ async function settleUnsafe(
       };
     }
   }
+  const item = options.prepare
+    ? await options.prepare(resultItem(info, processed), processed.full)
+    : resultItem(info, processed);
+  const blobId = item.outputRef?.id ?? processed.outputRef?.id;
   options.emit({
     type: "tool_call_end",
     callId: info.callId,
@@ -203,14 +217,27 @@ async function settleUnsafe(
     batchId: info.batchId,
     callIndex: info.callIndex,
     turnIndex: info.turnIndex,
-    isError: processed.isError,
+    isError: item.isError,
     outcome,
     durationMs: result.durationMs,
-    preview: processed.output.length > 200 ? `${processed.output.slice(0, 200)}…` : processed.output,
-    outputBytes: byteLength(processed.output),
-    ...(processed.outputRef ? { blobId: processed.outputRef.id } : {}),
+    preview: item.output.length > 200 ? `${item.output.slice(0, 200)}…` : item.output,
+    outputBytes: byteLength(item.output),
+    fullBytes: byteLength(processed.full),
+    ...(blobId !== undefined ? { blobId } : {}),
   });
-  return { call, info, processed, outcome };
+  return { call, info, processed, outcome, result: item };
+}
+
+/** The history item of a processed output. */
+function resultItem(info: ToolCallInfo, processed: ProcessedOutput): ToolResultItem {
+  return {
+    type: "tool_result",
+    callId: info.callId,
+    name: info.name,
+    output: processed.output,
+    isError: processed.isError,
+    ...(processed.outputRef ? { outputRef: processed.outputRef } : {}),
+  };
 }
 
 function resultInfo(processed: ProcessedOutput, outcome: ToolOutcome, durationMs: number): ToolResultInfo {

@@ -10,6 +10,7 @@ import type {
   Request,
   RequestSettings,
   StopReason,
+  ToolResultItem,
   ToolSpec,
   Usage,
 } from "@yoi/llm-client";
@@ -506,6 +507,9 @@ export class Worker {
       toolTimeoutMs: this.#toolTimeoutMs,
       blobStore: this.#blobStore,
       argumentErrors,
+      ...(this.#policy?.prepareToolResult
+        ? { prepare: (result, full) => this.#prepareResult(ctx, result, full) }
+        : {}),
       emit: (event) => this.#emit(event),
     });
     if (started.kind === "paused") {
@@ -514,32 +518,7 @@ export class Worker {
     }
     // Commit in call order, each as soon as it and all before it are done.
     for (const promise of started.results) {
-      const { info, processed, outcome } = await promise;
-      let result = {
-        type: "tool_result" as const,
-        callId: info.callId,
-        name: info.name,
-        output: processed.output,
-        isError: processed.isError,
-        ...(processed.outputRef ? { outputRef: processed.outputRef } : {}),
-      };
-      if (this.#policy?.prepareToolResult) {
-        try {
-          result = {
-            ...(await this.#policy.prepareToolResult(result, processed.full, this.#state(ctx))),
-          } as typeof result;
-        } catch (error) {
-          this.#emit({
-            type: "error",
-            fatal: false,
-            error: {
-              code: "context_policy",
-              message: `prepareToolResult failed: ${messageOf(error)}`,
-              retryable: false,
-            },
-          });
-        }
-      }
+      const { result, outcome } = await promise;
       // Results the worker made up (the call never ran to an end) are logged as synthetic.
       this.#commit(result, outcome === "interrupted" || outcome === "aborted" ? "synthetic" : "tool_result");
     }
@@ -547,6 +526,24 @@ export class Worker {
     this.#argumentErrors = new Map();
     if (started.abortReason !== undefined) return { kind: "aborted", reason: started.abortReason };
     return { kind: "done" };
+  }
+
+  /** The context policy's view of a tool result; on failure the result stays as it was and the error is reported. */
+  async #prepareResult(ctx: RunContext, result: ToolResultItem, full: string): Promise<ToolResultItem> {
+    try {
+      return { ...(await this.#policy!.prepareToolResult!(result, full, this.#state(ctx))) };
+    } catch (error) {
+      this.#emit({
+        type: "error",
+        fatal: false,
+        error: {
+          code: "context_policy",
+          message: `prepareToolResult failed: ${messageOf(error)}`,
+          retryable: false,
+        },
+      });
+      return result;
+    }
   }
 
   async #checkpoint(ctx: RunContext, point: ContextCheckpoint): Promise<void> {

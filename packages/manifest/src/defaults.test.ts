@@ -49,6 +49,7 @@ describe("seed defaults", () => {
       maxMessageBytes: 51_200,
       maxLineLength: 2000,
       deleteUnreferencedRefs: false,
+      storedView: "summary",
     });
     expect(config.compaction).toEqual({
       enabled: true,

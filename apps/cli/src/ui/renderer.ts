@@ -11,7 +11,7 @@ import { describeFailure, type ProviderContext } from "../describe-error.ts";
 import { contextTokens } from "../stream-json.ts";
 import type { Style } from "../style.ts";
 import { type LiveOutput, LiveRegion } from "./live-region.ts";
-import { formatBytes, formatDuration, formatTokens, shortArgs } from "./tool-summary.ts";
+import { formatDuration, formatTokens, shortArgs, toolSize } from "./tool-summary.ts";
 
 export interface RendererOptions {
   out: LiveOutput;
@@ -105,9 +105,7 @@ export class Renderer {
         this.#tools.delete(event.callId);
         this.#live.delete(event.callId);
         const mark = event.isError ? s.red("✗") : s.green("✓");
-        const size = event.blobId
-          ? `${formatBytes(event.outputBytes)} → blob ${event.blobId}`
-          : formatBytes(event.outputBytes);
+        const size = toolSize(event.outputBytes, event.fullBytes, event.blobId);
         const facts = s.dim(`${formatDuration(event.durationMs)} · ${size}`);
         let text = `${mark} ${s.bold(event.name)} ${tool?.args ?? ""} ${facts}`;
         if (event.isError) {

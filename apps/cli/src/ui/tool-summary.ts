@@ -45,6 +45,19 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/**
+ * The size facts of a finished tool call: the bytes that entered the
+ * context, and separately the whole output when it was larger (stored in a
+ * blob, or cut): `506 B in context · 106.9 KB stored → blob <id>`.
+ */
+export function toolSize(contextBytes: number, fullBytes: number, blobId: string | undefined): string {
+  const shown = formatBytes(contextBytes);
+  if (blobId === undefined) {
+    return fullBytes > contextBytes ? `${shown} in context of ${formatBytes(fullBytes)}` : shown;
+  }
+  return `${shown} in context · ${formatBytes(fullBytes)} stored → blob ${blobId}`;
+}
+
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
