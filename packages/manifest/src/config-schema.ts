@@ -173,13 +173,10 @@ const ToolOutputCacheSchema = obj({
     description:
       "Delete stored tool outputs that no history references after a compaction. Off keeps them for yoi inspect and the session log.",
   }),
-  storedView: z
-    .enum(["summary", "view"], expecting('one of "summary", "view"'))
-    .default("summary")
-    .meta({
-      description:
-        'What the model sees of a stored tool output: "summary" = the short seed 000 summary (read more with inspect), "view" = up to maxMessageBytes of the output itself.',
-    }),
+  storedView: z.enum(["summary", "view"], expecting('one of "summary", "view"')).default("summary").meta({
+    description:
+      'What the model sees of a stored tool output: "summary" = the short seed 000 summary (read more with inspect), "view" = up to maxMessageBytes of the output itself.',
+  }),
 });
 
 const RATIO = "a number greater than 0 and at most 1";
