@@ -77,7 +77,10 @@ export interface ToolCallEndEvent {
   outputBytes: number;
   /** Size in UTF-8 bytes of the tool's whole output (what the blob store keeps), before any summary, view or cap. */
   fullBytes: number;
-  /** Blob (ref) id when the whole output was stored. */
+  /**
+   * Where the whole output is, when the model did not see all of it: the
+   * worker's Stored blob, or the context policy's ref of a cut view.
+   */
   blobId?: string;
 }
 

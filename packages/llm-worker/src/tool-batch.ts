@@ -209,7 +209,12 @@ async function settleUnsafe(
   const item = options.prepare
     ? await options.prepare(resultItem(info, processed), processed.full)
     : resultItem(info, processed);
-  const blobId = item.outputRef?.id ?? processed.outputRef?.id;
+  // The blob that holds what the model did not see: the worker's Stored blob, or the
+  // context policy's ref when its view is shorter than the output.
+  const fullBytes = byteLength(processed.full);
+  const outputBytes = byteLength(item.output);
+  const blobId =
+    processed.outputRef?.id ?? (item.outputRef && fullBytes > outputBytes ? item.outputRef.id : undefined);
   options.emit({
     type: "tool_call_end",
     callId: info.callId,
@@ -221,8 +226,8 @@ async function settleUnsafe(
     outcome,
     durationMs: result.durationMs,
     preview: item.output.length > 200 ? `${item.output.slice(0, 200)}…` : item.output,
-    outputBytes: byteLength(item.output),
-    fullBytes: byteLength(processed.full),
+    outputBytes,
+    fullBytes,
     ...(blobId !== undefined ? { blobId } : {}),
   });
   return { call, info, processed, outcome, result: item };
