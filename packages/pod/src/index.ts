@@ -29,15 +29,27 @@ export {
 } from "./instructions/index.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
 export {
+  analyzeShell,
+  bashPrefixRule,
+  formatRuleSpec,
+  isPermissionModeError,
+  MODE_CYCLE,
+  type PermissionDecider,
   type PermissionDecision,
+  type PermissionEvaluation,
+  PermissionModeError,
   type PermissionOutcome,
   PermissionPolicy,
   type PermissionPolicyOptions,
   type PermissionPrompt,
   type PermissionRequest,
+  type PermissionSettingErrorCode,
+  parseRuleSpec,
   primaryArgument,
-  simpleCommands,
-} from "./permissions.ts";
+  type SandboxStatus,
+  type ShellAnalysis,
+  type ShellWrite,
+} from "./permissions/index.ts";
 export { clientFromConfig, type ModelTarget, Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
 export type {
   AlertPodEvent,

@@ -45,7 +45,7 @@ import { createBuiltinTools } from "./builtin-tools.ts";
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
-import { PermissionPolicy, type PermissionPrompt } from "./permissions.ts";
+import { PermissionPolicy, type PermissionPrompt } from "./permissions/index.ts";
 import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
 import { ScopedFs } from "./scoped-fs.ts";

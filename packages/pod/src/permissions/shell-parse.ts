@@ -11,7 +11,7 @@
  */
 
 import { createRequire } from "node:module";
-import type { Node as SyntaxNode, Parser } from "web-tree-sitter";
+import type { Parser, Node as SyntaxNode } from "web-tree-sitter";
 
 /** A file a command line writes through a redirection. */
 export interface ShellWrite {
