@@ -63,9 +63,18 @@ describe("rules", () => {
       action: "allow",
       rule: 1,
     });
-    expect(await policy.evaluate("edit_file", { path: "src/x.ts" })).toMatchObject({ action: "allow", rule: 1 });
-    expect(await policy.evaluate("write_file", { path: "README.md" })).toEqual({ action: "ask", by: "default" });
-    expect(await policy.evaluate("bash", { command: "git status" })).toMatchObject({ action: "allow", rule: 2 });
+    expect(await policy.evaluate("edit_file", { path: "src/x.ts" })).toMatchObject({
+      action: "allow",
+      rule: 1,
+    });
+    expect(await policy.evaluate("write_file", { path: "README.md" })).toEqual({
+      action: "ask",
+      by: "default",
+    });
+    expect(await policy.evaluate("bash", { command: "git status" })).toMatchObject({
+      action: "allow",
+      rule: 2,
+    });
     expect(await policy.evaluate("bash", { command: "git push origin main" })).toMatchObject({
       action: "ask",
       rule: 3,
@@ -134,10 +143,12 @@ describe("rules", () => {
       action: "deny",
       rule: 0,
     });
-    expect(await policy.evaluate("read_file", { path: path.join(root, "secrets", "key.pem") })).toMatchObject({
-      action: "deny",
-      rule: 0,
-    });
+    expect(await policy.evaluate("read_file", { path: path.join(root, "secrets", "key.pem") })).toMatchObject(
+      {
+        action: "deny",
+        rule: 0,
+      },
+    );
     expect((await policy.evaluate("write_file", { path: "src/innocent.ts" })).action).toBe("ask");
     expect((await policy.evaluate("write_file", { path: "src/new.ts" })).action).toBe("allow");
   });
