@@ -60,6 +60,18 @@ export type {
   PodEventListener,
 } from "./pod-events.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
+export {
+  bwrapArgs,
+  detectSandbox,
+  isSandbox,
+  PLAN_MODE_NOTE,
+  type PodSandbox,
+  type Sandbox,
+  type SandboxedCommand,
+  type SandboxPolicy,
+  type SandboxUnavailable,
+  seatbeltProfile,
+} from "./sandbox/index.ts";
 export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export {
   type AccessMode,

@@ -113,6 +113,8 @@ describe("pod end to end (scripted Anthropic server)", () => {
           { tool: "write_file", match: "*.pid", action: "allow" },
         ],
       },
+      // The test reads the shell's PID from outside: unsandboxed, so it is a host PID (sandbox.test.ts covers bwrap).
+      sandbox: false,
     });
     const pod = await Pod.create({
       config,

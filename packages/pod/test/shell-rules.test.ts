@@ -1,5 +1,6 @@
 import { mkdir } from "node:fs/promises";
 import * as path from "node:path";
+import type { PermissionRule } from "@yoi/manifest";
 import { describe, expect, it } from "vitest";
 import {
   analyzeShell,
@@ -11,7 +12,7 @@ import {
 import { ScopedFs } from "../src/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
-async function scoped(rules: ConstructorParameters<typeof PermissionPolicy>[0]["rules"] = []) {
+async function scoped(rules: PermissionRule[] = []) {
   const root = await tempDir();
   const home = await tempDir("yoi-home-");
   await mkdir(path.join(root, "sub"));
