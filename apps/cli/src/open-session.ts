@@ -7,6 +7,7 @@ import type { LlmClient } from "@yoi/llm-client";
 import {
   FileRefError,
   fileRefs,
+  isPermissionModeError,
   type PermissionPrompt,
   Pod,
   PodFsView,
@@ -20,6 +21,7 @@ import { CliError, usageError } from "./cli-error.ts";
 import { projectRoot } from "./commands/sessions.ts";
 import type { ProviderContext } from "./describe-error.ts";
 import { EXIT } from "./exit-codes.ts";
+import { ruleSources } from "./permission-flags.ts";
 import { createModelClient, type ModelSetup, type SetupOptions, setupModel } from "./session-setup.ts";
 
 export interface OpenPodOptions extends SetupOptions {
@@ -58,6 +60,8 @@ export async function openPodWith(
     env: options.env ?? process.env,
     ...(options.ask ? { ask: options.ask } : {}),
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
+    permissionSources: ruleSources(setup),
+    ...(setup.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
   };
   let id = options.resume;
   if (options.continueLast) {
@@ -77,7 +81,12 @@ export async function openPodWith(
       throw restoreError(error, id);
     }
   } else {
-    pod = await Pod.create(podOptions);
+    try {
+      pod = await Pod.create(podOptions);
+    } catch (error) {
+      if (isPermissionModeError(error)) throw usageError(error.message);
+      throw error;
+    }
   }
   return { pod, setup, client, restored: id !== undefined, provider: providerContext(setup) };
 }
@@ -101,6 +110,7 @@ export function providerContext(setup: ModelSetup): ProviderContext {
 }
 
 function restoreError(error: unknown, id: string): CliError {
+  if (isPermissionModeError(error)) return usageError(error.message);
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === "not_found" || code === "ENOENT") {

@@ -55,8 +55,11 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       resumed: opened.restored,
     });
     for (const note of setup.notes) emit({ type: "alert", level: "info", source: "cli", message: note });
+    if (pod.sandbox.notice)
+      emit({ type: "alert", level: "warn", source: "sandbox", message: pod.sandbox.notice });
   } else {
     for (const note of setup.notes) diag(`note: ${note}`);
+    if (pod.sandbox.notice) diag(`warn: ${pod.sandbox.notice}`);
   }
 
   const assistant: Item[] = [];
@@ -77,8 +80,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       diag(`${event.alert.level}: ${event.alert.message}`);
     if (event.type === "permission_outcome" && event.outcome.by === "no_ui") {
       const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
+      const why = event.outcome.reason ? `; ${event.outcome.reason}` : "";
       diag(
-        `denied ${event.outcome.tool}${subject} (print mode cannot ask; allow it in .yoi/config.jsonc "permissions")`,
+        `denied ${event.outcome.tool}${subject} (print mode cannot ask${why}; allow it in .yoi/config.jsonc "permissions" or with --allow-tool)`,
       );
     }
   });
