@@ -240,6 +240,65 @@ describe("yoi -p: rules, redirections, the sandbox", () => {
   });
 });
 
+describe("bounded input", () => {
+  it("a 50 MB prompt on stdin is refused before sending, with exit 2, reading only what a window could hold", async () => {
+    const world = await tempWorld();
+    const server = await scripted([{ type: "reply", text: "never" }]);
+    const big = "word ".repeat(10 * 1024 * 1024);
+    const r = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+      cwd: world.project,
+      env: cleanEnv(world.home, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.baseURL }),
+      input: big,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /the prompt on stdin is more than \d+\.\d MB .* context window of 200,000 tokens; nothing was sent/,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("a prompt or @file set over the window is refused; a prompt that fits is logged once", async () => {
+    const world = await tempWorld({ "big.txt": "x".repeat(400_000) });
+    const server = await scripted([{ type: "reply", text: "ok" }]);
+    const tooBig = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+      cwd: world.project,
+      env: cleanEnv(world.home, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.baseURL }),
+      input: "y".repeat(900_000),
+    });
+    expect(tooBig.code).toBe(2);
+    expect(tooBig.stderr).toContain("the prompt is");
+    await userConfig(world.home, '{ "toolOutput": { "maxBytes": 1000000 } }');
+    const files = await yoi(["read @big.txt and @big.txt again, @big.txt"], world, server);
+    expect(files.code, files.stderr).toBe(0);
+    const twoFiles = await tempWorld({ "a.txt": "a".repeat(450_000), "b.txt": "b".repeat(450_000) });
+    await userConfig(twoFiles.home, '{ "toolOutput": { "maxBytes": 1000000 } }');
+    const refused = await yoi(["compare @a.txt and @b.txt"], twoFiles, server);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("the prompt with its attached files is");
+    expect(server.requests).toHaveLength(1);
+
+    const marker = `unique-marker-${"z".repeat(5000)}`;
+    const logged = await scripted([{ type: "reply", text: "ok" }]);
+    const run = await yoi([marker], world, logged);
+    expect(run.code).toBe(0);
+    const dir = path.join(world.home, ".yoi", "sessions");
+    const files2 = (await readdir(dir, { recursive: true })).filter((f) => f.endsWith(".jsonl"));
+    let count = 0;
+    for (const f of files2) count += (await readFile(path.join(dir, f), "utf8")).split(marker).length - 1;
+    expect(count).toBe(1);
+  });
+
+  it("a config nested 3,000 levels deep exits 2 with its location", async () => {
+    const depth = 3000;
+    const world = await tempWorld({
+      ".yoi/config.jsonc": `{"worker":${'{"a":'.repeat(depth)}1${"}".repeat(depth)}}`,
+    });
+    const r = await runYoi(["config"], { cwd: world.project, env: cleanEnv(world.home) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/\.yoi\/config\.jsonc:1:\d+: values are nested more than 64 levels deep/);
+  });
+});
+
 describe("yoi config", () => {
   it("lists every permission rule with its source, flags included", async () => {
     const world = await tempWorld({

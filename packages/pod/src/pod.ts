@@ -515,7 +515,8 @@ export class Pod {
     const segments = typeof input === "string" ? parseSegments(input) : [...input];
     const text = flattenSegments(segments);
     if (text.trim() === "") throw new Error("Pod.run: the input is empty; type a message or an @path");
-    this.#append((log) => log.userInput(typeof input === "string" ? input : text, segments));
+    // The item record holds the message itself: this record keeps a preview and the refs, so the log stores a prompt once.
+    this.#append((log) => log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
     try {
       await this.#resolveRefs(segments, controller.signal);
@@ -737,6 +738,16 @@ export class Pod {
       }
     }
   }
+}
+
+/** Longest text a `user_input` record keeps (the full prompt is in the item record that follows). */
+const USER_INPUT_PREVIEW_CHARS = 200;
+
+/** The `user_input` record's text (a preview) and segments (only the `@path` refs). */
+function inputRecord(text: string, segments: readonly Segment[]): [string, Segment[] | undefined] {
+  const refs = segments.filter((s) => s.type === "file_ref");
+  const preview = text.length > USER_INPUT_PREVIEW_CHARS ? `${text.slice(0, USER_INPUT_PREVIEW_CHARS)}…` : text;
+  return [preview, refs.length > 0 ? refs : undefined];
 }
 
 /** Settles with `work`'s value, or with undefined as soon as `signal` aborts. */
