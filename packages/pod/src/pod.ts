@@ -746,7 +746,8 @@ const USER_INPUT_PREVIEW_CHARS = 200;
 /** The `user_input` record's text (a preview) and segments (only the `@path` refs). */
 function inputRecord(text: string, segments: readonly Segment[]): [string, Segment[] | undefined] {
   const refs = segments.filter((s) => s.type === "file_ref");
-  const preview = text.length > USER_INPUT_PREVIEW_CHARS ? `${text.slice(0, USER_INPUT_PREVIEW_CHARS)}…` : text;
+  const preview =
+    text.length > USER_INPUT_PREVIEW_CHARS ? `${text.slice(0, USER_INPUT_PREVIEW_CHARS)}…` : text;
   return [preview, refs.length > 0 ? refs : undefined];
 }
 
