@@ -181,6 +181,18 @@ describe.runIf(process.platform === "linux")("bash in bubblewrap", () => {
     expect(await readdir(root)).toContain("link-file");
   });
 
+  it("a hidden directory that does not exist yet (a fresh ~/.yoi) does not break the sandbox", async () => {
+    const root = await tempDir("yoi-sbx-");
+    const fs = await ScopedFs.create({ writeRoots: [root] });
+    const missing = path.join(process.env.HOME ?? "/root", `.yoi-missing-${process.pid}-${Date.now()}`);
+    const tool = bashTool({
+      fs,
+      sandbox: { sandbox, policy: { writeRoots: [root], hidden: [missing], network: false } },
+    });
+    const out = outputText(await tool.execute(tool.inputSchema.parse({ command: "echo ok" }), ctx()));
+    expect(out).toBe("ok\n[exit code: 0]");
+  });
+
   it("lets the network through only when the config allows it", async () => {
     const { run } = await setup({ network: true });
     expect(await run(`exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`)).toContain("hello from outside");

@@ -7,6 +7,7 @@
  * and namespaces, which are a dozen arguments, while that library brings its
  * own config model, proxy processes (socat) and global state to manage.
  */
+import { existsSync } from "node:fs";
 import type { Sandbox, SandboxedCommand, SandboxPolicy } from "./sandbox.ts";
 
 /** The bwrap arguments for one policy, up to (not including) the command. */
@@ -30,7 +31,8 @@ export function bwrapArgs(cwd: string, policy: SandboxPolicy): string[] {
     "/tmp",
   ];
   if (!policy.network) args.push("--unshare-net");
-  for (const dir of policy.hidden) args.push("--tmpfs", dir);
+  // Only what exists: bwrap cannot create a mount point on the read-only root (and nothing is there to hide).
+  for (const dir of policy.hidden) if (existsSync(dir)) args.push("--tmpfs", dir);
   // After /tmp and the hidden dirs, so a scope below either is still there and writable.
   for (const root of policy.writeRoots) args.push("--bind", root, root);
   args.push("--chdir", cwd, "--setenv", "TMPDIR", "/tmp");
