@@ -239,9 +239,10 @@ class InteractiveSession {
       this.#renderer.line(`${s.yellow("?")} ${s.bold("allow")} ${request.summary}`);
       const detail = describeArgs(request);
       if (detail) this.#renderer.line(s.dim(detail));
+      if (request.reason) this.#renderer.line(s.dim(`  asking because ${request.reason}`));
       this.#output.muted = false;
       clearLine(this.#rl);
-      // Say what "always" grants: bash, this exact command; other tools, the tool (seen in permissions.ts).
+      // Say what "always" grants: bash, this exact command; other tools, the tool (seen in permissions/policy.ts).
       const always = request.tool === "bash" ? "this command" : request.tool;
       this.#rl.setPrompt(`  ${s.yellow(`[y]es / [n]o / [a]lways ${always} this session`)} › `);
       this.#rl.prompt();
