@@ -114,8 +114,9 @@ export interface PodOptions {
   /** The explicit opt-in that allows bypassPermissions without a sandbox. Default false. */
   allowUnsandboxedBypass?: boolean;
   /**
-   * The OS sandbox bash runs in, or `false` for none. Default: the machine's
-   * (bubblewrap, sandbox-exec) unless the config says `sandbox: false`.
+   * The OS sandbox bash runs in, or `false` for none (an explicit opt-out:
+   * bash runs unconfined without asking for every command). Default: the
+   * machine's (bubblewrap, sandbox-exec) unless the config says `sandbox: false`.
    */
   sandbox?: Sandbox | false;
   /**

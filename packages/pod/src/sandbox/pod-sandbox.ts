@@ -35,11 +35,9 @@ export async function podSandbox(options: {
   /** yoi's data directory (sessions, blobs): hidden from commands. */
   dataDir: string;
 }): Promise<PodSandbox> {
-  if (!options.bash || !options.settings.enabled) return { status: "disabled" };
-  const found =
-    options.sandbox === false
-      ? { reason: "the sandbox was turned off for this pod" }
-      : (options.sandbox ?? (await detectSandbox()));
+  // `sandbox: false` from the embedding code is an explicit opt-out, like `"sandbox": false` in the config.
+  if (!options.bash || !options.settings.enabled || options.sandbox === false) return { status: "disabled" };
+  const found = options.sandbox ?? (await detectSandbox());
   if (!isSandbox(found)) {
     return {
       status: "unavailable",
