@@ -19,6 +19,16 @@ export interface SessionFlags {
   baseURL?: string;
   /** Project directory (scope root). Default: the working directory. */
   cwd?: string;
+  /** `--permission-mode`: default, acceptEdits, plan, bypassPermissions (checked where the config is loaded). */
+  permissionMode?: string;
+  /** `--allow-tool <rule>` (repeatable): rules like `bash(git status *)`, `edit_file`, `mcp__*`. */
+  allowTools?: string[];
+  /** `--deny-tool <rule>` (repeatable). */
+  denyTools?: string[];
+  /** `--no-sandbox`: bash runs unsandboxed, without asking for every command. */
+  noSandbox?: boolean;
+  /** `--dangerously-bypass-without-sandbox`: bypassPermissions is allowed even where no sandbox is active. */
+  bypassWithoutSandbox?: boolean;
 }
 
 export type Command =
@@ -71,14 +81,28 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   store: { type: "string" },
+  "permission-mode": { type: "string" },
+  "allow-tool": { type: "string", multiple: true },
+  "deny-tool": { type: "string", multiple: true },
+  "no-sandbox": { type: "boolean" },
+  "dangerously-bypass-without-sandbox": { type: "boolean" },
 } as const;
+
+/** Flags that shape permissions, accepted wherever a session (or its config) is. */
+const PERMISSION_OPTIONS = [
+  "permission-mode",
+  "allow-tool",
+  "deny-tool",
+  "no-sandbox",
+  "dangerously-bypass-without-sandbox",
+] as const;
 
 type OptionName = keyof typeof OPTIONS;
 
 /** Which options each command accepts (besides --help and --no-color). */
 const ALLOWED: Record<string, readonly OptionName[]> = {
-  chat: ["print", "continue", "resume", "model", "base-url", "output", "cwd"],
-  config: ["model", "base-url", "cwd"],
+  chat: ["print", "continue", "resume", "model", "base-url", "output", "cwd", ...PERMISSION_OPTIONS],
+  config: ["model", "base-url", "cwd", ...PERMISSION_OPTIONS],
   sessions: ["all", "cwd"],
   inspect: ["cwd"],
   "debug replay": ["provider"],
@@ -108,6 +132,14 @@ export function parseCommand(argv: readonly string[]): Command {
   if (values.model !== undefined) flags.model = nonEmpty("--model", values.model);
   if (values["base-url"] !== undefined) flags.baseURL = checkURL(values["base-url"]);
   if (values.cwd !== undefined) flags.cwd = nonEmpty("--cwd", values.cwd);
+  if (values["permission-mode"] !== undefined)
+    flags.permissionMode = nonEmpty("--permission-mode", values["permission-mode"]);
+  if (values["allow-tool"] !== undefined)
+    flags.allowTools = values["allow-tool"].map((r) => nonEmpty("--allow-tool", r));
+  if (values["deny-tool"] !== undefined)
+    flags.denyTools = values["deny-tool"].map((r) => nonEmpty("--deny-tool", r));
+  if (values["no-sandbox"]) flags.noSandbox = true;
+  if (values["dangerously-bypass-without-sandbox"]) flags.bypassWithoutSandbox = true;
 
   const check = (command: string) => {
     const allowed = ALLOWED[command] ?? [];

@@ -24,6 +24,12 @@ Options:
   -c, --continue                  continue the last session of this directory
   -r, --resume <id>               continue a session by id (see yoi sessions)
   -C, --cwd <dir>                 project directory (the scope root); default: the current directory
+      --permission-mode <mode>    default (writes and bash ask), acceptEdits, plan (read-only), bypassPermissions
+      --allow-tool <rule>         allow a tool or command, e.g. edit_file, mcp__*, "bash(git status *)"; repeatable
+      --deny-tool <rule>          deny one, same syntax; a deny always wins over an allow
+      --no-sandbox                run bash without the OS sandbox (bubblewrap / sandbox-exec)
+      --dangerously-bypass-without-sandbox
+                                  let bypassPermissions run where no sandbox is active
       --no-color                  no colours (also NO_COLOR=1, or when output is not a terminal)
   -h, --help                      this help
   -v, --version                   the version
@@ -36,7 +42,7 @@ Environment:
   Config files: ~/.yoi/config.jsonc (user), .yoi/config.jsonc (project).
 
 Interactive:
-  @path + Tab completes files; Ctrl-C cancels the running turn, Ctrl-C twice at the prompt exits.
+  @path + Tab completes files; Shift+Tab cycles the permission mode; Ctrl-C cancels the running turn, Ctrl-C twice at the prompt exits.
   /help /compact /init /sessions /resume <id> /model [ref] /exit
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
 

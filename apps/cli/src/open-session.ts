@@ -7,6 +7,7 @@ import type { LlmClient } from "@yoi/llm-client";
 import {
   FileRefError,
   fileRefs,
+  isPermissionModeError,
   type PermissionPrompt,
   Pod,
   PodFsView,
@@ -20,6 +21,8 @@ import { CliError, usageError } from "./cli-error.ts";
 import { projectRoot } from "./commands/sessions.ts";
 import type { ProviderContext } from "./describe-error.ts";
 import { EXIT } from "./exit-codes.ts";
+import { inputTooLarge } from "./input-limit.ts";
+import { ruleSources } from "./permission-flags.ts";
 import { createModelClient, type ModelSetup, type SetupOptions, setupModel } from "./session-setup.ts";
 
 export interface OpenPodOptions extends SetupOptions {
@@ -58,6 +61,8 @@ export async function openPodWith(
     env: options.env ?? process.env,
     ...(options.ask ? { ask: options.ask } : {}),
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
+    permissionSources: ruleSources(setup),
+    ...(setup.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
   };
   let id = options.resume;
   if (options.continueLast) {
@@ -77,7 +82,12 @@ export async function openPodWith(
       throw restoreError(error, id);
     }
   } else {
-    pod = await Pod.create(podOptions);
+    try {
+      pod = await Pod.create(podOptions);
+    } catch (error) {
+      if (isPermissionModeError(error)) throw usageError(error.message);
+      throw error;
+    }
   }
   return { pod, setup, client, restored: id !== undefined, provider: providerContext(setup) };
 }
@@ -101,6 +111,7 @@ export function providerContext(setup: ModelSetup): ProviderContext {
 }
 
 function restoreError(error: unknown, id: string): CliError {
+  if (isPermissionModeError(error)) return usageError(error.message);
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
   if (code === "not_found" || code === "ENOENT") {
@@ -116,8 +127,12 @@ function restoreError(error: unknown, id: string): CliError {
  * readable text file inside the scope. Returns one message per failure.
  */
 export async function checkFileRefs(setup: ModelSetup, input: string): Promise<string[]> {
+  const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
   const refs = [...new Set(fileRefs(parseSegments(input)))];
-  if (refs.length === 0) return [];
+  if (refs.length === 0) {
+    const tooLarge = inputTooLarge(Buffer.byteLength(input), setup.window, model, { what: "the prompt" });
+    return tooLarge === undefined ? [] : [tooLarge];
+  }
   const { config } = setup;
   const root = path.resolve(setup.cwd, config.scope.root ?? ".");
   const all = (dirs: readonly string[] | undefined) => (dirs ?? []).map((d) => path.resolve(root, d));
@@ -128,13 +143,17 @@ export async function checkFileRefs(setup: ModelSetup, input: string): Promise<s
   });
   const view = new PodFsView(fs);
   const problems: string[] = [];
+  let bytes = Buffer.byteLength(input);
   for (const ref of refs) {
     try {
-      await view.resolveFileRef(ref, config.toolOutput.maxBytes);
+      const resolved = await view.resolveFileRef(ref, config.toolOutput.maxBytes);
+      bytes += Buffer.byteLength(JSON.stringify(resolved.item.content));
     } catch (error) {
       const reason = error instanceof FileRefError || error instanceof Error ? error.message : String(error);
       problems.push(`@${ref}: ${reason}`);
     }
   }
+  const tooLarge = inputTooLarge(bytes, setup.window, model, { what: "the prompt with its attached files" });
+  if (tooLarge !== undefined) problems.push(tooLarge);
   return problems;
 }

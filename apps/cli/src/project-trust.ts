@@ -1,15 +1,17 @@
 /**
  * A repository's `.yoi/config.jsonc` is written by whoever wrote the
  * repository. Settings there that widen what yoi may do — permission rules
- * that allow, providers (a base URL would receive your API key), scope
- * roots and the session directory — apply only once you trust the project:
+ * that allow, a looser default or mode, turning the bash sandbox off or its
+ * network on, providers (a base URL would receive your API key), scope
+ * roots and the session directory — apply only once you trust the project
+ * (rules that deny or ask apply always: they only take power away):
  * interactive `yoi` asks once per content of those settings; print mode
  * ignores them (said on stderr) unless YOI_TRUST_PROJECT=1.
  */
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { loadConfig, PERMISSION_DEFAULTS } from "@yoi/manifest";
+import { loadConfig, PERMISSION_DEFAULTS, sandboxSettings } from "@yoi/manifest";
 import type { CliConfig } from "./session-setup.ts";
 
 /** What an untrusted project file sets that widens yoi's reach. */
@@ -42,11 +44,17 @@ export function sensitiveProjectSettings(cli: CliConfig): ProjectSettings | unde
       lines.push(`${key} = ${v}`);
     }
   }
-  if (fromProject.includes("permissions.rules")) {
-    for (const rule of cli.config.permissions.rules) {
-      if (rule.action === "allow")
-        lines.push(`permissions: allow ${rule.tool}${rule.match ? ` "${rule.match}"` : ""}`);
-    }
+  cli.config.permissions.rules.forEach((rule, i) => {
+    if (rule.action === "allow" && fromProject.includes(`permissions.rules[${i}]`))
+      lines.push(`permissions: allow ${rule.tool}${rule.match ? ` "${rule.match}"` : ""}`);
+  });
+  const mode = cli.config.permissions.mode;
+  if (fromProject.includes("permissions.mode") && mode !== "default" && mode !== "plan")
+    lines.push(`permissions: start in ${mode} mode`);
+  const sandbox = sandboxSettings(cli.config.sandbox);
+  if (fromProject.some((k) => k === "sandbox" || k.startsWith("sandbox."))) {
+    if (!sandbox.enabled) lines.push("sandbox: off (bash runs unconfined)");
+    else if (sandbox.network) lines.push("sandbox: network allowed");
   }
   for (const [tool, action] of Object.entries(cli.config.permissions.default)) {
     const key = fromProject.find((k) => k.startsWith("permissions.default") && k.endsWith(formatKey(tool)));
@@ -111,10 +119,25 @@ export async function withoutProjectSettings(
   const base = await loadConfig({ cwd: cli.homeDir, homeDir: cli.homeDir, env });
   const config = structuredClone(cli.config);
   const sources = { ...cli.sources };
+  const projectFile = sensitiveFile(cli);
   config.permissions = structuredClone(base.config.permissions);
+  config.sandbox = structuredClone(base.config.sandbox);
   config.session = { ...base.config.session };
   config.scope = {};
-  const projectFile = sensitiveFile(cli);
+  for (const key of Object.keys(sources))
+    if (key.startsWith("permissions.rules") || key === "sandbox" || key.startsWith("sandbox."))
+      delete sources[key];
+  for (const [key, source] of Object.entries(base.sources))
+    if (key.startsWith("permissions.rules") || key === "sandbox" || key.startsWith("sandbox."))
+      sources[key] = source;
+  // The project's deny and ask rules stay: they only take power away.
+  cli.config.permissions.rules.forEach((rule, i) => {
+    const source = cli.sources[`permissions.rules[${i}]`];
+    if (source === undefined || source !== projectFile || rule.action === "allow") return;
+    if (config.permissions.rules.length === 0) delete sources["permissions.rules"];
+    sources[`permissions.rules[${config.permissions.rules.length}]`] = source;
+    config.permissions.rules.push(rule);
+  });
   const providers: typeof config.providers = {};
   for (const [name, provider] of Object.entries(cli.config.providers)) {
     const keys = Object.keys(cli.sources).filter(
@@ -137,7 +160,8 @@ export async function withoutProjectSettings(
   }
   config.providers = providers;
   for (const key of Object.keys(sources)) {
-    if (sources[key] === projectFile && /^(permissions|providers|scope|session)\b/.test(key)) {
+    if (key.startsWith("permissions.rules[")) continue; // kept above: the project's deny and ask rules
+    if (sources[key] === projectFile && /^(permissions|providers|scope|session|sandbox)\b/.test(key)) {
       sources[key] = base.sources[key] ?? "default (project setting ignored)";
     }
   }

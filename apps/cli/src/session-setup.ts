@@ -21,6 +21,7 @@ import {
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
+import { applyPermissionFlags } from "./permission-flags.ts";
 import {
   isTrusted,
   type ProjectSettings,
@@ -80,6 +81,8 @@ export interface CliConfig {
   homeDir: string;
   /** `<session.dir>` or `~/.yoi`: sessions and blobs live below it. */
   dataDir: string;
+  /** `--dangerously-bypass-without-sandbox` was given. */
+  allowUnsandboxedBypass?: boolean;
 }
 
 export interface ModelSetup extends CliConfig {
@@ -163,7 +166,7 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     if (sources[key] === "override") sources[key] = source;
   const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
   const cli: CliConfig = { loaded, config: loaded.config, sources, cwd, homeDir, dataDir };
-  return options.untrustedProject ? withoutProjectSettings(cli, env) : cli;
+  return applyPermissionFlags(options.untrustedProject ? await withoutProjectSettings(cli, env) : cli, flags);
 }
 
 /** Loads the config and resolves the model, its key and window. Throws CliError (exit 2) when something is missing. */

@@ -104,4 +104,39 @@ describe("the bundled yoi", () => {
     },
     60_000,
   );
+
+  it("reads bash lines with tree-sitter (its WebAssembly resolves from the bundle) and runs them sandboxed", async () => {
+    const { home, project } = await tempWorld();
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [{ id: "c1", name: "bash", arguments: { command: "echo hi > out.txt && echo done" } }],
+        },
+        { type: "reply", text: "ok" },
+      ],
+    });
+    servers.push(server);
+    const r = await runBundle(
+      [
+        "-p",
+        "go",
+        "--model",
+        "anthropic/claude-haiku-4-5",
+        "--base-url",
+        server.baseURL,
+        "--allow-tool",
+        "bash(echo *)",
+        "--allow-tool",
+        "write_file(out.txt)",
+      ],
+      cleanEnv(home, { ANTHROPIC_API_KEY: "test-key" }),
+      project,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.stringify(server.requests[1])).toContain("done\\n[exit code: 0]");
+    expect(readFileSync(path.join(project, "out.txt"), "utf8")).toBe("hi\n");
+  }, 60_000);
 });

@@ -48,6 +48,8 @@ export function runYoi(
       stderr += d;
     });
     child.on("error", reject);
+    // The CLI may exit before reading all of stdin (an oversized prompt): that is not the test's error.
+    child.stdin.on("error", () => {});
     child.on("close", (code) => resolve({ code, stdout, stderr }));
     if (options.input !== undefined) child.stdin.end(options.input);
     else child.stdin.end();

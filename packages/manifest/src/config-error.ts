@@ -22,7 +22,11 @@ export type ConfigIssueCode =
   | "unknown_key"
   | "invalid_value"
   | "missing_value"
-  | "ambiguous_file";
+  | "ambiguous_file"
+  /** The file is larger than a config may be (CONFIG_MAX_BYTES). */
+  | "too_large"
+  /** Values nest deeper than a config may (CONFIG_MAX_DEPTH). */
+  | "too_deep";
 
 /** One problem in one source. */
 export interface ConfigIssue {

@@ -309,3 +309,34 @@ describe("malformed config files", () => {
     });
   });
 });
+
+describe("config limits", () => {
+  it("a config nested 3,000 levels deep is an error with a location, not a stack overflow", async () => {
+    const { mkdtemp, mkdir, writeFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { loadConfig } = await import("./load-config.ts");
+    const base = await mkdtemp(join(tmpdir(), "yoi-deep-"));
+    await mkdir(join(base, "p", ".yoi"), { recursive: true });
+    await mkdir(join(base, "h"));
+    const depth = 3000;
+    await writeFile(
+      join(base, "p", ".yoi", "config.jsonc"),
+      `{"worker":${'{"a":'.repeat(depth)}1${"}".repeat(depth)}}`,
+    );
+    const error = await loadConfig({ cwd: join(base, "p"), homeDir: join(base, "h"), env: {} }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).issues[0]).toMatchObject({ code: "too_deep", line: 1 });
+    expect(String((error as Error).message)).toMatch(
+      /config\.jsonc:1:\d+: values are nested more than 64 levels deep/,
+    );
+    await writeFile(join(base, "p", ".yoi", "config.jsonc"), `{"model":"${"x".repeat(2 * 1024 * 1024)}"}`);
+    const large = await loadConfig({ cwd: join(base, "p"), homeDir: join(base, "h"), env: {} }).catch(
+      (e: unknown) => e,
+    );
+    expect((large as ConfigError).issues[0]).toMatchObject({ code: "too_large" });
+  });
+});

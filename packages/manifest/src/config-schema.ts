@@ -11,7 +11,6 @@ import {
   COMPACTION_THRESHOLD_RATIO,
   DEFAULT_PROVIDERS,
   INLINE_THRESHOLD_BYTES,
-  PERMISSION_DEFAULTS,
   SUMMARY_HEAD_LINES,
   SUMMARY_MAX_BYTES,
   SUMMARY_TAIL_LINES,
@@ -25,6 +24,7 @@ import {
   WORKER_MAX_TOKENS,
   WORKER_MAX_TURNS,
 } from "./defaults.ts";
+import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
 
 /*
  * Every schema carries its own "expected ..." phrase as the zod error message,
@@ -62,7 +62,6 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const kindList = PROVIDER_KINDS.map((k) => `"${k}"`).join(", ");
 
 const ProviderKindSchema = z.enum(PROVIDER_KINDS, expecting(`one of ${kindList}`));
-const PermissionActionSchema = z.enum(["allow", "deny", "ask"], expecting('one of "allow", "deny", "ask"'));
 
 const ProviderSchema = obj({
   kind: ProviderKindSchema.optional().meta({
@@ -201,24 +200,6 @@ const CompactionSchema = obj({
   retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
 });
 
-const PermissionRuleSchema = obj({
-  tool: nonEmpty('a tool name or glob, like "bash" or "*"').meta({ description: 'Tool name or glob ("*").' }),
-  match: nonEmpty("a glob on the tool's primary argument (a path or a command)").optional().meta({
-    description: 'Glob on the primary argument: a path for file tools, the command for bash ("git *").',
-  }),
-  action: PermissionActionSchema,
-});
-
-const PermissionsSchema = obj({
-  rules: z.array(PermissionRuleSchema, expecting("an array of rules")).default([]).meta({
-    description: "Checked in order; the first match decides. Replaced as a whole by a later source.",
-  }),
-  default: z
-    .record(text("a tool name"), PermissionActionSchema, expecting("an object of tool names to actions"))
-    .default({ ...PERMISSION_DEFAULTS })
-    .meta({ description: 'Per-tool decision when no rule matches; "*" covers other tools.' }),
-});
-
 const ScopeSchema = obj({
   root: nonEmpty("a directory path")
     .optional()
@@ -254,6 +235,7 @@ export const ConfigLayerSchema = obj({
   toolOutputCache: ToolOutputCacheSchema.prefault({}),
   compaction: CompactionSchema.prefault({}),
   permissions: PermissionsSchema.prefault({}),
+  sandbox: SandboxSchema,
   scope: ScopeSchema.prefault({}),
   session: SessionSchema.prefault({}),
 });
@@ -386,4 +368,5 @@ export type CompactionConfig = Config["compaction"];
 export type PermissionsConfig = Config["permissions"];
 export type PermissionRule = PermissionsConfig["rules"][number];
 export type ScopeConfig = Config["scope"];
+export type SandboxConfig = Config["sandbox"];
 export type SessionConfig = Config["session"];

@@ -31,6 +31,18 @@ export function formatConfig(
     }
     if (value === undefined) return;
     const at = formatPath(path);
+    // Arrays whose elements come from different sources (permission rules): one row each.
+    if (Array.isArray(value) && value.length > 0 && loaded.sources[`${at}[0]`] !== undefined) {
+      value.forEach((element, i) => {
+        const elementPath = formatPath([...path, i]);
+        rows.push([
+          elementPath,
+          render(element, 200),
+          displaySource(sourceFor(loaded.sources, elementPath), home),
+        ]);
+      });
+      return;
+    }
     const secret = path.includes("headers") && SECRET_HEADER.test(String(path[path.length - 1]));
     rows.push([
       at,
@@ -48,7 +60,7 @@ function sourceFor(sources: Readonly<Record<string, string>>, path: string): str
   return sources[path] ?? "default";
 }
 
-function render(value: unknown): string {
+function render(value: unknown, max = 60): string {
   const json = JSON.stringify(value) ?? String(value);
-  return json.length > 60 ? `${json.slice(0, 57)}...` : json;
+  return json.length > max ? `${json.slice(0, max - 3)}...` : json;
 }

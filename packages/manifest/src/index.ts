@@ -12,6 +12,7 @@ export type {
   PermissionRule,
   PermissionsConfig,
   ProviderConfig,
+  SandboxConfig,
   ScopeConfig,
   SessionConfig,
   ToolOutputCacheConfig,
@@ -59,3 +60,10 @@ export { formatConfig } from "./format-config.ts";
 export { configJsonSchema } from "./json-schema.ts";
 export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";
 export { loadConfig } from "./load-config.ts";
+export {
+  PERMISSION_MODES,
+  type PermissionMode,
+  PermissionModeSchema,
+  type SandboxSettings,
+  sandboxSettings,
+} from "./permissions-schema.ts";

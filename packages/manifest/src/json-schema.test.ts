@@ -25,6 +25,7 @@ describe("config JSON Schema", () => {
       "toolOutputCache",
       "compaction",
       "permissions",
+      "sandbox",
       "scope",
       "session",
     ]);

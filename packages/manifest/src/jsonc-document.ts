@@ -1,9 +1,10 @@
 import * as jsonc from "jsonc-parser";
+import { configLimitProblem } from "./config-limits.ts";
 import type { PathSegment } from "./config-path.ts";
 
 /** A syntax or structure problem at a position in a JSONC text. */
 export interface JsoncProblem {
-  kind: "syntax_error" | "duplicate_key" | "empty_file";
+  kind: "syntax_error" | "duplicate_key" | "empty_file" | "too_large" | "too_deep";
   line: number;
   column: number;
   /** Human description, e.g. `expected a comma or "}", found "maxTurns"`. */
@@ -60,6 +61,9 @@ export function parseJsoncDocument(text: string): JsoncDocument {
     }
     return { line: lo + 1, column: offset - lineStarts[lo]! + 1 };
   };
+
+  const limit = configLimitProblem(source);
+  if (limit !== undefined) return { value: undefined, problems: [limit], locate: () => undefined };
 
   const errors: jsonc.ParseError[] = [];
   const tree = jsonc.parseTree(source, errors, { allowTrailingComma: true, disallowComments: false });

@@ -57,16 +57,31 @@ describe("loadConfig: sources and precedence", () => {
     });
   });
 
-  it("replaces arrays instead of concatenating them", async () => {
+  it("adds permission rules across sources instead of replacing them", async () => {
     dirs.writeUser(`{ "permissions": { "rules": [
       { "tool": "bash", "match": "rm *", "action": "deny" },
       { "tool": "bash", "match": "git *", "action": "allow" },
     ] } }`);
     dirs.writeProject(`{ "permissions": { "rules": [{ "tool": "write_file", "action": "allow" }] } }`);
     const { config, sources } = await load();
-    expect(config.permissions.rules).toEqual([{ tool: "write_file", action: "allow" }]);
-    expect(sources["permissions.rules"]).toBe(dirs.projectFile);
+    expect(config.permissions.rules).toEqual([
+      { tool: "bash", match: "rm *", action: "deny" },
+      { tool: "bash", match: "git *", action: "allow" },
+      { tool: "write_file", action: "allow" },
+    ]);
+    expect(sources["permissions.rules[0]"]).toBe(dirs.userFile);
+    expect(sources["permissions.rules[2]"]).toBe(dirs.projectFile);
     expect(config.permissions.default.bash).toBe("ask");
+  });
+
+  it("keeps the user's rules when a project file sets an empty list", async () => {
+    dirs.writeUser(`{ "permissions": { "default": { "bash": "allow" }, "rules": [
+      { "tool": "bash", "match": "rm *", "action": "deny" },
+    ] } }`);
+    dirs.writeProject(`{ "permissions": { "rules": [] } }`);
+    const { config, sources } = await load();
+    expect(config.permissions.rules).toEqual([{ tool: "bash", match: "rm *", action: "deny" }]);
+    expect(sources["permissions.rules[0]"]).toBe(dirs.userFile);
   });
 
   it("merges records key by key: a built-in provider keeps its kind when a file sets its base URL", async () => {
@@ -203,7 +218,7 @@ describe("loadConfig: environment", () => {
     // A string field stays a string even when it looks like a number.
     expect(config.compaction.summaryPrompt).toBe("42");
     expect(sources["providers.local.baseURL"]).toBe("env:YOI_CONFIG__providers__local__baseURL");
-    expect(sources["permissions.rules"]).toBe("env:YOI_CONFIG__permissions__rules");
+    expect(sources["permissions.rules[0]"]).toBe("env:YOI_CONFIG__permissions__rules");
   });
 
   it("treats an empty variable as unset", async () => {

@@ -1,10 +1,19 @@
 import { formatPath, isAtOrBelow, isPlainObject, type PathSegment } from "./config-path.ts";
 
 /**
- * Merge `layer` into `target` in place: objects merge key by key, anything
- * else (arrays included) replaces. `sources` records, for every leaf path the
- * layer sets, that it came from `source`, and forgets the sources of whatever
- * the layer replaced.
+ * Arrays that accumulate across layers instead of replacing: a later source
+ * adds permission rules, it never drops an earlier source's (a project file
+ * must not be able to empty the user's deny list). Their elements get a
+ * source each (`permissions.rules[2]`).
+ */
+export const ACCUMULATING_ARRAYS: ReadonlySet<string> = new Set(["permissions.rules"]);
+
+/**
+ * Merge `layer` into `target` in place: objects merge key by key, arrays in
+ * {@link ACCUMULATING_ARRAYS} are appended to, anything else (other arrays
+ * included) replaces. `sources` records, for every leaf path the layer sets,
+ * that it came from `source`, and forgets the sources of whatever the layer
+ * replaced.
  */
 export function mergeLayer(
   target: Record<string, unknown>,
@@ -25,6 +34,16 @@ export function mergeLayer(
       continue;
     }
     const at = formatPath(path);
+    if (ACCUMULATING_ARRAYS.has(at) && Array.isArray(value) && Array.isArray(current)) {
+      if (value.length > 0) sources.delete(at);
+      for (const element of value) {
+        const index = current.length;
+        current.push(structuredClone(element));
+        const elementPath = [...path, index];
+        sources.set(formatPath(elementPath), sourceFor(formatPath(elementPath)));
+      }
+      continue;
+    }
     for (const p of [...sources.keys()]) if (isAtOrBelow(p, at)) sources.delete(p);
     target[key] = structuredClone(value);
     recordLeaves(value, path, sourceFor, sources);

@@ -29,15 +29,27 @@ export {
 } from "./instructions/index.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
 export {
+  analyzeShell,
+  bashPrefixRule,
+  formatRuleSpec,
+  isPermissionModeError,
+  MODE_CYCLE,
+  type PermissionDecider,
   type PermissionDecision,
+  type PermissionEvaluation,
+  PermissionModeError,
   type PermissionOutcome,
   PermissionPolicy,
   type PermissionPolicyOptions,
   type PermissionPrompt,
   type PermissionRequest,
+  type PermissionSettingErrorCode,
+  parseRuleSpec,
   primaryArgument,
-  simpleCommands,
-} from "./permissions.ts";
+  type SandboxStatus,
+  type ShellAnalysis,
+  type ShellWrite,
+} from "./permissions/index.ts";
 export { clientFromConfig, type ModelTarget, Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
 export type {
   AlertPodEvent,
@@ -48,6 +60,18 @@ export type {
   PodEventListener,
 } from "./pod-events.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
+export {
+  bwrapArgs,
+  detectSandbox,
+  isSandbox,
+  PLAN_MODE_NOTE,
+  type PodSandbox,
+  type Sandbox,
+  type SandboxedCommand,
+  type SandboxPolicy,
+  type SandboxUnavailable,
+  seatbeltProfile,
+} from "./sandbox/index.ts";
 export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export {
   type AccessMode,

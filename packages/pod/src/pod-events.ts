@@ -1,6 +1,6 @@
 import type { WorkerEvent } from "@yoi/llm-worker";
 import type { Alert } from "./alerts.ts";
-import type { PermissionOutcome, PermissionRequest } from "./permissions.ts";
+import type { PermissionOutcome, PermissionRequest } from "./permissions/index.ts";
 
 export interface AlertPodEvent {
   type: "alert";

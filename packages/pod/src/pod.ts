@@ -15,6 +15,7 @@ import {
   type Item,
   type LlmClient,
   type RequestSettings,
+  systemMessage,
   type Usage,
   userMessage,
 } from "@yoi/llm-client";
@@ -28,7 +29,14 @@ import type {
   WorkerEvent,
 } from "@yoi/llm-worker";
 import { Worker } from "@yoi/llm-worker";
-import { buildModelCatalog, type Config, ConfigSchema, resolveModel } from "@yoi/manifest";
+import {
+  buildModelCatalog,
+  type Config,
+  ConfigSchema,
+  type PermissionMode,
+  resolveModel,
+  sandboxSettings,
+} from "@yoi/manifest";
 import {
   checkSessionId,
   FileSessionStore,
@@ -45,9 +53,10 @@ import { createBuiltinTools } from "./builtin-tools.ts";
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
-import { PermissionPolicy, type PermissionPrompt } from "./permissions.ts";
+import { PermissionPolicy, type PermissionPrompt } from "./permissions/index.ts";
 import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
+import { PLAN_MODE_NOTE, type PodSandbox, podSandbox, type Sandbox } from "./sandbox/index.ts";
 import { ScopedFs } from "./scoped-fs.ts";
 import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segments.ts";
 import { SwitchableClient } from "./switchable-client.ts";
@@ -98,6 +107,18 @@ export interface PodOptions {
   bash?: false | Omit<BashToolOptions, "fs">;
   /** Options of the grep tool (the regex time limit, default 10 s per file). */
   grep?: GrepToolOptions;
+  /** Permission mode to start in. Default `config.permissions.mode`. */
+  permissionMode?: PermissionMode;
+  /** Source of each `config.permissions.rules` entry (a file, `flag:--deny-tool`), for messages. */
+  permissionSources?: readonly (string | undefined)[];
+  /** The explicit opt-in that allows bypassPermissions without a sandbox. Default false. */
+  allowUnsandboxedBypass?: boolean;
+  /**
+   * The OS sandbox bash runs in, or `false` for none (an explicit opt-out:
+   * bash runs unconfined without asking for every command). Default: the
+   * machine's (bubblewrap, sandbox-exec) unless the config says `sandbox: false`.
+   */
+  sandbox?: Sandbox | false;
   /**
    * Session id of a new session. Default: a new UUID v7. The log file is
    * created on the first input (`run`), so a pod that is opened and closed
@@ -179,6 +200,8 @@ export class Pod {
   readonly worker: Worker;
   readonly permissions: PermissionPolicy;
   readonly reads: ReadTracker;
+  /** How bash is confined: `active`, `unavailable` (every bash call asks), `disabled` (the user opted out). */
+  readonly sandbox: PodSandbox;
   readonly #client: SwitchableClient;
   readonly #config: Config;
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
@@ -216,6 +239,7 @@ export class Pod {
     config: Config;
     options: PodOptions;
     blobStore: BlobStore;
+    sandbox: PodSandbox;
   }) {
     const { config, options } = init;
     this.id = init.id;
@@ -231,6 +255,7 @@ export class Pod {
     this.alerts = new AlertBus();
     this.reads = new ReadTracker();
     this.#blobStore = init.blobStore;
+    this.sandbox = init.sandbox;
     this.#maxRefBytes = config.toolOutput.maxBytes;
     this.#instructions =
       options.instructions === false
@@ -271,6 +296,10 @@ export class Pod {
           });
     this.permissions = new PermissionPolicy(config.permissions, {
       fs: init.fs,
+      sandbox: init.sandbox.status,
+      ...(options.permissionMode ? { mode: options.permissionMode } : {}),
+      ...(options.permissionSources ? { sources: options.permissionSources } : {}),
+      ...(options.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
       signal: () => this.#controller?.signal,
       onOutcome: (outcome) => {
         this.#emit({ type: "permission_outcome", outcome });
@@ -303,6 +332,7 @@ export class Pod {
             ? false
             : {
                 ...(options.bash ?? {}),
+                ...(init.sandbox.bash ? { sandbox: init.sandbox.bash } : {}),
                 // Commands never see the keys the config names, not only the well-known ones.
                 env:
                   options.bash?.env ??
@@ -319,6 +349,8 @@ export class Pod {
       name: "pod",
       onPromptSubmit: () => {
         const items = this.#stash.splice(0);
+        // The mode may change between submits (Shift+Tab): say it with the prompt it applies to.
+        if (this.permissions.mode === "plan") items.push(systemMessage(PLAN_MODE_NOTE));
         return items.length > 0 ? { action: "continue_with", items } : undefined;
       },
       beforeRequest: ({ request }) => {
@@ -358,6 +390,7 @@ export class Pod {
       if (alert.source !== "session_log")
         this.#append((log) => log.alert(alert.level, alert.source, alert.message), { opens: false });
     });
+    if (init.sandbox.notice !== undefined) this.alerts.warn("sandbox", init.sandbox.notice);
   }
 
   /**
@@ -409,7 +442,14 @@ export class Pod {
     const sessions =
       options.sessionStore ??
       new FileSessionStore({ dir: dataDir, ...(options.fsync !== undefined ? { fsync: options.fsync } : {}) });
-    return { config, fs, dataDir, blobStore, sessions };
+    const sandbox = await podSandbox({
+      settings: sandboxSettings(config.sandbox),
+      bash: options.bash !== false,
+      ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+      writeRoots: fs.writeRoots,
+      dataDir,
+    });
+    return { config, fs, dataDir, blobStore, sessions, sandbox };
   }
 
   /** The session log, once the session has one (after the first input, or from the start when restored). */
@@ -482,7 +522,8 @@ export class Pod {
     const segments = typeof input === "string" ? parseSegments(input) : [...input];
     const text = flattenSegments(segments);
     if (text.trim() === "") throw new Error("Pod.run: the input is empty; type a message or an @path");
-    this.#append((log) => log.userInput(typeof input === "string" ? input : text, segments));
+    // The item record holds the message itself: this record keeps a preview and the refs, so the log stores a prompt once.
+    this.#append((log) => log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
     try {
       await this.#resolveRefs(segments, controller.signal);
@@ -704,6 +745,17 @@ export class Pod {
       }
     }
   }
+}
+
+/** Longest text a `user_input` record keeps (the full prompt is in the item record that follows). */
+const USER_INPUT_PREVIEW_CHARS = 200;
+
+/** The `user_input` record's text (a preview) and segments (only the `@path` refs). */
+function inputRecord(text: string, segments: readonly Segment[]): [string, Segment[] | undefined] {
+  const refs = segments.filter((s) => s.type === "file_ref");
+  const preview =
+    text.length > USER_INPUT_PREVIEW_CHARS ? `${text.slice(0, USER_INPUT_PREVIEW_CHARS)}…` : text;
+  return [preview, refs.length > 0 ? refs : undefined];
 }
 
 /** Settles with `work`'s value, or with undefined as soon as `signal` aborts. */

@@ -11,6 +11,8 @@ export type ScopeErrorCode =
   | "not_found"
   /** The path is malformed (empty, NUL byte, symlink loop) or of the wrong kind (a directory where a file was expected). */
   | "invalid_path"
+  /** The file changed (or appeared) while it was being written: the write did not happen. */
+  | "conflict"
   /** Any other failure of the operating system (permissions, disk full, ...). */
   | "io";
 

@@ -12,6 +12,7 @@ import { constants as fsc, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import * as fsp from "node:fs/promises";
 import * as path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { errnoOf, ScopeError, scopeErrorFromOs } from "./scope-error.ts";
 
 export interface ScopedFsOptions {
@@ -76,7 +77,21 @@ export interface ScopedReadHandle {
 export interface WriteOptions {
   /** Create missing parent directories (inside a write root only). Default true. */
   createParents?: boolean;
+  /**
+   * What the file must still be when the write lands (the read-before-overwrite
+   * guard), so a change by another process in between is never overwritten:
+   * `"absent"` creates only (the final link fails if anything appeared, like
+   * O_EXCL); `{ size, mtimeMs }` replaces only a file that still has that size
+   * and mtime, checked under a lock file (`.<name>.yoi-lock`, created with
+   * O_EXCL) that other yoi processes take too. A mismatch is a `conflict`.
+   */
+  expect?: "absent" | { size: number; mtimeMs: number };
 }
+
+/** How long a writer waits for another yoi process's lock on the same file. */
+const LOCK_WAIT_MS = 5000;
+/** A lock older than this was left by a crashed process and is removed. */
+const LOCK_STALE_MS = 30_000;
 
 const MAX_SYMLINKS = 40;
 // O_NONBLOCK keeps an open of a FIFO from hanging; regular files ignore it.
@@ -388,11 +403,18 @@ export class ScopedFs {
         await handle.datasync();
         await handle.close();
         handle = undefined;
-        await fsp.rename(`${base}/${tempName}`, `${base}/${name}`);
+        await this.land(
+          `${base}/${tempName}`,
+          `${base}/${name}`,
+          `${base}/.${name}.yoi-lock`,
+          input,
+          options.expect,
+        );
         return { ...resolved, exists: true };
       } catch (error) {
         if (handle !== undefined) await handle.close().catch(() => {});
         await fsp.unlink(`${base}/${tempName}`).catch(() => {});
+        if (error instanceof ScopeError) throw error;
         throw scopeErrorFromOs(error, input, "write");
       } finally {
         await dir.close().catch(() => {});
@@ -409,17 +431,64 @@ export class ScopedFs {
       await handle.datasync();
       await handle.close();
       handle = undefined;
-      await fsp.rename(temp, resolved.real);
+      await this.land(temp, resolved.real, path.join(parent, `.${name}.yoi-lock`), input, options.expect);
       return { ...resolved, exists: true };
     } catch (error) {
       if (handle !== undefined) await handle.close().catch(() => {});
       await fsp.unlink(temp).catch(() => {});
+      if (error instanceof ScopeError) throw error;
       if (errnoOf(error) === "ENOENT" && !createParents) {
         throw new ScopeError("not_found", input, `parent directory of ${input} does not exist`, {
           cause: error,
         });
       }
       throw scopeErrorFromOs(error, input, "write");
+    }
+  }
+
+  /**
+   * Moves the written temp file into place. Without an expectation: rename.
+   * `"absent"`: link (fails with EEXIST if anything is there now), then drop
+   * the temp name. A stat expectation: under the lock, check, then rename.
+   */
+  private async land(
+    temp: string,
+    dest: string,
+    lock: string,
+    input: string,
+    expect: WriteOptions["expect"],
+  ): Promise<void> {
+    if (expect === undefined) {
+      await fsp.rename(temp, dest);
+      return;
+    }
+    if (expect === "absent") {
+      try {
+        await fsp.link(temp, dest);
+      } catch (error) {
+        if (errnoOf(error) === "EEXIST")
+          throw new ScopeError(
+            "conflict",
+            input,
+            `${input} was created by someone else while it was being written; read it before replacing it`,
+          );
+        throw error;
+      }
+      await fsp.unlink(temp);
+      return;
+    }
+    const release = await acquireLock(lock, input);
+    try {
+      const now = await fsp.lstat(dest).catch(() => undefined);
+      if (now === undefined || !now.isFile() || now.size !== expect.size || now.mtimeMs !== expect.mtimeMs)
+        throw new ScopeError(
+          "conflict",
+          input,
+          `${input} changed on disk while it was being written; read it again before changing it`,
+        );
+      await fsp.rename(temp, dest);
+    } finally {
+      await release();
     }
   }
 
@@ -668,4 +737,26 @@ export async function readUpTo(handle: FileHandle, want: number, position = 0): 
     filled += bytesRead;
   }
   return buf.subarray(0, filled);
+}
+
+/** Takes `lock` (O_EXCL), waiting for another holder up to LOCK_WAIT_MS; returns the release function. */
+async function acquireLock(lock: string, input: string): Promise<() => Promise<void>> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await fsp.open(lock, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600);
+      await handle.close();
+      return () => fsp.unlink(lock).catch(() => {});
+    } catch (error) {
+      if (errnoOf(error) !== "EEXIST") throw error;
+    }
+    const held = await fsp.lstat(lock).catch(() => undefined);
+    if (held !== undefined && Date.now() - held.mtimeMs > LOCK_STALE_MS) {
+      await fsp.unlink(lock).catch(() => {});
+      continue;
+    }
+    if (Date.now() > deadline)
+      throw new ScopeError("conflict", input, `${input} is being written by another yoi process; try again`);
+    await delay(25);
+  }
 }

@@ -6,8 +6,7 @@ import {
   type PermissionDecision,
   PermissionPolicy,
   type PermissionRequest,
-  simpleCommands,
-} from "../src/permissions.ts";
+} from "../src/permissions/index.ts";
 import { ScopedFs } from "../src/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -45,35 +44,55 @@ describe("defaults", () => {
 });
 
 describe("rules", () => {
-  it("first match wins, by tool glob and argument glob", async () => {
+  it("deny beats ask beats allow, by tool glob and argument glob, whatever the order", async () => {
     const policy = new PermissionPolicy({
       rules: [
         { tool: "write_file", match: "secrets/**", action: "deny" },
         { tool: "*_file", match: "src/**", action: "allow" },
         { tool: "bash", match: "git status", action: "allow" },
-        { tool: "bash", match: "git *", action: "ask" },
+        { tool: "bash", match: "git push *", action: "ask" },
         { tool: "bash", match: "npm test*", action: "allow" },
         { tool: "bash", match: "rm *", action: "deny" },
       ],
     });
-    expect(await policy.evaluate("write_file", { path: "secrets/key.pem" })).toEqual({
+    expect(await policy.evaluate("write_file", { path: "secrets/key.pem" })).toMatchObject({
       action: "deny",
       rule: 0,
     });
-    expect(await policy.evaluate("write_file", { path: "./src/a/b.ts" })).toEqual({
+    expect(await policy.evaluate("write_file", { path: "./src/a/b.ts" })).toMatchObject({
       action: "allow",
       rule: 1,
     });
-    expect(await policy.evaluate("edit_file", { path: "src/x.ts" })).toEqual({ action: "allow", rule: 1 });
-    expect(await policy.evaluate("write_file", { path: "README.md" })).toEqual({ action: "ask" });
-    expect(await policy.evaluate("bash", { command: "git status" })).toEqual({ action: "allow", rule: 2 });
-    expect(await policy.evaluate("bash", { command: "git push origin main" })).toEqual({
+    expect(await policy.evaluate("edit_file", { path: "src/x.ts" })).toMatchObject({
+      action: "allow",
+      rule: 1,
+    });
+    expect(await policy.evaluate("write_file", { path: "README.md" })).toEqual({
+      action: "ask",
+      by: "default",
+    });
+    expect(await policy.evaluate("bash", { command: "git status" })).toMatchObject({
+      action: "allow",
+      rule: 2,
+    });
+    expect(await policy.evaluate("bash", { command: "git push origin main" })).toMatchObject({
       action: "ask",
       rule: 3,
     });
-    expect(await policy.evaluate("bash", { command: "npm test -- src/a.test.ts" })).toEqual({
+    expect(await policy.evaluate("bash", { command: "npm test -- src/a.test.ts" })).toMatchObject({
       action: "allow",
       rule: 4,
+    });
+    // An allow listed before a deny does not win over it.
+    const reordered = new PermissionPolicy({
+      rules: [
+        { tool: "bash", action: "allow" },
+        { tool: "bash", match: "rm *", action: "deny" },
+      ],
+    });
+    expect(await reordered.evaluate("bash", { command: "rm victim.txt" })).toMatchObject({
+      action: "deny",
+      rule: 1,
     });
   });
 
@@ -88,7 +107,6 @@ describe("rules", () => {
     expect((await policy.evaluate("bash", { command: "npm test $(curl x)" })).action).toBe("ask");
     expect((await policy.evaluate("bash", { command: "npm test; rm -rf /" })).action).toBe("deny");
     expect((await policy.evaluate("bash", { command: "echo $(rm -rf x)" })).action).toBe("deny");
-    expect(simpleCommands("a && b || c; d | e & f\ng")).toEqual(["a", "b", "c", "d", "e", "f", "g"]);
   });
 
   it("several allow rules may cover the simple commands of one line together", async () => {
@@ -98,7 +116,7 @@ describe("rules", () => {
         { tool: "bash", match: "sleep *", action: "allow" },
       ],
     });
-    expect(await policy.evaluate("bash", { command: "echo $$ > pid; sleep 30" })).toEqual({
+    expect(await policy.evaluate("bash", { command: "echo $$; sleep 30" })).toMatchObject({
       action: "allow",
       rule: 1,
     });
@@ -121,14 +139,16 @@ describe("rules", () => {
       },
       { fs },
     );
-    expect(await policy.evaluate("read_file", { path: "src/innocent.ts" })).toEqual({
+    expect(await policy.evaluate("read_file", { path: "src/innocent.ts" })).toMatchObject({
       action: "deny",
       rule: 0,
     });
-    expect(await policy.evaluate("read_file", { path: path.join(root, "secrets", "key.pem") })).toEqual({
-      action: "deny",
-      rule: 0,
-    });
+    expect(await policy.evaluate("read_file", { path: path.join(root, "secrets", "key.pem") })).toMatchObject(
+      {
+        action: "deny",
+        rule: 0,
+      },
+    );
     expect((await policy.evaluate("write_file", { path: "src/innocent.ts" })).action).toBe("ask");
     expect((await policy.evaluate("write_file", { path: "src/new.ts" })).action).toBe("allow");
   });
@@ -137,7 +157,7 @@ describe("rules", () => {
     const policy = new PermissionPolicy({ rules: [{ tool: "bash", action: "deny" }] });
     const outcome = await policy.check(call("bash", { command: "ls" }));
     expect(PermissionPolicy.denialMessage(outcome)).toBe(
-      "Permission denied: bash (ls) is blocked by permission rule #1 of this project. Do not retry it; choose another approach or ask the user to change the rule.",
+      "Permission denied: bash (ls) is blocked by permission rule #1. Do not retry it; choose another approach or ask the user to change the rule.",
     );
   });
 });

@@ -6,7 +6,7 @@ import { ConfigSchema } from "@yoi/manifest";
 import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Alert } from "../src/alerts.ts";
-import type { PermissionDecision, PermissionRequest } from "../src/permissions.ts";
+import type { PermissionDecision, PermissionRequest } from "../src/permissions/index.ts";
 import { Pod } from "../src/pod.ts";
 import type { PodEvent } from "../src/pod-events.ts";
 import { tempDir } from "./helpers.ts";
@@ -109,8 +109,12 @@ describe("pod end to end (scripted Anthropic server)", () => {
         rules: [
           { tool: "bash", match: "sleep *", action: "allow" },
           { tool: "bash", match: "echo *", action: "allow" },
+          // The redirection is a write, decided like write_file.
+          { tool: "write_file", match: "*.pid", action: "allow" },
         ],
       },
+      // The test reads the shell's PID from outside: unsandboxed, so it is a host PID (sandbox.test.ts covers bwrap).
+      sandbox: false,
     });
     const pod = await Pod.create({
       config,

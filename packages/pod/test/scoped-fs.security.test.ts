@@ -186,22 +186,34 @@ describe("ScopedFs escapes", () => {
   });
 });
 
+/**
+ * The race tests race for a fixed wall-clock time (not a fixed number of
+ * swaps), so a loaded 2-core machine makes them check fewer interleavings,
+ * never time out: the swapper is stopped once the time is up and at least a
+ * few operations have completed.
+ */
+const RACE_MS = 3000;
+const MIN_ROUNDS = 20;
+const RACE_TEST_TIMEOUT_MS = 120_000;
+
 // Only the /proc check is exact; the inode fallback is best-effort against this race (see ScopedFsOptions).
 describe("ScopedFs read race", () => {
   // Another thread swaps (a) a file with a symlink to a secret and (b) a directory
   // with a symlink to an outside directory, as fast as it can, while we read.
   // No read may ever return a byte of the secret.
-  it("never returns bytes from outside while links are swapped in", async () => {
-    const INSIDE = "inside-bytes-only";
-    await writeFile(path.join(outside, "f.txt"), SECRET);
-    await writeFile(path.join(root, "race.txt"), INSIDE);
-    await mkdir(path.join(root, "racedir"));
-    await writeFile(path.join(root, "racedir", "f.txt"), INSIDE);
-    fs = await ScopedFs.create({ writeRoots: [root] });
-    expect(fs.handleCheck).toBe("proc");
-    const iterations = 3000;
-    const worker = new Worker(
-      `
+  it(
+    "never returns bytes from outside while links are swapped in",
+    async () => {
+      const INSIDE = "inside-bytes-only";
+      await writeFile(path.join(outside, "f.txt"), SECRET);
+      await writeFile(path.join(root, "race.txt"), INSIDE);
+      await mkdir(path.join(root, "racedir"));
+      await writeFile(path.join(root, "racedir", "f.txt"), INSIDE);
+      fs = await ScopedFs.create({ writeRoots: [root] });
+      expect(fs.handleCheck).toBe("proc");
+      const iterations = 1_000_000;
+      const worker = new Worker(
+        `
       const fs = require("node:fs");
       const path = require("node:path");
       const { root, outside, iterations, inside } = require("node:worker_threads").workerData;
@@ -220,58 +232,63 @@ describe("ScopedFs read race", () => {
         } catch (e) {}
       }
       `,
-      { eval: true, workerData: { root, outside, iterations, inside: INSIDE } },
-    );
-    let done = false;
-    const exited = new Promise<void>((resolve, reject) => {
-      worker.on("exit", () => {
-        done = true;
-        resolve();
+        { eval: true, workerData: { root, outside, iterations, inside: INSIDE } },
+      );
+      let done = false;
+      const exited = new Promise<void>((resolve, reject) => {
+        worker.on("exit", () => {
+          done = true;
+          resolve();
+        });
+        worker.on("error", reject);
       });
-      worker.on("error", reject);
-    });
-    let ok = 0;
-    let refused = 0;
-    let reads = 0;
-    try {
-      while (!done && reads < 200_000) {
-        reads += 1;
-        const results = await Promise.allSettled([fs.readFile("race.txt"), fs.readFile("racedir/f.txt")]);
-        for (const r of results) {
-          if (r.status === "fulfilled") {
-            const text = r.value.bytes.toString();
-            expect(text).not.toContain("SECRET");
-            expect(text === INSIDE || text === "").toBe(true);
-            ok += 1;
-          } else {
-            expect(r.reason).toBeInstanceOf(ScopeError);
-            refused += 1;
+      let ok = 0;
+      let refused = 0;
+      let reads = 0;
+      const deadline = Date.now() + RACE_MS;
+      try {
+        while (!done && (Date.now() < deadline || reads < MIN_ROUNDS)) {
+          reads += 1;
+          const results = await Promise.allSettled([fs.readFile("race.txt"), fs.readFile("racedir/f.txt")]);
+          for (const r of results) {
+            if (r.status === "fulfilled") {
+              const text = r.value.bytes.toString();
+              expect(text).not.toContain("SECRET");
+              expect(text === INSIDE || text === "").toBe(true);
+              ok += 1;
+            } else {
+              expect(r.reason).toBeInstanceOf(ScopeError);
+              refused += 1;
+            }
           }
         }
+      } finally {
+        // Never leave the swapper running into the next test's cleanup.
+        if (!done) await worker.terminate();
+        await exited;
       }
-    } finally {
-      // Never leave the swapper running into the next test's cleanup.
-      if (!done) await worker.terminate();
-      await exited;
-    }
-    expect(ok).toBeGreaterThan(0);
-    expect(ok + refused).toBe(reads * 2);
-  });
+      expect(ok).toBeGreaterThan(0);
+      expect(ok + refused).toBe(reads * 2);
+    },
+    RACE_TEST_TIMEOUT_MS,
+  );
 });
 
 describe("ScopedFs write race", () => {
   // Another thread swaps the directory being written into with a symlink to an
   // outside directory, as fast as it can, while we write files and create
   // directories below it. Nothing may ever appear outside the root.
-  it("never creates a file or directory outside while a parent is swapped", async () => {
-    const scoped = await ScopedFs.create({ writeRoots: [root] });
-    expect(scoped.handleCheck).toBe("proc");
-    const target = path.join(outside, "target");
-    await mkdir(target);
-    await mkdir(path.join(root, "wdir"));
-    const iterations = 60_000;
-    const worker = new Worker(
-      `
+  it(
+    "never creates a file or directory outside while a parent is swapped",
+    async () => {
+      const scoped = await ScopedFs.create({ writeRoots: [root] });
+      expect(scoped.handleCheck).toBe("proc");
+      const target = path.join(outside, "target");
+      await mkdir(target);
+      await mkdir(path.join(root, "wdir"));
+      const iterations = 1_000_000;
+      const worker = new Worker(
+        `
       const fs = require("node:fs");
       const path = require("node:path");
       const { root, target, iterations } = require("node:worker_threads").workerData;
@@ -285,37 +302,40 @@ describe("ScopedFs write race", () => {
         } catch (e) {}
       }
       `,
-      { eval: true, workerData: { root, target, iterations } },
-    );
-    let done = false;
-    const exited = new Promise<void>((resolve, reject) => {
-      worker.on("exit", () => {
-        done = true;
-        resolve();
+        { eval: true, workerData: { root, target, iterations } },
+      );
+      let done = false;
+      const exited = new Promise<void>((resolve, reject) => {
+        worker.on("exit", () => {
+          done = true;
+          resolve();
+        });
+        worker.on("error", reject);
       });
-      worker.on("error", reject);
-    });
-    let ok = 0;
-    let i = 0;
-    try {
-      while (!done && i < 100_000) {
-        i += 1;
-        const results = await Promise.allSettled([
-          scoped.writeFile(`wdir/f${i % 7}.txt`, "data"),
-          scoped.writeFile(`wdir/new${i % 5}/deep/g.txt`, "data"),
-          scoped.mkdir(`wdir/made${i % 3}`),
-        ]);
-        for (const r of results) {
-          if (r.status === "fulfilled") ok += 1;
-          else expect(r.reason).toBeInstanceOf(ScopeError);
+      let ok = 0;
+      let i = 0;
+      const deadline = Date.now() + RACE_MS;
+      try {
+        while (!done && (Date.now() < deadline || i < MIN_ROUNDS)) {
+          i += 1;
+          const results = await Promise.allSettled([
+            scoped.writeFile(`wdir/f${i % 7}.txt`, "data"),
+            scoped.writeFile(`wdir/new${i % 5}/deep/g.txt`, "data"),
+            scoped.mkdir(`wdir/made${i % 3}`),
+          ]);
+          for (const r of results) {
+            if (r.status === "fulfilled") ok += 1;
+            else expect(r.reason).toBeInstanceOf(ScopeError);
+          }
         }
+      } finally {
+        if (!done) await worker.terminate();
+        await exited;
       }
-    } finally {
-      if (!done) await worker.terminate();
-      await exited;
-    }
-    const { readdir } = await import("node:fs/promises");
-    expect(await readdir(target)).toEqual([]);
-    expect(ok).toBeGreaterThan(0);
-  });
+      const { readdir } = await import("node:fs/promises");
+      expect(await readdir(target)).toEqual([]);
+      expect(ok).toBeGreaterThan(0);
+    },
+    RACE_TEST_TIMEOUT_MS,
+  );
 });

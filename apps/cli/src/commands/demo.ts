@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { createClient } from "@yoi/llm-client";
 import { type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { findModel, loadConfig } from "@yoi/manifest";
-import { Pod } from "@yoi/pod";
+import { detectSandbox, isSandbox, Pod } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { EXIT } from "../exit-codes.ts";
 import { colorEnabled, createStyle } from "../style.ts";
@@ -150,7 +150,9 @@ export async function demoCommand(command: Extract<Command, { kind: "demo" }>): 
       baseURL: server.baseURL,
       retry: { maxAttempts: 1 },
     });
-    pod = await Pod.create({ config, cwd: project, dataDir, client, fsync: "never", env: {} });
+    // The demo's commands are scripted, not a model's: where the machine has no sandbox they run without one.
+    const sandbox = isSandbox(await detectSandbox()) ? {} : { sandbox: false as const };
+    pod = await Pod.create({ config, cwd: project, dataDir, client, fsync: "never", env: {}, ...sandbox });
     const window = findModel("anthropic", MODEL)?.contextWindow ?? 0;
     out(style.dim(`project ${project} · model anthropic/${MODEL} (scripted) · server ${server.baseURL}`));
     out();

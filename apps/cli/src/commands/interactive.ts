@@ -12,6 +12,7 @@ import { captureConsole } from "../console-capture.ts";
 import { describeError } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { checkFileRefs, type OpenedPod, openPodWith, providerContext } from "../open-session.ts";
+import { cycleModesOnShiftTab, modeTag } from "../permission-mode-key.ts";
 import type { ProjectSettings } from "../project-trust.ts";
 import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
@@ -78,7 +79,8 @@ class InteractiveSession {
   }
 
   get #prompt(): string {
-    return this.#style.cyan("› ");
+    const mode = this.#opened?.pod.permissions.mode;
+    return `${mode === undefined ? "" : modeTag(mode, this.#style)}${this.#style.cyan("› ")}`;
   }
 
   async start(): Promise<number> {
@@ -111,6 +113,15 @@ class InteractiveSession {
     });
     this.#rl.on("line", (line) => this.#onLine(line));
     this.#rl.on("SIGINT", () => this.#onInterrupt());
+    cycleModesOnShiftTab(
+      process.stdin,
+      () => this.#opened.pod,
+      () => {
+        if (this.#pendingAsk !== undefined || this.#busy) return;
+        this.#rl.setPrompt(this.#prompt);
+        this.#rl.prompt(true);
+      },
+    );
     this.#rl.on("close", () => void this.#exit(EXIT.ok));
     process.stdout.on("resize", () => this.#renderer.resized());
     if (this.#command.prompt !== undefined) {
@@ -136,6 +147,7 @@ class InteractiveSession {
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
     this.#renderer.line(`${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(model)} · ${pod.fs.cwd}`);
     for (const note of setup.notes) this.#renderer.line(s.dim(`· ${note}`));
+    if (pod.sandbox.notice !== undefined) this.#renderer.line(s.yellow(`· ${pod.sandbox.notice}`));
     if (restored) {
       this.#renderer.line(s.dim(`· resumed session ${pod.id} (${pod.history.length} items in history)`));
     }
@@ -227,9 +239,10 @@ class InteractiveSession {
       this.#renderer.line(`${s.yellow("?")} ${s.bold("allow")} ${request.summary}`);
       const detail = describeArgs(request);
       if (detail) this.#renderer.line(s.dim(detail));
+      if (request.reason) this.#renderer.line(s.dim(`  asking because ${request.reason}`));
       this.#output.muted = false;
       clearLine(this.#rl);
-      // Say what "always" grants: bash, this exact command; other tools, the tool (seen in permissions.ts).
+      // Say what "always" grants: bash, this exact command; other tools, the tool (seen in permissions/policy.ts).
       const always = request.tool === "bash" ? "this command" : request.tool;
       this.#rl.setPrompt(`  ${s.yellow(`[y]es / [n]o / [a]lways ${always} this session`)} › `);
       this.#rl.prompt();

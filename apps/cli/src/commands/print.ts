@@ -12,15 +12,17 @@ import { usageError } from "../cli-error.ts";
 import { captureConsole } from "../console-capture.ts";
 import { describeFailure } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
+import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
 import { checkFileRefs, openPodWith } from "../open-session.ts";
 import { enforceProjectTrust, setupModel } from "../session-setup.ts";
 import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
-  const piped = await readPipedStdin(command.prompt !== undefined);
+  const stdin = await readPipedStdin(command.prompt !== undefined);
+  const piped = stdin?.text;
   const prompt = [command.prompt, piped].filter((p) => p !== undefined && p.trim() !== "").join("\n\n");
-  if (prompt === "")
+  if (prompt === "" && !stdin?.overflow)
     throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
 
   markStartup("print: prompt read");
@@ -31,6 +33,13 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       ),
   });
   markStartup("print: config and model set up");
+  if (stdin?.overflow) {
+    const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+    throw usageError(
+      inputTooLarge(stdin.bytes, setup.window, model, { atLeast: true, what: "the prompt on stdin" }) ??
+        `the prompt on stdin is more than ${STDIN_LIMIT_BYTES} bytes; nothing was sent`,
+    );
+  }
   const problems = await checkFileRefs(setup, prompt);
   if (problems.length > 0) throw usageError(`${problems.join("; ")} — nothing was sent`);
 
@@ -55,8 +64,11 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       resumed: opened.restored,
     });
     for (const note of setup.notes) emit({ type: "alert", level: "info", source: "cli", message: note });
+    if (pod.sandbox.notice)
+      emit({ type: "alert", level: "warn", source: "sandbox", message: pod.sandbox.notice });
   } else {
     for (const note of setup.notes) diag(`note: ${note}`);
+    if (pod.sandbox.notice) diag(`warn: ${pod.sandbox.notice}`);
   }
 
   const assistant: Item[] = [];
@@ -77,8 +89,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       diag(`${event.alert.level}: ${event.alert.message}`);
     if (event.type === "permission_outcome" && event.outcome.by === "no_ui") {
       const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
+      const why = event.outcome.reason ? `; ${event.outcome.reason}` : "";
       diag(
-        `denied ${event.outcome.tool}${subject} (print mode cannot ask; allow it in .yoi/config.jsonc "permissions")`,
+        `denied ${event.outcome.tool}${subject} (print mode cannot ask${why}; allow it in .yoi/config.jsonc "permissions" or with --allow-tool)`,
       );
     }
   });
@@ -158,7 +171,7 @@ export function lastText(items: readonly Item[]): string {
  * a socket is not read (a parent process that keeps our stdin open would
  * otherwise hang us); without one it is the only place a prompt can be.
  */
-async function readPipedStdin(havePrompt: boolean): Promise<string | undefined> {
+async function readPipedStdin(havePrompt: boolean): Promise<BoundedText | undefined> {
   if (process.stdin.isTTY) return undefined;
   let kind: "fifo" | "file" | "socket" | "other" = "other";
   try {
@@ -168,7 +181,5 @@ async function readPipedStdin(havePrompt: boolean): Promise<string | undefined> 
     return undefined;
   }
   if (havePrompt && kind !== "fifo" && kind !== "file") return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return readBounded(process.stdin);
 }

@@ -131,6 +131,10 @@ export class Renderer {
             session: "this session",
             user: "you",
             no_ui: "no UI",
+            mode: "the permission mode",
+            scope: "the project scope",
+            sandbox: "the missing sandbox",
+            parse: "an unreadable command line",
           }[event.outcome.by];
           this.line(s.yellow(`⊘ denied ${event.outcome.tool}${subject} (by ${by})`));
         }

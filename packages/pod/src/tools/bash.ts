@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { defineTool, storedText, ToolError, type ToolReturn } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_TIMEOUT_MS } from "@yoi/manifest";
 import { z } from "zod";
+import type { Sandbox, SandboxPolicy } from "../sandbox/index.ts";
 import type { ScopedFs } from "../scoped-fs.ts";
 import { plural } from "./deps.ts";
 
@@ -17,6 +18,8 @@ const DRAIN_AFTER_EXIT_MS = 500;
 /** Environment variables never passed to commands (the pod's own provider keys). */
 const SECRET_ENV =
   /^(ANTHROPIC_API_KEY|OPENAI_API_KEY|GEMINI_API_KEY|GOOGLE_API_KEY|GOOGLE_GENAI_API_KEY|YOI_.*(KEY|TOKEN|SECRET).*)$/;
+/** Names that read like credentials (`*_API_KEY`, `*_SECRET*`, `*_PASSWORD`, `*_TOKEN`): never passed either. */
+const CREDENTIAL_ENV = /(^|_)(API_?KEY|SECRET|PASSWORD|PASSWD|TOKEN|ACCESS_KEY)(_|$)/i;
 
 export interface BashToolOptions {
   fs: ScopedFs;
@@ -26,6 +29,8 @@ export interface BashToolOptions {
   shell?: string;
   /** Cap of inline output in bytes; larger output is Stored. Default `TOOL_OUTPUT_MAX_BYTES`. */
   maxOutputBytes?: number;
+  /** Run every command inside this OS sandbox, confined by `policy`. Default: unsandboxed. */
+  sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
 }
 
 const input = z.object({
@@ -42,8 +47,8 @@ const input = z.object({
 
 /**
  * The default environment: inherited, minus provider API keys (the known
- * ones and `extraSecrets`, e.g. every `providers.*.apiKeyEnv` of the config),
- * with pagers and git prompts disabled.
+ * ones and `extraSecrets`, e.g. every `providers.*.apiKeyEnv` of the config)
+ * and anything named like a credential, with pagers and git prompts disabled.
  */
 export function defaultBashEnv(
   base: Readonly<Record<string, string | undefined>> = process.env,
@@ -51,7 +56,8 @@ export function defaultBashEnv(
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   const extra = new Set(extraSecrets);
-  for (const [k, v] of Object.entries(base)) if (!SECRET_ENV.test(k) && !extra.has(k)) env[k] = v;
+  for (const [k, v] of Object.entries(base))
+    if (!SECRET_ENV.test(k) && !CREDENTIAL_ENV.test(k) && !extra.has(k)) env[k] = v;
   env.PAGER = "cat";
   env.GIT_PAGER = "cat";
   env.GIT_TERMINAL_PROMPT = "0";
@@ -108,7 +114,10 @@ export function bashTool(options: BashToolOptions) {
     description:
       "Run a shell command with bash in the project root and return its combined stdout/stderr and exit code. " +
       `Default timeout ${TOOL_TIMEOUT_MS / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
-      `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.`,
+      `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.` +
+      (options.sandbox === undefined
+        ? ""
+        : ` Commands run in a sandbox: only the project${options.sandbox.policy.network ? "" : " and a private /tmp are writable, and there is no network"}${options.sandbox.policy.network ? " and a private /tmp are writable" : ""}.`),
     inputSchema: input,
     // Our own timer reports partial output; the worker's limit is only the backstop.
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
@@ -117,7 +126,12 @@ export function bashTool(options: BashToolOptions) {
       const timeout = timeout_ms ?? TOOL_TIMEOUT_MS;
       ctx.signal.throwIfAborted();
       const out = new OutputBuffer(BASH_KEEP_BYTES);
-      const child = spawn(options.shell ?? "/bin/bash", ["-c", command], {
+      const shell = options.shell ?? "/bin/bash";
+      const run =
+        options.sandbox === undefined
+          ? { file: shell, args: ["-c", command] }
+          : options.sandbox.sandbox.wrap(shell, command, options.fs.cwd, options.sandbox.policy);
+      const child = spawn(run.file, run.args, {
         cwd: options.fs.cwd,
         env,
         detached: true,
@@ -163,7 +177,7 @@ export function bashTool(options: BashToolOptions) {
         },
       )
         .catch((error: Error) => {
-          throw new ToolError(`could not start ${options.shell ?? "/bin/bash"}: ${error.message}`);
+          throw new ToolError(`could not start ${run.file}: ${error.message}`);
         })
         .finally(() => {
           clearTimeout(timer);

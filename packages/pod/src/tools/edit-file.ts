@@ -87,7 +87,9 @@ export function editFileTool(deps: BuiltinToolDeps) {
         const updated = replace_all
           ? text.split(oldText).join(newText)
           : text.slice(0, at[0]!) + newText + text.slice(at[0]! + oldText.length);
-        await guarded(() => fs.writeFile(path, bom + updated));
+        await guarded(() =>
+          fs.writeFile(path, bom + updated, { expect: { size: st.size, mtimeMs: st.mtimeMs } }),
+        );
         const after = await guarded(() => fs.stat(path, "write"));
         deps.reads.record(after.path.real, path, after);
         // Show the edited region so the model can check it without another read.

@@ -37,6 +37,8 @@ export function writeFileTool(deps: BuiltinToolDeps) {
       const resolved = await guarded(() => fs.resolve(path, "write"));
       return deps.writeLocks.run(resolved.real, async () => {
         let existed = false;
+        // What the file must still be when the write lands: another process's change in between is never overwritten.
+        let expect: "absent" | { size: number; mtimeMs: number } = "absent";
         if (resolved.exists) {
           const st = await guarded(() => fs.stat(path, "write"));
           if (st.kind === "directory") throw new ToolError(`${path} is a directory`);
@@ -44,8 +46,9 @@ export function writeFileTool(deps: BuiltinToolDeps) {
           if (!deps.reads.isFresh(st.path.real, st)) {
             throw new ToolError(staleMessage(path, deps.reads.get(st.path.real) === undefined));
           }
+          expect = { size: st.size, mtimeMs: st.mtimeMs };
         }
-        const written = await guarded(() => fs.writeFile(path, content));
+        const written = await guarded(() => fs.writeFile(path, content, { expect }));
         const after = await guarded(() => fs.stat(written.real, "write"));
         deps.reads.record(after.path.real, path, after);
         const size = Buffer.byteLength(content);

@@ -1,0 +1,66 @@
+/**
+ * Bounded input: a prompt (with its `@file` attachments) that cannot fit the
+ * model's context window is refused before anything is sent, and stdin is
+ * read only up to what the largest window could hold, so a 50 MB pipe costs
+ * a few MB of memory, not gigabytes.
+ */
+import { BYTES_PER_TOKEN_ESTIMATE, estimateTokens, MODEL_CATALOG } from "@yoi/manifest";
+
+/** Tokens of the largest window any catalog model has (and at least 2M): stdin is never read past this. */
+const LARGEST_WINDOW_TOKENS = Math.max(2_000_000, ...MODEL_CATALOG.map((m) => m.contextWindow));
+
+/** Bytes of stdin read at most; one more means "too large for any model". */
+export const STDIN_LIMIT_BYTES = LARGEST_WINDOW_TOKENS * BYTES_PER_TOKEN_ESTIMATE;
+
+/** What stdin held, read up to {@link STDIN_LIMIT_BYTES}. */
+export interface BoundedText {
+  text: string;
+  /** Bytes read (at most the limit + one chunk). */
+  bytes: number;
+  /** More was there than the limit: `text` is incomplete and must not be sent. */
+  overflow: boolean;
+}
+
+/** Reads a stream to its end or to `limit` bytes, whichever comes first (then stops reading). */
+export async function readBounded(
+  stream: NodeJS.ReadableStream & { destroy?: () => void },
+  limit = STDIN_LIMIT_BYTES,
+): Promise<BoundedText> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of stream) {
+    const buffer = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
+    bytes += buffer.length;
+    if (bytes > limit) {
+      stream.destroy?.();
+      return { text: "", bytes, overflow: true };
+    }
+    chunks.push(buffer);
+  }
+  return { text: Buffer.concat(chunks).toString("utf8"), bytes, overflow: false };
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * The refusal for input of `bytes` (prompt plus attached files) against a
+ * window of `window` tokens, or undefined when it may fit. `atLeast`: the
+ * size is a lower bound (stdin was cut off).
+ */
+export function inputTooLarge(
+  bytes: number,
+  window: number,
+  model: string,
+  options: { atLeast?: boolean; what?: string } = {},
+): string | undefined {
+  if (window <= 0) return undefined;
+  const tokens = Math.ceil(bytes / BYTES_PER_TOKEN_ESTIMATE);
+  if (tokens <= window) return undefined;
+  const size = `${options.atLeast ? "more than " : ""}${megabytes(bytes)} (about ${tokens.toLocaleString("en-US")} tokens)`;
+  return `${options.what ?? "the input"} is ${size}, more than ${model}'s context window of ${window.toLocaleString("en-US")} tokens; nothing was sent. Send a smaller part, or let the model read the file with read_file instead of attaching it`;
+}
+
+/** Estimated tokens of a text, for callers that add up several parts. */
+export { estimateTokens };

@@ -1,0 +1,18 @@
+export { bashPrefixRule } from "./bash-prefix-rule.ts";
+export { commandMatcher, pathMatcher } from "./matchers.ts";
+export { isPermissionModeError, PermissionModeError, type PermissionSettingErrorCode } from "./mode-error.ts";
+export {
+  MODE_CYCLE,
+  type PermissionDecider,
+  type PermissionDecision,
+  type PermissionEvaluation,
+  type PermissionOutcome,
+  PermissionPolicy,
+  type PermissionPolicyOptions,
+  type PermissionPrompt,
+  type PermissionRequest,
+  primaryArgument,
+  type SandboxStatus,
+} from "./policy.ts";
+export { formatRuleSpec, parseRuleSpec } from "./rule-syntax.ts";
+export { analyzeShell, preloadShellParser, type ShellAnalysis, type ShellWrite } from "./shell-parse.ts";

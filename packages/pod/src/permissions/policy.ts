@@ -1,0 +1,611 @@
+/**
+ * Permissions: rules from every config source (allow / deny / ask per tool
+ * glob and a glob on the call's primary argument), the session's mode, then
+ * the per-tool defaults (read-only tools allow, writes and bash ask). A deny
+ * rule anywhere wins, then an ask rule, then an allow rule, whatever their
+ * order or source. `ask` goes to the UI callback; with no callback the call
+ * is denied (fail closed). Runs as a worker Hook, so a denial reaches the
+ * model as an error result it can act on.
+ *
+ * bash lines are read with a real shell parser (shell-parse.ts): an allow
+ * rule must cover every simple command of the line, every redirection is a
+ * write checked like write_file (outside the scope: denied), and a line the
+ * parser cannot classify asks.
+ */
+
+import { homedir } from "node:os";
+import * as path from "node:path";
+import type { Hook, HookToolAction, ToolCallInfo } from "@yoi/llm-worker";
+import {
+  PERMISSION_DEFAULTS,
+  type PermissionAction,
+  type PermissionMode,
+  type PermissionRule,
+  type PermissionsConfig,
+} from "@yoi/manifest";
+import type { ScopedFs } from "../scoped-fs.ts";
+import { commandMatcher, pathMatcher } from "./matchers.ts";
+import { PermissionModeError } from "./mode-error.ts";
+import { analyzeShell, type ShellWrite } from "./shell-parse.ts";
+
+export type PermissionDecision = "allow" | "allow_always" | "deny";
+
+/** What the UI is asked to decide. */
+export interface PermissionRequest {
+  callId: string;
+  tool: string;
+  /** Parsed arguments of the call. */
+  args: unknown;
+  /** The primary argument shown to the user: a path for file tools, the command for bash. */
+  subject: string | undefined;
+  /** One line for the prompt, e.g. `bash: npm test`. */
+  summary: string;
+  /** Why the call asks when that is not the plain default (no sandbox, a line the parser cannot read). */
+  reason?: string;
+  /** Aborted when the run is cancelled while the question is open. */
+  signal: AbortSignal;
+}
+
+/** The UI callback. A rejected promise counts as `deny`. */
+export type PermissionPrompt = (request: PermissionRequest) => Promise<PermissionDecision>;
+
+/**
+ * What decided a call: `rule` (a config rule), `default` (per-tool default),
+ * `mode` (the permission mode), `scope` (a bash redirection outside the
+ * scope), `sandbox` (bash without a sandbox always asks), `parse` (a bash
+ * line the parser cannot classify asks), `session` (an earlier
+ * allow_always), `user`, `no_ui`.
+ */
+export type PermissionDecider =
+  | "rule"
+  | "default"
+  | "mode"
+  | "scope"
+  | "sandbox"
+  | "parse"
+  | "session"
+  | "user"
+  | "no_ui";
+
+/** What decided a call, for logs and UIs. */
+export interface PermissionOutcome {
+  callId: string;
+  tool: string;
+  subject: string | undefined;
+  action: "allow" | "deny";
+  by: PermissionDecider;
+  /** Index of the rule in the policy's rule list, when one decided. */
+  rule?: number;
+  /** Where that rule came from (a config file, `flag:--deny-tool`), when known. */
+  source?: string;
+  /** The mode the session was in. */
+  mode?: PermissionMode;
+  /** Why, in a few words (the scope violation, the unreadable construct). */
+  reason?: string;
+}
+
+/** The static decision for a call, before anyone is asked. */
+export interface PermissionEvaluation {
+  action: PermissionAction;
+  by: Exclude<PermissionDecider, "session" | "user" | "no_ui">;
+  rule?: number;
+  reason?: string;
+}
+
+/** Whether bash runs in an OS sandbox: `active`, `unavailable` (none here), `disabled` (the user opted out). */
+export type SandboxStatus = "active" | "unavailable" | "disabled";
+
+export interface PermissionPolicyOptions {
+  /** The UI callback for `ask`. Without one, `ask` denies. */
+  ask?: PermissionPrompt;
+  /** Used to resolve paths (and redirection targets) against the scope and to see through symlinks. */
+  fs?: ScopedFs;
+  /** The signal of the current run (handed to the UI callback). */
+  signal?: () => AbortSignal | undefined;
+  /** Told every decision (the pod logs and forwards them). */
+  onOutcome?: (outcome: PermissionOutcome) => void;
+  /** Source of each rule of `config.rules`, same order (for messages and `yoi config`). */
+  sources?: readonly (string | undefined)[];
+  /** The starting mode. Default `config.mode`, else `default`. */
+  mode?: PermissionMode;
+  /** Sandbox status of bash. Default `disabled` (no sandbox required: the caller decides). */
+  sandbox?: SandboxStatus;
+  /** The user passed the explicit flag that allows bypassPermissions without a sandbox. */
+  allowUnsandboxedBypass?: boolean;
+  /** Tools that only read (allowed in plan mode). Default: those the built-in defaults allow. */
+  readOnlyTools?: readonly string[];
+  /** Home directory for `~` in redirection targets. Default `os.homedir()`. */
+  home?: string;
+}
+
+/** Tools whose primary argument is a path, and its key. */
+const PATH_ARG: Record<string, string> = {
+  read_file: "path",
+  write_file: "path",
+  edit_file: "path",
+  list_dir: "path",
+  glob: "path",
+  grep: "path",
+};
+
+/** Tools acceptEdits lets through inside the scope. */
+const EDIT_TOOLS = new Set(["write_file", "edit_file"]);
+
+/** Redirection targets that are not files in anyone's scope. */
+const HARMLESS_TARGETS = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/;
+
+/** Commands that change the directory later relative redirections resolve against. */
+const CHANGES_DIRECTORY = /^(cd|pushd|popd)(\s|$)/;
+
+/** Modes in the order Shift+Tab cycles through them. */
+export const MODE_CYCLE: readonly PermissionMode[] = ["default", "acceptEdits", "plan", "bypassPermissions"];
+
+/** The primary argument of a call: a path for file tools, the command for bash. */
+export function primaryArgument(tool: string, args: unknown): string | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const record = args as Record<string, unknown>;
+  const key = tool === "bash" ? "command" : PATH_ARG[tool];
+  if (key === undefined) return undefined;
+  const value = record[key];
+  if (typeof value === "string") return value;
+  // File tools without a path act on the project root.
+  return key === "path" ? "." : undefined;
+}
+
+/**
+ * Pieces of a shell line a deny rule may catch when the parser cannot read
+ * the line: split at every operator, substitutions split open too.
+ */
+function roughFragments(command: string): string[] {
+  return command
+    .split(/&&|\|\||\$\(|<\(|>\(|[;&|\n`()]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+/** Words that run the rest of their line as a command (`nohup rm x`): deny rules see through them. */
+const WRAPPERS = /^(?:(?:sudo|nohup|time|nice|command|builtin|exec|env|xargs)\s+(?:-\S+\s+)*)+/;
+
+interface CompiledRule {
+  index: number;
+  tool: (name: string) => boolean;
+  match: ((subject: string) => boolean) | undefined;
+  action: PermissionAction;
+  source: string | undefined;
+}
+
+type Verdict = { action: PermissionAction; rule: number } | undefined;
+
+const STRICTNESS: Record<PermissionAction, number> = { allow: 0, ask: 1, deny: 2 };
+
+/** A permission policy for one session. */
+export class PermissionPolicy {
+  private readonly rules: CompiledRule[] = [];
+  private readonly defaults: Record<string, PermissionAction>;
+  private readonly options: PermissionPolicyOptions;
+  private readonly readOnly: ReadonlySet<string>;
+  /** allow_always grants: a tool name -> `*` (any subject) or exact subjects. */
+  private readonly grants = new Map<string, Set<string>>();
+  #mode: PermissionMode;
+  readonly #modeListeners = new Set<(mode: PermissionMode) => void>();
+
+  constructor(config: Partial<PermissionsConfig> = {}, options: PermissionPolicyOptions = {}) {
+    this.options = options;
+    this.defaults = { ...PERMISSION_DEFAULTS, ...(config.default ?? {}) };
+    (config.rules ?? []).forEach((rule, index) => {
+      this.addRule(rule, options.sources?.[index]);
+    });
+    this.readOnly = new Set(
+      options.readOnlyTools ??
+        Object.entries(PERMISSION_DEFAULTS)
+          .filter(([tool, action]) => action === "allow" && tool !== "*")
+          .map(([tool]) => tool),
+    );
+    const mode = options.mode ?? config.mode ?? "default";
+    this.#assertModeAllowed(mode);
+    this.#mode = mode;
+  }
+
+  /** The current permission mode. */
+  get mode(): PermissionMode {
+    return this.#mode;
+  }
+
+  /** Whether bash runs in a sandbox here. */
+  get sandbox(): SandboxStatus {
+    return this.options.sandbox ?? "disabled";
+  }
+
+  /**
+   * Switches the mode. Throws {@link PermissionModeError} for
+   * `bypassPermissions` without an active sandbox or the explicit opt-in.
+   */
+  setMode(mode: PermissionMode): void {
+    this.#assertModeAllowed(mode);
+    if (mode === this.#mode) return;
+    this.#mode = mode;
+    for (const listener of [...this.#modeListeners]) {
+      try {
+        listener(mode);
+      } catch {
+        // Observers must not change the mode.
+      }
+    }
+  }
+
+  /** The next mode in Shift+Tab order that this session may enter. */
+  nextMode(): PermissionMode {
+    const at = MODE_CYCLE.indexOf(this.#mode);
+    for (let step = 1; step <= MODE_CYCLE.length; step++) {
+      const next = MODE_CYCLE[(at + step) % MODE_CYCLE.length]!;
+      if (this.modeAllowed(next)) return next;
+    }
+    return this.#mode;
+  }
+
+  /** False for `bypassPermissions` when there is no sandbox and no explicit opt-in. */
+  modeAllowed(mode: PermissionMode): boolean {
+    return (
+      mode !== "bypassPermissions" ||
+      this.sandbox === "active" ||
+      this.options.allowUnsandboxedBypass === true
+    );
+  }
+
+  /** Tells `listener` every mode change; returns the unsubscribe function. */
+  onModeChange(listener: (mode: PermissionMode) => void): () => void {
+    this.#modeListeners.add(listener);
+    return () => {
+      this.#modeListeners.delete(listener);
+    };
+  }
+
+  #assertModeAllowed(mode: PermissionMode): void {
+    if (this.modeAllowed(mode)) return;
+    throw new PermissionModeError(
+      "bypass_without_sandbox",
+      "bypassPermissions needs the bash sandbox, which is not active here; pass --dangerously-bypass-without-sandbox to allow it anyway",
+    );
+  }
+
+  /**
+   * Adds a rule for the rest of the session (after the config's), e.g. the
+   * "always allow `git status *`" answer of a permission prompt. Returns its index.
+   */
+  addRule(rule: PermissionRule, source?: string): number {
+    const index = this.rules.length;
+    this.rules.push({
+      index,
+      tool: pathMatcher(rule.tool),
+      match:
+        rule.match === undefined
+          ? undefined
+          : rule.tool === "bash"
+            ? commandMatcher(rule.match)
+            : pathMatcher(rule.match),
+      action: rule.action,
+      source,
+    });
+    return index;
+  }
+
+  /** Where rule `index` came from, when known. */
+  ruleSource(index: number): string | undefined {
+    return this.rules[index]?.source;
+  }
+
+  /** The names a subject goes by: for paths, as written (normalized) and the real path. */
+  private async names(tool: string, subject: string): Promise<string[]> {
+    if (PATH_ARG[tool] === undefined) return [subject];
+    const fs = this.options.fs;
+    if (fs === undefined) return [path.normalize(subject)];
+    const names = new Set<string>([fs.display(path.resolve(fs.cwd, subject))]);
+    try {
+      names.add(fs.display((await fs.resolve(subject, "read")).real));
+    } catch {
+      // Out of scope or invalid: the tool itself will refuse it.
+    }
+    return [...names];
+  }
+
+  /**
+   * The strictest rule for a call: any deny, else any ask (each needs only one
+   * name to match), else an allow that holds for every name.
+   */
+  private matchRules(
+    tool: string,
+    names: readonly string[] | undefined,
+  ): { deny: Verdict; ask: Verdict; allow: Verdict } {
+    let deny: Verdict;
+    let ask: Verdict;
+    let allow: Verdict;
+    for (const rule of this.rules) {
+      if (!rule.tool(tool)) continue;
+      const match = rule.match;
+      const hit =
+        match === undefined
+          ? true
+          : names !== undefined && names.length > 0
+            ? rule.action === "allow"
+              ? names.every((n) => match(n))
+              : names.some((n) => match(n))
+            : false;
+      if (!hit) continue;
+      const verdict = { action: rule.action, rule: rule.index };
+      if (rule.action === "deny") deny ??= verdict;
+      else if (rule.action === "ask") ask ??= verdict;
+      else allow ??= verdict;
+    }
+    return { deny, ask, allow };
+  }
+
+  /** The static decision for a call (rules, mode, defaults), before asking anyone. */
+  async evaluate(tool: string, args: unknown): Promise<PermissionEvaluation> {
+    const subject = primaryArgument(tool, args);
+    if (tool === "bash") return this.evaluateBash(subject);
+    const names = subject === undefined ? undefined : await this.names(tool, subject);
+    return this.decide(tool, names);
+  }
+
+  private decide(tool: string, names: readonly string[] | undefined): PermissionEvaluation {
+    const { deny, ask, allow } = this.matchRules(tool, names);
+    if (deny) return { action: "deny", by: "rule", rule: deny.rule };
+    if (this.#mode === "plan" && !this.readOnly.has(tool))
+      return { action: "deny", by: "mode", reason: "plan mode allows only read-only tools" };
+    if (ask) return { action: "ask", by: "rule", rule: ask.rule };
+    if (allow) return { action: "allow", by: "rule", rule: allow.rule };
+    if (this.#mode === "bypassPermissions") return { action: "allow", by: "mode" };
+    if (this.#mode === "acceptEdits" && EDIT_TOOLS.has(tool)) return { action: "allow", by: "mode" };
+    return { action: this.defaults[tool] ?? this.defaults["*"] ?? "ask", by: "default" };
+  }
+
+  private async evaluateBash(line: string | undefined): Promise<PermissionEvaluation> {
+    if (line === undefined) return this.decide("bash", undefined);
+    const analysis = await analyzeShell(line);
+    const commands = analysis.commands;
+    // Deny and ask rules may catch any piece: the whole line, each simple command, each behind a wrapper.
+    const pieces = new Set<string>([line.trim(), ...commands]);
+    for (const c of commands) pieces.add(c.replace(WRAPPERS, ""));
+    if (analysis.kind === "unclassifiable") for (const f of roughFragments(line)) pieces.add(f);
+    const { deny, ask } = this.matchRules("bash", [...pieces]);
+    if (deny) return { action: "deny", by: "rule", rule: deny.rule };
+    if (this.#mode === "plan")
+      return { action: "deny", by: "mode", reason: "plan mode allows only read-only tools" };
+    if (ask) return { action: "ask", by: "rule", rule: ask.rule };
+
+    let result: PermissionEvaluation;
+    const wholeLine = this.rules.find((r) => r.action === "allow" && r.match === undefined && r.tool("bash"));
+    if (analysis.kind === "unclassifiable") {
+      result =
+        this.#mode === "bypassPermissions"
+          ? { action: "allow", by: "mode" }
+          : wholeLine !== undefined
+            ? { action: "allow", by: "rule", rule: wholeLine.index }
+            : { action: "ask", by: "parse", reason: analysis.reason };
+    } else {
+      result = this.commandsDecision(commands);
+      for (const write of analysis.writes) {
+        const w = await this.evaluateWrite(write, commands);
+        if (STRICTNESS[w.action] > STRICTNESS[result.action]) result = w;
+        if (result.action === "deny") return result;
+      }
+    }
+    if (
+      result.action === "allow" &&
+      this.sandbox === "unavailable" &&
+      !(this.#mode === "bypassPermissions" && this.options.allowUnsandboxedBypass === true)
+    ) {
+      return {
+        action: "ask",
+        by: "sandbox",
+        reason: "no sandbox is available here, so every bash command needs approval",
+      };
+    }
+    return result;
+  }
+
+  /** Allowed when allow rules cover every simple command (several rules may share the work). */
+  private commandsDecision(commands: readonly string[]): PermissionEvaluation {
+    if (commands.length > 0) {
+      let last = -1;
+      const covered = commands.every((command) => {
+        const rule = this.rules.find(
+          (r) => r.action === "allow" && r.tool("bash") && (r.match?.(command) ?? true),
+        );
+        if (rule !== undefined) last = Math.max(last, rule.index);
+        return rule !== undefined;
+      });
+      if (covered) return { action: "allow", by: "rule", rule: last };
+    }
+    if (this.#mode === "bypassPermissions") return { action: "allow", by: "mode" };
+    return { action: this.defaults.bash ?? this.defaults["*"] ?? "ask", by: "default" };
+  }
+
+  /** A redirection is a write: outside the scope it is denied, inside it is decided like write_file. */
+  private async evaluateWrite(write: ShellWrite, commands: readonly string[]): Promise<PermissionEvaluation> {
+    const target = write.target;
+    if (target === undefined)
+      return {
+        action: "ask",
+        by: "parse",
+        reason: `the redirection target ${write.raw} is only known when it runs`,
+      };
+    if (HARMLESS_TARGETS.test(target)) return { action: "allow", by: "default" };
+    let written: string;
+    if (target === "~" || target.startsWith("~/"))
+      written = path.join(this.options.home ?? homedir(), target.slice(1));
+    else if (target.startsWith("~"))
+      return {
+        action: "ask",
+        by: "parse",
+        reason: `the redirection target ${write.raw} names another user's home`,
+      };
+    else written = target;
+    if (!path.isAbsolute(written) && commands.some((c) => CHANGES_DIRECTORY.test(c)))
+      return {
+        action: "ask",
+        by: "parse",
+        reason: `the line changes directory, so the redirection to ${write.raw} cannot be placed`,
+      };
+    const fs = this.options.fs;
+    const outside: PermissionEvaluation = {
+      action: "deny",
+      by: "scope",
+      reason: `the redirection ${write.operator} ${write.raw} writes outside the project scope`,
+    };
+    if (fs === undefined) {
+      const normalized = path.normalize(written);
+      if (path.isAbsolute(normalized) || normalized === ".." || normalized.startsWith(`..${path.sep}`))
+        return outside;
+      return this.decide("write_file", [normalized]);
+    }
+    let real: string;
+    try {
+      real = (await fs.resolve(written, "write")).real;
+    } catch {
+      return outside;
+    }
+    const names = new Set([fs.display(path.resolve(fs.cwd, written)), fs.display(real)]);
+    return this.decide("write_file", [...names]);
+  }
+
+  /** Decides a call, asking the UI when needed. Never throws. */
+  async check(call: Pick<ToolCallInfo, "callId" | "name" | "args">): Promise<PermissionOutcome> {
+    const tool = call.name;
+    const subject = primaryArgument(tool, call.args);
+    const base = { callId: call.callId, tool, subject, mode: this.#mode };
+    const done = (outcome: PermissionOutcome) => {
+      try {
+        this.options.onOutcome?.(outcome);
+      } catch {
+        // Observers must not change a decision.
+      }
+      return outcome;
+    };
+    let evaluated: PermissionEvaluation;
+    try {
+      evaluated = await this.evaluate(tool, call.args);
+    } catch (error) {
+      // The parser failed to load or crashed: ask, never allow.
+      evaluated = {
+        action: "ask",
+        by: "parse",
+        reason: `the command could not be analysed (${String(error)})`,
+      };
+    }
+    const ruleField =
+      evaluated.rule === undefined
+        ? {}
+        : {
+            rule: evaluated.rule,
+            ...(this.rules[evaluated.rule]?.source !== undefined
+              ? { source: this.rules[evaluated.rule]!.source }
+              : {}),
+          };
+    const reasonField = evaluated.reason === undefined ? {} : { reason: evaluated.reason };
+    if (evaluated.action !== "ask")
+      return done({ ...base, action: evaluated.action, by: evaluated.by, ...ruleField, ...reasonField });
+    const granted = this.grants.get(tool);
+    if (
+      evaluated.by !== "sandbox" &&
+      evaluated.by !== "parse" &&
+      granted !== undefined &&
+      (granted.has("*") || (subject !== undefined && granted.has(subject)))
+    ) {
+      return done({ ...base, action: "allow", by: "session" });
+    }
+    const ask = this.options.ask;
+    if (ask === undefined)
+      return done({
+        ...base,
+        action: "deny",
+        by: "no_ui",
+        ...ruleField,
+        ...(evaluated.by === "sandbox" || evaluated.by === "parse" ? reasonField : {}),
+      });
+    const signal = this.options.signal?.() ?? new AbortController().signal;
+    let decision: PermissionDecision;
+    try {
+      // A cancelled run must not wait on a question nobody will answer: abort counts as deny.
+      decision = await untilAborted(
+        ask({
+          callId: call.callId,
+          tool,
+          args: call.args,
+          subject,
+          summary: subject === undefined ? tool : `${tool}: ${subject.split("\n")[0]}`,
+          ...(evaluated.by === "sandbox" || evaluated.by === "parse" ? reasonField : {}),
+          signal,
+        }),
+        signal,
+      );
+    } catch {
+      decision = "deny";
+    }
+    if (decision === "allow_always") {
+      // File tools: the tool for the rest of the session; bash: this exact command.
+      const key = tool === "bash" ? (subject ?? "*") : "*";
+      if (!this.grants.has(tool)) this.grants.set(tool, new Set());
+      this.grants.get(tool)!.add(key);
+    }
+    return done({ ...base, action: decision === "deny" ? "deny" : "allow", by: "user" });
+  }
+
+  /** The message a denied call returns to the model. */
+  static denialMessage(outcome: PermissionOutcome): string {
+    const what =
+      outcome.subject === undefined ? outcome.tool : `${outcome.tool} (${firstLine(outcome.subject)})`;
+    const why = outcome.reason === undefined ? "" : ` (${outcome.reason})`;
+    switch (outcome.by) {
+      case "rule":
+        return `Permission denied: ${what} is blocked by permission rule #${(outcome.rule ?? 0) + 1}${outcome.source === undefined ? "" : ` from ${outcome.source}`}. Do not retry it; choose another approach or ask the user to change the rule.`;
+      case "scope":
+        return `Permission denied: ${what}: ${outcome.reason ?? "it writes outside the project scope"}. Write inside the project instead.`;
+      case "mode":
+        return outcome.mode === "plan"
+          ? `Permission denied: ${what} is not available in plan mode, which allows only read-only tools. Finish the plan and present it to the user; they will switch modes to carry it out.`
+          : `Permission denied: ${what} is not allowed in ${outcome.mode ?? "this"} mode.`;
+      case "default":
+        return `Permission denied: ${what} is not allowed in this session. Do not retry it; choose another approach.`;
+      case "no_ui":
+        return `Permission denied: ${what} needs the user's approval${why}, and no one can approve it in this session. Do not retry it; finish what you can without it and tell the user what you would have run.`;
+      default:
+        return `Permission denied: the user declined ${what}. Do not retry the same call; ask the user how to proceed or choose another approach.`;
+    }
+  }
+
+  /** The policy as a worker Hook: a denied call is not run and the model gets the denial message. */
+  hook(): Hook {
+    return {
+      name: "permissions",
+      beforeToolCall: async (call: ToolCallInfo): Promise<HookToolAction | undefined> => {
+        const outcome = await this.check(call);
+        if (outcome.action === "allow") return undefined;
+        return { action: "deny", message: PermissionPolicy.denialMessage(outcome) };
+      },
+    };
+  }
+}
+
+function untilAborted(answer: Promise<PermissionDecision>, signal: AbortSignal): Promise<PermissionDecision> {
+  if (signal.aborted) return Promise.resolve("deny");
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve("deny");
+    signal.addEventListener("abort", onAbort, { once: true });
+    answer.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -1,0 +1,56 @@
+/**
+ * A pod's decision about bash confinement, made once when the pod opens:
+ * the config says whether a sandbox is wanted, the machine says whether one
+ * exists. Where none exists yoi says so once, and the permission policy makes
+ * every bash call ask (print mode: deny) until the user opts out explicitly.
+ */
+import type { SandboxSettings } from "@yoi/manifest";
+import type { SandboxStatus } from "../permissions/index.ts";
+import { detectSandbox, isSandbox } from "./detect.ts";
+import type { Sandbox, SandboxPolicy } from "./sandbox.ts";
+
+/** What the model is told with each prompt submitted in plan mode. */
+export const PLAN_MODE_NOTE =
+  "[Plan mode] The user wants a plan, not changes. Only read-only tools run now (reading, listing, searching); " +
+  "file edits and bash are refused. Investigate, then answer with a concrete step-by-step plan and wait for the user to approve it.";
+
+/** How bash is confined in one pod. */
+export interface PodSandbox {
+  status: SandboxStatus;
+  /** The sandbox kind when active. */
+  kind?: Sandbox["kind"];
+  /** What the bash tool wraps its commands with, when active. */
+  bash?: { sandbox: Sandbox; policy: SandboxPolicy };
+  /** Said once when bash is unconfined and will ask for every command. */
+  notice?: string;
+}
+
+export async function podSandbox(options: {
+  settings: SandboxSettings;
+  /** The pod has a bash tool at all. */
+  bash: boolean;
+  /** An explicit sandbox (or `false`: none) instead of detecting the machine's. */
+  sandbox?: Sandbox | false;
+  writeRoots: readonly string[];
+  /** yoi's data directory (sessions, blobs): hidden from commands. */
+  dataDir: string;
+}): Promise<PodSandbox> {
+  // `sandbox: false` from the embedding code is an explicit opt-out, like `"sandbox": false` in the config.
+  if (!options.bash || !options.settings.enabled || options.sandbox === false) return { status: "disabled" };
+  const found = options.sandbox ?? (await detectSandbox());
+  if (!isSandbox(found)) {
+    return {
+      status: "unavailable",
+      notice: `bash has no sandbox here: ${found.reason}. Every bash command will ask for approval (print mode refuses them). To run bash unsandboxed without asking, set "sandbox": false in ~/.yoi/config.jsonc or pass --no-sandbox.`,
+    };
+  }
+  const policy: SandboxPolicy = {
+    writeRoots: options.writeRoots,
+    // Only when it is not itself where the commands work.
+    hidden: options.writeRoots.some((r) => options.dataDir === r || options.dataDir.startsWith(`${r}/`))
+      ? []
+      : [options.dataDir],
+    network: options.settings.network,
+  };
+  return { status: "active", kind: found.kind, bash: { sandbox: found, policy } };
+}

@@ -1,0 +1,35 @@
+/**
+ * How bash runs inside an OS sandbox: a sandbox turns "run this shell line"
+ * into the program and arguments that run it confined. Linux uses bubblewrap
+ * (bwrap.ts), macOS sandbox-exec (seatbelt.ts).
+ */
+
+/** What a sandboxed command may touch. */
+export interface SandboxPolicy {
+  /** Directories the command may write (the scope's write roots), absolute and real. */
+  writeRoots: readonly string[];
+  /** Directories hidden from the command (yoi's own data: sessions, blobs), absolute. */
+  hidden: readonly string[];
+  /** Network access. Default false: no network at all. */
+  network: boolean;
+}
+
+/** The program to spawn for one command line. */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+}
+
+/** An available OS sandbox. */
+export interface Sandbox {
+  /** `bwrap` (Linux bubblewrap) or `seatbelt` (macOS sandbox-exec). */
+  readonly kind: "bwrap" | "seatbelt";
+  /** Wraps `shell -c line`, to run in `cwd`, confined by `policy`. */
+  wrap(shell: string, line: string, cwd: string, policy: SandboxPolicy): SandboxedCommand;
+}
+
+/** Why no sandbox is available, for the one-time notice. */
+export interface SandboxUnavailable {
+  /** One sentence: what is missing and how to get it. */
+  reason: string;
+}

@@ -1,0 +1,34 @@
+/**
+ * macOS: sandbox-exec with a small profile: everything allowed except file
+ * writes outside the write roots and the temp dirs, and the network unless
+ * allowed. Untested here (no macOS machine in CI), so kept deliberately
+ * small. Unlike bubblewrap it cannot hide other processes.
+ */
+import type { Sandbox, SandboxedCommand, SandboxPolicy } from "./sandbox.ts";
+
+function quote(path: string): string {
+  return `"${path.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
+/** The sandbox profile (SBPL) for a policy. */
+export function seatbeltProfile(policy: SandboxPolicy): string {
+  const writable = [...policy.writeRoots, "/private/tmp", "/private/var/folders", "/dev"];
+  const lines = [
+    "(version 1)",
+    "(allow default)",
+    "(deny file-write*)",
+    `(allow file-write* ${writable.map((p) => `(subpath ${quote(p)})`).join(" ")})`,
+  ];
+  for (const dir of policy.hidden) lines.push(`(deny file-read* (subpath ${quote(dir)}))`);
+  if (!policy.network) lines.push("(deny network*)");
+  return lines.join("\n");
+}
+
+export function seatbeltSandbox(sandboxExec = "/usr/bin/sandbox-exec"): Sandbox {
+  return {
+    kind: "seatbelt",
+    wrap(shell: string, line: string, _cwd: string, policy: SandboxPolicy): SandboxedCommand {
+      return { file: sandboxExec, args: ["-p", seatbeltProfile(policy), shell, "-c", line] };
+    },
+  };
+}
