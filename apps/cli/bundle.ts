@@ -24,14 +24,20 @@ const pkg = JSON.parse(readFileSync(path.join(here, "package.json"), "utf8")) as
 };
 
 /**
- * The CLI's own dependencies stay imports, resolved from its node_modules
- * at run time: the terminal libraries the interactive session loads lazily,
- * and any package that reads its own files (WebAssembly, workers) and so
- * cannot be inlined: such a package must be a direct dependency of the CLI.
- * What is reached only through the workspace packages (zod, the provider
- * SDKs, uuid) is inlined: a strict install could not resolve it from here.
+ * Packages that read their own files at run time (WebAssembly next to
+ * their code) and so cannot be inlined. They stay imports, resolved from
+ * the CLI's node_modules at run time, so each must be a direct dependency
+ * of the CLI. Everything else (our packages, zod, the provider SDKs, the
+ * terminal libraries) is inlined; what a command loads lazily stays in a
+ * chunk of its own.
  */
-export const UNBUNDLED = Object.keys(pkg.dependencies ?? {}).filter((name) => !name.startsWith("@yoi/"));
+const UNBUNDLED = ["web-tree-sitter", "tree-sitter-bash"];
+const undeclared = UNBUNDLED.filter((name) => pkg.dependencies?.[name] === undefined);
+if (undeclared.length > 0) {
+  throw new Error(
+    `bundle.ts: ${undeclared.join(", ")} must be dependencies of @yoi/cli (they are left unbundled and resolved from its node_modules)`,
+  );
+}
 
 await build({
   entryPoints: { bin: path.join(here, "src", "bin.ts") },
