@@ -47,6 +47,9 @@ export async function sessionBlobRefs(options: { dir: string }): Promise<Set<str
     await scanSessionFile(`${sdir}/${name}`, (record) => {
       if (record.type === "item") collectBlobRefs([record.item], refs);
       else if (record.type === "history_replaced") collectBlobRefs(record.history, refs);
+      // checkpoints keep prior file content for rewinds
+      else if (record.type === "file_change" && record.before.kind === "file" && record.before.blob)
+        refs.add(record.before.blob.toLowerCase());
     });
   }
   return refs;

@@ -9,18 +9,24 @@ export {
 export { collectBlobRefs, sessionBlobRefs } from "./blob-refs.ts";
 export { FileSessionStore } from "./file-session-store.ts";
 export { type CleanupResult, FsBlobStore, type FsBlobStoreOptions } from "./fs-blob-store.ts";
+export { itemProblem } from "./item-problem.ts";
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from "./memory-blob-store.ts";
 export { checkSessionId, SessionLogError, type SessionLogErrorCode } from "./session-error.ts";
 export { type FsyncPolicy, SessionLog } from "./session-log.ts";
 export {
   type AlertRecord,
   type CancelRecord,
+  type CheckpointRecord,
   type ConfigChangeRecord,
   type ErrorRecord,
+  type FileChangeRecord,
+  type FileState,
   type HistoryReplacedRecord,
   type InputSegment,
   type ItemReason,
   type ItemRecord,
+  type RewindRecord,
+  recordProblem,
   SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
@@ -31,11 +37,12 @@ export {
   type UsageRecord,
   type UserInputRecord,
 } from "./session-records.ts";
-export { replayHistory, type SessionMeta, titleFromInput } from "./session-replay.ts";
+export { replayHistory, type SessionMeta, SessionReplay, titleFromInput } from "./session-replay.ts";
 export { type ScanResult, type SessionWarning, scanSessionFile } from "./session-scan.ts";
 export {
   type CreateSessionOptions,
   createSession,
+  findSessionId,
   type LoadedSession,
   latestSession,
   listSessions,

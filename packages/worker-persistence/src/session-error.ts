@@ -5,6 +5,8 @@ export type SessionLogErrorCode =
   | "locked"
   /** No log file for this session id. */
   | "not_found"
+  /** A session id prefix matches more than one session. */
+  | "ambiguous"
   /** A session with this id already exists (createSession). */
   | "exists"
   /** The session id is not a safe file name. */

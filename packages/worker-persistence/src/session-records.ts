@@ -6,6 +6,7 @@
  * with `{"v":` — recovery relies on that to split glued records.
  */
 import type { Item, StopReason, Usage } from "@yoi/llm-client";
+import { itemProblem } from "./item-problem.ts";
 
 /** The record format version this package writes and reads. */
 export const SESSION_LOG_VERSION = 1;
@@ -45,8 +46,14 @@ export interface SessionStartRecord extends RecordBase {
   cwd?: string;
   /** Snapshot of the effective config (never secrets: the caller strips API keys). */
   config?: Record<string, unknown>;
+  /** The provider's base URL, when one was set (a local or custom server). */
+  baseURL?: string;
+  /** The permission mode the session ran in (e.g. `default`, `acceptEdits`, `plan`). */
+  permissionMode?: string;
   /** The session this one was forked or continued from. */
   parentSessionId?: string;
+  /** For a fork: the parent's turn the copied history ends before (1-based; absent = the whole history). */
+  forkedBeforeTurn?: number;
   /** Version of the software that created it. */
   appVersion?: string;
 }
@@ -129,6 +136,60 @@ export interface TitleRecord extends RecordBase {
   title: string;
 }
 
+/**
+ * A file's content at some moment, as a checkpoint keeps it: absent, kept
+ * in the blob store (`blob`), or seen but not kept (too large; `reason`).
+ */
+export type FileState =
+  | { kind: "absent" }
+  | { kind: "file"; sha256: string; size: number; blob?: string; mode?: number }
+  | { kind: "unsaved"; sha256: string; size: number; reason: string };
+
+/**
+ * A point a rewind can return to: written before a user turn starts
+ * (`kind: "turn"`, numbered from 1) and before a rewind changes anything
+ * (`kind: "rewind"`, so the rewind itself can be undone).
+ */
+export interface CheckpointRecord extends RecordBase {
+  type: "checkpoint";
+  kind: "turn" | "rewind";
+  /** The user turn this checkpoint opens (1-based), or the turn number a rewind went back to. */
+  turn: number;
+  /** Short description (the turn's first prompt line). */
+  label?: string;
+}
+
+/** A tool changed a file: its prior content (kept for a rewind) and the content it left. */
+export interface FileChangeRecord extends RecordBase {
+  type: "file_change";
+  /** Real absolute path of the file. */
+  path: string;
+  /** The tool (`write_file`, `edit_file`, `bash`) or `rewind`. */
+  tool: string;
+  callId?: string;
+  turn?: number;
+  before: FileState;
+  /** What the change left (`absent` for a deletion); blob never set. */
+  after: FileState;
+}
+
+/** A rewind happened: files and/or conversation were put back to checkpoint `toSeq`. */
+export interface RewindRecord extends RecordBase {
+  type: "rewind";
+  /** seq of the checkpoint record rewound to. */
+  toSeq: number;
+  /** Its turn number. */
+  turn: number;
+  files: boolean;
+  conversation: boolean;
+  /** Files put back. */
+  restored: string[];
+  /** Files changed outside yoi since, overwritten because the user said so. */
+  forced?: string[];
+  /** Files that could not be restored, and why. */
+  failed?: { path: string; reason: string }[];
+}
+
 export type SessionRecord =
   | SessionStartRecord
   | UserInputRecord
@@ -140,7 +201,10 @@ export type SessionRecord =
   | HistoryReplacedRecord
   | ConfigChangeRecord
   | AlertRecord
-  | TitleRecord;
+  | TitleRecord
+  | CheckpointRecord
+  | FileChangeRecord
+  | RewindRecord;
 
 export type SessionRecordType = SessionRecord["type"];
 
@@ -161,14 +225,48 @@ const TYPES = new Set<string>([
   "config_change",
   "alert",
   "title",
+  "checkpoint",
+  "file_change",
+  "rewind",
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function isItemShape(value: unknown): value is Item {
-  return isObject(value) && typeof value.type === "string";
+const optionalType = (value: unknown, type: "string" | "number" | "boolean"): boolean =>
+  value === undefined || typeof value === type;
+
+function fileStateProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "not an object";
+  switch (value.kind) {
+    case "absent":
+      return undefined;
+    case "file":
+      if (typeof value.sha256 !== "string" || typeof value.size !== "number")
+        return "file state without sha256/size";
+      return optionalType(value.blob, "string") ? undefined : "file state with a non-string blob";
+    case "unsaved":
+      return typeof value.sha256 === "string" && typeof value.size === "number"
+        ? undefined
+        : "unsaved state without sha256/size";
+    default:
+      return `unknown kind ${JSON.stringify(value.kind)}`;
+  }
+}
+
+function usageProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "usage record without a `usage` object";
+  for (const key of [
+    "inputTokens",
+    "outputTokens",
+    "cacheReadTokens",
+    "cacheWriteTokens",
+    "reasoningTokens",
+  ]) {
+    if (!optionalType(value[key], "number")) return `usage record whose \`${key}\` is not a number`;
+  }
+  return undefined;
 }
 
 /**
@@ -185,21 +283,68 @@ export function recordProblem(value: unknown): string | undefined {
     return `written by a newer format (v${v}; this reader knows v${SESSION_LOG_VERSION})`;
   if (!TYPES.has(type)) return `unknown record type ${JSON.stringify(type)}`;
   if (typeof seq !== "number" || !Number.isInteger(seq) || seq < 0) return "no integer `seq`";
+  if (typeof value.ts !== "string") return "no `ts` time";
   switch (type) {
-    case "item":
+    case "item": {
       if (!Number.isInteger(value.index) || (value.index as number) < 0)
         return "item record without a valid `index`";
-      if (!isItemShape(value.item)) return "item record without an `item`";
-      return undefined;
-    case "history_replaced":
-      if (!Array.isArray(value.history) || !value.history.every(isItemShape)) {
-        return "history_replaced record without a valid `history` array";
+      const problem = itemProblem(value.item);
+      return problem === undefined ? undefined : `item record: ${problem}`;
+    }
+    case "history_replaced": {
+      if (!Array.isArray(value.history)) return "history_replaced record without a `history` array";
+      for (let i = 0; i < value.history.length; i++) {
+        const problem = itemProblem(value.history[i]);
+        if (problem !== undefined) return `history_replaced record: history[${i}]: ${problem}`;
       }
-      return undefined;
+      return typeof value.reason === "string" ? undefined : "history_replaced record without a `reason`";
+    }
     case "session_start":
-      return typeof value.sessionId === "string" ? undefined : "session_start without `sessionId`";
+      if (typeof value.sessionId !== "string") return "session_start without `sessionId`";
+      for (const key of ["model", "provider", "cwd", "baseURL", "permissionMode", "parentSessionId"]) {
+        if (!optionalType(value[key], "string")) return `session_start whose \`${key}\` is not a string`;
+      }
+      return value.config === undefined || isObject(value.config)
+        ? undefined
+        : "session_start with a non-object `config`";
     case "user_input":
-      return typeof value.text === "string" ? undefined : "user_input without `text`";
+      if (typeof value.text !== "string") return "user_input without `text`";
+      return value.segments === undefined || Array.isArray(value.segments)
+        ? undefined
+        : "user_input whose `segments` is not an array";
+    case "usage":
+      return usageProblem(value.usage);
+    case "turn_end":
+    case "cancel":
+    case "error":
+      if (!optionalType(value.turn, "number")) return `${type} record whose \`turn\` is not a number`;
+      if (type === "error" && (typeof value.code !== "string" || typeof value.message !== "string"))
+        return "error record without `code` and `message`";
+      return undefined;
+    case "config_change":
+      if (!isObject(value.changes)) return "config_change without a `changes` object";
+      return optionalType(value.model, "string") ? undefined : "config_change whose `model` is not a string";
+    case "alert":
+      return typeof value.message === "string" && typeof value.source === "string"
+        ? undefined
+        : "alert without `source` and `message`";
+    case "title":
+      return typeof value.title === "string" ? undefined : "title record without a string `title`";
+    case "checkpoint":
+      if (value.kind !== "turn" && value.kind !== "rewind") return "checkpoint with an unknown `kind`";
+      return Number.isInteger(value.turn) ? undefined : "checkpoint without an integer `turn`";
+    case "file_change": {
+      if (typeof value.path !== "string" || typeof value.tool !== "string")
+        return "file_change without `path` and `tool`";
+      const before = fileStateProblem(value.before);
+      if (before !== undefined) return `file_change \`before\`: ${before}`;
+      const after = fileStateProblem(value.after);
+      return after === undefined ? undefined : `file_change \`after\`: ${after}`;
+    }
+    case "rewind":
+      if (!Number.isInteger(value.toSeq) || !Number.isInteger(value.turn))
+        return "rewind without `toSeq` and `turn`";
+      return Array.isArray(value.restored) ? undefined : "rewind without a `restored` list";
     default:
       return undefined;
   }

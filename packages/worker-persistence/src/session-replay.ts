@@ -14,6 +14,12 @@ export interface SessionMeta {
   /** Model of session_start, or of the last config_change that switched it. */
   model?: string;
   provider?: string;
+  /** The provider's base URL of session_start (a custom or local server). */
+  baseURL?: string;
+  /** The permission mode of session_start. */
+  permissionMode?: string;
+  /** The session this one was forked from. */
+  parentSessionId?: string;
   cwd?: string;
   /** The config snapshot of session_start. */
   config?: Record<string, unknown>;
@@ -21,6 +27,10 @@ export interface SessionMeta {
   title?: string;
   /** Completed turns (turn_end records). */
   turns: number;
+  /** The highest user turn a checkpoint opened (0 before the first). */
+  userTurns: number;
+  /** Whether the model ever answered (an assistant item, usage or a turn end). */
+  hasOutput: boolean;
   /** Records loaded. */
   records: number;
   /** seq of the last record, -1 when there is none. */
@@ -57,13 +67,28 @@ export class SessionReplay {
       id,
       path,
       turns: 0,
+      userTurns: 0,
+      hasOutput: false,
       records: 0,
       lastSeq: -1,
       usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     };
   }
 
+  /** Applies one record; a record that cannot be applied is skipped with a warning naming its line. */
   apply(record: SessionRecord, line: number): void {
+    try {
+      this.#apply(record, line);
+    } catch (error) {
+      this.warnings.push({
+        line,
+        offset: -1,
+        message: `skipped: ${record.type} record seq ${record.seq} could not be applied (${error instanceof Error ? error.message : String(error)})`,
+      });
+    }
+  }
+
+  #apply(record: SessionRecord, line: number): void {
     const meta = this.meta;
     if (record.seq <= meta.lastSeq) {
       this.warnings.push({
@@ -81,6 +106,9 @@ export class SessionReplay {
         meta.model = record.model ?? meta.model;
         meta.provider = record.provider ?? meta.provider;
         meta.cwd = record.cwd ?? meta.cwd;
+        meta.baseURL = record.baseURL ?? meta.baseURL;
+        meta.permissionMode = record.permissionMode ?? meta.permissionMode;
+        meta.parentSessionId = record.parentSessionId ?? meta.parentSessionId;
         meta.config = record.config ?? meta.config;
         break;
       case "user_input":
@@ -94,8 +122,13 @@ export class SessionReplay {
         break;
       case "turn_end":
         meta.turns++;
+        meta.hasOutput = true;
+        break;
+      case "checkpoint":
+        if (record.kind === "turn") meta.userTurns = Math.max(meta.userTurns, record.turn);
         break;
       case "usage": {
+        meta.hasOutput = true;
         const u = record.usage ?? {};
         meta.usage.inputTokens += u.inputTokens ?? 0;
         meta.usage.outputTokens += u.outputTokens ?? 0;
@@ -105,6 +138,7 @@ export class SessionReplay {
         break;
       }
       case "item": {
+        if (record.reason === "assistant") meta.hasOutput = true;
         const history = this.history;
         if (record.index === history.length) history.push(record.item);
         else if (record.index < history.length) history.splice(record.index, 0, record.item);

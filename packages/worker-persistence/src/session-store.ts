@@ -45,7 +45,14 @@ export interface CreateSessionOptions {
   cwd?: string;
   /** Config snapshot for the audit trail. The caller must strip secrets (API keys). */
   config?: Record<string, unknown>;
+  /** The provider's base URL, so a resume reaches the same server. */
+  baseURL?: string;
+  /** The permission mode, so a resume runs in the same one. */
+  permissionMode?: string;
+  /** The session this one was forked from. */
   parentSessionId?: string;
+  /** For a fork: the parent's turn the copied history ends before. */
+  forkedBeforeTurn?: number;
   appVersion?: string;
   /** Default `"turn"`. */
   fsync?: FsyncPolicy;
@@ -97,7 +104,10 @@ export async function createSession(options: CreateSessionOptions): Promise<Sess
       ...(options.provider !== undefined && { provider: options.provider }),
       ...(options.cwd !== undefined && { cwd: options.cwd }),
       ...(options.config !== undefined && { config: options.config }),
+      ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+      ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
       ...(options.parentSessionId !== undefined && { parentSessionId: options.parentSessionId }),
+      ...(options.forkedBeforeTurn !== undefined && { forkedBeforeTurn: options.forkedBeforeTurn }),
       ...(options.appVersion !== undefined && { appVersion: options.appVersion }),
     });
     return log;
@@ -255,8 +265,18 @@ export interface SessionSummary {
   /** ISO time of the file's last modification. */
   updatedAt: string;
   model?: string;
+  provider?: string;
+  /** The first line of the first prompt (the title may be a later explicit one). */
+  firstPrompt?: string;
+  /** The session this one was forked from. */
+  parentSessionId?: string;
   cwd?: string;
   sizeBytes: number;
+  /**
+   * The run failed (or was cancelled) before the model said anything, and
+   * nothing else happened: not worth listing by default.
+   */
+  failedBeforeOutput: boolean;
 }
 
 const HEAD_BYTES = 64 * 1024;
@@ -279,6 +299,38 @@ export async function listSessions(options: { dir: string; limit?: number }): Pr
     out.push(...(await Promise.all(chosen.slice(i, i + 8).map((f) => summarize(f)))));
   }
   return out;
+}
+
+/**
+ * The full id of the session whose id starts with `prefix` (any unique
+ * prefix, case-insensitive). Rejects with `not_found` when none does and
+ * `ambiguous` (naming the candidates) when several do.
+ */
+export async function findSessionId(options: { dir: string; prefix: string }): Promise<string> {
+  const prefix = options.prefix.trim().toLowerCase();
+  if (prefix === "" || !/^[A-Za-z0-9_-]+$/.test(prefix)) {
+    throw new SessionLogError(
+      "invalid_id",
+      `invalid session id ${JSON.stringify(options.prefix.slice(0, 80))}: give an id or the start of one (yoi sessions lists them)`,
+    );
+  }
+  const files = await statLogs(options.dir);
+  const exact = files.find((f) => f.id.toLowerCase() === prefix);
+  if (exact) return exact.id;
+  const matches = files.filter((f) => f.id.toLowerCase().startsWith(prefix));
+  if (matches.length === 1) return (matches[0] as LogFile).id;
+  if (matches.length === 0) {
+    throw new SessionLogError("not_found", `no session "${options.prefix}" in ${sessionsDir(options.dir)}`, {
+      path: sessionsDir(options.dir),
+    });
+  }
+  matches.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  const shown = matches.slice(0, 5).map((f) => f.id);
+  throw new SessionLogError(
+    "ambiguous",
+    `"${options.prefix}" matches ${matches.length} sessions (${shown.join(", ")}${matches.length > 5 ? ", ..." : ""}); give more of the id`,
+    { path: sessionsDir(options.dir) },
+  );
 }
 
 /** The most recently updated session, or undefined when there is none. */
@@ -331,6 +383,7 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
     path: file.path,
     updatedAt: new Date(file.mtimeMs).toISOString(),
     sizeBytes: file.size,
+    failedBeforeOutput: false,
   };
   let handle: Awaited<ReturnType<typeof open>>;
   try {
@@ -343,13 +396,31 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
     let inputTitle: string | undefined;
     let model: string | undefined;
     let sawStart = false;
+    let sawFailure = false;
+    let sawOutput = false;
     const take = (record: Record<string, unknown>): void => {
       switch (record.type) {
         case "session_start":
           sawStart = true;
           if (typeof record.ts === "string") summary.createdAt = record.ts;
           if (typeof record.model === "string") model = record.model;
+          if (typeof record.provider === "string") summary.provider = record.provider;
           if (typeof record.cwd === "string") summary.cwd = record.cwd;
+          if (typeof record.parentSessionId === "string") summary.parentSessionId = record.parentSessionId;
+          break;
+        case "error":
+        case "cancel":
+          sawFailure = true;
+          break;
+        case "item":
+          if (record.reason === "assistant" || record.reason === "tool_result") sawOutput = true;
+          break;
+        case "usage":
+        case "turn_end":
+        case "file_change":
+        case "history_replaced":
+        case "rewind":
+          sawOutput = true;
           break;
         case "user_input":
           if (inputTitle === undefined && typeof record.text === "string")
@@ -370,7 +441,7 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
       const buf = Buffer.allocUnsafe(size);
       const { bytesRead } = await handle.read(buf, 0, size, 0);
       const end = buf.lastIndexOf(10, bytesRead - 1);
-      sawStart = false;
+      sawStart = sawFailure = sawOutput = false;
       explicitTitle = inputTitle = undefined;
       if (end >= 0) for (const r of parseLines(buf.toString("utf8", 0, end))) take(r);
       headEnd = end + 1;
@@ -388,6 +459,9 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
         if (r.type === "title" || r.type === "config_change") take(r);
       }
     }
+    // Only a log read whole can show that nothing but a failure happened.
+    summary.failedBeforeOutput = headEnd >= file.size && sawFailure && !sawOutput;
+    if (inputTitle !== undefined) summary.firstPrompt = inputTitle;
     const title = explicitTitle ?? inputTitle;
     if (title !== undefined) summary.title = title;
     if (model !== undefined) summary.model = model;

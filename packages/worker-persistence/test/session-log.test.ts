@@ -538,7 +538,7 @@ describe("recovery and bad data", () => {
       "skipped: written by a newer format (v2; this reader knows v1)",
       'skipped: unknown record type "teleport"',
       "skipped: item record without a valid `index`",
-      "skipped: history_replaced record without a valid `history` array",
+      "skipped: history_replaced record: history[0]: the item is not an object",
       "skipped: not a JSON object",
       "empty line",
     ]);
