@@ -44,11 +44,27 @@ export type Command =
       output: OutputFormat;
       continueLast: boolean;
       resume?: string;
+      /** `-r` without an id: choose the session in a picker. */
+      pickResume?: boolean;
+      /** `--fork <id>`: a new session copying another's history (before `forkTurn`, else all of it). */
+      fork?: string;
+      forkTurn?: number;
     }
   | { kind: "config"; flags: SessionFlags }
   | { kind: "sessions"; flags: SessionFlags; all: boolean }
   | { kind: "inspect"; flags: SessionFlags; blobId: string; selector?: string }
   | { kind: "replay"; provider: ReplayProvider; file: string }
+  | {
+      kind: "rewind";
+      flags: SessionFlags;
+      /** Id or prefix; default the last session of this directory. */
+      session?: string;
+      /** Rewind to before this turn (1-based); default the last turn. */
+      turn?: number;
+      files: boolean;
+      conversation: boolean;
+      force: boolean;
+    }
   | { kind: "demo"; keep: boolean }
   | {
       kind: "serve";
@@ -62,7 +78,16 @@ export type Command =
       store?: string;
     };
 
-export const SUBCOMMANDS = ["config", "sessions", "inspect", "debug", "demo", "serve", "help"] as const;
+export const SUBCOMMANDS = [
+  "config",
+  "sessions",
+  "inspect",
+  "rewind",
+  "debug",
+  "demo",
+  "serve",
+  "help",
+] as const;
 
 const OPTIONS = {
   help: { type: "boolean", short: "h" },
@@ -86,6 +111,12 @@ const OPTIONS = {
   "deny-tool": { type: "string", multiple: true },
   "no-sandbox": { type: "boolean" },
   "dangerously-bypass-without-sandbox": { type: "boolean" },
+  fork: { type: "string" },
+  turn: { type: "string" },
+  session: { type: "string" },
+  files: { type: "boolean" },
+  conversation: { type: "boolean" },
+  force: { type: "boolean" },
 } as const;
 
 /** Flags that shape permissions, accepted wherever a session (or its config) is. */
@@ -97,11 +128,26 @@ const PERMISSION_OPTIONS = [
   "dangerously-bypass-without-sandbox",
 ] as const;
 
+/** Stands for `-r` given without an id (replaced before parsing; never a session id: ids have no spaces). */
+const PICK = " pick";
+
 type OptionName = keyof typeof OPTIONS;
 
 /** Which options each command accepts (besides --help and --no-color). */
 const ALLOWED: Record<string, readonly OptionName[]> = {
-  chat: ["print", "continue", "resume", "model", "base-url", "output", "cwd", ...PERMISSION_OPTIONS],
+  chat: [
+    "print",
+    "continue",
+    "resume",
+    "model",
+    "base-url",
+    "output",
+    "cwd",
+    "fork",
+    "turn",
+    ...PERMISSION_OPTIONS,
+  ],
+  rewind: ["session", "turn", "files", "conversation", "force", "cwd"],
   config: ["model", "base-url", "cwd", ...PERMISSION_OPTIONS],
   sessions: ["all", "cwd"],
   inspect: ["cwd"],
@@ -118,7 +164,12 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
 export function parseCommand(argv: readonly string[]): Command {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: markBareResume(argv),
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw usageError(describeParseError(error, argv));
   }
@@ -164,6 +215,13 @@ export function parseCommand(argv: readonly string[]): Command {
     if (values.continue && values.resume !== undefined) {
       throw usageError("use either -c (continue the last session) or --resume <id>, not both");
     }
+    if (values.fork !== undefined && (values.continue || values.resume !== undefined)) {
+      throw usageError("--fork starts a new session from another; it does not combine with -c or --resume");
+    }
+    if (values.turn !== undefined && values.fork === undefined) {
+      throw usageError("--turn applies to --fork <id> (fork before that turn) and to yoi rewind");
+    }
+    const pick = values.resume === PICK;
     const prompt = positionals.join(" ");
     return {
       kind: "chat",
@@ -172,7 +230,10 @@ export function parseCommand(argv: readonly string[]): Command {
       ...(prompt.trim() !== "" ? { prompt } : {}),
       output: output as OutputFormat,
       continueLast: values.continue === true,
-      ...(values.resume !== undefined ? { resume: nonEmpty("--resume", values.resume) } : {}),
+      ...(values.resume !== undefined && !pick ? { resume: nonEmpty("--resume", values.resume) } : {}),
+      ...(pick ? { pickResume: true } : {}),
+      ...(values.fork !== undefined ? { fork: nonEmpty("--fork", values.fork) } : {}),
+      ...(values.turn !== undefined ? { forkTurn: turnNumber(values.turn) } : {}),
     };
   }
 
@@ -197,6 +258,22 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       noExtra("yoi inspect", rest, 2);
       return { kind: "inspect", flags, blobId, ...(selector !== undefined ? { selector } : {}) };
+    }
+    case "rewind": {
+      check("rewind");
+      noExtra("yoi rewind", rest, 0);
+      if (values.files && values.conversation) {
+        throw usageError("--files and --conversation each restore only one; leave both out to restore both");
+      }
+      return {
+        kind: "rewind",
+        flags,
+        ...(values.session !== undefined ? { session: nonEmpty("--session", values.session) } : {}),
+        ...(values.turn !== undefined ? { turn: turnNumber(values.turn) } : {}),
+        files: values.conversation !== true,
+        conversation: values.files !== true,
+        force: values.force === true,
+      };
     }
     case "demo":
       check("demo");
@@ -241,6 +318,35 @@ export function parseCommand(argv: readonly string[]): Command {
     default:
       throw usageError(`unknown command "${first}"`);
   }
+}
+
+/** `-r`/`--resume` with no id after it (last, or followed by another option) becomes `--resume= pick`. */
+function markBareResume(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    if ((arg === "-r" || arg === "--resume") && (next === undefined || next.startsWith("-"))) {
+      out.push(`--resume=${PICK}`);
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+function turnNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
+    throw usageError(
+      `--turn must be a turn number from 1 (see /rewind or yoi rewind's list); got "${value}"`,
+    );
+  }
+  return n;
 }
 
 function noExtra(command: string, rest: readonly string[], max: number): void {

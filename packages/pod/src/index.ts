@@ -14,6 +14,21 @@ export {
   READ_ONLY_TOOLS,
 } from "./builtin-tools.ts";
 export {
+  type CheckpointInfo,
+  CheckpointRecorder,
+  type CheckpointRecorderOptions,
+  type ForkOptions,
+  forkSession,
+  listCheckpoints,
+  type RewindConflict,
+  type RewindContext,
+  RewindError,
+  type RewindOptions,
+  type RewindResult,
+  type RewindTarget,
+  rewind,
+} from "./checkpoints/index.ts";
+export {
   FileRefError,
   type FileRefErrorCode,
   type ResolvedFileRef,

@@ -38,18 +38,30 @@ import {
   sandboxSettings,
 } from "@yoi/manifest";
 import {
+  type CreateSessionOptions,
   checkSessionId,
   FileSessionStore,
   FsBlobStore,
   type FsyncPolicy,
   type ItemReason,
+  type SessionRecordInput,
   type SessionStore,
   type SessionWriter,
+  titleFromInput,
 } from "@yoi/worker-persistence";
 import { v7 as uuidv7 } from "uuid";
 import { AlertBus } from "./alerts.ts";
 import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./auto-read.ts";
 import { createBuiltinTools } from "./builtin-tools.ts";
+import {
+  type CheckpointInfo,
+  CheckpointRecorder,
+  listCheckpoints,
+  type RewindOptions,
+  type RewindResult,
+  rewind,
+  type ScanLimits,
+} from "./checkpoints/index.ts";
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
@@ -125,6 +137,10 @@ export interface PodOptions {
    * without input leaves nothing on disk.
    */
   sessionId?: string;
+  /** Checkpoints of what tools change (for rewinds), or `false` for none. Default on, bash scanned. */
+  checkpoints?: false | { scanBash?: boolean; scanLimits?: ScanLimits };
+  /** More facts for a new session's session_start record, so a resume can use them. */
+  sessionStart?: Pick<CreateSessionOptions, "baseURL" | "permissionMode">;
 }
 
 /** What `Pod.setModel` switches to: a model ref of the config (`provider/model`), or a ready client. */
@@ -225,6 +241,9 @@ export class Pod {
   readonly #instructions: ProjectInstructions | undefined;
   #instructionsLoaded = false;
   #instructionProblems = new Set<string>();
+  readonly #sessions: SessionStore;
+  /** The user turn in progress (1-based; 0 before the first). */
+  #turn: number;
   #controller: AbortController | undefined;
   #lastUsage: Usage | undefined;
   #logBroken = false;
@@ -240,9 +259,13 @@ export class Pod {
     options: PodOptions;
     blobStore: BlobStore;
     sandbox: PodSandbox;
+    sessions: SessionStore;
+    turn?: number;
   }) {
     const { config, options } = init;
     this.id = init.id;
+    this.#sessions = init.sessions;
+    this.#turn = init.turn ?? 0;
     if (init.log) {
       this.#log = init.log;
       this.#logReady = Promise.resolve(init.log);
@@ -371,7 +394,22 @@ export class Pod {
       blobStore: init.blobStore,
       contextPolicy: this.#policy,
       interceptors: [podInterceptor, ...(options.interceptors ?? [])],
-      hooks: [this.permissions.hook(), ...(options.hooks ?? [])],
+      hooks: [
+        this.permissions.hook(),
+        ...(options.checkpoints === false
+          ? []
+          : [
+              new CheckpointRecorder({
+                fs: init.fs,
+                blobStore: init.blobStore,
+                append: (record) => this.#append((log) => log.append(record)),
+                turn: () => this.#turn,
+                onError: (message) => this.alerts.warn("checkpoints", message),
+                ...options.checkpoints,
+              }).hook(),
+            ]),
+        ...(options.hooks ?? []),
+      ],
       toolTimeoutMs: config.worker.toolTimeoutMs,
       toolOutput: {
         maxBytes: config.toolOutput.maxBytes,
@@ -405,6 +443,7 @@ export class Pod {
         id,
         cwd: parts.fs.cwd,
         ...meta,
+        ...options.sessionStart,
         config: configSnapshot(parts.config),
       });
     return new Pod({ ...parts, id, createLog, history: [], options });
@@ -416,7 +455,14 @@ export class Pod {
     const opened = await parts.sessions.open(sessionId);
     let pod: Pod;
     try {
-      pod = new Pod({ ...parts, id: opened.log.id, log: opened.log, history: opened.history, options });
+      pod = new Pod({
+        ...parts,
+        id: opened.log.id,
+        log: opened.log,
+        history: opened.history,
+        options,
+        turn: opened.meta.userTurns,
+      });
     } catch (error) {
       await opened.log.close().catch(() => {});
       throw error;
@@ -441,7 +487,10 @@ export class Pod {
     const blobStore = options.blobStore ?? new FsBlobStore({ dir: dataDir });
     const sessions =
       options.sessionStore ??
-      new FileSessionStore({ dir: dataDir, ...(options.fsync !== undefined ? { fsync: options.fsync } : {}) });
+      new FileSessionStore({
+        dir: dataDir,
+        ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
+      });
     const sandbox = await podSandbox({
       settings: sandboxSettings(config.sandbox),
       bash: options.bash !== false,
@@ -522,6 +571,12 @@ export class Pod {
     const segments = typeof input === "string" ? parseSegments(input) : [...input];
     const text = flattenSegments(segments);
     if (text.trim() === "") throw new Error("Pod.run: the input is empty; type a message or an @path");
+    // A checkpoint opens each turn: a rewind goes back to just before it.
+    const turn = ++this.#turn;
+    const label = titleFromInput(text);
+    this.#append((log) =>
+      log.append({ type: "checkpoint", kind: "turn", turn, ...(label !== undefined ? { label } : {}) }),
+    );
     // The item record holds the message itself: this record keeps a preview and the refs, so the log stores a prompt once.
     this.#append((log) => log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
@@ -572,6 +627,44 @@ export class Pod {
       this.worker.replaceHistory(replacement.history, replacement.reason, replacement.detail);
     await this.flush();
     return replacement;
+  }
+
+  /** The session's checkpoints (each turn, each rewind), oldest first; empty before the first input. */
+  async checkpoints(): Promise<CheckpointInfo[]> {
+    return listCheckpoints(await this.#records());
+  }
+
+  /**
+   * Puts files and/or the conversation back to a checkpoint (default: before
+   * the last turn). The rewind is itself logged and can be undone. Rejects
+   * with `RewindError` (`no_checkpoint`, `conflict`).
+   */
+  async rewind(options: RewindOptions = {}): Promise<RewindResult> {
+    this.#assertIdle("rewind");
+    const append = async (record: SessionRecordInput) => {
+      this.#append((log) => log.append(record));
+      await this.flush();
+    };
+    const result = await rewind(
+      {
+        fs: this.fs,
+        blobStore: this.#blobStore,
+        records: await this.#records(),
+        append,
+        replaceHistory: async (history) => {
+          this.worker.replaceHistory(history, "external", { cause: "rewind" });
+          await this.flush();
+        },
+      },
+      options,
+    );
+    return result;
+  }
+
+  async #records() {
+    await this.flush();
+    if (this.#log === undefined) return [];
+    return (await this.#sessions.load(this.id)).records;
   }
 
   /** Waits until every record so far is written to the session log. */

@@ -266,6 +266,12 @@ export interface SessionSummary {
   updatedAt: string;
   model?: string;
   provider?: string;
+  /** The model as the config named it (`<provider>/<model>`), from the config snapshot or a later switch. */
+  modelRef?: string;
+  /** The provider's base URL the session used, when one was set. */
+  baseURL?: string;
+  /** The permission mode the session ran in. */
+  permissionMode?: string;
   /** The first line of the first prompt (the title may be a later explicit one). */
   firstPrompt?: string;
   /** The session this one was forked from. */
@@ -407,6 +413,10 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
           if (typeof record.provider === "string") summary.provider = record.provider;
           if (typeof record.cwd === "string") summary.cwd = record.cwd;
           if (typeof record.parentSessionId === "string") summary.parentSessionId = record.parentSessionId;
+          if (typeof record.baseURL === "string") summary.baseURL = record.baseURL;
+          if (typeof record.permissionMode === "string") summary.permissionMode = record.permissionMode;
+          if (isRecord(record.config) && typeof record.config.model === "string")
+            summary.modelRef = record.config.model;
           break;
         case "error":
         case "cancel":
@@ -431,6 +441,14 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
           break;
         case "config_change":
           if (typeof record.model === "string") model = record.model;
+          if (isRecord(record.changes)) {
+            const ref = record.changes.ref ?? record.changes.model;
+            if (typeof ref === "string") summary.modelRef = ref;
+            if (typeof record.changes.baseURL === "string") summary.baseURL = record.changes.baseURL;
+            else if (record.changes.baseURL === null) delete summary.baseURL;
+            if (typeof record.changes.permissionMode === "string")
+              summary.permissionMode = record.changes.permissionMode;
+          }
           break;
       }
     };
@@ -469,6 +487,10 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
   } finally {
     await handle.close().catch(() => {});
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function* parseLines(text: string): Generator<Record<string, unknown>> {

@@ -3,14 +3,19 @@ import { listSessions, type SessionSummary } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { EXIT } from "../exit-codes.ts";
 import { loadCliConfig } from "../session-setup.ts";
+import { shortIds } from "../sessions/short-ids.ts";
 import { colorEnabled, createStyle, truncate } from "../style.ts";
 
-/** `yoi sessions`: the sessions of this directory (or all), newest first. */
+/**
+ * `yoi sessions`: the sessions of this directory (or, with `--all`, of every
+ * directory, including runs that failed before the model said anything),
+ * newest first, forks under their parent.
+ */
 export async function sessionsCommand(command: Extract<Command, { kind: "sessions" }>): Promise<number> {
   const cli = await loadCliConfig(command.flags);
   const all = await listSessions({ dir: cli.dataDir });
   const here = await projectRoot(cli.cwd, cli.config.scope.root);
-  const rows = command.all ? all : all.filter((s) => s.cwd === here);
+  const rows = command.all ? all : all.filter((s) => s.cwd === here && !s.failedBeforeOutput);
   if (rows.length === 0) {
     process.stdout.write(
       command.all || all.length === 0
@@ -37,9 +42,10 @@ export function formatSessionTable(
 ): string {
   const style = options.style ?? createStyle(false);
   const now = options.now ?? Date.now();
-  const table = rows.map((s) => [
-    s.id,
-    truncate(s.title ?? "(no prompt yet)", 48),
+  const ids = shortIds(rows.map((s) => s.id));
+  const table = sessionTree(rows).map(({ session: s, depth }) => [
+    ids.get(s.id) ?? s.id,
+    `${depth > 0 ? `${"  ".repeat(depth - 1)}└ ` : ""}${truncate(s.title ?? "(no prompt yet)", 48)}`,
     ago(Date.parse(s.updatedAt), now),
     s.model ?? "-",
     size(s.sizeBytes),
@@ -55,7 +61,40 @@ export function formatSessionTable(
   return [style.dim(line(head)), ...table.map(line)].join("\n");
 }
 
-function ago(then: number, now: number): string {
+/**
+ * Rows in tree order: each session followed by its forks (newest first),
+ * with their depth. A fork whose parent is not among the rows is a root.
+ */
+export function sessionTree(rows: readonly SessionSummary[]): { session: SessionSummary; depth: number }[] {
+  const ids = new Set(rows.map((r) => r.id));
+  const children = new Map<string, SessionSummary[]>();
+  const roots: SessionSummary[] = [];
+  for (const row of rows) {
+    const parent = row.parentSessionId;
+    if (parent !== undefined && parent !== row.id && ids.has(parent)) {
+      const list = children.get(parent) ?? [];
+      list.push(row);
+      children.set(parent, list);
+    } else {
+      roots.push(row);
+    }
+  }
+  const out: { session: SessionSummary; depth: number }[] = [];
+  const seen = new Set<string>();
+  const visit = (session: SessionSummary, depth: number) => {
+    if (seen.has(session.id)) return;
+    seen.add(session.id);
+    out.push({ session, depth });
+    for (const child of children.get(session.id) ?? []) visit(child, depth + 1);
+  };
+  for (const root of roots) visit(root, 0);
+  // a parent cycle (hand-edited logs) leaves rows unvisited: list them flat
+  for (const row of rows) visit(row, 0);
+  return out;
+}
+
+/** "5m ago" for a time. */
+export function ago(then: number, now: number): string {
   if (!Number.isFinite(then)) return "-";
   const s = Math.max(0, Math.round((now - then) / 1000));
   if (s < 60) return `${s}s ago`;

@@ -1,0 +1,108 @@
+/**
+ * Which session `-c`, `--resume <id-or-prefix>` or the `-r` picker means,
+ * and the flags it resumes with: the model and base URL the session was
+ * using, unless the command line names others.
+ */
+import { findSessionId, listSessions, type SessionSummary } from "@yoi/worker-persistence";
+import type { SessionFlags } from "../args.ts";
+import { CliError, usageError } from "../cli-error.ts";
+import { projectRoot } from "../commands/sessions.ts";
+import { EXIT } from "../exit-codes.ts";
+import { type CliConfig, loadCliConfig, type SetupOptions } from "../session-setup.ts";
+
+export interface ResumeRequest {
+  flags: SessionFlags;
+  continueLast?: boolean;
+  /** An id or any unique prefix of one. */
+  resume?: string;
+  /** Choose interactively (`-r` without an id). */
+  pick?: (sessions: SessionSummary[]) => Promise<SessionSummary | undefined>;
+}
+
+export interface ResumeTarget {
+  id: string;
+  summary: SessionSummary | undefined;
+  /** The flags to set the model up with: the session's model and base URL unless the flags name others. */
+  flags: SessionFlags;
+  /** The permission mode the session ran in, for whoever applies modes. */
+  permissionMode?: string;
+}
+
+/**
+ * Resolves the session a chat resumes, or undefined for a new session.
+ * Throws a usage CliError naming what to do when there is no such session.
+ */
+export async function resolveResumeTarget(
+  request: ResumeRequest,
+  options: SetupOptions = {},
+): Promise<ResumeTarget | undefined> {
+  if (!request.continueLast && request.resume === undefined && request.pick === undefined) return undefined;
+  const cli = await loadCliConfig(request.flags, options);
+  const here = await projectRoot(cli.cwd, cli.config.scope.root);
+  let summary: SessionSummary | undefined;
+  if (request.resume !== undefined) {
+    const id = await findId(cli, request.resume);
+    summary = (await listSessions({ dir: cli.dataDir })).find((s) => s.id === id);
+    return target(id, summary, request.flags);
+  }
+  const sessions = (await listSessions({ dir: cli.dataDir })).filter((s) => s.cwd === here);
+  if (request.continueLast) {
+    // the last session that got anywhere; a run that failed at once is a last resort
+    summary = sessions.find((s) => !s.failedBeforeOutput) ?? sessions[0];
+    if (summary === undefined) {
+      throw usageError(
+        `no earlier session in ${here} to continue; start one with yoi (yoi sessions --all lists every session)`,
+      );
+    }
+    return target(summary.id, summary, request.flags);
+  }
+  const shown = sessions.filter((s) => !s.failedBeforeOutput);
+  if (shown.length === 0) {
+    throw usageError(`no sessions in ${here} to resume (yoi sessions --all lists every session)`);
+  }
+  summary = await request.pick?.(shown);
+  if (summary === undefined) throw new CliError("no session chosen", EXIT.cancelled);
+  return target(summary.id, summary, request.flags);
+}
+
+async function findId(cli: CliConfig, prefix: string): Promise<string> {
+  try {
+    return await findSessionId({ dir: cli.dataDir, prefix });
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const message = error instanceof Error ? error.message : String(error);
+    if (code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions --all lists them)`);
+    if (code === "ambiguous" || code === "invalid_id") throw usageError(message);
+    throw error;
+  }
+}
+
+function target(id: string, summary: SessionSummary | undefined, flags: SessionFlags): ResumeTarget {
+  const next: SessionFlags = { ...flags };
+  if (flags.model === undefined && summary?.modelRef !== undefined) {
+    next.model = summary.modelRef;
+    // the base URL belongs to the session's provider: only with its model
+    if (flags.baseURL === undefined && summary.baseURL !== undefined) next.baseURL = summary.baseURL;
+  }
+  return {
+    id,
+    summary,
+    flags: next,
+    ...(summary?.permissionMode !== undefined ? { permissionMode: summary.permissionMode } : {}),
+  };
+}
+
+/** A base URL as a session records it: no user name, password, query or fragment. */
+export function recordedBaseURL(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    parsed.search = "";
+    parsed.hash = "";
+    return parsed.toString().replace(/\/$/, url.endsWith("/") ? "/" : "");
+  } catch {
+    return undefined;
+  }
+}

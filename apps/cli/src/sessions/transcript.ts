@@ -1,0 +1,58 @@
+/**
+ * The last turns of a resumed session, drawn the way the live session drew
+ * them: the prompt after `›`, the answer's text, one line per tool call
+ * with its arguments in short and whether it failed.
+ */
+import { type Item, messageText } from "@yoi/llm-client";
+import type { Style } from "../style.ts";
+import { shortArgs } from "../ui/tool-summary.ts";
+
+/** Turns shown on resume. */
+export const RESUME_TURNS = 3;
+const MAX_TEXT_LINES = 12;
+
+function parseArgs(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
+function clip(text: string): string[] {
+  const lines = text.trimEnd().split("\n");
+  if (lines.length <= MAX_TEXT_LINES) return lines;
+  return [...lines.slice(0, MAX_TEXT_LINES), `… (${lines.length - MAX_TEXT_LINES} more lines)`];
+}
+
+/** Lines for the last `turns` user turns of `history` (a turn starts at a user message). */
+export function transcriptLines(history: readonly Item[], style: Style, turns = RESUME_TURNS): string[] {
+  const starts: number[] = [];
+  history.forEach((item, i) => {
+    if (item.type === "message" && item.role === "user") starts.push(i);
+  });
+  const from = starts.length > turns ? (starts[starts.length - turns] as number) : 0;
+  const results = new Map<string, boolean>();
+  for (const item of history) if (item.type === "tool_result") results.set(item.callId, item.isError);
+  const out: string[] = [];
+  if (from > 0) out.push(style.dim(`… ${starts.length - turns} earlier turn(s)`));
+  for (const item of history.slice(from)) {
+    switch (item.type) {
+      case "message": {
+        const text = messageText(item);
+        if (item.role === "user") out.push(`${style.cyan("› ")}${clip(text).join("\n  ")}`);
+        else if (item.role === "assistant" && text.trim() !== "") out.push(...clip(text));
+        break;
+      }
+      case "tool_call": {
+        const failed = results.get(item.callId);
+        const mark = failed === undefined ? style.dim("·") : failed ? style.red("✗") : style.green("✓");
+        out.push(`${mark} ${item.name} ${style.dim(shortArgs(item.name, parseArgs(item.arguments)))}`.trimEnd());
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return out;
+}

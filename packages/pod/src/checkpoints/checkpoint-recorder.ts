@@ -1,0 +1,114 @@
+/**
+ * Keeps what tools change: before write_file or edit_file runs, the file's
+ * prior content is read; after it, a change is logged as a `file_change`
+ * record with the prior content in the blob store. bash is covered by a
+ * scan of the writable scope before and after the command (see
+ * scope-scan.ts). Failures here never fail the tool: they are reported
+ * through `onError` and the change goes unrecorded.
+ */
+import type { BlobStore, Hook, ToolCallInfo } from "@yoi/llm-worker";
+import type { FileChangeRecord, SessionRecordInput } from "@yoi/worker-persistence";
+import { KeyedMutex } from "../keyed-mutex.ts";
+import type { ScopedFs } from "../scoped-fs.ts";
+import { keptState, type ObservedFile, observeFile, sameContent } from "./file-state.ts";
+import { type ScanLimits, ScopeScanner } from "./scope-scan.ts";
+
+/** Tools whose `path` argument names the one file they change. */
+export const FILE_TOOLS: ReadonlySet<string> = new Set(["write_file", "edit_file"]);
+
+export interface CheckpointRecorderOptions {
+  fs: ScopedFs;
+  blobStore: BlobStore;
+  /** Queues a record in the session log. */
+  append: (record: SessionRecordInput) => void;
+  /** The user turn in progress. */
+  turn: () => number;
+  /** Told when a change could not be recorded. */
+  onError?: (message: string) => void;
+  /** Track files bash changes by scanning the scope (default true). */
+  scanBash?: boolean;
+  scanLimits?: ScanLimits;
+}
+
+export class CheckpointRecorder {
+  readonly #o: CheckpointRecorderOptions;
+  readonly #scanner: ScopeScanner;
+  readonly #scanLock = new KeyedMutex();
+  readonly #pending = new Map<string, { path: string; before: ObservedFile }>();
+
+  constructor(options: CheckpointRecorderOptions) {
+    this.#o = options;
+    this.#scanner = new ScopeScanner(options.fs, options.scanLimits);
+  }
+
+  /** The hook that watches tool calls. */
+  hook(): Hook {
+    return {
+      name: "checkpoints",
+      beforeToolCall: async (call) => {
+        await this.#guard(call, () => this.#before(call));
+        return undefined;
+      },
+      afterToolCall: async (call) => {
+        await this.#guard(call, () => this.#after(call));
+      },
+    };
+  }
+
+  async #guard(call: ToolCallInfo, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.#pending.delete(call.callId);
+      const message = error instanceof Error ? error.message : String(error);
+      this.#o.onError?.(
+        `${call.name}: the change could not be checkpointed (${message}); a rewind cannot undo it`,
+      );
+    }
+  }
+
+  async #before(call: ToolCallInfo): Promise<void> {
+    if (FILE_TOOLS.has(call.name)) {
+      const target = (call.args as { path?: unknown } | undefined)?.path;
+      if (typeof target !== "string") return;
+      let real: string;
+      try {
+        real = (await this.#o.fs.resolve(target, "write")).real;
+      } catch {
+        return; // out of scope or invalid: the tool refuses it too
+      }
+      this.#pending.set(call.callId, { path: real, before: await observeFile(this.#o.fs, real) });
+    } else if (call.name === "bash" && this.#o.scanBash !== false) {
+      await this.#scanLock.run("scan", () => this.#scanner.refresh());
+    }
+  }
+
+  async #after(call: ToolCallInfo): Promise<void> {
+    if (FILE_TOOLS.has(call.name)) {
+      const pending = this.#pending.get(call.callId);
+      this.#pending.delete(call.callId);
+      if (pending === undefined) return;
+      const after = await observeFile(this.#o.fs, pending.path);
+      if (sameContent(pending.before.state, after.state)) return;
+      await this.#record(pending.path, call, pending.before, after);
+      const st = await this.#o.fs.stat(pending.path).catch(() => undefined);
+      this.#scanner.note(pending.path, after, st?.size ?? 0, st?.mtimeMs ?? 0);
+    } else if (call.name === "bash" && this.#o.scanBash !== false) {
+      const changes = await this.#scanLock.run("scan", () => this.#scanner.scan());
+      for (const change of changes) await this.#record(change.path, call, change.before, change.after);
+    }
+  }
+
+  async #record(path: string, call: ToolCallInfo, before: ObservedFile, after: ObservedFile): Promise<void> {
+    const record: Omit<FileChangeRecord, "v" | "seq" | "ts"> = {
+      type: "file_change",
+      path,
+      tool: call.name,
+      callId: call.callId,
+      turn: this.#o.turn(),
+      before: await keptState(this.#o.blobStore, before),
+      after: after.state,
+    };
+    this.#o.append(record);
+  }
+}

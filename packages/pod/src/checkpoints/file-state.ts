@@ -1,0 +1,85 @@
+/**
+ * A file's state as checkpoints see it: absent, or its bytes with their
+ * SHA-256. Prior content is kept in the blob store, as text when it is
+ * UTF-8 and as base64 otherwise (the BlobStore holds text or JSON).
+ */
+import { createHash } from "node:crypto";
+import type { BlobStore } from "@yoi/llm-worker";
+import type { FileState } from "@yoi/worker-persistence";
+import { isScopeError } from "../scope-error.ts";
+import type { ScopedFs } from "../scoped-fs.ts";
+
+/** Largest file whose prior content a checkpoint keeps (8 MiB). Larger ones are noted, not kept. */
+export const CHECKPOINT_MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+/** A file observed now: its state and, when small enough to keep, its bytes. */
+export interface ObservedFile {
+  state: FileState;
+  bytes?: Buffer;
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+/** Reads `real` through the scope. A missing path (or a directory) is `absent`. */
+export async function observeFile(
+  fs: ScopedFs,
+  real: string,
+  maxBytes = CHECKPOINT_MAX_FILE_BYTES,
+): Promise<ObservedFile> {
+  let size: number;
+  try {
+    const st = await fs.stat(real, "read");
+    if (st.kind !== "file") return { state: { kind: "absent" } };
+    size = st.size;
+  } catch (error) {
+    if (isScopeError(error) && error.code === "not_found") return { state: { kind: "absent" } };
+    throw error;
+  }
+  if (size > maxBytes) {
+    // Hashed for the "changed since" check, but not kept.
+    const { bytes } = await fs.readFile(real);
+    return {
+      state: {
+        kind: "unsaved",
+        sha256: sha256(bytes),
+        size: bytes.length,
+        reason: `larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`,
+      },
+    };
+  }
+  const { bytes } = await fs.readFile(real);
+  return { state: { kind: "file", sha256: sha256(bytes), size: bytes.length }, bytes };
+}
+
+/** Whether two states describe the same content. */
+export function sameContent(a: FileState, b: FileState): boolean {
+  if (a.kind === "absent" || b.kind === "absent") return a.kind === b.kind;
+  return a.sha256 === b.sha256;
+}
+
+/** Keeps `bytes` in the blob store; returns the blob id. */
+export async function storeBytes(store: BlobStore, bytes: Buffer): Promise<string> {
+  const text = bytes.toString("utf8");
+  if (Buffer.byteLength(text, "utf8") === bytes.length && Buffer.from(text, "utf8").equals(bytes)) {
+    return store.store({ kind: "text", text });
+  }
+  return store.store({ kind: "structured", value: { encoding: "base64", data: bytes.toString("base64") } });
+}
+
+/** The bytes `storeBytes` kept. */
+export async function loadBytes(store: BlobStore, id: string): Promise<Buffer> {
+  const content = await store.load(id);
+  if (content.kind === "text") return Buffer.from(content.text, "utf8");
+  const value = content.value as { encoding?: unknown; data?: unknown };
+  if (value?.encoding === "base64" && typeof value.data === "string")
+    return Buffer.from(value.data, "base64");
+  throw new Error(`blob ${id} is not a checkpoint's file content`);
+}
+
+/** The state to record for observed content, its bytes kept in the store. */
+export async function keptState(store: BlobStore, observed: ObservedFile): Promise<FileState> {
+  if (observed.state.kind !== "file" || observed.bytes === undefined) return observed.state;
+  return { ...observed.state, blob: await storeBytes(store, observed.bytes) };
+}
