@@ -5,8 +5,15 @@ Usage:
   yoi [prompt]                    interactive session in the current directory
   yoi -p "prompt"                 run one prompt to the end and print the answer
   echo "prompt" | yoi             the same, prompt from stdin
-  yoi -c | yoi --resume <id>      continue the last session here | a chosen one
-  yoi sessions [--all]            list sessions of this directory (--all: every directory)
+  yoi -c | yoi --resume <id>      continue the last session here | a chosen one (any unique id prefix)
+  yoi -r                          choose the session to continue from a list
+  yoi --fork <id> [--turn N]      a new session copying another's conversation (before turn N)
+  yoi sessions [--all]            sessions of this directory, forks under their parent
+                                  (--all: every directory, and runs that failed before any answer)
+  yoi rewind [--session <id>] [--turn N] [--files|--conversation] [--force]
+                                  put files and conversation back to before a turn (default: the
+                                  last session here, before its last turn); --force overwrites
+                                  files changed outside yoi since
   yoi inspect <blob-id> [sel]     read a stored tool output (sel: lines:20-50, slice:0..10, key:name)
   yoi config                      the effective configuration and where each value comes from
   yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>
@@ -22,7 +29,7 @@ Options:
   -p, --print                     print mode: no UI, answer on stdout
   -o, --output <format>           print mode output: text (default), json, stream-json (one event a line)
   -c, --continue                  continue the last session of this directory
-  -r, --resume <id>               continue a session by id (see yoi sessions)
+  -r, --resume [id]               continue a session by id or id prefix (see yoi sessions); no id: pick one
   -C, --cwd <dir>                 project directory (the scope root); default: the current directory
       --permission-mode <mode>    default (writes and bash ask), acceptEdits, plan (read-only), bypassPermissions
       --allow-tool <rule>         allow a tool or command, e.g. edit_file, mcp__*, "bash(git status *)"; repeatable
@@ -43,7 +50,7 @@ Environment:
 
 Interactive:
   @path + Tab completes files; Shift+Tab cycles the permission mode; Ctrl-C cancels the running turn, Ctrl-C twice at the prompt exits.
-  /help /compact /init /sessions /resume <id> /model [ref] /exit
+  /help /compact /init /sessions /resume <id> /model [ref] /rewind [N] /undo /fork [N] /exit
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
 
 Exit codes:

@@ -40,6 +40,8 @@ async function run(command: Command): Promise<number> {
       return (await import("./commands/inspect.ts")).inspectCommand(command);
     case "replay":
       return (await import("./commands/replay.ts")).replayCommand(command);
+    case "rewind":
+      return (await import("./commands/rewind.ts")).rewindCommand(command);
     case "demo":
       return (await import("./commands/demo.ts")).demoCommand(command);
     case "serve":

@@ -7,6 +7,7 @@ import type { LlmClient } from "@yoi/llm-client";
 import {
   FileRefError,
   fileRefs,
+  forkSession,
   isPermissionModeError,
   type PermissionPrompt,
   Pod,
@@ -24,11 +25,14 @@ import { EXIT } from "./exit-codes.ts";
 import { inputTooLarge } from "./input-limit.ts";
 import { ruleSources } from "./permission-flags.ts";
 import { createModelClient, type ModelSetup, type SetupOptions, setupModel } from "./session-setup.ts";
+import { recordedBaseURL } from "./sessions/resume-target.ts";
 
 export interface OpenPodOptions extends SetupOptions {
   flags: SessionFlags;
   continueLast?: boolean;
   resume?: string;
+  /** Start a new session copying this one's history (id or prefix), before `beforeTurn` when set. */
+  fork?: { parent: string; beforeTurn?: number };
   ask?: PermissionPrompt;
 }
 
@@ -49,7 +53,7 @@ export async function openPod(options: OpenPodOptions): Promise<OpenedPod> {
 /** Opens a pod for an existing setup (also used by `/model` and `/resume`). */
 export async function openPodWith(
   setup: ModelSetup,
-  options: Pick<OpenPodOptions, "continueLast" | "resume" | "ask" | "env">,
+  options: Pick<OpenPodOptions, "continueLast" | "resume" | "fork" | "ask" | "env">,
 ): Promise<OpenedPod> {
   let pod: Pod | undefined;
   const client = createModelClient(setup, (warning) => pod?.worker.handleClientWarning(warning));
@@ -63,8 +67,22 @@ export async function openPodWith(
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
     permissionSources: ruleSources(setup),
     ...(setup.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
+    sessionStart: { ...(recordedBaseURL(setup.baseURL) ? { baseURL: recordedBaseURL(setup.baseURL) } : {}) },
   };
   let id = options.resume;
+  if (options.fork !== undefined) {
+    try {
+      id = (
+        await forkSession({
+          dataDir: setup.dataDir,
+          parent: options.fork.parent,
+          ...(options.fork.beforeTurn !== undefined ? { beforeTurn: options.fork.beforeTurn } : {}),
+        })
+      ).id;
+    } catch (error) {
+      throw restoreError(error, options.fork.parent);
+    }
+  }
   if (options.continueLast) {
     const here = await projectRoot(setup.cwd, setup.config.scope.root);
     const last = (await listSessions({ dir: setup.dataDir })).find((s) => s.cwd === here);
@@ -117,9 +135,18 @@ function restoreError(error: unknown, id: string): CliError {
   if (code === "not_found" || code === "ENOENT") {
     return usageError(`no session "${id}" (yoi sessions lists them)`);
   }
+  if (code === "ambiguous" || code === "no_checkpoint") return usageError(message);
   if (code === "invalid_id") return usageError(`"${id}" is not a session id (yoi sessions lists them)`);
   if (code === "locked") return new CliError(`session ${id} is open in another yoi: ${message}`, EXIT.error);
   return new CliError(`session ${id} cannot be resumed: ${message}`, EXIT.error);
+}
+
+/** What reading the session's log found (damaged records skipped), one line each. */
+export function restoreWarnings(pod: Pod): string[] {
+  return pod.alerts
+    .recentAlerts()
+    .filter((a) => a.source === "session_log")
+    .map((a) => `session log ${pod.id}: ${a.message}`);
 }
 
 /**

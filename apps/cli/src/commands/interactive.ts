@@ -11,10 +11,21 @@ import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
 import { describeError } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
-import { checkFileRefs, type OpenedPod, openPodWith, providerContext } from "../open-session.ts";
+import {
+  checkFileRefs,
+  type OpenedPod,
+  type OpenPodOptions,
+  openPodWith,
+  providerContext,
+  restoreWarnings,
+} from "../open-session.ts";
 import { cycleModesOnShiftTab, modeTag } from "../permission-mode-key.ts";
 import type { ProjectSettings } from "../project-trust.ts";
 import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
+import { chatSessionPlan } from "../sessions/resume-target.ts";
+import { pickSession } from "../sessions/session-picker.ts";
+import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
+import { transcriptLines } from "../sessions/transcript.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
 import { MutableOutput } from "../ui/mutable-output.ts";
@@ -31,14 +42,15 @@ const DOUBLE_INTERRUPT_MS = 2000;
 export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   installTerminalGuard();
   const style = createStyle(colorEnabled(process.stdout));
-  const setup = await enforceProjectTrust(await setupModel(command.flags), command.flags, {
+  const plan = await chatSessionPlan(command, (sessions) => pickSession(sessions, style));
+  const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
     ask: (settings) => askTrust(settings, style),
     onIgnored: (settings) =>
       process.stdout.write(
         style.yellow(`! not trusted: ${settings.file} settings ignored for this session\n`),
       ),
   });
-  const session = new InteractiveSession(setup, command, style);
+  const session = new InteractiveSession(setup, command, style, plan.open);
   return session.start();
 }
 
@@ -64,8 +76,17 @@ class InteractiveSession {
   #done!: (code: number) => void;
   #exiting = false;
   #restoreConsole: (() => void) | undefined;
+  readonly #open: Pick<OpenPodOptions, "resume" | "fork">;
+  /** Set while a slash command waits for an answer typed at the prompt. */
+  #pendingLine: ((line: string | undefined) => void) | undefined;
 
-  constructor(setup: ModelSetup, command: Extract<Command, { kind: "chat" }>, style: Style) {
+  constructor(
+    setup: ModelSetup,
+    command: Extract<Command, { kind: "chat" }>,
+    style: Style,
+    open: Pick<OpenPodOptions, "resume" | "fork"> = {},
+  ) {
+    this.#open = open;
     this.#setup = setup;
     this.#command = command;
     this.#style = style;
@@ -84,11 +105,7 @@ class InteractiveSession {
   }
 
   async start(): Promise<number> {
-    const opened = await openPodWith(this.#setup, {
-      ...(this.#command.continueLast ? { continueLast: true } : {}),
-      ...(this.#command.resume !== undefined ? { resume: this.#command.resume } : {}),
-      ask: this.#ask,
-    });
+    const opened = await openPodWith(this.#setup, { ...this.#open, ask: this.#ask });
     this.#attach(opened);
     this.#restoreConsole = captureConsole(
       (line) => this.#renderer.line(this.#style.dim(`· ${line}`)),
@@ -149,7 +166,10 @@ class InteractiveSession {
     for (const note of setup.notes) this.#renderer.line(s.dim(`· ${note}`));
     if (pod.sandbox.notice !== undefined) this.#renderer.line(s.yellow(`· ${pod.sandbox.notice}`));
     if (restored) {
-      this.#renderer.line(s.dim(`· resumed session ${pod.id} (${pod.history.length} items in history)`));
+      const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";
+      this.#renderer.line(s.dim(`· ${how} session ${pod.id} (${pod.history.length} items in history)`));
+      for (const warning of restoreWarnings(pod)) this.#renderer.line(s.yellow(`! ${warning}`));
+      for (const line of transcriptLines(pod.history, s)) this.#renderer.line(line);
     }
     this.#renderer.line(
       s.dim("/help for commands · @path + Tab attaches a file · Ctrl-C cancels · Ctrl-C twice exits"),
@@ -157,6 +177,12 @@ class InteractiveSession {
   }
 
   #onLine(line: string): void {
+    if (this.#pendingLine) {
+      const answer = this.#pendingLine;
+      this.#pendingLine = undefined;
+      answer(line);
+      return;
+    }
     if (this.#pendingAsk) {
       this.#answer(line);
       return;
@@ -288,6 +314,11 @@ class InteractiveSession {
 
   #onInterrupt(): void {
     const s = this.#style;
+    if (this.#pendingLine) {
+      this.#output.write("^C\n");
+      this.#onLine("");
+      return;
+    }
     if (this.#pendingAsk) {
       this.#finishAsk("deny", false);
       this.#cancel();
@@ -354,6 +385,23 @@ class InteractiveSession {
       run: (arg) => this.#model(arg),
     },
     {
+      name: "/rewind",
+      args: "[N]",
+      summary: "put files and conversation back to before a turn (lists turns; undoes rewinds)",
+      run: (arg) => slashRewind(this.#rewindContext(), arg),
+    },
+    {
+      name: "/undo",
+      summary: "rewind the last turn (files and conversation)",
+      run: () => slashUndo(this.#rewindContext()),
+    },
+    {
+      name: "/fork",
+      args: "[N]",
+      summary: "continue in a new session copying this one (before turn N)",
+      run: (arg) => this.#fork(arg),
+    },
+    {
       name: "/exit",
       aliases: ["/quit"],
       summary: "leave (also Ctrl-D, or Ctrl-C twice)",
@@ -412,7 +460,7 @@ class InteractiveSession {
     const s = this.#style;
     const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
     const rows = (await listSessions({ dir: this.#setup.dataDir }))
-      .filter((r) => r.cwd === here)
+      .filter((r) => r.cwd === here && !r.failedBeforeOutput)
       .slice(0, 20);
     this.#renderer.line(
       rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
@@ -495,6 +543,55 @@ class InteractiveSession {
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
     this.#renderer.line(
       s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
+    );
+  }
+
+  #rewindContext(): SlashRewindContext {
+    return {
+      pod: this.#opened.pod,
+      style: this.#style,
+      line: (text) => this.#renderer.line(text),
+      question: (prompt) =>
+        new Promise<string | undefined>((resolve) => {
+          this.#pendingLine = resolve;
+          this.#rl.setPrompt(prompt);
+          this.#rl.prompt();
+        }).finally(() => this.#rl.setPrompt(this.#prompt)),
+    };
+  }
+
+  /** `/fork [N]`: continue in a new session copying this one (before turn N); this one stays as it is. */
+  async #fork(arg: string): Promise<void> {
+    const s = this.#style;
+    const turn = arg === "" ? undefined : Number(arg);
+    if (turn !== undefined && (!/^\d+$/.test(arg) || turn < 1)) {
+      this.#renderer.line(
+        s.yellow("usage: /fork [turn] (copies the conversation before that turn; default all of it)"),
+      );
+      return;
+    }
+    const previous = this.#opened;
+    await previous.pod.flush();
+    if (previous.pod.history.length === 0) {
+      this.#renderer.line(s.dim("nothing to fork yet: say something first"));
+      return;
+    }
+    let opened: OpenedPod;
+    try {
+      opened = await openPodWith(this.#setup, {
+        fork: { parent: previous.pod.id, ...(turn !== undefined ? { beforeTurn: turn } : {}) },
+        ask: this.#ask,
+      });
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+      return;
+    }
+    await previous.pod.close().catch(() => {});
+    this.#attach(opened);
+    this.#renderer.line(
+      s.dim(
+        `· forked ${previous.pod.id} into ${opened.pod.id} (${opened.pod.history.length} items); /resume ${previous.pod.id.slice(0, 13)} goes back`,
+      ),
     );
   }
 

@@ -13,10 +13,13 @@ import { captureConsole } from "../console-capture.ts";
 import { describeFailure } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
-import { checkFileRefs, openPodWith } from "../open-session.ts";
+import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { enforceProjectTrust, setupModel } from "../session-setup.ts";
+import { chatSessionPlan } from "../sessions/resume-target.ts";
+import { pickSession } from "../sessions/session-picker.ts";
 import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
+import { createStyle } from "../style.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   const stdin = await readPipedStdin(command.prompt !== undefined);
@@ -26,7 +29,8 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
 
   markStartup("print: prompt read");
-  const setup = await enforceProjectTrust(await setupModel(command.flags), command.flags, {
+  const plan = await chatSessionPlan(command, (sessions) => pickSession(sessions, createStyle(false)));
+  const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
     onIgnored: (settings) =>
       process.stderr.write(
         `yoi: ignoring what ${settings.file} sets for providers, scope, session or permissions (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
@@ -44,10 +48,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   if (problems.length > 0) throw usageError(`${problems.join("; ")} — nothing was sent`);
 
   const started = Date.now();
-  const opened = await openPodWith(setup, {
-    ...(command.continueLast ? { continueLast: true } : {}),
-    ...(command.resume !== undefined ? { resume: command.resume } : {}),
-  });
+  const opened = await openPodWith(setup, plan.open);
   const { pod } = opened;
   markStartup("print: pod opened");
   const emit = (event: StreamJsonEvent) => process.stdout.write(`${JSON.stringify(event)}\n`);
@@ -69,6 +70,10 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   } else {
     for (const note of setup.notes) diag(`note: ${note}`);
     if (pod.sandbox.notice) diag(`warn: ${pod.sandbox.notice}`);
+  }
+  for (const warning of restoreWarnings(pod)) {
+    if (stream) emit({ type: "alert", level: "warn", source: "session_log", message: warning });
+    else diag(`warn: ${warning}`);
   }
 
   const assistant: Item[] = [];

@@ -66,8 +66,13 @@ export async function resolveResumeTarget(
 }
 
 async function findId(cli: CliConfig, prefix: string): Promise<string> {
+  return resolveSessionArg(cli.dataDir, prefix);
+}
+
+/** The full id an id-or-prefix argument names; a usage CliError when none or several do. */
+export async function resolveSessionArg(dataDir: string, prefix: string): Promise<string> {
   try {
-    return await findSessionId({ dir: cli.dataDir, prefix });
+    return await findSessionId({ dir: dataDir, prefix });
   } catch (error) {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
@@ -105,4 +110,46 @@ export function recordedBaseURL(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What a chat command says about which session to open. */
+export interface ChatSessionChoice {
+  flags: SessionFlags;
+  continueLast: boolean;
+  resume?: string;
+  pickResume?: boolean;
+  fork?: string;
+  forkTurn?: number;
+}
+
+/**
+ * The flags a chat sets its model up with and how it opens its pod: a
+ * resumed or forked session brings its own model and base URL.
+ */
+export async function chatSessionPlan(
+  command: ChatSessionChoice,
+  pick: (sessions: SessionSummary[]) => Promise<SessionSummary | undefined>,
+): Promise<{
+  flags: SessionFlags;
+  open: { resume?: string; fork?: { parent: string; beforeTurn?: number } };
+}> {
+  const target = await resolveResumeTarget({
+    flags: command.flags,
+    continueLast: command.continueLast,
+    ...((command.fork ?? command.resume) !== undefined ? { resume: command.fork ?? command.resume } : {}),
+    ...(command.pickResume ? { pick } : {}),
+  });
+  if (target === undefined) return { flags: command.flags, open: {} };
+  if (command.fork !== undefined) {
+    return {
+      flags: target.flags,
+      open: {
+        fork: {
+          parent: target.id,
+          ...(command.forkTurn !== undefined ? { beforeTurn: command.forkTurn } : {}),
+        },
+      },
+    };
+  }
+  return { flags: target.flags, open: { resume: target.id } };
 }

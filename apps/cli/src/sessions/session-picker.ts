@@ -5,8 +5,8 @@
  */
 import * as readline from "node:readline";
 import type { SessionSummary } from "@yoi/worker-persistence";
-import { ago } from "../commands/sessions.ts";
 import { usageError } from "../cli-error.ts";
+import { ago } from "../commands/sessions.ts";
 import { type Style, truncate } from "../style.ts";
 import { shortIds } from "./short-ids.ts";
 
@@ -19,7 +19,8 @@ export function pickerLines(sessions: readonly SessionSummary[], style: Style, n
   return sessions.slice(0, PICKER_ROWS).map((s, i) => {
     const n = String(i + 1).padStart(2);
     const title = truncate(s.title ?? "(no prompt yet)", 50);
-    const prompt = s.firstPrompt !== undefined && s.firstPrompt !== s.title ? ` · ${truncate(s.firstPrompt, 40)}` : "";
+    const prompt =
+      s.firstPrompt !== undefined && s.firstPrompt !== s.title ? ` · ${truncate(s.firstPrompt, 40)}` : "";
     return `${style.bold(n)}  ${title}  ${style.dim(`${ago(Date.parse(s.updatedAt), now)} · ${s.model ?? "-"} · ${ids.get(s.id)}${prompt}`)}`;
   });
 }

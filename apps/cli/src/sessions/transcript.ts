@@ -47,7 +47,9 @@ export function transcriptLines(history: readonly Item[], style: Style, turns = 
       case "tool_call": {
         const failed = results.get(item.callId);
         const mark = failed === undefined ? style.dim("·") : failed ? style.red("✗") : style.green("✓");
-        out.push(`${mark} ${item.name} ${style.dim(shortArgs(item.name, parseArgs(item.arguments)))}`.trimEnd());
+        out.push(
+          `${mark} ${item.name} ${style.dim(shortArgs(item.name, parseArgs(item.arguments)))}`.trimEnd(),
+        );
         break;
       }
       default:
