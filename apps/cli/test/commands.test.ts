@@ -110,7 +110,8 @@ describe("sessions, inspect, config", () => {
     expect(listed.code).toBe(0);
     const [head, row] = listed.stdout.trim().split("\n");
     expect(head).toMatch(/^id\s+title\s+updated\s+model\s+size$/);
-    expect(row).toMatch(/^[0-9a-f-]{36}\s+show the build log\s+\d+s ago\s+claude-haiku-4-5\s+\d/);
+    // a short id: the shortest prefix that tells sessions apart (at least 8 characters)
+    expect(row).toMatch(/^[0-9a-f]{8}[0-9a-f-]*\s+show the build log\s+\d+s ago\s+claude-haiku-4-5\s+\d/);
 
     const elsewhere = await runYoi(["sessions"], { cwd: home, env });
     expect(elsewhere.stdout).toContain("(1 elsewhere: yoi sessions --all)");

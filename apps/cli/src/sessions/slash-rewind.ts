@@ -29,7 +29,7 @@ export function checkpointLines(points: readonly CheckpointInfo[], style: Style,
         : `undo the rewind to turn ${c.turn}`;
     const files =
       c.files.length === 0 ? "" : ` · ${c.files.length} file${c.files.length === 1 ? "" : "s"} changed after`;
-    const stale = c.live ? "" : " (rewound)";
+    const stale = c.live || c.kind === "rewind" ? "" : " (rewound)";
     return `${style.bold(String(i + 1).padStart(2))}  ${what}${style.dim(`${stale}${files} · ${ago(Date.parse(c.ts), now)}`)}`;
   });
 }
