@@ -301,7 +301,10 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
       changes: { model: "anthropic/claude-opus-4-5", previous: "anthropic/claude-haiku-4-5" },
     });
     const listing = await runYoi(["sessions"], { cwd: project, env: cleanEnv(home) });
-    expect(listing.stdout).toMatch(new RegExp(`${id}\\s+first question\\s+\\S+ ago\\s+claude-opus-4-5`));
+    // listed by the short prefix that tells it apart (the only session here: 8 characters)
+    expect(listing.stdout).toMatch(
+      new RegExp(`^${id.slice(0, 8)}\\s+first question\\s+\\S+ ago\\s+claude-opus-4-5`, "m"),
+    );
   }, 240_000);
 
   it("/init asks the model to write AGENTS.md, and the next turn's system prompt carries it", async () => {
