@@ -402,7 +402,7 @@ export class Pod {
               new CheckpointRecorder({
                 fs: init.fs,
                 blobStore: init.blobStore,
-                append: (record) => this.#append((log) => log.append(record)),
+                append: (record) => this.#append(async (log) => log.append(await record)),
                 turn: () => this.#turn,
                 onError: (message) => this.alerts.warn("checkpoints", message),
                 ...options.checkpoints,

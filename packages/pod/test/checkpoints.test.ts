@@ -188,7 +188,7 @@ describe("checkpoints and rewind", () => {
     expect(rows.find((r) => r.id === fork.id)?.parentSessionId).toBe(pod.id);
     // the parent is untouched
     expect((await loadSession({ dir: dataDir, id: pod.id })).history.length).toBeGreaterThan(afterTurn1.length);
-    expect(pairToolResults(child.history).repairs).toEqual([]);
+    expect(pairToolResults([...child.history]).repairs).toEqual([]);
     await expect(forkSession({ dataDir, parent: "zzzz" })).rejects.toMatchObject({ code: "not_found" });
   });
 });

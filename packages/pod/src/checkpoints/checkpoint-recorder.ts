@@ -19,8 +19,12 @@ export const FILE_TOOLS: ReadonlySet<string> = new Set(["write_file", "edit_file
 export interface CheckpointRecorderOptions {
   fs: ScopedFs;
   blobStore: BlobStore;
-  /** Queues a record in the session log. */
-  append: (record: SessionRecordInput) => void;
+  /**
+   * Queues a record in the session log. A promise is a record still being
+   * prepared (the prior content going into the blob store), so the tool's
+   * result does not wait for it; the log keeps the order of the calls.
+   */
+  append: (record: SessionRecordInput | Promise<SessionRecordInput>) => void;
   /** The user turn in progress. */
   turn: () => number;
   /** Told when a change could not be recorded. */
@@ -100,15 +104,24 @@ export class CheckpointRecorder {
   }
 
   async #record(path: string, call: ToolCallInfo, before: ObservedFile, after: ObservedFile): Promise<void> {
-    const record: Omit<FileChangeRecord, "v" | "seq" | "ts"> = {
-      type: "file_change",
-      path,
-      tool: call.name,
-      callId: call.callId,
-      turn: this.#o.turn(),
-      before: await keptState(this.#o.blobStore, before),
-      after: after.state,
-    };
+    const turn = this.#o.turn();
+    const record = keptState(this.#o.blobStore, before).then(
+      (kept): Omit<FileChangeRecord, "v" | "seq" | "ts"> => ({
+        type: "file_change",
+        path,
+        tool: call.name,
+        callId: call.callId,
+        turn,
+        before: kept,
+        after: after.state,
+      }),
+    );
+    record.catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      this.#o.onError?.(
+        `${call.name}: the prior content of ${path} could not be kept (${message}); a rewind cannot undo it`,
+      );
+    });
     this.#o.append(record);
   }
 }
