@@ -16,7 +16,7 @@ import {
   parseSegments,
   ScopedFs,
 } from "@yoi/pod";
-import { listSessions } from "@yoi/worker-persistence";
+import { findSessionId, listSessions } from "@yoi/worker-persistence";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { projectRoot } from "./commands/sessions.ts";
@@ -95,6 +95,8 @@ export async function openPodWith(
   }
   if (id !== undefined) {
     try {
+      // any unique prefix names a session (the list shows short ones)
+      id = await findSessionId({ dir: setup.dataDir, prefix: id });
       pod = await Pod.restore(id, podOptions);
     } catch (error) {
       throw restoreError(error, id);
