@@ -168,7 +168,9 @@ describe("checkpoints and rewind", () => {
     await again.rewind({ target: { kind: "turn", turn: 1 } });
     expect(await read(root, "a.txt")).toBeUndefined();
     expect(await read(root, "c.txt")).toBe("keep me\n");
-    await expect(again.rewind({ target: { kind: "turn", turn: 9 } })).rejects.toThrow(/no turn 9 in this session/);
+    await expect(again.rewind({ target: { kind: "turn", turn: 9 } })).rejects.toThrow(
+      /no turn 9 in this session/,
+    );
   });
 
   it("fork copies the history up to a turn into a new session that records its parent", async () => {
@@ -187,7 +189,9 @@ describe("checkpoints and rewind", () => {
     const rows = await listSessions({ dir: dataDir });
     expect(rows.find((r) => r.id === fork.id)?.parentSessionId).toBe(pod.id);
     // the parent is untouched
-    expect((await loadSession({ dir: dataDir, id: pod.id })).history.length).toBeGreaterThan(afterTurn1.length);
+    expect((await loadSession({ dir: dataDir, id: pod.id })).history.length).toBeGreaterThan(
+      afterTurn1.length,
+    );
     expect(pairToolResults([...child.history]).repairs).toEqual([]);
     await expect(forkSession({ dataDir, parent: "zzzz" })).rejects.toMatchObject({ code: "not_found" });
   });
