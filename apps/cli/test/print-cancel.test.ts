@@ -51,7 +51,7 @@ describe("yoi -p and Ctrl-C", () => {
     const loaded = await loadSession({ dir: dataDir, id: (file as string).replace(/\.jsonl$/, "") });
     expect(loaded.warnings).toEqual([]);
     const types = loaded.records.map((r) => r.type);
-    expect(types.slice(0, 2)).toEqual(["session_start", "user_input"]);
+    expect(types.slice(0, 3)).toEqual(["session_start", "checkpoint", "user_input"]);
     expect(types.at(-1)).toBe("cancel");
   }, 60_000);
 });

@@ -73,7 +73,8 @@ describe("the session log is created by the first input", () => {
 
     const loaded = await loadSession({ dir: dataDir, id: pod.id });
     const types = loaded.records.map((r) => r.type);
-    expect(types.slice(0, 3)).toEqual(["session_start", "alert", "user_input"]);
+    // each turn opens with a checkpoint (what a rewind goes back to)
+    expect(types.slice(0, 4)).toEqual(["session_start", "alert", "checkpoint", "user_input"]);
     expect(loaded.records[0]).toMatchObject({ model: "claude-haiku-4-5", provider: "anthropic" });
 
     const restored = await Pod.restore(pod.id, { cwd: root, dataDir, client: client(s), fsync: "never" });
