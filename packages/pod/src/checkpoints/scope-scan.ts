@@ -58,28 +58,31 @@ export class ScopeScanner {
     const previous = this.#seen;
     const next = new Map<string, Seen>();
     const changes: ScannedChange[] = [];
-    let files = 0;
+    // List first (one readdir a directory), then stat in parallel: a few
+    // thousand sequential stats would cost more than the command.
+    const paths: string[] = [];
     for (const root of this.#fs.writeRoots) {
       for await (const entry of walk(this.#fs, root, { gitignore: true })) {
         if (entry.kind !== "file") continue;
-        if (++files > this.#maxFiles) break;
-        let info: Awaited<ReturnType<typeof lstat>>;
-        try {
-          info = await lstat(entry.abs);
-        } catch {
-          continue; // gone between the listing and the stat
-        }
-        const old = previous?.get(entry.abs);
-        if (old && old.size === info.size && old.mtimeMs === info.mtimeMs) {
-          next.set(entry.abs, old);
-          continue;
-        }
-        const seen = await this.#read(entry.abs, info.size, info.mtimeMs, old);
-        if (seen === undefined) continue;
-        next.set(entry.abs, seen);
-        if (previous !== undefined && !same(old?.state, seen.state)) {
-          changes.push({ path: entry.abs, before: old ?? { state: { kind: "absent" } }, after: seen });
-        }
+        if (paths.length >= this.#maxFiles) break;
+        paths.push(entry.abs);
+      }
+    }
+    const infos = await statAll(paths);
+    for (let i = 0; i < paths.length; i++) {
+      const info = infos[i];
+      if (info === undefined) continue; // gone between the listing and the stat
+      const file = paths[i] as string;
+      const old = previous?.get(file);
+      if (old && old.size === info.size && old.mtimeMs === info.mtimeMs) {
+        next.set(file, old);
+        continue;
+      }
+      const seen = await this.#read(file, info.size, info.mtimeMs, old);
+      if (seen === undefined) continue;
+      next.set(file, seen);
+      if (previous !== undefined && !same(old?.state, seen.state)) {
+        changes.push({ path: file, before: old ?? { state: { kind: "absent" } }, after: seen });
       }
     }
     if (previous !== undefined) {
@@ -145,6 +148,25 @@ export class ScopeScanner {
   #release(seen: Seen): void {
     if (seen.bytes !== undefined) this.#keptBytes -= seen.bytes.length;
   }
+}
+
+const STAT_PARALLEL = 64;
+
+/** lstat of each path (undefined where it failed), at most STAT_PARALLEL at a time. */
+async function statAll(paths: readonly string[]): Promise<({ size: number; mtimeMs: number } | undefined)[]> {
+  const out: ({ size: number; mtimeMs: number } | undefined)[] = new Array(paths.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < paths.length) {
+      const i = next++;
+      out[i] = await lstat(paths[i] as string).then(
+        (info) => ({ size: info.size, mtimeMs: info.mtimeMs }),
+        () => undefined,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(STAT_PARALLEL, paths.length) }, worker));
+  return out;
 }
 
 function same(a: FileState | undefined, b: FileState): boolean {
