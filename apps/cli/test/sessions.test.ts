@@ -181,3 +181,29 @@ describe("a damaged record costs only itself", () => {
     expect(resumed.stderr).not.toContain("cannot reach");
   });
 });
+
+describe("bad input for sessions", () => {
+  it("says what was wrong and what to do", async () => {
+    const { home, project } = await tempWorld();
+    const env = cleanEnv(home);
+    const cases: [string[], string][] = [
+      [["--fork", "nope", "-p", "x"], 'no session "nope"'],
+      [["--turn", "2", "-p", "x"], "--turn applies to --fork <id>"],
+      [["--fork", "a", "-c", "-p", "x"], "does not combine with -c or --resume"],
+      [["rewind", "--files", "--conversation"], "leave both out to restore both"],
+      [["rewind", "--session", "nope"], 'no session "nope"'],
+      [["rewind", "--session", "../x"], "invalid session id"],
+      [["rewind"], "no session in"],
+      [
+        ["rewind", "--turn", "two"],
+        '--turn must be a turn number from 1 (see /rewind or yoi rewind\'s list); got "two"',
+      ],
+      [["sessions", "--turn", "1"], "--turn does not apply to yoi sessions"],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runYoi(args, { cwd: project, env });
+      expect(run.code, args.join(" ")).toBe(2);
+      expect(run.stderr, args.join(" ")).toContain(message);
+    }
+  });
+});

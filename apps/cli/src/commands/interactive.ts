@@ -22,7 +22,7 @@ import {
 import { cycleModesOnShiftTab, modeTag } from "../permission-mode-key.ts";
 import type { ProjectSettings } from "../project-trust.ts";
 import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
-import { chatSessionPlan } from "../sessions/resume-target.ts";
+import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
 import { pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
@@ -472,7 +472,28 @@ class InteractiveSession {
       this.#renderer.line(this.#style.dim("usage: /resume <session id> (see /sessions)"));
       return;
     }
-    await this.#reopen(this.#setup, arg);
+    // The session goes on with its own model and server, as with yoi --resume.
+    let setup = this.#setup;
+    let target: Awaited<ReturnType<typeof resolveResumeTarget>>;
+    try {
+      const { model: _model, baseURL: _baseURL, ...flags } = this.#command.flags;
+      target = await resolveResumeTarget({ flags, resume: arg });
+    } catch (error) {
+      this.#renderer.line(
+        this.#style.red(`✗ ${describeError(error).message.replace("yoi sessions", "/sessions")}`),
+      );
+      return;
+    }
+    const id = target?.id ?? arg;
+    try {
+      if (target?.flags.model !== undefined) setup = await setupModel(target.flags);
+    } catch (error) {
+      const message = describeError(error).message;
+      this.#renderer.line(
+        this.#style.yellow(`! the session's model cannot be used here (${message}); going on with this one`),
+      );
+    }
+    await this.#reopen(setup, id);
   }
 
   async #model(arg: string): Promise<void> {
@@ -544,6 +565,8 @@ class InteractiveSession {
     this.#renderer.line(
       s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
     );
+    for (const warning of restoreWarnings(opened.pod)) this.#renderer.line(s.yellow(`! ${warning}`));
+    for (const line of transcriptLines(opened.pod.history, s)) this.#renderer.line(line);
   }
 
   #rewindContext(): SlashRewindContext {

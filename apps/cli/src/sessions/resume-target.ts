@@ -76,7 +76,7 @@ export async function resolveSessionArg(dataDir: string, prefix: string): Promis
   } catch (error) {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : String(error);
-    if (code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions --all lists them)`);
+    if (code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions lists them)`);
     if (code === "ambiguous" || code === "invalid_id") throw usageError(message);
     throw error;
   }
