@@ -1,0 +1,84 @@
+import type { SessionSummary } from "@yoi/worker-persistence";
+import { describe, expect, it } from "vitest";
+import { formatSessionTable, sessionTree } from "../src/commands/sessions.ts";
+import { pickAnswer } from "../src/sessions/session-picker.ts";
+import { shortIds } from "../src/sessions/short-ids.ts";
+import { transcriptLines } from "../src/sessions/transcript.ts";
+import { createStyle } from "../src/style.ts";
+
+const row = (id: string, extra: Partial<SessionSummary> = {}): SessionSummary => ({
+  id,
+  path: `/x/${id}.jsonl`,
+  updatedAt: "2026-01-01T00:00:00.000Z",
+  sizeBytes: 10,
+  failedBeforeOutput: false,
+  ...extra,
+});
+
+describe("short ids", () => {
+  it("are the shortest prefix that tells ids apart, at least 8 characters", () => {
+    const ids = ["01a20a8c-686a-7033", "01a20a8c-6c11-7000", "01a20a8c-6c19-7000", "ffff0000-0000-0000"];
+    const short = shortIds(ids);
+    expect(short.get(ids[0]!)).toBe("01a20a8c-68");
+    expect(short.get(ids[1]!)).toBe("01a20a8c-6c11");
+    expect(short.get(ids[2]!)).toBe("01a20a8c-6c19");
+    expect(short.get(ids[3]!)).toBe("ffff0000");
+    const values = [...short.values()];
+    for (const id of ids) expect(values.filter((v) => id.startsWith(v))).toHaveLength(1);
+  });
+});
+
+describe("the sessions tree", () => {
+  it("puts forks under their parent, newest-first order kept, a parent cycle still lists every session once", () => {
+    const rows = [
+      row("c", { parentSessionId: "a", title: "child" }),
+      row("b", { title: "other" }),
+      row("a", { title: "parent" }),
+      row("d", { parentSessionId: "c", title: "grandchild" }),
+      row("e", { parentSessionId: "missing", title: "orphan" }),
+      row("x", { parentSessionId: "y" }),
+      row("y", { parentSessionId: "x" }),
+    ];
+    expect(sessionTree(rows).map((r) => `${r.session.id}${r.depth}`)).toEqual([
+      "b0",
+      "a0",
+      "c1",
+      "d2",
+      "e0",
+      "x0",
+      "y1",
+    ]);
+    const table = formatSessionTable(rows.slice(0, 4), { now: Date.parse("2026-01-01T00:00:05Z") });
+    expect(table).toContain("└ child");
+    expect(table).toContain("  └ grandchild");
+  });
+});
+
+describe("the picker", () => {
+  it("takes a list number or a unique id prefix", () => {
+    const rows = [row("01a2aaaa"), row("01a2bbbb")];
+    expect(pickAnswer("2", rows)?.id).toBe("01a2bbbb");
+    expect(pickAnswer("01a2a", rows)?.id).toBe("01a2aaaa");
+    expect(pickAnswer("01a2", rows)).toBeUndefined();
+    expect(pickAnswer("9", rows)).toBeUndefined();
+    expect(pickAnswer("", rows)).toBeUndefined();
+  });
+});
+
+describe("the resume transcript", () => {
+  it("draws the last turns: prompt, answer, tool lines with their outcome", () => {
+    const lines = transcriptLines(
+      [
+        { type: "message", role: "user", content: [{ type: "text", text: "first" }] },
+        { type: "message", role: "assistant", content: [{ type: "text", text: "one" }] },
+        { type: "message", role: "user", content: [{ type: "text", text: "second" }] },
+        { type: "tool_call", callId: "c1", name: "read_file", arguments: '{"path":"a.txt"}' },
+        { type: "tool_result", callId: "c1", output: "x", isError: true },
+        { type: "message", role: "assistant", content: [{ type: "text", text: "two" }] },
+      ],
+      createStyle(false),
+      1,
+    );
+    expect(lines).toEqual(["… 1 earlier turn(s)", "› second", "✗ read_file a.txt", "two"]);
+  });
+});
