@@ -64,6 +64,8 @@ export type Command =
       files: boolean;
       conversation: boolean;
       force: boolean;
+      /** Only list the turns and rewinds (`--list`). */
+      list: boolean;
     }
   | { kind: "demo"; keep: boolean }
   | {
@@ -117,6 +119,7 @@ const OPTIONS = {
   files: { type: "boolean" },
   conversation: { type: "boolean" },
   force: { type: "boolean" },
+  list: { type: "boolean" },
 } as const;
 
 /** Flags that shape permissions, accepted wherever a session (or its config) is. */
@@ -147,7 +150,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
     "turn",
     ...PERMISSION_OPTIONS,
   ],
-  rewind: ["session", "turn", "files", "conversation", "force", "cwd"],
+  rewind: ["session", "turn", "files", "conversation", "force", "list", "cwd"],
   config: ["model", "base-url", "cwd", ...PERMISSION_OPTIONS],
   sessions: ["all", "cwd"],
   inspect: ["cwd"],
@@ -273,6 +276,7 @@ export function parseCommand(argv: readonly string[]): Command {
         files: values.conversation !== true,
         conversation: values.files !== true,
         force: values.force === true,
+        list: values.list === true,
       };
     }
     case "demo":

@@ -10,10 +10,10 @@ Usage:
   yoi --fork <id> [--turn N]      a new session copying another's conversation (before turn N)
   yoi sessions [--all]            sessions of this directory, forks under their parent
                                   (--all: every directory, and runs that failed before any answer)
-  yoi rewind [--session <id>] [--turn N] [--files|--conversation] [--force]
+  yoi rewind [--session <id>] [--turn N] [--files|--conversation] [--force] [--list]
                                   put files and conversation back to before a turn (default: the
                                   last session here, before its last turn); --force overwrites
-                                  files changed outside yoi since
+                                  files changed outside yoi since; --list shows the turns
   yoi inspect <blob-id> [sel]     read a stored tool output (sel: lines:20-50, slice:0..10, key:name)
   yoi config                      the effective configuration and where each value comes from
   yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>

@@ -116,6 +116,12 @@ describe("yoi rewind and fork", () => {
     const file = path.join(project, "a.txt");
     expect(await readFile(file, "utf8")).toBe("v2\n");
 
+    const listed = await runYoi(["rewind", "--list"], { cwd: project, env });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(" 1  before turn 1: write v1");
+    expect(listed.stdout).toContain(" 2  before turn 2: make it v2");
+    expect(await readFile(file, "utf8")).toBe("v2\n"); // listing changes nothing
+
     await writeFile(file, "mine\n");
     const refused = await runYoi(["rewind"], { cwd: project, env });
     expect(refused.code).toBe(1);

@@ -5,13 +5,15 @@
  * yoi since are only overwritten with `--force`.
  */
 import * as path from "node:path";
-import { RewindError, rewind, ScopedFs } from "@yoi/pod";
+import { listCheckpoints, RewindError, rewind, ScopedFs } from "@yoi/pod";
 import { FsBlobStore, listSessions, loadSession, openSession } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { resolveSessionArg } from "../sessions/resume-target.ts";
+import { checkpointLines } from "../sessions/slash-rewind.ts";
+import { colorEnabled, createStyle } from "../style.ts";
 import { projectRoot } from "./sessions.ts";
 
 export async function rewindCommand(command: Extract<Command, { kind: "rewind" }>): Promise<number> {
@@ -27,6 +29,16 @@ export async function rewindCommand(command: Extract<Command, { kind: "rewind" }
     if (last === undefined)
       throw usageError(`no session in ${here} to rewind (yoi sessions --all lists every session)`);
     id = last.id;
+  }
+  if (command.list) {
+    const points = listCheckpoints((await loadSession({ dir: cli.dataDir, id })).records);
+    const style = createStyle(colorEnabled(process.stdout));
+    process.stdout.write(
+      points.length === 0
+        ? `session ${id} has no turns to rewind\n`
+        : `${checkpointLines(points, style).join("\n")}\n(yoi rewind --turn N goes back to before turn N)\n`,
+    );
+    return EXIT.ok;
   }
   let opened: Awaited<ReturnType<typeof openSession>>;
   try {
