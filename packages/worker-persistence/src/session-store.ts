@@ -13,7 +13,7 @@ import { errnoOf } from "./fs-errors.ts";
 import { checkSessionId, SessionLogError, sessionIoError } from "./session-error.ts";
 import { SessionLock } from "./session-lock.ts";
 import { type FsyncPolicy, SessionLog } from "./session-log.ts";
-import type { SessionRecord } from "./session-records.ts";
+import type { SessionRecord, SessionRecordInput } from "./session-records.ts";
 import { type SessionMeta, SessionReplay, titleFromInput } from "./session-replay.ts";
 import { type ScanResult, type SessionWarning, scanSessionFile } from "./session-scan.ts";
 
@@ -58,6 +58,26 @@ export interface CreateSessionOptions {
   fsync?: FsyncPolicy;
 }
 
+/** The session_start record of a new session, from its options (every store writes the same one). */
+export function sessionStartInput(
+  id: string,
+  options: Omit<CreateSessionOptions, "dir" | "fsync" | "id">,
+): Extract<SessionRecordInput, { type: "session_start" }> {
+  return {
+    type: "session_start",
+    sessionId: id,
+    ...(options.model !== undefined && { model: options.model }),
+    ...(options.provider !== undefined && { provider: options.provider }),
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
+    ...(options.config !== undefined && { config: options.config }),
+    ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+    ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
+    ...(options.parentSessionId !== undefined && { parentSessionId: options.parentSessionId }),
+    ...(options.forkedBeforeTurn !== undefined && { forkedBeforeTurn: options.forkedBeforeTurn }),
+    ...(options.appVersion !== undefined && { appVersion: options.appVersion }),
+  };
+}
+
 /**
  * Creates a new session log, takes its lock and writes session_start
  * (synced unless the policy is `never`). Rejects with `exists` if the id is
@@ -97,19 +117,7 @@ export async function createSession(options: CreateSessionOptions): Promise<Sess
     // the new directory entry must be durable before anything depends on it
     if (fsync !== "never")
       await fsyncDir(dir).catch((error) => Promise.reject(sessionIoError("fsync", dir, error)));
-    await log.append({
-      type: "session_start",
-      sessionId: id,
-      ...(options.model !== undefined && { model: options.model }),
-      ...(options.provider !== undefined && { provider: options.provider }),
-      ...(options.cwd !== undefined && { cwd: options.cwd }),
-      ...(options.config !== undefined && { config: options.config }),
-      ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
-      ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
-      ...(options.parentSessionId !== undefined && { parentSessionId: options.parentSessionId }),
-      ...(options.forkedBeforeTurn !== undefined && { forkedBeforeTurn: options.forkedBeforeTurn }),
-      ...(options.appVersion !== undefined && { appVersion: options.appVersion }),
-    });
+    await log.append(sessionStartInput(id, options));
     return log;
   } catch (error) {
     if (log) await log.close().catch(() => {});

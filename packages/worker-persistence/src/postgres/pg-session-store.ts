@@ -11,7 +11,7 @@ import { checkSessionId, SessionLogError } from "../session-error.ts";
 import { recordProblem, type SessionRecord } from "../session-records.ts";
 import { SessionReplay, titleFromInput } from "../session-replay.ts";
 import type { SessionWarning } from "../session-scan.ts";
-import type { LoadedSession, SessionSummary } from "../session-store.ts";
+import { type LoadedSession, type SessionSummary, sessionStartInput } from "../session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "../session-store-port.ts";
 import { describeDbError, isConnectionError } from "./pg-error.ts";
 import { type LeaseHolder, type LeaseOptions, PgLease } from "./pg-lease.ts";
@@ -109,16 +109,7 @@ export class PgSessionStore implements SessionStore {
       historyLength: 0,
     });
     try {
-      await log.append({
-        type: "session_start",
-        sessionId: id,
-        ...(options.model !== undefined && { model: options.model }),
-        ...(options.provider !== undefined && { provider: options.provider }),
-        ...(options.cwd !== undefined && { cwd: options.cwd }),
-        ...(options.config !== undefined && { config: options.config }),
-        ...(options.parentSessionId !== undefined && { parentSessionId: options.parentSessionId }),
-        ...(options.appVersion !== undefined && { appVersion: options.appVersion }),
-      });
+      await log.append(sessionStartInput(id, options));
     } catch (error) {
       await log.close().catch(() => {});
       throw error;
@@ -248,6 +239,7 @@ export class PgSessionStore implements SessionStore {
       title_line: string | null;
       model_line: string | null;
       size_bytes: string | null;
+      failed_before_output: boolean | null;
     }[];
     try {
       rows = await this.#sql`
@@ -256,7 +248,12 @@ export class PgSessionStore implements SessionStore {
           (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'user_input' ORDER BY seq LIMIT 1) AS input_line,
           (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'title' ORDER BY seq DESC LIMIT 1) AS title_line,
           (SELECT line FROM yoi_session_records r WHERE r.session_id = s.id AND r.type = 'config_change' AND r.line LIKE '%"model":%' ORDER BY seq DESC LIMIT 1) AS model_line,
-          (SELECT sum(octet_length(line) + 1) FROM yoi_session_records r WHERE r.session_id = s.id)::text AS size_bytes
+          (SELECT sum(octet_length(line) + 1) FROM yoi_session_records r WHERE r.session_id = s.id)::text AS size_bytes,
+          (EXISTS (SELECT 1 FROM yoi_session_records r WHERE r.session_id = s.id AND r.type IN ('error', 'cancel'))
+            AND NOT EXISTS (SELECT 1 FROM yoi_session_records r WHERE r.session_id = s.id AND (
+              r.type IN ('usage', 'turn_end', 'file_change', 'history_replaced', 'rewind')
+              OR (r.type = 'item' AND (r.line LIKE '%"reason":"assistant"%' OR r.line LIKE '%"reason":"tool_result"%'))))
+          ) AS failed_before_output
         FROM yoi_sessions s
         LEFT JOIN LATERAL (
           SELECT ts FROM yoi_session_records r WHERE r.session_id = s.id ORDER BY seq DESC LIMIT 1
@@ -276,8 +273,22 @@ export class PgSessionStore implements SessionStore {
         path: this.#path(row.id),
         updatedAt: new Date(row.updated_at ?? row.created_at).toISOString(),
         sizeBytes: Number(row.size_bytes ?? 0),
+        failedBeforeOutput: row.failed_before_output === true,
       };
       if (typeof start?.ts === "string") summary.createdAt = start.ts;
+      // what a resume reuses, as the file store reports it
+      if (typeof start?.provider === "string") summary.provider = start.provider;
+      if (typeof start?.baseURL === "string") summary.baseURL = start.baseURL;
+      if (typeof start?.permissionMode === "string") summary.permissionMode = start.permissionMode;
+      if (typeof start?.parentSessionId === "string") summary.parentSessionId = start.parentSessionId;
+      const config = start?.config as Record<string, unknown> | undefined;
+      const changes = change?.changes as Record<string, unknown> | undefined;
+      const ref = changes?.ref ?? changes?.model ?? config?.model;
+      if (typeof ref === "string") summary.modelRef = ref;
+      if (typeof input?.text === "string") {
+        const first = titleFromInput(input.text);
+        if (first !== undefined) summary.firstPrompt = first;
+      }
       const model = typeof change?.model === "string" ? change.model : start?.model;
       if (typeof model === "string") summary.model = model;
       if (typeof start?.cwd === "string") summary.cwd = start.cwd;

@@ -182,6 +182,36 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     expect(await store.sessions.list({ limit: 1 })).toHaveLength(1);
   });
 
+  it("marks a run that failed before any output, and reports what a resume reuses", async () => {
+    const store = await connect(await pg.createDatabase());
+    const failed = await store.sessions.create({
+      model: "m1",
+      baseURL: "http://127.0.0.1:9/v1",
+      config: { model: "openai-chat/m1" },
+    });
+    writers.push(failed);
+    await failed.userInput("hello");
+    await failed.error({ code: "network", message: "refused" });
+    await failed.close();
+    const answered = await store.sessions.create({ model: "m1", parentSessionId: failed.id });
+    writers.push(answered);
+    await answered.userInput("hello");
+    await answered.item(
+      { type: "message", role: "assistant", content: [{ type: "text", text: "hi" }] },
+      "assistant",
+    );
+    await answered.error({ code: "network", message: "reset" });
+    await answered.close();
+    const rows = new Map((await store.sessions.list()).map((s) => [s.id, s]));
+    expect(rows.get(failed.id)).toMatchObject({
+      failedBeforeOutput: true,
+      modelRef: "openai-chat/m1",
+      baseURL: "http://127.0.0.1:9/v1",
+      firstPrompt: "hello",
+    });
+    expect(rows.get(answered.id)).toMatchObject({ failedBeforeOutput: false, parentSessionId: failed.id });
+  });
+
   it("rejects bad ids, unknown sessions and taken ids with typed errors", async () => {
     const store = await connect(await pg.createDatabase());
     await expect(store.sessions.open("no-such")).rejects.toMatchObject({ code: "not_found" });
