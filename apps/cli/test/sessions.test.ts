@@ -60,6 +60,24 @@ describe("resume remembers", () => {
     expect(picked.stderr).toContain("-r without an id needs a terminal");
   });
 
+  it("the permission mode is part of the session: -c resumes in it, a flag overrides it", async () => {
+    const s = await server([say("planned"), say("still planning"), say("back to normal")]);
+    const { home, project } = await tempWorld();
+    const env = cleanEnv(home);
+    const base = ["--model", MODEL, "--base-url", s.baseURL];
+    expect(
+      (await runYoi(["-p", ...base, "--permission-mode", "plan", "plan it"], { cwd: project, env })).code,
+    ).toBe(0);
+    expect((await runYoi(["-c", "-p", "more"], { cwd: project, env })).code).toBe(0);
+    expect(
+      (await runYoi(["-c", "-p", "--permission-mode", "default", "go"], { cwd: project, env })).code,
+    ).toBe(0);
+    const notes = (i: number) => JSON.stringify(s.requests[i]).split("[Plan mode]").length - 1;
+    expect(notes(0)).toBe(1);
+    expect(notes(1)).toBe(2); // resumed in plan mode: the note again
+    expect(notes(2)).toBe(2); // the flag's mode wins: no new note
+  });
+
   it("a run that failed before any answer is hidden from yoi sessions, shown with --all", async () => {
     const s = await server([say("hello"), { type: "error", status: 400, message: "bad model" }]);
     const { home, project } = await tempWorld();

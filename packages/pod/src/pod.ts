@@ -143,6 +143,13 @@ export interface PodOptions {
   sessionStart?: Pick<CreateSessionOptions, "baseURL" | "permissionMode">;
 }
 
+/** What a new session's session_start says about the session as its first input arrives. */
+interface SessionStartMeta {
+  model: string;
+  provider: string;
+  permissionMode: PermissionMode;
+}
+
 /** What `Pod.setModel` switches to: a model ref of the config (`provider/model`), or a ready client. */
 export type ModelTarget = string | LlmClient;
 
@@ -223,7 +230,7 @@ export class Pod {
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
   readonly #worker: { current: Worker | undefined } = { current: undefined };
   /** Creates the log of a new session (undefined once it exists, and for a restored one). */
-  #createLog: ((meta: { model: string; provider: string }) => Promise<SessionWriter>) | undefined;
+  #createLog: ((meta: SessionStartMeta) => Promise<SessionWriter>) | undefined;
   /** The log, once it exists or is being created. */
   #logReady: Promise<SessionWriter> | undefined;
   #log: SessionWriter | undefined;
@@ -252,7 +259,7 @@ export class Pod {
   private constructor(init: {
     id: string;
     log?: SessionWriter;
-    createLog?: (meta: { model: string; provider: string }) => Promise<SessionWriter>;
+    createLog?: (meta: SessionStartMeta) => Promise<SessionWriter>;
     history: Item[];
     fs: ScopedFs;
     config: Config;
@@ -344,6 +351,10 @@ export class Pod {
             },
           }
         : {}),
+    });
+    // A resume starts in the mode the session was last in: mode switches are logged.
+    this.permissions.onModeChange((mode) => {
+      if (this.#logReady !== undefined) this.#append((log) => log.configChange({ permissionMode: mode }));
     });
     const tools: Tool[] = [
       ...createBuiltinTools({
@@ -438,7 +449,7 @@ export class Pod {
   static async create(options: PodOptions = {}): Promise<Pod> {
     const parts = await Pod.#parts(options);
     const id = checkSessionId(options.sessionId ?? uuidv7());
-    const createLog = (meta: { model: string; provider: string }) =>
+    const createLog = (meta: SessionStartMeta) =>
       parts.sessions.create({
         id,
         cwd: parts.fs.cwd,
@@ -807,12 +818,14 @@ export class Pod {
       }
       const create = this.#createLog;
       this.#createLog = undefined;
-      ready = this.#logReady = create({ model: this.#client.model, provider: this.#client.provider }).then(
-        (log) => {
-          this.#log = log;
-          return log;
-        },
-      );
+      ready = this.#logReady = create({
+        model: this.#client.model,
+        provider: this.#client.provider,
+        permissionMode: this.permissions.mode,
+      }).then((log) => {
+        this.#log = log;
+        return log;
+      });
       // Records raised before the session began go first, in order.
       for (const early of this.#early.splice(0)) this.#append(early);
     }

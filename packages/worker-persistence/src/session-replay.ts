@@ -119,6 +119,8 @@ export class SessionReplay {
         break;
       case "config_change":
         if (record.model !== undefined) meta.model = record.model;
+        if (typeof record.changes.permissionMode === "string")
+          meta.permissionMode = record.changes.permissionMode;
         break;
       case "turn_end":
         meta.turns++;

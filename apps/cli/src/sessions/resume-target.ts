@@ -89,6 +89,12 @@ function target(id: string, summary: SessionSummary | undefined, flags: SessionF
     // the base URL belongs to the session's provider: only with its model
     if (flags.baseURL === undefined && summary.baseURL !== undefined) next.baseURL = summary.baseURL;
   }
+  // The mode the session was last in, unless the command line names one. Bypass is never
+  // carried over: it needs its own explicit flag every time.
+  const mode = summary?.permissionMode;
+  if (flags.permissionMode === undefined && mode !== undefined && mode !== "bypassPermissions") {
+    next.permissionMode = mode;
+  }
   return {
     id,
     summary,

@@ -1,0 +1,55 @@
+import { mkdir } from "node:fs/promises";
+import * as path from "node:path";
+import { createClient } from "@yoi/llm-client";
+import { startScriptedServer } from "@yoi/llm-client/testing";
+import { listSessions, loadSession } from "@yoi/worker-persistence";
+import { describe, expect, it } from "vitest";
+import { Pod } from "../src/pod.ts";
+import { tempDir } from "./helpers.ts";
+
+describe("what a resume reuses is in the session", () => {
+  it("records the base URL and the permission mode, and logs mode switches", async () => {
+    const base = await tempDir();
+    const root = path.join(base, "project");
+    const dataDir = path.join(base, "data");
+    await mkdir(root, { recursive: true });
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "one" }],
+    });
+    try {
+      const pod = await Pod.create({
+        cwd: root,
+        dataDir,
+        fsync: "never",
+        permissionMode: "acceptEdits",
+        sessionStart: { baseURL: server.baseURL },
+        client: createClient({
+          provider: "anthropic",
+          model: "claude-haiku-4-5",
+          apiKey: "k",
+          baseURL: server.baseURL,
+        }),
+      });
+      pod.permissions.setMode("plan"); // before the log exists: session_start says plan
+      await pod.run("hello");
+      pod.permissions.setMode("default");
+      await pod.close();
+      const loaded = await loadSession({ dir: dataDir, id: pod.id });
+      expect(loaded.records[0]).toMatchObject({
+        type: "session_start",
+        permissionMode: "plan",
+        baseURL: server.baseURL,
+      });
+      expect(loaded.records.at(-1)).toMatchObject({
+        type: "config_change",
+        changes: { permissionMode: "default" },
+      });
+      expect(loaded.meta.permissionMode).toBe("default");
+      const [row] = await listSessions({ dir: dataDir });
+      expect(row).toMatchObject({ permissionMode: "default", baseURL: server.baseURL });
+    } finally {
+      await server.close();
+    }
+  });
+});
