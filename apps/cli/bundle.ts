@@ -12,7 +12,7 @@
  * `tsc -p tsconfig.build.json` still emits the library entry and its
  * declarations; this step replaces only `dist/bin.js`.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import * as path from "node:path";
 import { build } from "esbuild";
 
@@ -38,6 +38,9 @@ if (undeclared.length > 0) {
     `bundle.ts: ${undeclared.join(", ")} must be dependencies of @yoi/cli (they are left unbundled and resolved from its node_modules)`,
   );
 }
+
+// Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
+rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
 await build({
   entryPoints: { bin: path.join(here, "src", "bin.ts") },
