@@ -9,7 +9,14 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import type { ToolExecutionContext, ToolReturn } from "@yoi/llm-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { detectSandbox, isSandbox, type Sandbox, type SandboxPolicy } from "../src/sandbox/index.ts";
+import {
+  bwrapArgs,
+  detectSandbox,
+  isSandbox,
+  type Sandbox,
+  type SandboxPolicy,
+  seatbeltProfile,
+} from "../src/sandbox/index.ts";
 import { ScopedFs } from "../src/scoped-fs.ts";
 import { bashTool, defaultBashEnv } from "../src/tools/bash.ts";
 import { tempDir } from "./helpers.ts";
@@ -29,6 +36,30 @@ function outputText(out: ToolReturn): string {
 async function exists(file: string): Promise<boolean> {
   return (await stat(file).catch(() => undefined)) !== undefined;
 }
+
+describe("sandbox arguments", () => {
+  const policy: SandboxPolicy = { writeRoots: ["/w/project"], hidden: [], network: false };
+
+  it("bwrap: read-only root, the scope bound writable after /tmp, new PID namespace, no caps, no network", () => {
+    const args = bwrapArgs("/w/project", policy);
+    const at = (flag: string, ...values: string[]) =>
+      args.findIndex((a, i) => a === flag && values.every((v, k) => args[i + 1 + k] === v));
+    expect(at("--ro-bind", "/", "/")).toBeGreaterThanOrEqual(0);
+    expect(at("--bind", "/w/project", "/w/project")).toBeGreaterThan(at("--tmpfs", "/tmp"));
+    for (const flag of ["--unshare-pid", "--unshare-net", "--die-with-parent"]) expect(args).toContain(flag);
+    expect(at("--cap-drop", "ALL")).toBeGreaterThanOrEqual(0);
+    expect(bwrapArgs("/w/project", { ...policy, network: true })).not.toContain("--unshare-net");
+  });
+
+  // macOS cannot be tested here: the profile's text is what we can check.
+  it("sandbox-exec: writes denied except the scope and temp dirs; network denied unless allowed", () => {
+    const profile = seatbeltProfile(policy);
+    expect(profile).toContain("(deny file-write*)");
+    expect(profile).toContain('(subpath "/w/project")');
+    expect(profile).toContain("(deny network*)");
+    expect(seatbeltProfile({ ...policy, network: true })).not.toContain("(deny network*)");
+  });
+});
 
 describe.runIf(process.platform === "linux")("bash in bubblewrap", () => {
   let sandbox: Sandbox;

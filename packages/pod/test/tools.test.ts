@@ -242,6 +242,22 @@ describe("bash", () => {
     }
   });
 
+  it("defaultBashEnv drops anything named like a credential, and keeps look-alikes", () => {
+    const env = defaultBashEnv({
+      PATH: "/bin",
+      GITHUB_TOKEN: "g",
+      NPM_TOKEN: "n",
+      AWS_SECRET_ACCESS_KEY: "a",
+      DB_PASSWORD: "p",
+      MY_SERVICE_API_KEY: "k",
+      TOKENIZERS_PARALLELISM: "false",
+      KEYBOARD: "us",
+    });
+    expect(Object.keys(env).sort()).toEqual(
+      ["GIT_PAGER", "GIT_TERMINAL_PROMPT", "KEYBOARD", "PAGER", "PATH", "TOKENIZERS_PARALLELISM"].sort(),
+    );
+  });
+
   it("defaultBashEnv drops known and configured key variables, keeps the rest", () => {
     const env = defaultBashEnv({ PATH: "/bin", OPENAI_API_KEY: "a", MY_GATEWAY_KEY: "b", HOME: "/h" }, [
       "MY_GATEWAY_KEY",
