@@ -138,6 +138,17 @@ export async function withoutProjectSettings(
     sources[`permissions.rules[${config.permissions.rules.length}]`] = source;
     config.permissions.rules.push(rule);
   });
+  // So do its per-tool defaults that are stricter than the user's.
+  const kept = new Set<string>();
+  const strictness = { allow: 0, ask: 1, deny: 2 } as const;
+  for (const [tool, action] of Object.entries(cli.config.permissions.default)) {
+    const key = `permissions.default${formatKey(tool)}`;
+    if (cli.sources[key] !== projectFile) continue;
+    const userAction = config.permissions.default[tool] ?? config.permissions.default["*"] ?? "ask";
+    if (strictness[action] <= strictness[userAction]) continue;
+    config.permissions.default[tool] = action;
+    kept.add(key);
+  }
   const providers: typeof config.providers = {};
   for (const [name, provider] of Object.entries(cli.config.providers)) {
     const keys = Object.keys(cli.sources).filter(
@@ -160,7 +171,7 @@ export async function withoutProjectSettings(
   }
   config.providers = providers;
   for (const key of Object.keys(sources)) {
-    if (key.startsWith("permissions.rules[")) continue; // kept above: the project's deny and ask rules
+    if (key.startsWith("permissions.rules[") || kept.has(key)) continue; // kept above: they only tighten
     if (sources[key] === projectFile && /^(permissions|providers|scope|session|sandbox)\b/.test(key)) {
       sources[key] = base.sources[key] ?? "default (project setting ignored)";
     }

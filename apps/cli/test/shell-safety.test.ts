@@ -216,10 +216,12 @@ describe("yoi -p: rules, redirections, the sandbox", () => {
   it("a project that turns the sandbox off or allows bash needs trust; print mode ignores it", async () => {
     const world = await tempWorld({
       ".yoi/config.jsonc":
-        '{ "sandbox": false, "permissions": { "rules": [{ "tool": "bash", "action": "allow" }, { "tool": "bash", "match": "rm *", "action": "deny" }] } }',
+        '{ "sandbox": false, "permissions": { "default": { "read_file": "deny" }, "rules": [{ "tool": "bash", "action": "allow" }, { "tool": "bash", "match": "rm *", "action": "deny" }] } }',
     });
-    const server = await scripted(toolTurn([bash("ls")]));
+    const server = await scripted(toolTurn([bash("ls"), { name: "read_file", arguments: { path: "x" } }]));
     const r = await yoi(["go"], world, server);
+    // What only tightens applies untrusted: the read_file default.
+    expect(toolResults(server)).toContain("Permission denied: read_file (x) is not allowed");
     expect(r.stderr).toContain("sandbox: off");
     expect(r.stderr).toContain("permissions: allow bash");
     expect(r.stderr).toContain("denied bash: ls");
