@@ -44,6 +44,8 @@ export type ShellAnalysis =
 const MAX_NESTED_SHELLS = 4;
 /** Commands that run their string argument as a shell line. */
 const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh"]);
+/** `find` actions that run a command. */
+const FIND_EXEC = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 /** Redirection operators that only read or duplicate descriptors. */
 const READ_ONLY_OPERATORS = new Set(["<", "<<", "<<<", "<<-", "<&"]);
 
@@ -133,6 +135,10 @@ function nested(node: SyntaxNode, p: Parser, commands: string[], writes: ShellWr
   if (name === undefined) return;
   const base = name.slice(name.lastIndexOf("/") + 1);
   const args = node.childrenForFieldName("argument").filter((a): a is SyntaxNode => a !== null);
+  if (base === "find") {
+    findExecCommands(args, commands);
+    return;
+  }
   let script: SyntaxNode[] = [];
   if (base === "eval") script = args;
   else if (SHELLS.has(base)) {
@@ -149,6 +155,22 @@ function nested(node: SyntaxNode, p: Parser, commands: string[], writes: ShellWr
   if (texts.some((t) => t === undefined))
     throw new Unclassifiable(`${base} runs a string that is only known when it runs`);
   collect(p, texts.join(" "), commands, writes, depth + 1);
+}
+
+/** `find ... -exec cmd args {} ;` runs `cmd args` for each file: it is a command of the line too. */
+function findExecCommands(args: readonly SyntaxNode[], commands: string[]): void {
+  for (let i = 0; i < args.length; i++) {
+    if (!FIND_EXEC.has(args[i]!.text)) continue;
+    const words: string[] = [];
+    let j = i + 1;
+    for (; j < args.length; j++) {
+      const text = args[j]!.text;
+      if (text === ";" || text === "\\;" || text === "';'" || text === '";"' || text === "+") break;
+      words.push(text);
+    }
+    if (words.length > 0) commands.push(words.join(" "));
+    i = j;
+  }
 }
 
 function redirect(node: SyntaxNode, writes: ShellWrite[]): void {
