@@ -72,3 +72,25 @@ describe("tool_call_end reports what entered the context", () => {
     expect(blobStore.blobs.has(result.outputRef!.id)).toBe(true);
   });
 });
+
+describe("history_replaced", () => {
+  it("carries the history as it was replaced, not the live array the worker keeps appending to", async () => {
+    const client = createScriptedClient([{ text: "one" }, { text: "two" }]);
+    const policy: ContextPolicy = {
+      checkpoint: async (point, state) =>
+        point === "before_return" && state.history.length === 2
+          ? { history: [...state.history], reason: "trim" }
+          : undefined,
+    };
+    const worker = new Worker({ client, contextPolicy: policy });
+    const replaced: (readonly unknown[])[] = [];
+    worker.subscribe((e) => {
+      if (e.type === "history_replaced") replaced.push(e.items);
+    });
+    await worker.run("first");
+    await worker.run("second");
+    expect(worker.history).toHaveLength(4);
+    expect(replaced).toHaveLength(1);
+    expect(replaced[0]).toHaveLength(2);
+  });
+});
