@@ -121,6 +121,7 @@ export interface ItemCommittedEvent {
 
 export interface HistoryReplacedEvent {
   type: "history_replaced";
+  /** The new history as it was at the replacement (a copy: later commits do not change it). */
   items: readonly Item[];
   reason: HistoryReplaceReason;
   detail?: Record<string, unknown>;

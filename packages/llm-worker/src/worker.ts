@@ -621,7 +621,8 @@ export class Worker {
     if (!Array.isArray(items))
       throw new TypeError("Worker: a history replacement must be an array of Items.");
     this.#history = items;
-    this.#emit({ type: "history_replaced", items, reason, ...(detail ? { detail } : {}) });
+    // A copy: the worker keeps appending to the array it adopted, and a listener may keep the event.
+    this.#emit({ type: "history_replaced", items: items.slice(), reason, ...(detail ? { detail } : {}) });
   }
 
   #rollback(mark: number): void {
