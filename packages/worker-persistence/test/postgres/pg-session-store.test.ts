@@ -242,8 +242,8 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
 
   it("a dead host's lease expires; the next host continues with every acknowledged record", async () => {
     const url = await pg.createDatabase();
-    const hostA = await PgStore.connect({ url, holder: "host-a", leaseMs: 600 });
-    const hostB = await connect(url, { holder: "host-b", leaseMs: 600 });
+    const hostA = await PgStore.connect({ url, holder: "host-a", leaseMs: 2000 });
+    const hostB = await connect(url, { holder: "host-b", leaseMs: 2000 });
     const log = await hostA.sessions.create({});
     const acknowledged: number[] = [];
     for (let i = 0; i < 20; i++) acknowledged.push((await log.item(user(`a${i}`), "user")).seq);
@@ -251,7 +251,10 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     for (let i = 0; i < 5; i++) void log.item(user(`late${i}`), "user").catch(() => {});
     await hostA.close(0); // the process is gone: no release, no heartbeat
     await expect(hostB.sessions.open(log.id)).rejects.toMatchObject({ code: "locked", holder: "host-a" });
-    await new Promise((r) => setTimeout(r, 700));
+    const lease = await hostB.sessions.leaseHolder(log.id);
+    await new Promise((r) =>
+      setTimeout(r, Math.max(0, Date.parse(lease?.expiresAt ?? "") - Date.now()) + 300),
+    );
     const opened = await hostB.sessions.open(log.id);
     writers.push(opened.log);
     const seqs = (await hostB.sessions.load(log.id)).records.map((r) => r.seq);
