@@ -311,11 +311,8 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
       },
       { type: "reply", text: "done" },
     ]);
-    const host = await serve(
-      ["--store", await pg.createDatabase()],
-      { ...env, YOI_SERVE_LEASE_MS: "3000" },
-      project,
-    );
+    // the default 30 s lease: the run after the outage must not wait for it
+    const host = await serve(["--store", await pg.createDatabase()], env, project);
     const { id } = (await (
       await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: server.baseURL })
     ).json()) as { id: string };
@@ -344,6 +341,12 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
     }
     expect((await fetch(`${host.url}/v1/sessions`)).status).toBe(200);
     expect(host.child.exitCode).toBeNull();
+    // The lease this host could not release while the database was down does not lock it out.
+    const next = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "try again" });
+    expect(next.status).toBe(200);
+    const after: Record<string, unknown>[] = [];
+    for await (const { data } of sseEvents(next)) after.push(data);
+    expect(after.at(-1)).toMatchObject({ type: "result" });
   });
 });
 
