@@ -106,7 +106,7 @@ export class SessionHost {
       })
       .catch((error: unknown) => Promise.reject(storeError(error)));
     await writer.close();
-    this.#specs.set(writer.id, spec);
+    this.#remember(writer.id, spec);
     return { id: writer.id };
   }
 
@@ -332,6 +332,16 @@ export class SessionHost {
     ]);
   }
 
+  /** Caches a session's spec; the oldest go first past 10 000 (they reload from the store). */
+  #remember(id: string, spec: SessionSpec): void {
+    this.#specs.delete(id);
+    this.#specs.set(id, spec);
+    if (this.#specs.size > 10_000) {
+      const oldest = this.#specs.keys().next().value;
+      if (oldest !== undefined) this.#specs.delete(oldest);
+    }
+  }
+
   async #load(id: string) {
     checkId(id);
     return this.#store.sessions.load(id).catch((error: unknown) => Promise.reject(storeError(error)));
@@ -356,7 +366,7 @@ export class SessionHost {
       ...(typeof saved?.baseUrl === "string" ? { baseUrl: saved.baseUrl } : {}),
       keyless: saved?.keyless === true,
     };
-    this.#specs.set(id, spec);
+    this.#remember(id, spec);
     return spec;
   }
 
