@@ -364,6 +364,27 @@ describe("yoi serve start-up", () => {
     expect(result.stderr).not.toContain("pw-secret");
   });
 
+  it("bad flags and settings are usage errors (exit 2) naming what to fix", async () => {
+    const { home } = await tempWorld();
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [["serve", "--port", "http"], {}, /--port must be a port number/],
+      [["serve", "--port", "70000"], {}, /--port must be a port number/],
+      [["serve", "now"], {}, /unexpected argument "now"/],
+      [["serve", "--all"], {}, /--all does not apply to yoi serve/],
+      [
+        ["serve", "--port", "0", "--store", "mysql://x@y/z"],
+        {},
+        /--store must be a postgres:\/\/ URL or a directory; got a mysql:\/\/ URL/,
+      ],
+      [["serve", "--port", "0"], { YOI_SERVE_LEASE_MS: "soon" }, /YOI_SERVE_LEASE_MS must be/],
+    ];
+    for (const [args, extra, message] of cases) {
+      const result = await runYoi(args, { env: cleanEnv(home, extra) });
+      expect(result.stderr, args.join(" ")).toMatch(message);
+      expect(result.code, args.join(" ")).toBe(2);
+    }
+  });
+
   it("refuses to listen beyond loopback without YOI_SERVE_TOKEN, and checks the token when set", async () => {
     const { home, project } = await tempWorld();
     const refused = await runYoi(["serve", "--host", "0.0.0.0", "--port", "0"], { env: cleanEnv(home) });
