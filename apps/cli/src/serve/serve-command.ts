@@ -41,12 +41,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
   let store: ServeStore;
   try {
     store = await openServeStore({
-      store:
-        storeArg === undefined
-          ? undefined
-          : path.isAbsolute(storeArg) || /^\w+:\/\//.test(storeArg)
-            ? storeArg
-            : path.resolve(storeArg),
+      store: storeArg === undefined || scheme !== undefined ? storeArg : path.resolve(storeArg),
       dataDir: cli.dataDir,
       holder,
       ...(leaseMs !== undefined ? { leaseMs } : {}),
