@@ -272,7 +272,7 @@ export class SessionHost {
       model: setup.resolved.model,
       provider: setup.resolved.providerName,
       cwd: pod.fs.cwd,
-      resumed: true,
+      resumed: pod.history.length > 0,
     });
     for (const note of setup.notes) send({ type: "alert", level: "info", source: "serve", message: note });
     let result: RunResult | undefined;
