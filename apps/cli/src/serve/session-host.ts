@@ -315,9 +315,11 @@ export class SessionHost {
     } finally {
       ended = true;
       clearInterval(keepAlive);
-      res.end();
       for (const resolve of run.pending.values()) resolve("deny");
+      // Release the lease before the stream ends: a client that has read
+      // `result` can send the next run to any host at once.
       await pod.close().catch(() => {});
+      res.end();
     }
     void req;
   }
