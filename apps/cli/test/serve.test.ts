@@ -311,11 +311,8 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
       },
       { type: "reply", text: "done" },
     ]);
-    const host = await serve(
-      ["--store", await pg.createDatabase()],
-      { ...env, YOI_SERVE_LEASE_MS: "3000" },
-      project,
-    );
+    // the default 30 s lease: the run after the outage must not wait for it
+    const host = await serve(["--store", await pg.createDatabase()], env, project);
     const { id } = (await (
       await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: server.baseURL })
     ).json()) as { id: string };
@@ -344,6 +341,12 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
     }
     expect((await fetch(`${host.url}/v1/sessions`)).status).toBe(200);
     expect(host.child.exitCode).toBeNull();
+    // The lease this host could not release while the database was down does not lock it out.
+    const next = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "try again" });
+    expect(next.status).toBe(200);
+    const after: Record<string, unknown>[] = [];
+    for await (const { data } of sseEvents(next)) after.push(data);
+    expect(after.at(-1)).toMatchObject({ type: "result" });
   });
 });
 
@@ -359,6 +362,27 @@ describe("yoi serve start-up", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^yoi: cannot reach the PostgreSQL database 127\.0\.0\.1:1\/db: .*ECONNREFUSED/);
     expect(result.stderr).not.toContain("pw-secret");
+  });
+
+  it("bad flags and settings are usage errors (exit 2) naming what to fix", async () => {
+    const { home } = await tempWorld();
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [["serve", "--port", "http"], {}, /--port must be a port number/],
+      [["serve", "--port", "70000"], {}, /--port must be a port number/],
+      [["serve", "now"], {}, /unexpected argument "now"/],
+      [["serve", "--all"], {}, /--all does not apply to yoi serve/],
+      [
+        ["serve", "--port", "0", "--store", "mysql://x@y/z"],
+        {},
+        /--store must be a postgres:\/\/ URL or a directory; got a mysql:\/\/ URL/,
+      ],
+      [["serve", "--port", "0"], { YOI_SERVE_LEASE_MS: "soon" }, /YOI_SERVE_LEASE_MS must be/],
+    ];
+    for (const [args, extra, message] of cases) {
+      const result = await runYoi(args, { env: cleanEnv(home, extra) });
+      expect(result.stderr, args.join(" ")).toMatch(message);
+      expect(result.code, args.join(" ")).toBe(2);
+    }
   });
 
   it("refuses to listen beyond loopback without YOI_SERVE_TOKEN, and checks the token when set", async () => {

@@ -23,6 +23,12 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     );
   }
   const storeArg = command.store ?? (env.YOI_STORE?.trim() || undefined);
+  const scheme = storeArg === undefined ? undefined : /^([a-z][a-z0-9+.-]*):\/\//i.exec(storeArg)?.[1];
+  if (scheme !== undefined && !/^postgres(ql)?$/i.test(scheme)) {
+    throw usageError(
+      `${command.store !== undefined ? "--store" : "YOI_STORE"} must be a postgres:// URL or a directory; got a ${scheme}:// URL`,
+    );
+  }
   const cli = await loadCliConfig({ ...(command.flags.cwd ? { cwd: command.flags.cwd } : {}) });
   const root = cli.cwd;
   const holder = `${hostname()}:${process.pid}`;
@@ -35,12 +41,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
   let store: ServeStore;
   try {
     store = await openServeStore({
-      store:
-        storeArg === undefined
-          ? undefined
-          : path.isAbsolute(storeArg) || /^\w+:\/\//.test(storeArg)
-            ? storeArg
-            : path.resolve(storeArg),
+      store: storeArg === undefined || scheme !== undefined ? storeArg : path.resolve(storeArg),
       dataDir: cli.dataDir,
       holder,
       ...(leaseMs !== undefined ? { leaseMs } : {}),

@@ -106,7 +106,7 @@ export class SessionHost {
       })
       .catch((error: unknown) => Promise.reject(storeError(error)));
     await writer.close();
-    this.#specs.set(writer.id, spec);
+    this.#remember(writer.id, spec);
     return { id: writer.id };
   }
 
@@ -272,7 +272,7 @@ export class SessionHost {
       model: setup.resolved.model,
       provider: setup.resolved.providerName,
       cwd: pod.fs.cwd,
-      resumed: true,
+      resumed: pod.history.length > 0,
     });
     for (const note of setup.notes) send({ type: "alert", level: "info", source: "serve", message: note });
     let result: RunResult | undefined;
@@ -315,9 +315,11 @@ export class SessionHost {
     } finally {
       ended = true;
       clearInterval(keepAlive);
-      res.end();
       for (const resolve of run.pending.values()) resolve("deny");
+      // Release the lease before the stream ends: a client that has read
+      // `result` can send the next run to any host at once.
       await pod.close().catch(() => {});
+      res.end();
     }
     void req;
   }
@@ -330,6 +332,16 @@ export class SessionHost {
       Promise.all(runs.map((r) => r.done)),
       new Promise((r) => setTimeout(r, timeoutMs).unref()),
     ]);
+  }
+
+  /** Caches a session's spec; the oldest go first past 10 000 (they reload from the store). */
+  #remember(id: string, spec: SessionSpec): void {
+    this.#specs.delete(id);
+    this.#specs.set(id, spec);
+    if (this.#specs.size > 10_000) {
+      const oldest = this.#specs.keys().next().value;
+      if (oldest !== undefined) this.#specs.delete(oldest);
+    }
   }
 
   async #load(id: string) {
@@ -356,7 +368,7 @@ export class SessionHost {
       ...(typeof saved?.baseUrl === "string" ? { baseUrl: saved.baseUrl } : {}),
       keyless: saved?.keyless === true,
     };
-    this.#specs.set(id, spec);
+    this.#remember(id, spec);
     return spec;
   }
 

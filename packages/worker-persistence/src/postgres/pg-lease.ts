@@ -47,6 +47,13 @@ export interface LeaseOptions {
   heartbeatMs: number;
   /** Called once when the lease is found lost (taken over after it expired, or unrenewable). */
   onLost?: (reason: string) => void;
+  /**
+   * Tokens this holder still uses. A live lease of the same holder with any
+   * other token is an orphan of this process (its release failed, e.g. while
+   * the database was down) and is taken back at once instead of waiting for
+   * its expiry. Holder names must therefore be unique per process.
+   */
+  liveTokens?: readonly string[];
 }
 
 export class PgLease {
@@ -66,6 +73,11 @@ export class PgLease {
     this.holder = holder;
     this.token = token;
     this.#options = options;
+  }
+
+  /** Whether `release()` was called. */
+  get released(): boolean {
+    return this.#released;
   }
 
   /** Why the lease was lost, or undefined while it holds. */
@@ -96,6 +108,8 @@ export class PgLease {
         ON CONFLICT (session_id) DO UPDATE
           SET holder = EXCLUDED.holder, token = EXCLUDED.token, acquired_at = now(), expires_at = EXCLUDED.expires_at
           WHERE yoi_session_leases.expires_at <= now()
+            OR (yoi_session_leases.holder = EXCLUDED.holder
+                AND NOT (yoi_session_leases.token = ANY(${[...(options.liveTokens ?? [])]}::uuid[])))
         RETURNING token`;
     } catch (error) {
       if ((error as { code?: string }).code === "23503")

@@ -50,11 +50,22 @@ export class PgSessionStore implements SessionStore {
     return `${this.location}#${id}`;
   }
 
+  /** Leases this store's writers hold (pruned as they are released). */
+  readonly #held = new Set<PgLease>();
+
+  #hold(lease: PgLease): PgLease {
+    for (const old of this.#held) if (old.released) this.#held.delete(old);
+    this.#held.add(lease);
+    return lease;
+  }
+
   #leaseOptions(id: string): LeaseOptions {
     const onLost = this.#options.onLeaseLost;
+    const liveTokens = [...this.#held].filter((l) => !l.released).map((l) => l.token);
     return {
       leaseMs: this.#options.leaseMs,
       heartbeatMs: this.#options.heartbeatMs,
+      liveTokens,
       ...(onLost ? { onLost: (reason: string) => onLost(id, reason) } : {}),
     };
   }
@@ -99,7 +110,7 @@ export class PgSessionStore implements SessionStore {
     } catch (error) {
       throw this.#ioError(`create session ${id}`, error);
     }
-    lease.start();
+    this.#hold(lease).start();
     const log = new PgSessionLog({
       id,
       path: this.#path(id),
@@ -131,7 +142,7 @@ export class PgSessionStore implements SessionStore {
     } catch (error) {
       throw this.#ioError(`open session ${id}`, error);
     }
-    lease.start();
+    this.#hold(lease).start();
     try {
       // Read after taking the lease: a previous holder's last append has
       // committed (it held the lease row share-locked) and no other can follow.

@@ -240,10 +240,27 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     writers.push(opened.log);
   });
 
+  it("a store never opens a session twice, but takes back its own orphaned lease at once", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await connect(url, { holder: "host-a" });
+    const hostB = await connect(url, { holder: "host-b" });
+    const log = await hostA.sessions.create({});
+    writers.push(log);
+    await expect(hostA.sessions.open(log.id)).rejects.toMatchObject({ code: "locked", holder: "host-a" });
+    await log.close();
+    // host A's release was lost (the database was down when it closed): its row stays behind
+    await hostA.sql`INSERT INTO yoi_session_leases (session_id, holder, token, expires_at)
+      VALUES (${log.id}, 'host-a', ${"0190a0a0-0000-7000-8000-0000000000aa"}, now() + interval '1 hour')`;
+    await expect(hostB.sessions.open(log.id)).rejects.toMatchObject({ code: "locked", holder: "host-a" });
+    const reopened = await hostA.sessions.open(log.id);
+    writers.push(reopened.log);
+    expect(reopened.log.nextSeq).toBe(1);
+  });
+
   it("a dead host's lease expires; the next host continues with every acknowledged record", async () => {
     const url = await pg.createDatabase();
-    const hostA = await PgStore.connect({ url, holder: "host-a", leaseMs: 600 });
-    const hostB = await connect(url, { holder: "host-b", leaseMs: 600 });
+    const hostA = await PgStore.connect({ url, holder: "host-a", leaseMs: 2000 });
+    const hostB = await connect(url, { holder: "host-b", leaseMs: 2000 });
     const log = await hostA.sessions.create({});
     const acknowledged: number[] = [];
     for (let i = 0; i < 20; i++) acknowledged.push((await log.item(user(`a${i}`), "user")).seq);
@@ -251,7 +268,10 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     for (let i = 0; i < 5; i++) void log.item(user(`late${i}`), "user").catch(() => {});
     await hostA.close(0); // the process is gone: no release, no heartbeat
     await expect(hostB.sessions.open(log.id)).rejects.toMatchObject({ code: "locked", holder: "host-a" });
-    await new Promise((r) => setTimeout(r, 700));
+    const lease = await hostB.sessions.leaseHolder(log.id);
+    await new Promise((r) =>
+      setTimeout(r, Math.max(0, Date.parse(lease?.expiresAt ?? "") - Date.now()) + 300),
+    );
     const opened = await hostB.sessions.open(log.id);
     writers.push(opened.log);
     const seqs = (await hostB.sessions.load(log.id)).records.map((r) => r.seq);
