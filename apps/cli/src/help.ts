@@ -24,7 +24,8 @@ Usage:
 
 Options:
   -m, --model <provider>/<model>  e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, gemini/gemini-2.5-pro,
-                                  openai-chat/llama3.1 (any OpenAI-compatible server)
+                                  openai-chat/llama3.1 (any OpenAI-compatible server); a catalog name alone
+                                  (gpt-5, claude-sonnet-4-5) picks its provider
       --base-url <url>            API base URL for the model's provider (OpenAI-compatible: include /v1)
   -p, --print                     print mode: no UI, answer on stdout
   -o, --output <format>           print mode output: text (default), json, stream-json (one event a line)
@@ -49,7 +50,10 @@ Environment:
   Config files: ~/.yoi/config.jsonc (user), .yoi/config.jsonc (project).
 
 Interactive:
-  @path + Tab completes files; Shift+Tab cycles the permission mode; Ctrl-C cancels the running turn, Ctrl-C twice at the prompt exits.
+  @path + Tab completes files; Shift+Enter, Alt+Enter or a trailing \\ adds a line; Up/Down and Ctrl-R
+  search this project's history (~/.yoi/history); !cmd runs a command and shows the model its output;
+  Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
+  tool's output; Ctrl-C twice at the prompt exits.
   /help /compact /init /sessions /resume <id> /model [ref] /rewind [N] /undo /fork [N] /exit
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
 

@@ -15,6 +15,7 @@ import {
   MODEL_CATALOG,
   type ProviderKind,
   parseModelRef,
+  qualifyModelRef,
   type ResolvedModel,
   resolveModel,
 } from "@yoi/manifest";
@@ -104,7 +105,7 @@ export interface ModelSetup extends CliConfig {
 
 /** Loads the config with the CLI's overrides (flags, provider env variables). Throws CliError/ConfigError. */
 export async function loadCliConfig(flags: SessionFlags, options: SetupOptions = {}): Promise<CliConfig> {
-  const env = options.env ?? process.env;
+  let env = options.env ?? process.env;
   const homeDir = path.resolve(options.homeDir ?? env.HOME ?? homedir());
   const cwd = path.resolve(options.cwd ?? process.cwd(), flags.cwd ?? ".");
   const info = await stat(cwd).catch(() => undefined);
@@ -119,11 +120,29 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     providers[name] = { baseURL: value };
     cliSources[`providers.${name}.baseURL`] = `env:${variable}`;
   }
-  const ref = flags.model ?? env.YOI_MODEL;
+  let ref = flags.model ?? env.YOI_MODEL;
+  if (ref !== undefined && !ref.includes("/")) {
+    // A bare name (`gpt-5`): the catalog says which declared provider serves it.
+    const bare = ref;
+    const base = await loadConfig({
+      cwd,
+      homeDir,
+      env: { ...env, YOI_MODEL: undefined },
+      overrides: { providers },
+    });
+    ref = qualifyModelRef(base.config, bare);
+    if (ref === undefined) {
+      throw usageError(
+        `unknown model "${bare}": not in yoi's catalog or the config's "models"; write it as "<provider>/<model>", e.g. anthropic/claude-sonnet-4-5 or openai-chat/${bare}`,
+      );
+    }
+    if (flags.model !== undefined) flags = { ...flags, model: ref };
+    else env = { ...env, YOI_MODEL: ref };
+  }
   const parsed = ref === undefined ? undefined : parseModelRef(ref);
   if (ref !== undefined && parsed === undefined) {
     throw usageError(
-      `--model must be "<provider>/<model>", e.g. anthropic/claude-sonnet-4-5 or openai-chat/llama3.1; got "${ref}"`,
+      `--model must be "<provider>/<model>" or a model name from the catalog, e.g. anthropic/claude-sonnet-4-5, gpt-5 or openai-chat/llama3.1; got "${ref}"`,
     );
   }
   if (flags.model !== undefined) {

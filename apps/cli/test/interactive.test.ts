@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, cleanEnv, runYoi, tempWorld } from "./helpers.ts";
-import { TmuxSession, waitForFile } from "./tmux.ts";
+import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { yoiCommand as command, TmuxSession, waitForFile } from "./tmux.ts";
 
 const sessions: TmuxSession[] = [];
 const servers: ScriptedServer[] = [];
@@ -12,37 +12,6 @@ afterEach(async () => {
   for (const s of sessions.splice(0)) s.kill();
   for (const s of servers.splice(0)) await s.close();
 });
-
-const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-
-/** The shell line that runs yoi in the terminal, then records its exit code and the tty mode. */
-function command(opts: {
-  project: string;
-  home: string;
-  baseURL: string;
-  args: string[];
-  out: string;
-}): string {
-  const env = [
-    `HOME=${quote(opts.home)}`,
-    `PATH=${quote(process.env.PATH ?? "/usr/bin:/bin")}`,
-    "TERM=xterm-256color",
-    "LANG=C.UTF-8",
-    "ANTHROPIC_API_KEY=test-key",
-    `ANTHROPIC_BASE_URL=${quote(opts.baseURL)}`,
-  ].join(" ");
-  const yoi = [
-    process.execPath,
-    "--conditions=@yoi/source",
-    BIN,
-    "-m",
-    "anthropic/claude-haiku-4-5",
-    ...opts.args,
-  ]
-    .map(quote)
-    .join(" ");
-  return `cd ${quote(opts.project)} && env -i ${env} ${yoi}; echo "EXIT=$?" > ${quote(`${opts.out}.exit`)}; stty -a > ${quote(`${opts.out}.stty`)}; sleep 30`;
-}
 
 describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (tmux)", () => {
   it("@file with Tab, parallel tools, a permission ask, Ctrl-C cancel, /compact, /exit, then yoi -c", async () => {
@@ -101,9 +70,9 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     // a permission ask answered at the prompt, then Ctrl-C cancels the running tool
     tty.type("now run the slow one");
     tty.keys("Enter");
-    await tty.waitFor("[y]es / [n]o / [a]lways");
+    await tty.waitFor("[y]es · [n]o · [a]lways");
+    // One key answers: no Enter.
     tty.type("y");
-    tty.keys("Enter");
     await tty.waitFor(/bash sleep 30 \d/);
     // A resize while the spinner runs redraws it in place for the new width, leaving no stale copy:
     // at 16 columns the line is cut to 15 ("⠋ bash sleep 3…"), back at 120 it is whole again.
@@ -209,7 +178,7 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     tty.keys("Enter");
     const screen = await tty.waitFor("It printed trusted-run.");
     // the project's rule allowed it: no question
-    expect(screen).not.toContain("[y]es / [n]o");
+    expect(screen).not.toContain("[y]es · [n]o");
     expect(screen).toMatch(/✓ bash echo trusted-run/);
     tty.type("/exit");
     tty.keys("Enter");
@@ -265,11 +234,10 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     await tty.waitFor(/^›\s*$/m);
     tty.type("first question");
     tty.keys("Enter");
-    // The question says what "always" grants, and so does the answer.
-    await tty.waitFor("    1 line, 4 bytes");
-    await tty.waitFor("[y]es / [n]o / [a]lways write_file this session");
+    // The question shows what will be written, says what "always" grants, and so does the answer.
+    await tty.waitFor(/new file: \+1 -0\n\s+1 \+ bee/);
+    await tty.waitFor("[y]es · [n]o · [a]lways write_file this session");
     tty.type("a");
-    tty.keys("Enter");
     await tty.waitFor("→ allowed: every write_file call, for the rest of this session");
     await tty.waitFor("Answer from haiku.");
     await tty.waitFor(/^›\s*$/m);
@@ -331,9 +299,8 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     await tty.waitFor(/^›\s*$/m);
     tty.type("/init mention make check");
     tty.keys("Enter");
-    await tty.waitFor("[y]es / [n]o / [a]lways write_file this session");
+    await tty.waitFor("[y]es · [n]o · [a]lways write_file this session");
     tty.type("y");
-    tty.keys("Enter");
     await tty.waitFor("Wrote AGENTS.md with the test command.");
     await tty.waitFor(/^›\s*$/m);
     tty.type("go on");

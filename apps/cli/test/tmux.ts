@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { BIN } from "./helpers.ts";
 
 /** How long a wait may take before it fails: safe on a loaded 2-core CI machine (a match returns at once). */
 export const WAIT_MS = 45_000;
@@ -54,9 +55,29 @@ export class TmuxSession {
     this.#tmux(["send-keys", "-t", this.name, ...keys]);
   }
 
-  screen(): string {
+  /**
+   * Pastes text the way a terminal does: bracketed (`ESC[200~ … ESC[201~`,
+   * when the program asked for it) or, with `bracketed: false`, as raw
+   * keystrokes with each newline sent as Enter, as an old terminal would.
+   */
+  paste(text: string, options: { bracketed?: boolean } = {}): void {
+    this.#tmux(["set-buffer", "-b", "yoi-paste", "--", text]);
+    const bracketed = options.bracketed ?? true;
+    this.#tmux(["paste-buffer", ...(bracketed ? ["-p"] : []), "-d", "-b", "yoi-paste", "-t", this.name]);
+  }
+
+  /** The screen and 200 lines of scrollback; with `escapes`, colour and attribute sequences kept. */
+  screen(options: { escapes?: boolean } = {}): string {
     try {
-      return this.#tmux(["capture-pane", "-p", "-t", this.name, "-S", "-200"]);
+      return this.#tmux([
+        "capture-pane",
+        "-p",
+        ...(options.escapes ? ["-e"] : []),
+        "-t",
+        this.name,
+        "-S",
+        "-200",
+      ]);
     } catch {
       return "";
     }
@@ -110,4 +131,42 @@ export async function waitForFile(path: string, timeoutMs = WAIT_MS): Promise<st
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${path}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+
+/** The shell line that runs yoi in the terminal, then records its exit code and the tty mode. */
+export function yoiCommand(opts: {
+  project: string;
+  home: string;
+  baseURL: string;
+  args: string[];
+  out: string;
+  /** More `NAME=value` settings for the environment. */
+  env?: string[];
+  /** The `-m` value. Default `anthropic/claude-haiku-4-5`. */
+  model?: string;
+  /** Leave ANTHROPIC_BASE_URL unset (the test passes --base-url instead). */
+  noBaseURLEnv?: boolean;
+}): string {
+  const env = [
+    `HOME=${quote(opts.home)}`,
+    `PATH=${quote(process.env.PATH ?? "/usr/bin:/bin")}`,
+    "TERM=xterm-256color",
+    "LANG=C.UTF-8",
+    "ANTHROPIC_API_KEY=test-key",
+    ...(opts.noBaseURLEnv ? [] : [`ANTHROPIC_BASE_URL=${quote(opts.baseURL)}`]),
+    ...(opts.env ?? []).map(quote),
+  ].join(" ");
+  const yoi = [
+    process.execPath,
+    "--conditions=@yoi/source",
+    BIN,
+    "-m",
+    opts.model ?? "anthropic/claude-haiku-4-5",
+    ...opts.args,
+  ]
+    .map(quote)
+    .join(" ");
+  return `cd ${quote(opts.project)} && env -i ${env} ${yoi}; echo "EXIT=$?" > ${quote(`${opts.out}.exit`)}; stty -a > ${quote(`${opts.out}.stty`)}; sleep 30`;
 }

@@ -1,4 +1,4 @@
-import type { ModelCapabilities, ModelInfo } from "./catalog.ts";
+import type { ModelCapabilities, ModelInfo, ModelPricing } from "./catalog.ts";
 
 /*
  * Numbers are as published by the providers in their model documentation
@@ -7,6 +7,22 @@ import type { ModelCapabilities, ModelInfo } from "./catalog.ts";
  * header (Anthropic's 1M window for Sonnet 4 / 4.5) are not used here: a
  * config `models` entry can raise them.
  */
+
+/**
+ * List prices in US dollars per million tokens, as the providers publish
+ * them for standard (not batch, not priority) requests: input, output,
+ * cached input read, and (Anthropic) cache write at the 5-minute TTL.
+ * Gemini Pro models are priced at their tier for prompts up to 200k tokens.
+ * A config `models.<id>.pricing` overrides them.
+ */
+function usd(input: number, output: number, cacheRead?: number, cacheWrite?: number): ModelPricing {
+  return {
+    input,
+    output,
+    ...(cacheRead !== undefined ? { cacheRead } : {}),
+    ...(cacheWrite !== undefined ? { cacheWrite } : {}),
+  };
+}
 
 const OPENAI = ["openai-responses", "openai-chat"] as ModelInfo["providers"];
 
@@ -48,6 +64,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   // OpenAI. gpt-5 family: 400k window of which 272k input, 128k output.
   {
     id: "gpt-5.1",
+    pricing: usd(1.25, 10, 0.125),
     aliases: ["gpt-5.1-2025-11-13"],
     providers: OPENAI,
     contextWindow: 400_000,
@@ -57,6 +74,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-5",
+    pricing: usd(1.25, 10, 0.125),
     aliases: ["gpt-5-2025-08-07"],
     providers: OPENAI,
     contextWindow: 400_000,
@@ -66,6 +84,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-5-mini",
+    pricing: usd(0.25, 2, 0.025),
     aliases: ["gpt-5-mini-2025-08-07"],
     providers: OPENAI,
     contextWindow: 400_000,
@@ -75,6 +94,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-5-nano",
+    pricing: usd(0.05, 0.4, 0.005),
     aliases: ["gpt-5-nano-2025-08-07"],
     providers: OPENAI,
     contextWindow: 400_000,
@@ -84,6 +104,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-4.1",
+    pricing: usd(2, 8, 0.5),
     aliases: ["gpt-4.1-2025-04-14"],
     providers: OPENAI,
     contextWindow: 1_047_576,
@@ -92,6 +113,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-4.1-mini",
+    pricing: usd(0.4, 1.6, 0.1),
     aliases: ["gpt-4.1-mini-2025-04-14"],
     providers: OPENAI,
     contextWindow: 1_047_576,
@@ -100,6 +122,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-4o",
+    pricing: usd(2.5, 10, 1.25),
     aliases: ["gpt-4o-2024-08-06", "gpt-4o-2024-11-20"],
     providers: OPENAI,
     contextWindow: 128_000,
@@ -108,6 +131,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gpt-4o-mini",
+    pricing: usd(0.15, 0.6, 0.075),
     aliases: ["gpt-4o-mini-2024-07-18"],
     providers: OPENAI,
     contextWindow: 128_000,
@@ -116,6 +140,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "o3",
+    pricing: usd(2, 8, 0.5),
     aliases: ["o3-2025-04-16"],
     providers: OPENAI,
     contextWindow: 200_000,
@@ -124,6 +149,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "o4-mini",
+    pricing: usd(1.1, 4.4, 0.275),
     aliases: ["o4-mini-2025-04-16"],
     providers: OPENAI,
     contextWindow: 200_000,
@@ -134,6 +160,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   // Anthropic. The undated ids are the API's aliases for the dated snapshots.
   {
     id: "claude-opus-4-5",
+    pricing: usd(5, 25, 0.5, 6.25),
     aliases: ["claude-opus-4-5-20251101"],
     providers: ["anthropic"],
     contextWindow: 200_000,
@@ -142,6 +169,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "claude-sonnet-4-5",
+    pricing: usd(3, 15, 0.3, 3.75),
     aliases: ["claude-sonnet-4-5-20250929"],
     providers: ["anthropic"],
     contextWindow: 200_000,
@@ -150,6 +178,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "claude-haiku-4-5",
+    pricing: usd(1, 5, 0.1, 1.25),
     aliases: ["claude-haiku-4-5-20251001"],
     providers: ["anthropic"],
     contextWindow: 200_000,
@@ -158,6 +187,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "claude-opus-4-1",
+    pricing: usd(15, 75, 1.5, 18.75),
     aliases: ["claude-opus-4-1-20250805"],
     providers: ["anthropic"],
     contextWindow: 200_000,
@@ -167,6 +197,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   {
     // The API's alias is `claude-sonnet-4-0`; `claude-sonnet-4` is accepted here as people write it.
     id: "claude-sonnet-4",
+    pricing: usd(3, 15, 0.3, 3.75),
     aliases: ["claude-sonnet-4-20250514", "claude-sonnet-4-0"],
     providers: ["anthropic"],
     contextWindow: 200_000,
@@ -175,6 +206,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "claude-opus-4",
+    pricing: usd(15, 75, 1.5, 18.75),
     aliases: ["claude-opus-4-20250514", "claude-opus-4-0"],
     providers: ["anthropic"],
     contextWindow: 200_000,
@@ -186,6 +218,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   {
     // Gemini 3 controls reasoning with `thinkingLevel` (low / high): an effort, not a budget.
     id: "gemini-3-pro-preview",
+    pricing: usd(2, 12, 0.2),
     providers: ["gemini"],
     contextWindow: 1_048_576,
     maxOutputTokens: 65_536,
@@ -193,6 +226,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gemini-2.5-pro",
+    pricing: usd(1.25, 10, 0.125),
     providers: ["gemini"],
     contextWindow: 1_048_576,
     maxOutputTokens: 65_536,
@@ -200,6 +234,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gemini-2.5-flash",
+    pricing: usd(0.3, 2.5, 0.03),
     providers: ["gemini"],
     contextWindow: 1_048_576,
     maxOutputTokens: 65_536,
@@ -207,6 +242,7 @@ export const MODEL_CATALOG: readonly ModelInfo[] = deepFreeze([
   },
   {
     id: "gemini-2.5-flash-lite",
+    pricing: usd(0.1, 0.4, 0.01),
     providers: ["gemini"],
     contextWindow: 1_048_576,
     maxOutputTokens: 65_536,

@@ -36,6 +36,17 @@ export interface ModelCapabilities {
   systemMessagesAnywhere?: boolean;
 }
 
+/** Prices in US dollars per million tokens. */
+export interface ModelPricing {
+  /** Input tokens (not read from a cache). */
+  input: number;
+  output: number;
+  /** Input tokens read from the prompt cache. Default: `input`. */
+  cacheRead?: number;
+  /** Input tokens written to the prompt cache (Anthropic). Default: `input`. */
+  cacheWrite?: number;
+}
+
 export interface ModelInfo {
   /** Model id as the provider's API names it. */
   id: string;
@@ -53,6 +64,8 @@ export interface ModelInfo {
   /** Other ids the API accepts for the same model (dated snapshots, `-0` aliases). */
   aliases?: string[];
   capabilities: ModelCapabilities;
+  /** List prices; absent when unknown (costs then show as "?"). */
+  pricing?: ModelPricing;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   WORKER_MAX_TURNS,
 } from "./defaults.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
+import { ModelPricingSchema } from "./pricing-schema.ts";
 
 /*
  * Every schema carries its own "expected ..." phrase as the zod error message,
@@ -114,6 +115,7 @@ const ModelEntrySchema = obj({
   capabilities: CapabilitiesSchema.optional().meta({
     description: "Overrides the catalog's capabilities; a new model defaults to tools only.",
   }),
+  pricing: ModelPricingSchema.optional(),
 });
 
 const ReasoningSchema = obj({

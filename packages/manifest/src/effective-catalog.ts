@@ -42,6 +42,8 @@ export function buildModelCatalog(
     if (maxInputTokens !== undefined) info.maxInputTokens = maxInputTokens;
     const aliases = entry.aliases ?? known?.aliases;
     if (aliases) info.aliases = [...aliases];
+    const pricing = entry.pricing ?? known?.pricing;
+    if (pricing) info.pricing = { ...pricing };
     declared.push(info);
   }
   return Object.freeze([...declared, ...base]);

@@ -1,4 +1,5 @@
-export type { ModelCapabilities, ModelInfo, ProviderKind } from "./catalog.ts";
+export { qualifyModelRef } from "./bare-model-name.ts";
+export type { ModelCapabilities, ModelInfo, ModelPricing, ProviderKind } from "./catalog.ts";
 export { findModel, PROVIDER_KINDS } from "./catalog.ts";
 export { MODEL_CATALOG } from "./catalog-data.ts";
 export type { ConfigIssue, ConfigIssueCode } from "./config-error.ts";

@@ -216,6 +216,53 @@ describe("asking the UI", () => {
     expect(await pending).toMatchObject({ action: "deny", by: "user" });
   });
 
+  it("always for bash with a prefix rule covers lines whose every command matches it, and nothing that writes", async () => {
+    const asked: string[] = [];
+    const policy = new PermissionPolicy(
+      {},
+      {
+        ask: async (request) => {
+          asked.push(request.summary);
+          return asked.length === 1 ? { action: "allow_always", rule: "git status *" } : "deny";
+        },
+      },
+    );
+    expect(await policy.check(call("bash", { command: "git status -s" }))).toMatchObject({
+      action: "allow",
+      by: "user",
+    });
+    expect(await policy.check(call("bash", { command: "git status" }))).toMatchObject({ by: "session" });
+    expect(await policy.check(call("bash", { command: "git status --short && git status" }))).toMatchObject({
+      by: "session",
+    });
+    // Another command in the line, or a write through a redirection, is asked again.
+    expect(await policy.check(call("bash", { command: "git status; rm -rf x" }))).toMatchObject({
+      by: "user",
+    });
+    expect(await policy.check(call("bash", { command: "git status > out.txt" }))).toMatchObject({
+      by: "user",
+    });
+    expect(await policy.check(call("bash", { command: "git push" }))).toMatchObject({ by: "user" });
+    expect(asked).toHaveLength(4);
+  });
+
+  it("a no with a reason reaches the model in the denial message", async () => {
+    const policy = new PermissionPolicy(
+      {},
+      { ask: async () => ({ action: "deny", reason: "use pnpm, not npm" }) },
+    );
+    const outcome = await policy.check(call("bash", { command: "npm install" }));
+    expect(outcome).toMatchObject({ action: "deny", by: "user", reason: "use pnpm, not npm" });
+    expect(PermissionPolicy.denialMessage(outcome)).toBe(
+      "Permission denied: the user declined bash (npm install) and said: use pnpm, not npm",
+    );
+    // Without a reason the message stays the generic one.
+    const plain = new PermissionPolicy({}, { ask: async () => "deny" });
+    expect(PermissionPolicy.denialMessage(await plain.check(call("bash", { command: "ls" })))).toContain(
+      "Do not retry the same call",
+    );
+  });
+
   it("a UI callback that throws denies", async () => {
     const policy = new PermissionPolicy(
       {},

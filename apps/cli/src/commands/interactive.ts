@@ -1,11 +1,16 @@
 /**
- * The interactive session: a prompt on node:readline, the answer streamed
- * above it, tools with spinners, permission questions answered at the
- * prompt, slash commands, Ctrl-C to cancel a turn (twice at an empty prompt
- * to leave). The terminal is restored on every way out.
+ * The interactive session: a prompt on our own line editor (multi-line,
+ * bracketed paste, history in ~/.yoi/history, Ctrl-R), the answer streamed
+ * above it, tools with spinners, permission questions answered with one key,
+ * slash commands, `!cmd` shell escapes, Esc or Ctrl-C to cancel a turn
+ * (Ctrl-C twice at an empty prompt to leave). The terminal is restored on
+ * every way out.
  */
+import * as path from "node:path";
 import * as readline from "node:readline";
+import { parseModelRef, qualifyModelRef } from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest } from "@yoi/pod";
+import { bashPrefixRule, parseSegments } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -19,17 +24,23 @@ import {
   providerContext,
   restoreWarnings,
 } from "../open-session.ts";
-import { cycleModesOnShiftTab, modeTag } from "../permission-mode-key.ts";
+import { modeTag } from "../permission-mode-key.ts";
 import type { ProjectSettings } from "../project-trust.ts";
 import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
 import { pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
+import { markStartup } from "../startup-trace.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
-import { MutableOutput } from "../ui/mutable-output.ts";
+import type { Key } from "../ui/keys.ts";
+import { LineEditor } from "../ui/line-editor.ts";
+import { modelChoices } from "../ui/model-choices.ts";
+import { permissionPreview } from "../ui/permission-preview.ts";
+import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
+import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
 import { findSlashCommand, parseSlash, type SlashCommand, slashHelp } from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
@@ -40,6 +51,7 @@ import { formatSessionTable, projectRoot } from "./sessions.ts";
 const DOUBLE_INTERRUPT_MS = 2000;
 
 export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
+  markStartup("interactive: modules loaded");
   installTerminalGuard();
   const style = createStyle(colorEnabled(process.stdout));
   const plan = await chatSessionPlan(command, (sessions) => pickSession(sessions, style));
@@ -50,53 +62,110 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
         style.yellow(`! not trusted: ${settings.file} settings ignored for this session\n`),
       ),
   });
-  const session = new InteractiveSession(setup, command, style, plan.open);
+  markStartup("interactive: config and model set up");
+  const project = await projectRoot(setup.cwd, setup.config.scope.root);
+  const history = await PromptHistory.load(path.join(setup.homeDir, ".yoi", "history"), project);
+  const session = new InteractiveSession(setup, command, style, history, plan.open);
   return session.start();
 }
 
 interface PendingAsk {
   request: PermissionRequest;
   resolve: (decision: PermissionDecision) => void;
+  /** For bash: the prefix rule "always" grants (`git status *`), when the line has a safe one. */
+  prefix: string | undefined;
 }
 
 class InteractiveSession {
   #setup: ModelSetup;
   readonly #command: Extract<Command, { kind: "chat" }>;
   readonly #style: Style;
-  readonly #output = new MutableOutput(process.stdout);
+  readonly #history: PromptHistory;
+  readonly #editor: LineEditor;
   readonly #renderer: Renderer;
   #opened!: OpenedPod;
   #unsubscribe: (() => void) | undefined;
-  #rl!: readline.Interface;
   #busy = false;
   #controller: AbortController | undefined;
   #pendingAsk: PendingAsk | undefined;
   readonly #queue: string[] = [];
+  /** Output of `!cmd` runs, sent as context with the next prompt. */
+  readonly #shellContext: string[] = [];
   #lastInterrupt = 0;
   #done!: (code: number) => void;
   #exiting = false;
   #restoreConsole: (() => void) | undefined;
+  /** Markdown, highlighting and diffs: loaded in the background from the start, awaited before the first run. */
+  readonly #richReady: Promise<void>;
+  readonly #loadRich: () => void;
+  /** Notes already shown (each once a session). */
+  readonly #notes = new Set<string>();
+  /** The provider a `--base-url` flag was given for. */
+  readonly #baseURLProvider: string;
+  /** Which session to open: a chosen one (`-c`, `-r`, `--resume`) or a fork. */
   readonly #open: Pick<OpenPodOptions, "resume" | "fork">;
-  /** Set while a slash command waits for an answer typed at the prompt. */
-  #pendingLine: ((line: string | undefined) => void) | undefined;
 
   constructor(
     setup: ModelSetup,
     command: Extract<Command, { kind: "chat" }>,
     style: Style,
+    history: PromptHistory,
     open: Pick<OpenPodOptions, "resume" | "fork"> = {},
   ) {
     this.#open = open;
     this.#setup = setup;
     this.#command = command;
     this.#style = style;
+    this.#history = history;
+    this.#baseURLProvider = setup.resolved.providerName;
+    this.#editor = new LineEditor({
+      input: process.stdin,
+      output: process.stdout,
+      style,
+      history,
+      complete: (line) => complete(line, this.#opened.pod.fs, this.#commands),
+      onHiddenEdit: (text) => this.#renderer.typeahead(text),
+    });
+    this.#editor.prompt = this.#prompt;
+    this.#editor.bind("ctrl+o", () => this.#renderer.expandLast());
+    // Shift+Tab cycles the permission mode; the prompt names it.
+    this.#editor.bind("shift+tab", () => {
+      const permissions = this.#opened?.pod.permissions;
+      if (permissions === undefined || this.#pendingAsk !== undefined) return;
+      const next = permissions.nextMode();
+      if (next === permissions.mode) return;
+      permissions.setMode(next);
+      this.#editor.prompt = this.#prompt;
+    });
+    const editor = this.#editor;
     this.#renderer = new Renderer({
-      out: process.stdout,
+      // Everything the renderer prints goes above the input when the input is on screen.
+      out: {
+        write: (text: string) => editor.print(text),
+        get columns() {
+          return process.stdout.columns;
+        },
+        isTTY: process.stdout.isTTY === true,
+      },
       style,
       animate: process.stdout.isTTY === true,
       window: setup.window,
       provider: { provider: setup.resolved.providerName },
     });
+    let loaded!: () => void;
+    this.#richReady = new Promise<void>((resolve) => {
+      loaded = resolve;
+    });
+    this.#loadRich = () => {
+      import("../ui/rich-output.ts").then(
+        (rich) => {
+          this.#renderer.rich = rich;
+          loaded();
+        },
+        // Without them the answer is shown as plain text.
+        () => loaded(),
+      );
+    };
   }
 
   get #prompt(): string {
@@ -106,6 +175,7 @@ class InteractiveSession {
 
   async start(): Promise<number> {
     const opened = await openPodWith(this.#setup, { ...this.#open, ask: this.#ask });
+    markStartup("interactive: pod opened");
     this.#attach(opened);
     this.#restoreConsole = captureConsole(
       (line) => this.#renderer.line(this.#style.dim(`· ${line}`)),
@@ -115,38 +185,26 @@ class InteractiveSession {
     const exited = new Promise<number>((resolve) => {
       this.#done = resolve;
     });
-    this.#rl = readline.createInterface({
-      input: process.stdin,
-      output: this.#output,
-      terminal: true,
-      historySize: 1000,
-      prompt: this.#prompt,
-      completer: (line: string, callback: (error: Error | null, result: [string[], string]) => void) => {
-        complete(line, this.#opened.pod.fs, this.#commands).then(
-          (result) => callback(null, result),
-          () => callback(null, [[], line]),
-        );
-      },
+    this.#editor.start({
+      submit: (text) => this.#onLine(text),
+      interrupt: () => this.#onInterrupt(),
+      escape: () => this.#onEscape(),
+      eof: () => void this.#exit(EXIT.ok),
     });
-    this.#rl.on("line", (line) => this.#onLine(line));
-    this.#rl.on("SIGINT", () => this.#onInterrupt());
-    cycleModesOnShiftTab(
-      process.stdin,
-      () => this.#opened.pod,
-      () => {
-        if (this.#pendingAsk !== undefined || this.#busy) return;
-        this.#rl.setPrompt(this.#prompt);
-        this.#rl.prompt(true);
-      },
-    );
-    this.#rl.on("close", () => void this.#exit(EXIT.ok));
-    process.stdout.on("resize", () => this.#renderer.resized());
+    process.stdout.on("resize", () => {
+      this.#renderer.resized();
+      this.#editor.resized();
+    });
+    // After the prompt is drawn: parsing these modules must not delay it.
+    setImmediate(this.#loadRich);
     if (this.#command.prompt !== undefined) {
-      this.#output.write(`${this.#prompt}${this.#command.prompt}\n`);
+      this.#renderer.line(`${this.#prompt}${this.#command.prompt}`);
+      this.#history.add(this.#command.prompt);
       void this.#submit(this.#command.prompt);
     } else {
-      this.#rl.prompt();
+      this.#editor.show();
     }
+    markStartup("interactive: prompt ready");
     return exited;
   }
 
@@ -155,6 +213,8 @@ class InteractiveSession {
     this.#opened = opened;
     this.#renderer.window = opened.setup.window;
     this.#renderer.provider = opened.provider;
+    this.#renderer.root = opened.pod.fs.cwd;
+    this.#renderer.pricing = opened.setup.resolved.info?.pricing;
     this.#unsubscribe = opened.pod.subscribe((event) => this.#renderer.handle(event));
   }
 
@@ -163,7 +223,7 @@ class InteractiveSession {
     const { pod, setup, restored } = this.#opened;
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
     this.#renderer.line(`${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(model)} · ${pod.fs.cwd}`);
-    for (const note of setup.notes) this.#renderer.line(s.dim(`· ${note}`));
+    for (const note of setup.notes) this.#note(note);
     if (pod.sandbox.notice !== undefined) this.#renderer.line(s.yellow(`· ${pod.sandbox.notice}`));
     if (restored) {
       const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";
@@ -172,25 +232,18 @@ class InteractiveSession {
       for (const line of transcriptLines(pod.history, s)) this.#renderer.line(line);
     }
     this.#renderer.line(
-      s.dim("/help for commands · @path + Tab attaches a file · Ctrl-C cancels · Ctrl-C twice exits"),
+      s.dim("/help · @path attaches a file · !cmd runs a command · Esc cancels · Ctrl-C twice exits"),
     );
   }
 
+  /** Enter on the input: run it now, or queue it behind the turn in progress. */
   #onLine(line: string): void {
-    if (this.#pendingLine) {
-      const answer = this.#pendingLine;
-      this.#pendingLine = undefined;
-      answer(line);
-      return;
-    }
-    if (this.#pendingAsk) {
-      this.#answer(line);
-      return;
-    }
     if (this.#busy) {
       if (line.trim() !== "") {
         this.#queue.push(line);
-        this.#renderer.line(this.#style.dim(`▸ queued: ${line}`));
+        const first = line.split("\n")[0] ?? "";
+        const more = line.includes("\n") ? ` (+${line.split("\n").length - 1} lines)` : "";
+        this.#renderer.line(this.#style.dim(`▸ queued: ${first}${more}`));
       }
       return;
     }
@@ -200,113 +253,184 @@ class InteractiveSession {
   async #submit(line: string): Promise<void> {
     const text = line.trim();
     if (text === "") {
-      this.#rl.prompt();
+      this.#next();
       return;
     }
-    if (text.startsWith("/")) {
-      await this.#slash(text);
-      if (!this.#exiting) this.#next();
-      return;
-    }
-    const problems = await checkFileRefs(this.#setup, line);
-    if (problems.length > 0) {
-      for (const p of problems) this.#renderer.line(this.#style.red(`✗ ${p}`));
-      this.#renderer.line(this.#style.dim("nothing was sent; edit the line and press Enter"));
-      this.#rl.prompt();
-      this.#rl.write(line);
-      return;
-    }
+    // Busy before the first await: a line that arrives meanwhile (a paste, typing ahead) is queued, never a second run.
     this.#beginBusy();
     try {
-      const result = await this.#opened.pod.run(line, { signal: this.#controller?.signal });
+      if (text.startsWith("/")) {
+        await this.#slash(text);
+        return;
+      }
+      if (text.startsWith("!")) {
+        await this.#shell(text.slice(1).trim());
+        return;
+      }
+      const problems = await checkFileRefs(this.#setup, line);
+      if (problems.length > 0) {
+        for (const p of problems) this.#renderer.line(this.#style.red(`✗ ${p}`));
+        this.#renderer.line(this.#style.dim("nothing was sent; edit the line and press Enter"));
+        // The line comes back for editing, with whatever was queued behind it.
+        this.#editor.text = [line, ...this.#queue.splice(0)].join("\n");
+        return;
+      }
+      await this.#richReady;
+      const context = this.#shellContext.splice(0);
+      const input =
+        context.length === 0
+          ? line
+          : [{ type: "text" as const, text: `${context.join("\n\n")}\n\n` }, ...parseSegments(line)];
+      const result = await this.#opened.pod.run(input, { signal: this.#controller?.signal });
       this.#renderer.finish(result);
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
     } finally {
       this.#endBusy();
+      this.#next();
     }
-    this.#next();
+  }
+
+  /** `!cmd`: the user's own command, through the bash tool and its permissions; the output becomes context. */
+  async #shell(command: string): Promise<void> {
+    const s = this.#style;
+    if (command === "") {
+      this.#renderer.line(
+        s.dim(
+          "usage: !<command> (runs it in the project; the output goes to the model with your next message)",
+        ),
+      );
+      return;
+    }
+    const signal = this.#controller?.signal ?? new AbortController().signal;
+    let result: Awaited<ReturnType<typeof runShellEscape>>;
+    try {
+      result = await runShellEscape(this.#opened.pod, command, signal, () =>
+        this.#renderer.status("shell", `${s.bold("$")} ${command.split("\n")[0]}`),
+      );
+    } finally {
+      this.#renderer.status("shell", undefined);
+    }
+    if (!result.ran) {
+      this.#renderer.line(s.yellow(`⊘ ${command}: ${result.output}`));
+      return;
+    }
+    this.#renderer.toolOutput(result.output, result.isError);
+    this.#shellContext.push(shellContext(command, result.output));
+    this.#renderer.line(s.dim("· the output goes to the model with your next message"));
   }
 
   #next(): void {
-    if (this.#exiting) return;
+    if (this.#exiting || this.#busy) return;
     const queued = this.#queue.shift();
     if (queued !== undefined) {
-      this.#output.write(`${this.#prompt}${queued}\n`);
+      this.#renderer.line(`${this.#prompt}${queued}`);
       void this.#submit(queued);
       return;
     }
-    this.#rl.setPrompt(this.#prompt);
-    this.#rl.prompt(true);
+    this.#renderer.typeahead("");
+    this.#editor.prompt = this.#prompt;
+    this.#editor.show();
   }
 
   #beginBusy(): void {
     this.#busy = true;
     this.#controller = new AbortController();
-    this.#output.muted = true;
+    this.#editor.hide();
   }
 
   #endBusy(): void {
     this.#busy = false;
     this.#controller = undefined;
-    this.#output.muted = false;
   }
 
-  readonly #ask: PermissionPrompt = (request) =>
-    new Promise<PermissionDecision>((resolve) => {
+  readonly #ask: PermissionPrompt = async (request) => {
+    const prefix =
+      request.tool === "bash" && request.subject !== undefined
+        ? await bashPrefixRule(request.subject).catch(() => undefined)
+        : undefined;
+    return new Promise<PermissionDecision>((resolve) => {
       if (request.signal.aborted) {
         resolve("deny");
         return;
       }
-      this.#pendingAsk = { request, resolve };
-      request.signal.addEventListener("abort", () => this.#finishAsk("deny", false), { once: true });
+      this.#pendingAsk = { request, resolve, prefix };
       const s = this.#style;
       this.#renderer.suspend();
       this.#renderer.line(`${s.yellow("?")} ${s.bold("allow")} ${request.summary}`);
-      const detail = describeArgs(request);
-      if (detail) this.#renderer.line(s.dim(detail));
+      const detail = permissionPreview(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd);
+      if (detail) this.#renderer.line(detail);
       if (request.reason) this.#renderer.line(s.dim(`  asking because ${request.reason}`));
-      this.#output.muted = false;
-      clearLine(this.#rl);
-      // Say what "always" grants: bash, this exact command; other tools, the tool (seen in permissions/policy.ts).
-      const always = request.tool === "bash" ? "this command" : request.tool;
-      this.#rl.setPrompt(`  ${s.yellow(`[y]es / [n]o / [a]lways ${always} this session`)} › `);
-      this.#rl.prompt();
+      request.signal.addEventListener(
+        "abort",
+        () => {
+          this.#editor.dismiss();
+          this.#finishAsk("deny", "denied (the turn was cancelled)");
+        },
+        { once: true },
+      );
+      // Say what "always" grants: bash, its prefix rule (or this exact command); other tools, the tool.
+      const always =
+        request.tool === "bash" ? (prefix !== undefined ? `"${prefix}"` : "this command") : request.tool;
+      const choices = `[y]es · [n]o · [a]lways ${always} this session · [t]ell the model why not`;
+      this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
+  };
 
-  #answer(line: string): void {
-    const answer = line.trim().toLowerCase();
-    const decision: PermissionDecision | undefined =
-      answer === "y" || answer === "yes"
-        ? "allow"
-        : answer === "n" || answer === "no"
-          ? "deny"
-          : answer === "a" || answer === "always"
-            ? "allow_always"
-            : undefined;
-    if (decision === undefined) {
-      this.#rl.prompt();
-      return;
+  /** One key answers the question; returns whether it did. */
+  #answer(key: Key): boolean {
+    const pending = this.#pendingAsk;
+    if (!pending) return true;
+    const { tool } = pending.request;
+    const letter = key.name === "text" ? key.text.toLowerCase() : "";
+    if (letter === "y") {
+      this.#finishAsk("allow", "allowed");
+      return true;
     }
-    this.#finishAsk(decision, true);
+    if (letter === "a") {
+      const prefix = pending.prefix;
+      if (tool === "bash" && prefix !== undefined) {
+        this.#finishAsk(
+          { action: "allow_always", rule: prefix },
+          `allowed: "${prefix}", for the rest of this session`,
+        );
+      } else {
+        this.#finishAsk(
+          "allow_always",
+          tool === "bash"
+            ? "allowed: this command, for the rest of this session"
+            : `allowed: every ${tool} call, for the rest of this session`,
+        );
+      }
+      return true;
+    }
+    if (letter === "n" || key.name === "escape") {
+      this.#finishAsk("deny", "denied");
+      return true;
+    }
+    if (key.ctrl && key.name === "c") {
+      this.#finishAsk("deny", "denied");
+      this.#cancel();
+      return true;
+    }
+    if (letter === "t") {
+      // After this key is done with (the editor clears the question first), ask for the reason.
+      setImmediate(() => {
+        void this.#editor.ask(`  ${this.#style.yellow("tell the model why")} › `).then((why) => {
+          const reason = why?.trim() ?? "";
+          if (reason === "") this.#finishAsk("deny", "denied");
+          else this.#finishAsk({ action: "deny", reason }, `denied: ${reason}`);
+        });
+      });
+      return true;
+    }
+    return false;
   }
 
-  #finishAsk(decision: PermissionDecision, shown: boolean): void {
+  #finishAsk(decision: PermissionDecision, label: string): void {
     const pending = this.#pendingAsk;
     if (!pending) return;
     this.#pendingAsk = undefined;
-    if (!shown) this.#output.write("\n");
-    this.#rl.setPrompt(this.#prompt);
-    this.#output.muted = this.#busy;
-    const { tool } = pending.request;
-    const label =
-      decision === "allow"
-        ? "allowed"
-        : decision === "allow_always"
-          ? tool === "bash"
-            ? "allowed: this command, for the rest of this session"
-            : `allowed: every ${tool} call, for the rest of this session`
-          : "denied";
     this.#renderer.line(this.#style.dim(`  → ${label}`));
     this.#renderer.resume();
     pending.resolve(decision);
@@ -314,16 +438,6 @@ class InteractiveSession {
 
   #onInterrupt(): void {
     const s = this.#style;
-    if (this.#pendingLine) {
-      this.#output.write("^C\n");
-      this.#onLine("");
-      return;
-    }
-    if (this.#pendingAsk) {
-      this.#finishAsk("deny", false);
-      this.#cancel();
-      return;
-    }
     if (this.#busy) {
       if (this.#controller?.signal.aborted) {
         // A second Ctrl-C while the cancel is still unwinding: leave now.
@@ -334,29 +448,36 @@ class InteractiveSession {
       this.#renderer.line(s.dim("^C cancelling…"));
       return;
     }
-    if (this.#rl.line !== "") {
-      this.#output.write("^C\n");
-      clearLine(this.#rl);
+    if (this.#editor.text !== "") {
+      this.#editor.text = "";
       this.#lastInterrupt = 0;
-      this.#rl.prompt();
       return;
     }
     const now = Date.now();
     if (now - this.#lastInterrupt < DOUBLE_INTERRUPT_MS) {
-      this.#output.write("\n");
       void this.#exit(EXIT.ok);
       return;
     }
     this.#lastInterrupt = now;
-    this.#output.write("\n");
     this.#renderer.line(s.dim("(press Ctrl-C again to exit, or type /exit)"));
-    this.#rl.prompt();
   }
 
+  /** Esc: cancels the turn in progress (at the idle prompt it does nothing). */
+  #onEscape(): void {
+    if (!this.#busy || this.#controller?.signal.aborted) return;
+    this.#cancel();
+    this.#renderer.line(this.#style.dim("esc cancelling…"));
+  }
+
+  /** Cancels the turn; lines queued behind it come back into the input for editing, not lost. */
   #cancel(): void {
-    this.#queue.length = 0;
-    this.#controller?.abort(new Error("cancelled by the user (Ctrl-C)"));
-    this.#opened.pod.cancel("cancelled by the user (Ctrl-C)");
+    if (this.#queue.length > 0) {
+      const back = [...this.#queue.splice(0), this.#editor.text].filter((l) => l !== "");
+      this.#editor.text = back.join("\n");
+      this.#renderer.line(this.#style.dim(`▸ ${back.length} queued line(s) put back in the input`));
+    }
+    this.#controller?.abort(new Error("cancelled by the user"));
+    this.#opened.pod.cancel("cancelled by the user");
   }
 
   /**
@@ -426,7 +547,6 @@ class InteractiveSession {
 
   async #compact(): Promise<void> {
     const s = this.#style;
-    this.#beginBusy();
     this.#renderer.line(s.dim("compacting…"));
     try {
       // The renderer shows the replacement (history_replaced); only "nothing to do" needs saying.
@@ -445,14 +565,12 @@ class InteractiveSession {
   async #init(focus: string): Promise<void> {
     const s = this.#style;
     this.#renderer.line(s.dim("asking the model to write AGENTS.md for this project…"));
-    this.#beginBusy();
+    // Slash commands run as the busy turn (see #submit): Esc / Ctrl-C cancel this run too.
     try {
       const result = await this.#opened.pod.run(initPrompt(focus), { signal: this.#controller?.signal });
       this.#renderer.finish(result);
     } catch (error) {
       this.#renderer.line(s.red(`✗ ${describeError(error, this.#opened.provider).message}`));
-    } finally {
-      this.#endBusy();
     }
   }
 
@@ -497,27 +615,40 @@ class InteractiveSession {
   }
 
   async #model(arg: string): Promise<void> {
-    const s = this.#style;
-    if (arg === "") {
-      const r = this.#setup.resolved;
-      this.#renderer.line(
-        `model: ${s.cyan(`${r.providerName}/${r.model}`)} ${s.dim("(/model <provider>/<model> switches, keeping the conversation)")}`,
-      );
+    if (arg !== "") {
+      await this.#switchModel(arg);
       return;
     }
-    await this.#switchModel(arg);
+    const r = this.#setup.resolved;
+    const current = `${r.providerName}/${r.model}`;
+    const choices = modelChoices(this.#setup.config, current);
+    const picked = await this.#editor.pick(
+      this.#style.bold("model"),
+      choices.map((c) => c.label),
+      0,
+    );
+    const choice = picked === undefined ? undefined : choices[picked];
+    if (choice === undefined || choice.ref === current) {
+      this.#renderer.line(this.#style.dim(`model: ${current} (unchanged)`));
+      return;
+    }
+    await this.#switchModel(choice.ref);
   }
 
   /**
    * `/model <ref>`: the same session goes on with another model. The pod
    * logs the switch (config_change), so the session list and the audit
-   * trail show it; history stays as it is.
+   * trail show it; history stays as it is. A `--base-url` belongs to the
+   * provider it was given for: a switch to another provider leaves it behind.
    */
   async #switchModel(ref: string): Promise<void> {
     const s = this.#style;
     let next: ModelSetup;
+    const { baseURL, ...rest } = this.#command.flags;
+    const target = parseModelRef(qualifyModelRef(this.#setup.config, ref) ?? ref)?.provider;
+    const keepBaseURL = baseURL !== undefined && target === this.#baseURLProvider;
     try {
-      next = await setupModel({ ...this.#command.flags, model: ref });
+      next = await setupModel({ ...rest, ...(keepBaseURL ? { baseURL } : {}), model: ref });
     } catch (error) {
       this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
       return;
@@ -534,9 +665,22 @@ class InteractiveSession {
     this.#opened = { ...this.#opened, setup: next, client, provider: providerContext(next) };
     this.#renderer.window = next.window;
     this.#renderer.provider = this.#opened.provider;
+    this.#renderer.pricing = next.resolved.info?.pricing;
     const model = `${next.resolved.providerName}/${next.resolved.model}`;
     this.#renderer.line(s.dim(`· now on ${model} (${pod.history.length} items in history kept)`));
-    for (const note of next.notes) this.#renderer.line(s.dim(`· ${note}`));
+    if (baseURL !== undefined && !keepBaseURL) {
+      this.#note(
+        `--base-url ${baseURL} belongs to ${this.#baseURLProvider}; ${next.resolved.providerName} uses its own`,
+      );
+    }
+    for (const note of next.notes) this.#note(note);
+  }
+
+  /** A note shown at most once a session. */
+  #note(text: string): void {
+    if (this.#notes.has(text)) return;
+    this.#notes.add(text);
+    this.#renderer.line(this.#style.dim(`· ${text}`));
   }
 
   /**
@@ -567,20 +711,6 @@ class InteractiveSession {
     );
     for (const warning of restoreWarnings(opened.pod)) this.#renderer.line(s.yellow(`! ${warning}`));
     for (const line of transcriptLines(opened.pod.history, s)) this.#renderer.line(line);
-  }
-
-  #rewindContext(): SlashRewindContext {
-    return {
-      pod: this.#opened.pod,
-      style: this.#style,
-      line: (text) => this.#renderer.line(text),
-      question: (prompt) =>
-        new Promise<string | undefined>((resolve) => {
-          this.#pendingLine = resolve;
-          this.#rl.setPrompt(prompt);
-          this.#rl.prompt();
-        }).finally(() => this.#rl.setPrompt(this.#prompt)),
-    };
   }
 
   /** `/fork [N]`: continue in a new session copying this one (before turn N); this one stays as it is. */
@@ -618,6 +748,16 @@ class InteractiveSession {
     );
   }
 
+  #rewindContext(): SlashRewindContext {
+    return {
+      pod: this.#opened.pod,
+      style: this.#style,
+      line: (text) => this.#renderer.line(text),
+      // Asked at the editor, like a permission's reason: Esc or Ctrl-C is no answer.
+      question: (prompt) => this.#editor.ask(prompt),
+    };
+  }
+
   async #exit(code: number): Promise<void> {
     if (this.#exiting) return;
     this.#exiting = true;
@@ -629,41 +769,11 @@ class InteractiveSession {
       // Closing is best effort on the way out.
     }
     this.#restoreConsole?.();
-    this.#rl.close();
+    this.#editor.stop();
+    await this.#history.flush();
     restoreTerminal();
     this.#done(code);
   }
-}
-
-function clearLine(rl: readline.Interface): void {
-  rl.write(null, { ctrl: true, name: "e" });
-  rl.write(null, { ctrl: true, name: "u" });
-}
-
-/** A few lines of what a call will do (the command, the edit), for the question. */
-function describeArgs(request: PermissionRequest): string | undefined {
-  const args = request.args as Record<string, unknown> | undefined;
-  if (!args || typeof args !== "object") return undefined;
-  if (request.tool === "bash" && typeof args.command === "string" && args.command.includes("\n")) {
-    return args.command
-      .split("\n")
-      .slice(0, 6)
-      .map((l) => `    ${l}`)
-      .join("\n");
-  }
-  if (
-    request.tool === "edit_file" &&
-    typeof args.old_string === "string" &&
-    typeof args.new_string === "string"
-  ) {
-    const cut = (t: string) => (t.length > 200 ? `${t.slice(0, 197)}...` : t);
-    return `    - ${cut(args.old_string).split("\n").join("\n    - ")}\n    + ${cut(args.new_string).split("\n").join("\n    + ")}`;
-  }
-  if (request.tool === "write_file" && typeof args.content === "string") {
-    const lines = args.content === "" ? 0 : args.content.replace(/\n$/, "").split("\n").length;
-    return `    ${lines} ${lines === 1 ? "line" : "lines"}, ${Buffer.byteLength(args.content)} bytes`;
-  }
-  return undefined;
 }
 
 /** Asks once whether the project's own settings that widen access may apply. */

@@ -43,7 +43,7 @@ export class LiveRegion {
   }
 
   delete(key: string): void {
-    this.#lines.delete(key);
+    if (!this.#lines.delete(key)) return;
     if (!this.#animate) return;
     this.#redraw();
     if (this.#lines.size === 0) this.#stop();

@@ -6,11 +6,15 @@
  */
 import type { Usage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
+import type { ModelPricing } from "@yoi/manifest";
 import type { PodEvent } from "@yoi/pod";
 import { describeFailure, type ProviderContext } from "../describe-error.ts";
 import { contextTokens } from "../stream-json.ts";
 import type { Style } from "../style.ts";
+import { costOf, formatCost } from "./cost.ts";
 import { type LiveOutput, LiveRegion } from "./live-region.ts";
+import { MarkdownStream } from "./markdown/markdown-stream.ts";
+import type { RichOutput } from "./rich-output.ts";
 import { formatDuration, formatTokens, shortArgs, toolSize } from "./tool-summary.ts";
 
 export interface RendererOptions {
@@ -21,9 +25,27 @@ export interface RendererOptions {
   /** Context window of the model, for the fill shown after each turn (0: unknown). */
   window: number;
   provider: ProviderContext;
+  /** Project root, for the file snapshots an edit's diff is made from. */
+  root?: string;
+  /** Prices of the model in use (undefined: unknown, cost shown as `$?`). */
+  pricing?: ModelPricing | undefined;
 }
 
+/** Diff lines shown after an edit before the rest is collapsed. */
+const DIFF_MAX_LINES = 24;
+
 type Mode = "none" | "text" | "thinking";
+
+/** Lines of a command's output shown from its start and its end. */
+const HEAD_LINES = 4;
+const TAIL_LINES = 4;
+
+/** The first and last lines of a text, with a count of what is left out between them. */
+export function headTail(text: string, head: number, tail: number): string[] {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  if (lines.length <= head + tail + 1) return lines;
+  return [...lines.slice(0, head), `… ${lines.length - head - tail} more lines`, ...lines.slice(-tail)];
+}
 
 export class Renderer {
   readonly #o: RendererOptions;
@@ -33,7 +55,29 @@ export class Renderer {
   #atLineStart = true;
   #lastUsage: Usage | undefined;
   #runStarted = 0;
-  readonly #tools = new Map<string, { name: string; args: string; startedAt: number }>();
+  readonly #tools = new Map<
+    string,
+    {
+      name: string;
+      args: string;
+      rawArgs: unknown;
+      startedAt: number;
+      before?: string | undefined;
+      status?: string;
+    }
+  >();
+  #rich: RichOutput | undefined;
+  /** Dollars spent in this session so far; undefined once a run's cost was unknown. */
+  #sessionCost: number | undefined = 0;
+  /** Calls the user approved at a question (which showed their diff). */
+  readonly #approved = new Set<string>();
+  /** Warning codes already shown: each is said once a session. */
+  readonly #warned = new Set<string>();
+  #markdown: MarkdownStream | undefined;
+  /** The live line previewing a block still being written is on screen. */
+  #pendingShown = false;
+  /** The full output of the last tool (what the model saw), for the expand key. */
+  #lastOutput: { title: string; text: string } | undefined;
 
   constructor(options: RendererOptions) {
     this.#o = options;
@@ -48,6 +92,66 @@ export class Renderer {
     this.#o.provider = value;
   }
 
+  set pricing(value: ModelPricing | undefined) {
+    this.#o.pricing = value;
+  }
+
+  set root(value: string) {
+    this.#o.root = value;
+  }
+
+  /** The heavy renderers, once loaded: from then on Markdown is rendered and edits show diffs. */
+  set rich(value: RichOutput | undefined) {
+    this.#rich = value;
+  }
+
+  get richOutput(): RichOutput | undefined {
+    return this.#rich;
+  }
+
+  /** A spinner line of the session's own (a `!cmd` running) with its elapsed time; `undefined` removes it. */
+  status(key: string, label: string | undefined): void {
+    if (!this.#o.animate) return;
+    if (label === undefined) {
+      this.#live.delete(`status:${key}`);
+      return;
+    }
+    const s = this.#o.style;
+    const started = Date.now();
+    this.#live.set(
+      `status:${key}`,
+      (frame) => `${s.cyan(frame)} ${label} ${s.dim(formatDuration(Date.now() - started))}`,
+    );
+  }
+
+  /** What is typed ahead while a turn runs, on a live line of its own (empty: none). */
+  typeahead(text: string): void {
+    if (!this.#o.animate) return;
+    if (text === "") {
+      this.#live.delete("typeahead");
+      return;
+    }
+    const s = this.#o.style;
+    const lines = text.split("\n");
+    const more = lines.length > 1 ? s.dim(` (+${lines.length - 1} lines)`) : "";
+    this.#live.set(
+      "typeahead",
+      () => `${s.dim("›")} ${lines.at(-1) ?? ""}▏${more} ${s.dim("(Enter queues it)")}`,
+    );
+  }
+
+  /** Prints the full output of the last tool call (the expand key). */
+  expandLast(): void {
+    const last = this.#lastOutput;
+    if (last === undefined) {
+      this.line(this.#o.style.dim("no tool output yet"));
+      return;
+    }
+    this.line(this.#o.style.dim(`── ${last.title} ──`));
+    this.line(last.text.replace(/\n+$/, "") || this.#o.style.dim("(empty)"));
+    this.line(this.#o.style.dim("──"));
+  }
+
   /** Permanent output on its own line(s). */
   line(text: string): void {
     this.#endBlock();
@@ -57,6 +161,7 @@ export class Renderer {
 
   /** Clears the spinners before a question; `resume()` brings them back. */
   suspend(): void {
+    this.#stopWaiting();
     this.#endBlock();
     this.#live.suspend();
   }
@@ -80,16 +185,33 @@ export class Renderer {
         this.#runStarted = Date.now();
         this.#lastUsage = undefined;
         break;
+      case "request_start":
+        this.#waiting(Date.now());
+        break;
       case "text_delta":
+        this.#stopWaiting();
         this.#stream("text", event.text);
         break;
       case "thinking_delta":
+        this.#stopWaiting();
         this.#stream("thinking", event.text);
         break;
       case "tool_call_start": {
+        this.#stopWaiting();
         this.#endBlock();
         const args = shortArgs(event.name, event.args);
-        this.#tools.set(event.callId, { name: event.name, args, startedAt: event.startedAt });
+        // What the file held before the tool changes it (read now: the tool has not started yet).
+        const before =
+          (event.name === "edit_file" || event.name === "write_file") && this.#rich && this.#o.root
+            ? this.#rich.snapshotFile(this.#o.root, pathArg(event.args) ?? "")
+            : undefined;
+        this.#tools.set(event.callId, {
+          name: event.name,
+          args,
+          rawArgs: event.args,
+          startedAt: event.startedAt,
+          before,
+        });
         if (this.#o.animate) {
           this.#live.set(event.callId, (frame) => {
             const elapsed = formatDuration(Date.now() - event.startedAt);
@@ -102,7 +224,6 @@ export class Renderer {
       }
       case "tool_call_end": {
         const tool = this.#tools.get(event.callId);
-        this.#tools.delete(event.callId);
         this.#live.delete(event.callId);
         const mark = event.isError ? s.red("✗") : s.green("✓");
         const size = toolSize(event.outputBytes, event.fullBytes, event.blobId);
@@ -118,10 +239,27 @@ export class Renderer {
             .join(" ");
           text += `\n  ${s.red(why.length > 160 ? `${why.slice(0, 157)}...` : why)}`;
         }
-        this.line(text);
+        // Printed with its output once the result is committed (item_committed), in call order.
+        if (tool) tool.status = text;
+        else this.line(text);
+        break;
+      }
+      case "item_committed": {
+        this.#stopWaiting();
+        const item = event.item;
+        if (item.type !== "tool_result") break;
+        const tool = this.#tools.get(item.callId);
+        if (tool?.status === undefined) break;
+        this.#tools.delete(item.callId);
+        this.line(tool.status);
+        this.#lastOutput = { title: `${tool.name} ${tool.args}`.trim(), text: item.output };
+        if (!item.isError) this.#preview(tool, item.output, this.#approved.delete(item.callId));
         break;
       }
       case "permission_outcome":
+        // The user approved this call after seeing its diff in the question: no need to show it twice.
+        if (event.outcome.action === "allow" && event.outcome.by === "user")
+          this.#approved.add(event.outcome.callId);
         // A user's own "no" is already on screen ("→ denied"); say only what others decided.
         if (event.outcome.action === "deny" && event.outcome.by !== "user") {
           const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
@@ -162,17 +300,39 @@ export class Renderer {
         }
         break;
       case "usage":
+        this.#stopWaiting();
         this.#lastUsage = event.usage;
         break;
-      case "warning":
-        if (event.warning.code !== "retry") this.line(s.dim(`· ${event.warning.message}`));
+      case "warning": {
+        // Each kind of note once a session (a dropped reasoning item is not news on every turn).
+        // Counts aside, the same note is the same note: "1 reasoning item(s)" and "2 reasoning item(s)" are one.
+        const key = `${event.warning.code}:${event.warning.message.replace(/\d+/g, "#")}`;
+        if (event.warning.code !== "retry" && !this.#warned.has(key)) {
+          this.#warned.add(key);
+          this.line(s.dim(`· ${event.warning.message}`));
+        }
         break;
+      }
       case "run_end":
+        this.#stopWaiting();
         this.#endBlock();
+        // Calls whose result never got committed (a cancelled batch) still get their line.
+        for (const [id, tool] of this.#tools) {
+          if (tool.status !== undefined) this.line(tool.status);
+          this.#tools.delete(id);
+        }
         break;
       default:
         break;
     }
+  }
+
+  /** Output of a command, its first and last lines (a `!cmd`, a bash call). */
+  toolOutput(output: string, isError: boolean): void {
+    const s = this.#o.style;
+    const lines = headTail(output, HEAD_LINES, TAIL_LINES);
+    const paint = isError ? s.red : s.dim;
+    for (const line of lines) this.line(paint(`  ${line}`));
   }
 
   /** The closing lines of a run: status, usage, context fill. */
@@ -220,8 +380,66 @@ export class Renderer {
         `context ${pct < 10 ? pct.toFixed(1) : Math.round(pct)}% of ${formatTokens(this.#o.window)}`,
       );
     }
+    const cost = costOf(total, this.#o.pricing);
+    this.#sessionCost =
+      cost === undefined || this.#sessionCost === undefined ? undefined : this.#sessionCost + cost;
+    parts.push(`${formatCost(cost)} (session ${formatCost(this.#sessionCost)})`);
     if (this.#runStarted > 0) parts.push(formatDuration(Date.now() - this.#runStarted));
     return `─ ${parts.join(" · ")}`;
+  }
+
+  /** Under a finished call: a diff for edits and writes, first and last lines for bash, one line otherwise. */
+  #preview(
+    tool: { name: string; rawArgs: unknown; before?: string | undefined },
+    output: string,
+    seenInQuestion: boolean,
+  ): void {
+    const s = this.#o.style;
+    if ((tool.name === "edit_file" || tool.name === "write_file") && this.#rich && this.#o.root) {
+      const after = this.#rich.snapshotFile(this.#o.root, pathArg(tool.rawArgs) ?? "");
+      if (after !== undefined) {
+        const view = this.#rich.renderDiff(tool.before ?? "", after, s, Number.POSITIVE_INFINITY);
+        const counts = `  ${tool.before === undefined ? "new file, " : ""}+${view.added} -${view.removed}`;
+        // The expand key shows the whole diff, not the tool's one-line answer.
+        if (this.#lastOutput) this.#lastOutput.text = view.lines.join("\n");
+        if (seenInQuestion) {
+          this.line(s.dim(`${counts} (as shown in the question; ctrl+o shows it again)`));
+          return;
+        }
+        this.line(s.dim(counts));
+        for (const l of view.lines.slice(0, DIFF_MAX_LINES)) this.line(`  ${l}`);
+        const hidden = view.lines.length - DIFF_MAX_LINES;
+        if (hidden > 0) this.line(s.dim(`  … ${hidden} more diff lines (ctrl+o shows them all)`));
+        return;
+      }
+    }
+    if (tool.name === "bash") {
+      for (const l of headTail(output, 3, 3)) this.line(s.dim(`  ${l}`));
+      return;
+    }
+    if (tool.name === "edit_file" || tool.name === "write_file") return;
+    const first = output.split("\n").find((l) => l.trim() !== "");
+    if (first !== undefined) {
+      const lines = output.replace(/\n+$/, "").split("\n").length;
+      const more = lines > 1 ? ` (+${lines - 1} lines, ctrl+o expands)` : "";
+      const flat = first.replace(/\s+/g, " ").trim();
+      const cut = flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
+      this.line(s.dim(`  ⎿ ${cut}${more}`));
+    }
+  }
+
+  /** A spinner with the time since the request went out, until the first token. */
+  #waiting(since: number): void {
+    if (!this.#o.animate) return;
+    const s = this.#o.style;
+    this.#live.set(
+      "waiting",
+      (frame) => `${s.cyan(frame)} ${s.dim(`waiting for the model · ${formatDuration(Date.now() - since)}`)}`,
+    );
+  }
+
+  #stopWaiting(): void {
+    if (this.#o.animate) this.#live.delete("waiting");
   }
 
   #stream(mode: Exclude<Mode, "none">, text: string): void {
@@ -231,18 +449,66 @@ export class Renderer {
       this.#endBlock();
       if (mode === "thinking") this.#write(s.dim("✻ thinking\n"));
       this.#mode = mode;
+      const rich = this.#rich;
+      if (mode === "text" && rich && s.enabled) {
+        this.#markdown = new MarkdownStream(
+          rich,
+          () => ({
+            width: Math.max(20, (this.#o.out.columns ?? 80) - 1),
+            highlight: rich.highlightCode,
+          }),
+          (rendered) => this.#write(rendered),
+        );
+      }
     }
-    this.#write(mode === "thinking" ? s.dim(text) : text);
+    if (mode === "text" && this.#markdown) {
+      this.#markdown.push(text);
+      this.#previewPending();
+    } else this.#write(mode === "thinking" ? s.dim(text) : text);
+  }
+
+  /** The text of a block still being written, on a live line until the block is rendered. */
+  #previewPending(): void {
+    if (!this.#o.animate) return;
+    const pending = this.#markdown?.pending ?? "";
+    if (pending.trim() === "") {
+      if (this.#pendingShown) this.#live.delete("pending");
+      this.#pendingShown = false;
+      return;
+    }
+    // Set once; the spinner's timer redraws it with the text as it grows.
+    if (this.#pendingShown) return;
+    this.#pendingShown = true;
+    const s = this.#o.style;
+    this.#live.set("pending", (frame) => {
+      const text = (this.#markdown?.pending ?? "").replace(/\s+/g, " ").trim();
+      const room = Math.max(10, (this.#o.out.columns ?? 80) - 6);
+      return `${s.cyan(frame)} ${s.dim(text.length > room ? `…${text.slice(-(room - 1))}` : text)}`;
+    });
   }
 
   #write(text: string): void {
+    if (text === "") return;
     this.#live.print(text);
     this.#atLineStart = text.endsWith("\n");
   }
 
   /** Ends a streamed block on a line of its own. */
   #endBlock(): void {
+    if (this.#markdown) {
+      const md = this.#markdown;
+      this.#markdown = undefined;
+      if (this.#pendingShown) this.#live.delete("pending");
+      this.#pendingShown = false;
+      md.end();
+    }
     if (!this.#atLineStart) this.#write("\n");
     this.#mode = "none";
   }
+}
+
+/** The `path` argument of a file tool's call. */
+function pathArg(args: unknown): string | undefined {
+  const value = (args as { path?: unknown } | undefined)?.path;
+  return typeof value === "string" ? value : undefined;
 }

@@ -28,7 +28,26 @@ import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";
 import { analyzeShell, type ShellWrite } from "./shell-parse.ts";
 
-export type PermissionDecision = "allow" | "allow_always" | "deny";
+export type PermissionDecision = "allow" | "allow_always" | "deny" | PermissionDenial | PermissionPrefixGrant;
+
+/** A "no" with the user's reason, which the model gets in the denied call's result. */
+export interface PermissionDenial {
+  action: "deny";
+  /** What the user wants the model to know (why not, what to do instead). */
+  reason: string;
+}
+
+/**
+ * "Always" for bash as a prefix rule (`git status *`, see `bashPrefixRule`):
+ * for the rest of the session a line is allowed when each of its simple
+ * commands matches a granted prefix and it writes nothing through a
+ * redirection; this call is allowed now.
+ */
+export interface PermissionPrefixGrant {
+  action: "allow_always";
+  /** A bash `match` glob, as `bashPrefixRule` derives it. */
+  rule: string;
+}
 
 /** What the UI is asked to decide. */
 export interface PermissionRequest {
@@ -186,6 +205,8 @@ export class PermissionPolicy {
   private readonly readOnly: ReadonlySet<string>;
   /** allow_always grants: a tool name -> `*` (any subject) or exact subjects. */
   private readonly grants = new Map<string, Set<string>>();
+  /** bash prefix rules granted with "always" (`git status *`). */
+  readonly #prefixGrants: { rule: string; match: (command: string) => boolean }[] = [];
   #mode: PermissionMode;
   readonly #modeListeners = new Set<(mode: PermissionMode) => void>();
 
@@ -509,8 +530,8 @@ export class PermissionPolicy {
     if (
       evaluated.by !== "sandbox" &&
       evaluated.by !== "parse" &&
-      granted !== undefined &&
-      (granted.has("*") || (subject !== undefined && granted.has(subject)))
+      ((granted !== undefined && (granted.has("*") || (subject !== undefined && granted.has(subject)))) ||
+        (tool === "bash" && subject !== undefined && (await this.#prefixGranted(subject))))
     ) {
       return done({ ...base, action: "allow", by: "session" });
     }
@@ -542,6 +563,13 @@ export class PermissionPolicy {
     } catch {
       decision = "deny";
     }
+    if (typeof decision === "object") {
+      if (decision.action === "deny")
+        return done({ ...base, action: "deny", by: "user", reason: decision.reason });
+      if (tool === "bash")
+        this.#prefixGrants.push({ rule: decision.rule, match: commandMatcher(decision.rule) });
+      return done({ ...base, action: "allow", by: "user" });
+    }
     if (decision === "allow_always") {
       // File tools: the tool for the rest of the session; bash: this exact command.
       const key = tool === "bash" ? (subject ?? "*") : "*";
@@ -549,6 +577,15 @@ export class PermissionPolicy {
       this.grants.get(tool)!.add(key);
     }
     return done({ ...base, action: decision === "deny" ? "deny" : "allow", by: "user" });
+  }
+
+  /** Whether every simple command of a bash line is covered by a prefix the user granted, and it writes nothing. */
+  async #prefixGranted(line: string): Promise<boolean> {
+    if (this.#prefixGrants.length === 0) return false;
+    const analysis = await analyzeShell(line);
+    if (analysis.kind !== "parsed" || analysis.writes.length > 0 || analysis.commands.length === 0)
+      return false;
+    return analysis.commands.every((command) => this.#prefixGrants.some((g) => g.match(command)));
   }
 
   /** The message a denied call returns to the model. */
@@ -570,6 +607,8 @@ export class PermissionPolicy {
       case "no_ui":
         return `Permission denied: ${what} needs the user's approval${why}, and no one can approve it in this session. Do not retry it; finish what you can without it and tell the user what you would have run.`;
       default:
+        if (outcome.by === "user" && outcome.reason !== undefined)
+          return `Permission denied: the user declined ${what} and said: ${outcome.reason}`;
         return `Permission denied: the user declined ${what}. Do not retry the same call; ask the user how to proceed or choose another approach.`;
     }
   }

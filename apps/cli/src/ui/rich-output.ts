@@ -1,0 +1,12 @@
+/**
+ * The UI's heavy modules in one lazy import: Markdown (marked), code
+ * highlighting (cli-highlight), diffs (jsdiff). The interactive session
+ * loads this in the background once its prompt is up; `--version`,
+ * `--help` and print mode never do.
+ */
+export { type DiffView, renderDiff, snapshotFile } from "./file-diff.ts";
+export { highlightCode } from "./markdown/highlight-code.ts";
+export { lexMarkdown, renderTokens } from "./markdown/render-markdown.ts";
+
+/** The shape of this module, for code that holds it once loaded. */
+export type RichOutput = typeof import("./rich-output.ts");

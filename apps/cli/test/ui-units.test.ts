@@ -1,0 +1,238 @@
+/** The line editor's parts, the Markdown stream, costs and once-only notes, without a terminal. */
+import { stripVTControlCharacters } from "node:util";
+import { describe, expect, it } from "vitest";
+import { createStyle } from "../src/style.ts";
+import { costOf, formatCost } from "../src/ui/cost.ts";
+import { EditBuffer } from "../src/ui/edit-buffer.ts";
+import { KeyDecoder } from "../src/ui/keys.ts";
+import { MarkdownStream } from "../src/ui/markdown/markdown-stream.ts";
+import * as rich from "../src/ui/rich-output.ts";
+
+describe("KeyDecoder", () => {
+  const names = (chunks: string[]) => {
+    const decoder = new KeyDecoder();
+    return chunks
+      .flatMap((c) => decoder.feed(c))
+      .map(
+        (k) =>
+          `${k.ctrl ? "C-" : ""}${k.meta ? "M-" : ""}${k.shift ? "S-" : ""}${k.name}${k.text ? `(${k.text})` : ""}`,
+      );
+  };
+
+  it("decodes text, control keys, arrows, Alt and the two Shift+Enter encodings", () => {
+    expect(names(["ab\x1b[A\x01\r\x1b\r\x1b[13;2u\x1b[27;2;13~\x1bb\x7f"])).toEqual([
+      "text(ab)",
+      "up",
+      "C-a",
+      "enter",
+      "M-enter",
+      "S-enter",
+      "S-enter",
+      "M-b(b)",
+      "backspace",
+    ]);
+  });
+
+  it("keeps a bracketed paste whole, across chunks, newlines normalized", () => {
+    expect(names(["\x1b[200~one\r\ntwo\x1b[2", "01~x"])).toEqual(["paste(one\ntwo)", "text(x)"]);
+  });
+
+  it("treats a lone ESC at the end of a chunk as the Escape key", () => {
+    expect(names(["\x1b"])).toEqual(["escape"]);
+  });
+});
+
+describe("EditBuffer", () => {
+  it("moves by grapheme, so an emoji with a joiner is one step", () => {
+    const b = new EditBuffer();
+    b.insert("a👨‍👩‍👧b");
+    b.left();
+    b.left();
+    expect(b.cursor).toBe(1);
+    b.backspace();
+    expect(b.text).toBe("👨‍👩‍👧b");
+  });
+
+  it("walks lines up and down keeping the column, and kills to the line's ends", () => {
+    const b = new EditBuffer();
+    b.set("first line\nsecond\nthird line");
+    expect(b.onLastLine).toBe(true);
+    b.lineUp();
+    expect(b.text.slice(0, b.cursor)).toBe("first line\nsecond");
+    b.lineUp();
+    expect(b.text.slice(0, b.cursor)).toBe("first ");
+    expect(b.onFirstLine).toBe(true);
+    b.killToEnd();
+    expect(b.text).toBe("first \nsecond\nthird line");
+    b.killToStart();
+    expect(b.text).toBe("\nsecond\nthird line");
+  });
+});
+
+describe("MarkdownStream", () => {
+  const stream = () => {
+    let out = "";
+    const md = new MarkdownStream(
+      rich,
+      () => ({ width: 40 }),
+      (t) => (out += t),
+    );
+    return { md, out: () => out };
+  };
+
+  it("renders a block only once it is complete, and the rest at the end", () => {
+    const { md, out } = stream();
+    md.push("# Title\n\nSome **bo");
+    expect(out()).toContain("Title");
+    expect(out()).not.toContain("Some");
+    md.push("ld** text\n");
+    expect(out()).not.toContain("Some");
+    md.push("\n```js\nconst a = 1;\n");
+    expect(out()).toContain("bold");
+    expect(out()).not.toContain("const a");
+    md.push("```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n");
+    expect(out()).toContain("const a = 1;");
+    md.end();
+    expect(stripVTControlCharacters(out())).toMatch(/│ 1\s+│ 2\s+│/);
+    expect(out()).not.toContain("**");
+  });
+
+  it("fits a wide table into the width by wrapping cells", () => {
+    const { md, out } = stream();
+    md.push(`| key | value |\n|---|---|\n| k | ${"word ".repeat(30)}|\n`);
+    md.end();
+    const lines = out()
+      .split("\n")
+      .filter((l) => l !== "");
+    for (const line of lines) expect(line.replace(/\x1b\[[0-9;]*m/g, "").length).toBeLessThanOrEqual(40);
+    expect(lines.length).toBeGreaterThan(6);
+  });
+});
+
+describe("diffs", () => {
+  it("shows changed lines with numbers and collapses past the limit", () => {
+    const before = Array.from({ length: 50 }, (_, i) => `line ${i}`).join("\n");
+    const after = before.replace("line 3", "LINE 3").replace("line 40", "LINE 40");
+    const view = rich.renderDiff(before, after, createStyle(false), 6);
+    expect(view.added).toBe(2);
+    expect(view.removed).toBe(2);
+    expect(view.lines).toContain(" 4 - line 3");
+    expect(view.lines).toContain(" 4 + LINE 3");
+    expect(view.hidden).toBeGreaterThan(0);
+  });
+
+  it("never snapshots a file outside the root", async () => {
+    const { mkdtemp, writeFile, symlink, mkdir } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const base = await mkdtemp(path.join(tmpdir(), "yoi-snap-"));
+    await mkdir(path.join(base, "root"));
+    await writeFile(path.join(base, "secret.txt"), "secret");
+    await writeFile(path.join(base, "root", "a.txt"), "inside");
+    await symlink(path.join(base, "secret.txt"), path.join(base, "root", "link.txt"));
+    const root = path.join(base, "root");
+    expect(rich.snapshotFile(root, "a.txt")).toBe("inside");
+    expect(rich.snapshotFile(root, "../secret.txt")).toBeUndefined();
+    expect(rich.snapshotFile(root, "link.txt")).toBeUndefined();
+    expect(rich.snapshotFile(root, "missing.txt")).toBeUndefined();
+  });
+});
+
+describe("cost", () => {
+  it("prices fresh input, cache reads and writes, and output separately", () => {
+    const pricing = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+    const usage = { inputTokens: 10_000, cacheReadTokens: 6_000, cacheWriteTokens: 1_000, outputTokens: 500 };
+    // 3000*3 + 6000*0.3 + 1000*3.75 + 500*15 = 9000 + 1800 + 3750 + 7500 = 22050 µ$
+    expect(costOf(usage, pricing)).toBeCloseTo(0.02205, 8);
+    expect(costOf(usage, undefined)).toBeUndefined();
+    expect(formatCost(0.02205)).toBe("$0.022");
+    expect(formatCost(0.0025)).toBe("$0.0025");
+    expect(formatCost(undefined)).toBe("$?");
+  });
+});
+
+describe("Renderer notes", () => {
+  it("says each kind of warning once a session", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    let text = "";
+    const renderer = new Renderer({
+      out: { write: (chunk: string) => (text += chunk) },
+      style: createStyle(false),
+      animate: false,
+      window: 0,
+      provider: { provider: "openai" },
+    });
+    const warn = (n: number) =>
+      renderer.handle({
+        type: "warning",
+        warning: { code: "dropped_reasoning", message: `${n} reasoning item(s) were not sent` },
+      } as never);
+    warn(1);
+    warn(2);
+    expect(text.match(/reasoning item/g)).toHaveLength(1);
+    // A different note of the same code is still said.
+    renderer.handle({
+      type: "warning",
+      warning: { code: "dropped_reasoning", message: "another kind of drop" },
+    } as never);
+    expect(text).toContain("another kind of drop");
+  });
+});
+
+describe("Renderer while Markdown streams", () => {
+  it("previews a block still being written on a live line, then prints it rendered", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    let text = "";
+    const renderer = new Renderer({
+      out: { write: (chunk: string) => (text += chunk), columns: 80, isTTY: true },
+      style: createStyle(true),
+      animate: true,
+      window: 0,
+      provider: { provider: "anthropic" },
+    });
+    renderer.rich = rich;
+    const delta = (t: string) =>
+      renderer.handle({ type: "text_delta", text: t, turnIndex: 0, blockIndex: 0 } as never);
+    delta("A **long** para");
+    expect(stripVTControlCharacters(text)).toContain("A **long** para");
+    const before = text.length;
+    delta("graph.\n\nNext");
+    const after = stripVTControlCharacters(text.slice(before));
+    // The block printed rendered, then the preview line holds only what is still pending.
+    expect(after).toMatch(/A long paragraph\.\n\n\S+ Next\n$/);
+    expect(after).not.toContain("**");
+    renderer.dispose();
+  });
+});
+
+describe("PromptHistory", () => {
+  it("keeps prompts per project in one private file and skips a torn line", async () => {
+    const { mkdtemp, readFile, stat, appendFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const { PromptHistory } = await import("../src/ui/prompt-history.ts");
+    const dir = await mkdtemp(path.join(tmpdir(), "yoi-history-"));
+    const file = path.join(dir, ".yoi", "history");
+    const a = await PromptHistory.load(file, "/p/a");
+    a.add("first\nsecond line");
+    a.add("again");
+    a.add("again"); // a repeat of the last one is not recorded twice
+    await a.flush();
+    const b = await PromptHistory.load(file, "/p/b");
+    b.add("other project");
+    await b.flush();
+    await appendFile(file, '{"project":"/p/a","te'); // a crash mid-write
+    const reloaded = await PromptHistory.load(file, "/p/a");
+    expect(reloaded.entries).toEqual(["first\nsecond line", "again"]);
+    // The next prompt after the torn line is not glued to it.
+    reloaded.add("after the crash");
+    await reloaded.flush();
+    expect((await PromptHistory.load(file, "/p/a")).entries).toEqual([
+      "first\nsecond line",
+      "again",
+      "after the crash",
+    ]);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await readFile(file, "utf8")).split("\n").filter((l) => l.includes('"project"')).length).toBe(5);
+  });
+});
