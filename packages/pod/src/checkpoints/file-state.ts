@@ -22,35 +22,37 @@ export function sha256(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-/** Reads `real` through the scope. A missing path (or a directory) is `absent`. */
+/**
+ * Reads `real` through the scope (one verified open). A missing path, a
+ * directory or another non-regular file is `absent`: only regular files
+ * are checkpointed.
+ */
 export async function observeFile(
   fs: ScopedFs,
   real: string,
   maxBytes = CHECKPOINT_MAX_FILE_BYTES,
 ): Promise<ObservedFile> {
-  let size: number;
+  let file: Awaited<ReturnType<ScopedFs["openRead"]>>;
   try {
-    const st = await fs.stat(real, "read");
-    if (st.kind !== "file") return { state: { kind: "absent" } };
-    size = st.size;
+    file = await fs.openRead(real);
   } catch (error) {
-    if (isScopeError(error) && error.code === "not_found") return { state: { kind: "absent" } };
+    if (isScopeError(error) && (error.code === "not_found" || error.code === "invalid_path"))
+      return { state: { kind: "absent" } };
     throw error;
   }
-  if (size > maxBytes) {
-    // Hashed for the "changed since" check, but not kept.
-    const { bytes } = await fs.readFile(real);
-    return {
-      state: {
-        kind: "unsaved",
-        sha256: sha256(bytes),
-        size: bytes.length,
-        reason: `larger than ${Math.round(maxBytes / 1024 / 1024)} MiB`,
-      },
-    };
+  try {
+    const bytes = await file.handle.readFile();
+    const state = { sha256: sha256(bytes), size: bytes.length };
+    // Over the limit: hashed for the "changed since" check, but not kept.
+    if (bytes.length > maxBytes) {
+      return {
+        state: { kind: "unsaved", ...state, reason: `larger than ${Math.round(maxBytes / 1024 / 1024)} MiB` },
+      };
+    }
+    return { state: { kind: "file", ...state }, bytes };
+  } finally {
+    await file.close();
   }
-  const { bytes } = await fs.readFile(real);
-  return { state: { kind: "file", sha256: sha256(bytes), size: bytes.length }, bytes };
 }
 
 /** Whether two states describe the same content. */
