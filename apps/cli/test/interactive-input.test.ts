@@ -234,4 +234,44 @@ describe.skipIf(!TmuxSession.available())("the prompt's input in a real terminal
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 180_000);
+
+  it('"always" for bash grants the command\'s prefix rule, not more', async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        { type: "reply", toolCalls: [{ id: "toolu_1", name: "bash", arguments: { command: "ls -a" } }] },
+        {
+          type: "reply",
+          toolCalls: [{ id: "toolu_2", name: "bash", arguments: { command: "ls -l && ls -a" } }],
+        },
+        {
+          type: "reply",
+          toolCalls: [{ id: "toolu_3", name: "bash", arguments: { command: "ls -a > out.txt" } }],
+        },
+        { type: "reply", text: "Finished." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(PROMPT);
+    tty.type("list things");
+    tty.keys("Enter");
+    await tty.waitFor('[a]lways "ls *" this session');
+    tty.type("a");
+    await tty.waitFor('→ allowed: "ls *", for the rest of this session');
+    // The next line is only ls commands: no question.
+    await tty.waitFor(/✓ bash ls -l && ls -a/);
+    // A write through a redirection is not covered by the prefix: asked again.
+    await tty.waitFor("allow bash: ls -a > out.txt");
+    tty.type("n");
+    await tty.waitFor("Finished.");
+    expect(tty.screen().match(/\? allow bash/g)).toHaveLength(2);
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 120_000);
 });
