@@ -7,7 +7,6 @@
  */
 import type { ModelCapabilities } from "@yoi/manifest";
 import type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
-import { EventPump, type PumpWatcher } from "./adapters/event-pump.ts";
 import { cancellation, errorEvent, OpenBlocks } from "./adapters/stream-end.ts";
 import { applyCapabilities } from "./capabilities.ts";
 import { LlmError } from "./errors.ts";
@@ -124,7 +123,7 @@ interface StreamSettings {
  * ticking at a quarter of the limit notices silence, so a timeout fires
  * between the limit and 1.25x the limit.
  */
-class Watchdog implements PumpWatcher {
+class Watchdog {
   /** Whether the stream is waiting on the provider right now. */
   waiting = true;
   /** Payloads received so far. */
@@ -138,7 +137,6 @@ class Watchdog implements PumpWatcher {
   private readonly controller: AbortController;
   private readonly idleMs: number;
   private readonly provider: string;
-  onEnded: (() => void) | undefined;
 
   constructor(controller: AbortController, firstEventMs: number, idleMs: number, provider: string) {
     this.controller = controller;
@@ -149,17 +147,9 @@ class Watchdog implements PumpWatcher {
     this.arm();
   }
 
-  pulling(): void {
-    this.waiting = true;
-  }
-
   pulled(): void {
     this.waiting = false;
     this.events++;
-  }
-
-  ended(): void {
-    this.onEnded?.();
   }
 
   /** The first event arrived: from now on the idle limit applies. */
@@ -284,8 +274,7 @@ class ClientStream implements AsyncIterableIterator<Event> {
   private readonly input: Request;
   private readonly signal: AbortSignal | undefined;
   private readonly provider: string;
-  /** `direct`: the adapter's own pump serves the events (no extra layer); `follow`: a generic adapter, wrapped. */
-  private phase: "start" | "direct" | "follow" | "done" = "start";
+  private phase: "start" | "follow" | "done" = "start";
   private readonly queue: Event[] = [];
   private head = 0;
   private inner: AsyncIterator<Event> | undefined;
@@ -313,7 +302,6 @@ class ClientStream implements AsyncIterableIterator<Event> {
 
   next(): Promise<IteratorResult<Event>> {
     if (this.head < this.queue.length) return Promise.resolve(this.take());
-    if (this.phase === "direct") return this.inner!.next();
     if (this.phase === "follow") {
       this.watchdog!.waiting = true;
       return this.inner!.next().then(this.received, this.threw);
@@ -324,7 +312,7 @@ class ClientStream implements AsyncIterableIterator<Event> {
 
   async return(): Promise<IteratorResult<Event>> {
     const inner = this.inner;
-    const following = this.phase === "follow" || this.phase === "direct";
+    const following = this.phase === "follow";
     this.phase = "done";
     this.queue.length = 0;
     this.head = 0;
@@ -353,18 +341,11 @@ class ClientStream implements AsyncIterableIterator<Event> {
     if (abortRequest) this.controller?.abort(cancellation());
   }
 
-  /**
-   * The stream has ended. `sourceReleased`: an {@link EventPump} handed out
-   * its last event, and it returns or drains its source before that, so
-   * there is no request left to abort. Skipping the abort is most of the
-   * fixed cost of a short stream: it builds an error and the SDK answers
-   * it by aborting its own controller with a DOMException.
-   */
-  private finish(sourceReleased = false): void {
+  /** The stream has ended: release the timers and let the adapter release what it holds. */
+  private finish(): void {
     this.phase = "done";
-    this.release(!sourceReleased);
-    // The adapter has ended its stream; let it release what it holds.
-    if (!sourceReleased) void this.inner?.return?.()?.catch(() => undefined);
+    this.release();
+    void this.inner?.return?.()?.catch(() => undefined);
   }
 
   private readonly received = (
@@ -516,15 +497,6 @@ class ClientStream implements AsyncIterableIterator<Event> {
           this.inner = iterator;
           if (!held.some((h) => h.type === "status")) this.queue.push({ type: "status", status: "started" });
           for (const h of held) this.queue.push(h);
-          if (iterator instanceof EventPump) {
-            // The pump already keeps the stream contract (stream-end.ts); watch it without another layer.
-            this.phase = "direct";
-            iterator.watcher = watchdog;
-            watchdog.onEnded = () => this.finish(true);
-            this.queue.push(event);
-            if (event.type === "status" && event.status !== "started") this.finish(iterator.exhausted);
-            return this.next();
-          }
           this.phase = "follow";
           watchdog.waiting = true; // received() counts this event as pulled
           const firstResult = this.received({ value: event, done: false });

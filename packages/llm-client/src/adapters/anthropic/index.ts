@@ -1,11 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
-import { Stream } from "@anthropic-ai/sdk/core/streaming";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyAnthropicError } from "./errors.ts";
 import { buildAnthropicRequest } from "./request.ts";
-import { decodeAnthropicEvent, normalizeAnthropicStream } from "./stream.ts";
+import { normalizeAnthropicStream } from "./stream.ts";
 
 export { ANTHROPIC_DEFAULT_MAX_TOKENS, buildAnthropicRequest } from "./request.ts";
 
@@ -47,18 +46,14 @@ export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter
       const anthropic = sdk();
       const { params, warnings } = buildAnthropicRequest(options.model, request);
       for (const warning of warnings) options.onWarning?.(warning);
-      let response: Response;
+      let stream: AsyncIterable<unknown>;
       try {
-        // The raw response: its server-sent events are read below, the SDK's JSON layer is done by the decoder.
-        response = await anthropic.messages.create(params, { signal }).asResponse();
+        // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.
+        stream = await anthropic.messages.create(params, { signal });
       } catch (error) {
         throw abortFailure(signal) ?? classifyAnthropicError(error);
       }
-      return normalizeAnthropicStream(Stream.rawEvents(response, new AbortController()), {
-        signal,
-        onRawEvent: options.onRawEvent,
-        decode: decodeAnthropicEvent(response.headers),
-      });
+      return normalizeAnthropicStream(stream, { signal, onRawEvent: options.onRawEvent });
     },
   };
 };

@@ -7,9 +7,8 @@
  * event types are passed over: they reach `onRawEvent` only.
  */
 
-import { APIError } from "@anthropic-ai/sdk";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Decoder, type Normalizer, pumpEvents, SKIP } from "../event-pump.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyAnthropicError } from "./errors.ts";
 
@@ -58,8 +57,6 @@ interface BlockState {
 export interface NormalizeOptions {
   signal: AbortSignal;
   onRawEvent?: ((payload: unknown) => void) | undefined;
-  /** Set when `stream` yields server-sent events rather than parsed payloads. */
-  decode?: Decoder;
 }
 
 const STOP_REASONS: Record<string, StopReason> = {
@@ -74,41 +71,12 @@ const STOP_REASONS: Record<string, StopReason> = {
   pause_turn: "end_turn",
 };
 
-/**
- * An Event iterator over an Anthropic stream: the SDK's parsed stream, or
- * (with `options.decode`, see {@link decodeAnthropicEvent}) its
- * server-sent events.
- */
+/** An Event iterator over the SDK's parsed Anthropic stream. */
 export function normalizeAnthropicStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
 ): AsyncIterableIterator<Event> {
-  return pumpEvents(stream, new AnthropicNormalizer(options.signal), options.onRawEvent, options.decode);
-}
-
-/**
- * What the SDK's `Stream` does to each server-sent event, done here so the
- * adapter can read `Stream.rawEvents` (one generator layer less per delta):
- * an `error` event becomes the SDK's `APIError`, a payload that is not JSON
- * throws, keep-alives without data are skipped. Pings, which the SDK drops,
- * come through as `ping` Events.
- */
-export function decodeAnthropicEvent(headers: Headers): Decoder {
-  return (item) => {
-    const sse = item as { event: string | null; data: string };
-    if (sse.event === null || !sse.data) return SKIP;
-    if (sse.event === "error") {
-      let body: unknown = sse.data;
-      try {
-        body = JSON.parse(sse.data);
-      } catch {
-        // keep the text
-      }
-      const type = (body as { error?: { type?: string } } | undefined)?.error?.type ?? null;
-      throw new APIError(undefined, body as object, undefined, headers, type as never);
-    }
-    return JSON.parse(sse.data);
-  };
+  return pumpEvents(stream, new AnthropicNormalizer(options.signal), options.onRawEvent);
 }
 
 export class AnthropicNormalizer implements Normalizer {

@@ -1,7 +1,6 @@
 import OpenAI from "openai";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
-import { decodeOpenAIEvent, openAIEvents } from "../openai-sse.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 import { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
@@ -58,18 +57,14 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
           : { systemMessagesAnywhere: options.systemMessagesAnywhere }),
       });
       for (const warning of warnings) options.onWarning?.(warning);
-      let response: Response;
+      let stream: AsyncIterable<unknown>;
       try {
-        // The raw response: the SDK parses its server-sent events below, the decoder does its JSON layer.
-        response = await openai.chat.completions.create(params, { signal }).asResponse();
+        // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.
+        stream = await openai.chat.completions.create(params, { signal });
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIChatError(error);
       }
-      return normalizeOpenAIChatStream(openAIEvents(response, signal), {
-        signal,
-        onRawEvent: options.onRawEvent,
-        decode: decodeOpenAIEvent(response.headers),
-      });
+      return normalizeOpenAIChatStream(stream, { signal, onRawEvent: options.onRawEvent });
     },
   };
 };

@@ -9,7 +9,7 @@
  */
 
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Decoder, type Normalizer, pumpEvents } from "../event-pump.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 
@@ -58,8 +58,6 @@ interface ToolState {
 export interface NormalizeOptions {
   signal: AbortSignal;
   onRawEvent?: ((payload: unknown) => void) | undefined;
-  /** Set when `stream` yields server-sent events rather than parsed payloads. */
-  decode?: Decoder;
 }
 
 const FINISH_REASONS: Record<string, StopReason> = {
@@ -70,16 +68,12 @@ const FINISH_REASONS: Record<string, StopReason> = {
   content_filter: "content_filter",
 };
 
-/**
- * An Event iterator over a Chat Completions stream: the SDK's parsed stream,
- * or (with `options.decode`, see `decodeOpenAIEvent` in openai-sse.ts) its
- * server-sent events.
- */
+/** An Event iterator over the SDK's parsed Chat Completions stream. */
 export function normalizeOpenAIChatStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
 ): AsyncIterableIterator<Event> {
-  return pumpEvents(stream, new OpenAIChatNormalizer(options.signal), options.onRawEvent, options.decode);
+  return pumpEvents(stream, new OpenAIChatNormalizer(options.signal), options.onRawEvent);
 }
 
 export class OpenAIChatNormalizer implements Normalizer {

@@ -3,7 +3,6 @@ import { LlmError } from "../../errors.ts";
 import { findModelCapabilities } from "../../model-info.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { isOpenAIHost } from "../openai-chat/request.ts";
-import { decodeOpenAIEvent, openAIEvents } from "../openai-sse.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIError } from "./errors.ts";
 import { buildResponsesRequest } from "./request.ts";
@@ -50,18 +49,14 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
         systemMessagesAnywhere: systemAnywhere,
       });
       for (const warning of warnings) options.onWarning?.(warning);
-      let response: Response;
+      let stream: AsyncIterable<unknown>;
       try {
-        // The raw response: the SDK parses its server-sent events below, the decoder does its JSON layer.
-        response = await openai.responses.create(params, { signal }).asResponse();
+        // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.
+        stream = await openai.responses.create(params, { signal });
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIError(error, signal);
       }
-      return normalizeResponsesStream(openAIEvents(response, signal), {
-        signal,
-        onRawEvent: options.onRawEvent,
-        decode: decodeOpenAIEvent(response.headers),
-      });
+      return normalizeResponsesStream(stream, { signal, onRawEvent: options.onRawEvent });
     },
   };
 };

@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Decoder, type Normalizer, pumpEvents } from "../event-pump.ts";
+import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { abortFailure, errorEvent } from "../stream-end.ts";
 import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
 
@@ -40,13 +40,11 @@ const partKey = (outputIndex: number, contentIndex: number): number => outputInd
 export interface NormalizeOptions {
   signal: AbortSignal;
   onRawEvent?: ((payload: unknown) => void) | undefined;
-  /** Set when `stream` yields server-sent events rather than parsed payloads (see `decodeOpenAIEvent`). */
-  decode?: Decoder;
 }
 
 /**
- * Normalizes a Responses API event stream into the flat Event union: the
- * SDK's parsed stream, or (with `options.decode`) its server-sent events.
+ * Normalizes the SDK's parsed Responses API event stream into the flat
+ * Event union.
  *
  * Block indices are assigned in order of first appearance: one per output
  * item for reasoning and tool calls, one per (output item, content part) for
@@ -295,7 +293,7 @@ export function normalizeResponsesStream(
       );
     },
   };
-  return pumpEvents(stream, normalizer, onRawEvent, options.decode);
+  return pumpEvents(stream, normalizer, onRawEvent);
 }
 
 function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {

@@ -1,0 +1,60 @@
+/**
+ * The adapters use the SDKs through their public API only (the package
+ * roots and the documented `openai/resources/*` types), so a caret range is
+ * safe: a minor or patch release of an SDK cannot move what we import.
+ * `pnpm --filter @yoi/llm-client test:latest-sdks` runs the adapter tests
+ * against the newest versions the registry serves.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const packageDir = fileURLToPath(new URL("../", import.meta.url));
+const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+};
+
+const SDKS = ["openai", "@anthropic-ai/sdk", "@google/genai"];
+
+/** What a source file may import from an SDK: the root, or `openai`'s public resource types. */
+const ALLOWED = /^(?:openai|openai\/resources\/[a-z/-]+|@anthropic-ai\/sdk|@google\/genai)$/;
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...sourceFiles(path));
+    else if (entry.name.endsWith(".ts")) out.push(path);
+  }
+  return out;
+}
+
+describe("SDKs through their public API", () => {
+  for (const sdk of SDKS) {
+    it(`${sdk} is a caret range in dependencies`, () => {
+      expect(manifest.dependencies[sdk], `${sdk}: use a caret range so users get security fixes`).toMatch(
+        /^\^\d+\.\d+\.\d+$/,
+      );
+    });
+  }
+
+  it("no source file imports an SDK-internal path", () => {
+    const offenders: string[] = [];
+    for (const file of sourceFiles(join(packageDir, "src"))) {
+      const text = readFileSync(file, "utf8");
+      for (const match of text.matchAll(/\bfrom\s+["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
+        const spec = match[1] ?? match[2]!;
+        const isSdk = SDKS.some((sdk) => spec === sdk || spec.startsWith(`${sdk}/`));
+        if (isSdk && !ALLOWED.test(spec)) offenders.push(`${file.slice(packageDir.length)}: ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it("an SDK-internal path is caught (the check can fail)", () => {
+    expect(ALLOWED.test("openai/core/streaming")).toBe(false);
+    expect(ALLOWED.test("@anthropic-ai/sdk/core/streaming")).toBe(false);
+    expect(ALLOWED.test("openai/resources/responses/responses")).toBe(true);
+  });
+});
