@@ -9,11 +9,13 @@ import type { ModelCapabilities } from "@yoi/manifest";
 import type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
 import { cancellation, errorEvent, OpenBlocks } from "./adapters/stream-end.ts";
 import { applyCapabilities } from "./capabilities.ts";
+import { errorMessage } from "./error-message.ts";
 import { LlmError } from "./errors.ts";
 import type { Event } from "./event.ts";
 import { pairToolResults } from "./history.ts";
 import type { ProviderKind } from "./item.ts";
 import { findModelCapabilities } from "./model-info.ts";
+import { redactSecrets, registerClientSecrets } from "./redact.ts";
 import type { ClientOptions, ClientWarning, LlmClient, Request, StreamOptions } from "./request.ts";
 import { decideRetry, type RetryPolicy, resolveRetryPolicy, sleep } from "./retry.ts";
 
@@ -63,6 +65,9 @@ export function createClientWithAdapter(
       `${options.provider}: options.model must name a model, e.g. the provider's model id`,
     );
   }
+  // Before anything can fail: no message, log or record may show these.
+  registerClientSecrets(options);
+  rejectUserinfo(options);
   const policy = resolveRetryPolicy(options.retry);
   const firstEventMs = timeoutSetting(
     options.timeout?.firstEventMs,
@@ -79,7 +84,7 @@ export function createClientWithAdapter(
         adapter = undefined;
         throw new LlmError(
           "config",
-          `${options.provider}: the adapter could not be loaded (${String(error)})`,
+          `${options.provider}: the adapter could not be loaded (${redactSecrets(errorMessage(error))})`,
           {
             cause: error,
           },
@@ -97,6 +102,28 @@ export function createClientWithAdapter(
       return runStream(settings, capabilities, request, streamOptions?.signal);
     },
   };
+}
+
+/**
+ * `https://user:password@host` cannot work: fetch refuses to send a URL with
+ * credentials, so every attempt would fail as a network error (and be
+ * retried). Say so at once, without showing the credentials.
+ */
+function rejectUserinfo(options: ClientOptions): void {
+  if (options.baseURL === undefined) return;
+  let url: URL;
+  try {
+    url = new URL(options.baseURL);
+  } catch {
+    return; // the SDK reports an unusable URL in its own words
+  }
+  if (url.username === "" && url.password === "") return;
+  throw new LlmError(
+    "config",
+    `${options.provider}: the base URL ${redactSecrets(options.baseURL)} carries user:password@ credentials, ` +
+      "which HTTP clients refuse to send; pass the credential as the API key or in headers instead",
+    { provider: options.provider },
+  );
 }
 
 function timeoutSetting(value: number | undefined, name: string, fallback: number): number {
@@ -399,8 +426,18 @@ class ClientStream implements AsyncIterableIterator<Event> {
     return this.next();
   };
 
-  /** Ends a committed stream as failed: open blocks aborted, the error, `status: failed`. */
+  /**
+   * Ends a committed stream that broke: cancelled when the caller aborted
+   * (and no timeout fired), otherwise failed with open blocks aborted, the
+   * error, `status: failed`.
+   */
   private failNow(error: LlmError): void {
+    if (this.signal?.aborted && !this.watchdog?.timedOut) {
+      for (const e of this.blocks.abortAll("cancelled")) this.queue.push(e);
+      this.queue.push({ type: "status", status: "cancelled" });
+      this.finish();
+      return;
+    }
     for (const e of this.blocks.abortAll(error.code)) this.queue.push(e);
     this.queue.push(errorEvent(error), { type: "status", status: "failed", stopReason: "error" });
     this.finish();
@@ -533,10 +570,13 @@ class ClientStream implements AsyncIterableIterator<Event> {
 
 function asLlmError(error: unknown, provider: string): LlmError {
   if (error instanceof LlmError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new LlmError("server", `${provider}: unexpected failure in the adapter (${message})`, {
-    provider,
-    retryable: false,
-    cause: error,
-  });
+  return new LlmError(
+    "server",
+    `${provider}: unexpected failure in the adapter (${redactSecrets(errorMessage(error))})`,
+    {
+      provider,
+      retryable: false,
+      cause: error,
+    },
+  );
 }

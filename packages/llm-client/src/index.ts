@@ -1,19 +1,10 @@
-export type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
-export {
-  abortFailure,
-  endAborted,
-  errorEvent,
-  failStream,
-  incompleteStream,
-  OpenBlocks,
-} from "./adapters/stream-end.ts";
-export { applyCapabilities, type CapabilityResult } from "./capabilities.ts";
 export {
   createClient,
   DEFAULT_FIRST_EVENT_TIMEOUT_MS,
   DEFAULT_IDLE_TIMEOUT_MS,
   PROVIDER_KINDS,
 } from "./client.ts";
+export { errorMessage } from "./error-message.ts";
 export { isLlmError, LlmError, type LlmErrorCode, type LlmErrorOptions } from "./errors.ts";
 export type {
   BlockAbortEvent,
@@ -32,12 +23,7 @@ export type {
   Usage,
   UsageEvent,
 } from "./event.ts";
-export {
-  MISSING_RESULT_TEXT,
-  type PairedHistory,
-  type PairingRepair,
-  pairToolResults,
-} from "./history.ts";
+export { MISSING_RESULT_TEXT } from "./history.ts";
 export {
   assistantMessage,
   type ContentPart,
@@ -56,6 +42,14 @@ export {
   type ToolResultItem,
   userMessage,
 } from "./item.ts";
+export {
+  hasUrlCredentials,
+  MIN_SECRET_LENGTH,
+  redactDeep,
+  redactSecrets,
+  registerClientSecrets,
+  registerSecret,
+} from "./redact.ts";
 export type {
   ClientOptions,
   ClientWarning,
@@ -69,12 +63,3 @@ export type {
   TimeoutOptions,
   ToolSpec,
 } from "./request.ts";
-export {
-  backoffDelay,
-  DEFAULT_RETRY,
-  decideRetry,
-  type RetryDecision,
-  type RetryPolicy,
-  resolveRetryPolicy,
-  retryAfterFromHeaders,
-} from "./retry.ts";

@@ -129,8 +129,9 @@ function formatMs(ms: number): string {
 }
 
 /**
- * The delay a server asked for, from `retry-after-ms` (OpenAI, Anthropic) or
- * `retry-after` (seconds or an HTTP date). Undefined when absent or invalid.
+ * The one retry-after parser: the delay a server asked for, from
+ * `retry-after-ms` (OpenAI, Anthropic) or `retry-after` (seconds or an HTTP
+ * date), in milliseconds. Undefined when absent or invalid.
  */
 export function retryAfterFromHeaders(
   headers: { get(name: string): string | null } | undefined,

@@ -1,57 +1,68 @@
 /**
- * Error classification shared by the adapters. Both official SDKs (Stainless
- * generated) raise errors of the same shape (`status`, `headers`, `error`
- * body), so the mapping from HTTP status to an {@link LlmErrorCode} lives
- * here once; each adapter adds what only its provider says (error types in
- * the body, context-overflow wording).
+ * The one error classifier. Each provider describes its errors as data (an
+ * {@link ErrorTable}: the error types and codes its bodies carry); this file
+ * reads them together with the HTTP status, the retry-after delay and the
+ * context-overflow wording, the same way for every provider. The README's
+ * error tables are checked against {@link STATUS_CODES} and the providers'
+ * tables by test/error-table.test.ts.
  */
+
+import { errorMessage } from "../error-message.ts";
 import { LlmError, type LlmErrorCode } from "../errors.ts";
-import type { ProviderKind } from "../item.ts";
+import { redactSecrets } from "../redact.ts";
 import { retryAfterFromHeaders } from "../retry.ts";
 
-/** The duck-typed shape of an SDK `APIError`. */
-export interface SdkApiErrorLike {
-  name?: string;
-  message: string;
-  status?: number;
-  headers?: { get(name: string): string | null };
-}
-
-/** A failure without an HTTP answer: a torn stream when `inStream`, otherwise an unreachable server. */
-export function classifyNoResponse(
-  provider: ProviderKind,
-  error: unknown,
-  inStream: boolean | undefined,
-): LlmError {
-  return inStream ? classifyStreamFailure(provider, error) : classifyTransportFailure(provider, error);
-}
-
-export function isSdkApiError(value: unknown): value is SdkApiErrorLike & Error {
-  return value instanceof Error && "status" in value && "headers" in value;
-}
-
-/** Code for an HTTP status (before provider-specific refinement). */
-export function codeForStatus(status: number): LlmErrorCode {
-  if (status === 401 || status === 403) return "auth";
-  if (status === 429) return "rate_limit";
-  if (status === 529 || status === 503) return "overloaded";
-  if (status === 408) return "timeout";
-  if (status === 409) return "server"; // lock/conflict: transient, the SDKs retry it too
-  if (status >= 500) return "server";
-  if (status === 413) return "invalid_request";
-  return "invalid_request";
+/** What a provider says about its errors, as data. */
+export interface ErrorTable {
+  /** Provider name used in messages (`anthropic`, `openai-chat`, ...). */
+  provider: string;
+  /**
+   * Error types or codes from the provider's error body (`type`, `code`,
+   * `status`, reasons) mapped to a code. A type wins over a generic status
+   * (`invalid_request` for a 4xx, `server` for a 5xx), never over a
+   * specific one (429, 503, 401...).
+   */
+  byType: Readonly<Record<string, LlmErrorCode>>;
+  /** Types of errors no wait will fix (an exhausted quota): not retryable, with `hint` in the message. */
+  permanent?: Readonly<Record<string, string>>;
+  /** Provider wording for "the prompt does not fit", beyond the shared {@link CONTEXT_OVERFLOW}. */
+  overflow?: readonly RegExp[];
+  /** What to tell the user per code (appended to the message). */
+  hints?: Readonly<Partial<Record<LlmErrorCode, string>>>;
 }
 
 /**
- * Whether a provider's error message says the prompt does not fit the
- * context window. Covers Anthropic, OpenAI and the compatible servers
- * (vLLM, llama.cpp, Ollama, LM Studio) by their documented wording.
+ * HTTP status to code, for every provider. A status not listed is `server`
+ * from 500 up and `invalid_request` below. 413 (request too large) is a
+ * context overflow: shrinking the history (compaction) is what helps.
  */
-export function isContextOverflowMessage(message: string): boolean {
-  return CONTEXT_OVERFLOW.some((re) => re.test(message));
+export const STATUS_CODES: Readonly<Record<number, LlmErrorCode>> = {
+  400: "invalid_request",
+  401: "auth",
+  403: "auth",
+  404: "invalid_request",
+  408: "timeout",
+  409: "server", // lock/conflict: transient, the SDKs retry it too
+  413: "context_overflow",
+  422: "invalid_request",
+  429: "rate_limit",
+  500: "server",
+  502: "server",
+  503: "overloaded",
+  504: "timeout",
+  529: "overloaded", // Anthropic's own; gateways in front of other providers use it too
+};
+
+/** Code for an HTTP status alone. */
+export function codeForStatus(status: number): LlmErrorCode {
+  return STATUS_CODES[status] ?? (status >= 500 ? "server" : "invalid_request");
 }
 
-const CONTEXT_OVERFLOW: RegExp[] = [
+/**
+ * Context-overflow wording of Anthropic, OpenAI, Gemini and the compatible
+ * servers (vLLM, llama.cpp, Ollama, LM Studio).
+ */
+export const CONTEXT_OVERFLOW: readonly RegExp[] = [
   /prompt is too long/i,
   /input length and `?max_tokens`? exceed context limit/i,
   /maximum context length/i,
@@ -63,55 +74,86 @@ const CONTEXT_OVERFLOW: RegExp[] = [
   /input is too long/i,
 ];
 
-/** Removes anything that looks like a credential before a message leaves the adapter. */
-export function redactSecrets(message: string): string {
-  return message
-    .replace(/\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, "$1-***")
-    .replace(/\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, "$1***")
-    .replace(/\b(x-api-key|api[_-]?key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}]{8,}/gi, "$1$2***");
+/** Whether a provider's error message says the prompt does not fit the context window. */
+export function isContextOverflowMessage(message: string, extra: readonly RegExp[] = []): boolean {
+  return CONTEXT_OVERFLOW.some((re) => re.test(message)) || extra.some((re) => re.test(message));
 }
 
-/**
- * Classifies an HTTP error raised by an SDK. `refine` lets the adapter
- * override the code from the provider's error body.
- */
-export function classifyApiError(
-  provider: ProviderKind,
-  error: SdkApiErrorLike,
-  refine?: (code: LlmErrorCode, error: SdkApiErrorLike) => LlmErrorCode,
-): LlmError {
-  const status = error.status;
-  let code: LlmErrorCode = status === undefined ? "server" : codeForStatus(status);
-  if ((code === "invalid_request" || status === undefined) && isContextOverflowMessage(error.message)) {
+/** The facts of one provider error, read from whatever the SDK raised or the stream carried. */
+export interface ProviderErrorInfo {
+  /** HTTP status, when the error came with a response. */
+  status?: number | undefined;
+  /** Error types / codes / reasons from the body, most specific first. */
+  types?: readonly (string | null | undefined)[];
+  /** The provider's own words. */
+  message: string;
+  /** Server-requested delay (from {@link retryAfterFromHeaders} or a body field). */
+  retryAfterMs?: number | undefined;
+  cause?: unknown;
+}
+
+const GENERIC: ReadonlySet<LlmErrorCode> = new Set(["invalid_request", "server"]);
+
+/** Classifies one provider error with the provider's table: the one classifier. */
+export function classifyWithTable(table: ErrorTable, info: ProviderErrorInfo): LlmError {
+  const { status } = info;
+  const message = redactSecrets(info.message);
+  const types = (info.types ?? []).filter((t): t is string => typeof t === "string" && t !== "");
+  const byType = types.map((t) => table.byType[t]).find((c) => c !== undefined);
+  let code: LlmErrorCode = status === undefined ? (byType ?? "server") : codeForStatus(status);
+  if (status !== undefined && byType !== undefined && GENERIC.has(code)) code = byType;
+  if ((GENERIC.has(code) || code === "context_overflow") && isContextOverflowMessage(message, table.overflow))
     code = "context_overflow";
-  }
-  if (refine) code = refine(code, error);
-  const retryAfterMs = retryAfterFromHeaders(error.headers);
+  const permanent = types.map((t) => table.permanent?.[t]).find((h) => h !== undefined);
+  const hint = permanent ?? table.hints?.[code];
   const where = status === undefined ? "" : ` (HTTP ${status})`;
-  return new LlmError(code, `${provider}: ${redactSecrets(apiMessage(error))}${where}`, {
+  return new LlmError(code, `${table.provider}: ${message}${where}${hint ? ` (${hint})` : ""}`, {
     status,
-    retryAfterMs,
-    provider,
-    cause: error,
+    retryAfterMs: info.retryAfterMs,
+    provider: table.provider,
+    cause: info.cause,
+    ...(permanent === undefined ? {} : { retryable: false }),
   });
 }
 
+/** The duck-typed shape of a Stainless SDK `APIError` (`openai`, `@anthropic-ai/sdk`). */
+export interface SdkApiErrorLike {
+  message: string;
+  status?: number | undefined;
+  headers?: { get(name: string): string | null } | undefined;
+  error?: unknown;
+  type?: unknown;
+  code?: unknown;
+  apiMessage?: unknown;
+}
+
 /**
- * The provider's own words: the `message` of the error body (Anthropic's
- * SDK exposes it as `apiMessage`, OpenAI's keeps the body in `error`),
- * else the SDK message, which repeats the status and the raw body.
+ * The facts of a Stainless SDK `APIError`: the body's `message`
+ * (Anthropic's SDK exposes it as `apiMessage`, OpenAI's keeps the body in
+ * `error`), its type and code, the status and the retry-after headers.
  */
-function apiMessage(error: SdkApiErrorLike): string {
-  const fromBody = (error as { apiMessage?: unknown }).apiMessage;
-  if (typeof fromBody === "string" && fromBody !== "") return fromBody;
-  const body = (error as { error?: unknown }).error;
-  if (body && typeof body === "object") {
-    const message = (body as { message?: unknown }).message;
-    if (typeof message === "string" && message !== "") return message;
-    const nested = (body as { error?: { message?: unknown } }).error?.message;
-    if (typeof nested === "string" && nested !== "") return nested;
-  }
-  return error.message;
+export function sdkErrorInfo(error: SdkApiErrorLike): ProviderErrorInfo {
+  const body = (error.error ?? undefined) as
+    | { message?: unknown; type?: unknown; code?: unknown; error?: { message?: unknown; type?: unknown } }
+    | undefined;
+  const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+  const message = str(error.apiMessage) ?? str(body?.message) ?? str(body?.error?.message) ?? error.message;
+  return {
+    status: error.status,
+    types: [str(error.code), str(error.type), str(body?.code), str(body?.type), str(body?.error?.type)],
+    message,
+    retryAfterMs: retryAfterFromHeaders(error.headers),
+    cause: error,
+  };
+}
+
+/** A failure without an HTTP answer: a torn stream when `inStream`, otherwise an unreachable server. */
+export function classifyNoResponse(
+  provider: string,
+  error: unknown,
+  inStream: boolean | undefined,
+): LlmError {
+  return inStream ? classifyStreamFailure(provider, error) : classifyTransportFailure(provider, error);
 }
 
 /**
@@ -119,22 +161,28 @@ function apiMessage(error: SdkApiErrorLike): string {
  * a torn connection ends the stream early (`incomplete_stream`), a payload
  * that is not JSON is a `parse` error.
  */
-export function classifyStreamFailure(provider: ProviderKind, error: unknown): LlmError {
+export function classifyStreamFailure(provider: string, error: unknown): LlmError {
   if (error instanceof LlmError) return error;
   if (error instanceof SyntaxError) {
     return new LlmError(
       "parse",
-      `${provider}: the stream carried a payload that is not valid JSON (${error.message})`,
-      {
-        provider,
-        cause: error,
-      },
+      `${provider}: the stream carried a payload that is not valid JSON (${redactSecrets(error.message)})`,
+      { provider, cause: error },
     );
   }
-  const message = error instanceof Error ? error.message : String(error);
   return new LlmError(
     "incomplete_stream",
-    `${provider}: the connection broke before the stream ended (${message})`,
+    `${provider}: the connection broke before the stream ended (${redactSecrets(withCause(error))})`,
+    { provider, cause: error },
+  );
+}
+
+/** Classifies a failure to get a response at all (DNS, refused, reset, TLS). */
+export function classifyTransportFailure(provider: string, error: unknown): LlmError {
+  if (error instanceof LlmError) return error;
+  return new LlmError(
+    "network",
+    `${provider}: could not reach the server (${redactSecrets(withCause(error))})`,
     {
       provider,
       cause: error,
@@ -142,17 +190,12 @@ export function classifyStreamFailure(provider: ProviderKind, error: unknown): L
   );
 }
 
-/** Classifies a failure to get a response at all (DNS, refused, reset, TLS). */
-export function classifyTransportFailure(provider: ProviderKind, error: unknown): LlmError {
-  if (error instanceof LlmError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
-  return new LlmError(
-    "network",
-    `${provider}: could not reach the server (${redactSecrets(message + cause)})`,
-    {
-      provider,
-      cause: error,
-    },
-  );
+/** The request was cancelled by the caller. */
+export function abortedError(provider: string, cause: unknown): LlmError {
+  return new LlmError("aborted", `${provider}: the request was aborted`, { provider, cause });
+}
+
+function withCause(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause instanceof Error ? `${errorMessage(error)}: ${cause.message}` : errorMessage(error);
 }

@@ -1,8 +1,9 @@
 import { type GenerateContentResponse, GoogleGenAI } from "@google/genai";
 import { LlmError } from "../../errors.ts";
+import { retryAfterFromHeaders } from "../../retry.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { abortFailure } from "../stream-end.ts";
-import { classifyGeminiError, parseRetryAfter } from "./errors.ts";
+import { classifyGeminiError } from "./errors.ts";
 import { buildGeminiRequest } from "./request.ts";
 import { normalizeGeminiStream } from "./stream.ts";
 
@@ -46,13 +47,7 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
       let retryAfterMs: number | undefined;
       const fetchWithHeaders: typeof fetch = async (input, init) => {
         const response = await fetch(input, init);
-        if (!response.ok) {
-          const ms = response.headers.get("retry-after-ms");
-          retryAfterMs =
-            ms !== null && Number.isFinite(Number(ms))
-              ? Number(ms)
-              : parseRetryAfter(response.headers.get("retry-after"));
-        }
+        if (!response.ok) retryAfterMs = retryAfterFromHeaders(response.headers);
         return response;
       };
       let stream: AsyncGenerator<GenerateContentResponse>;
@@ -69,7 +64,7 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
           },
         });
       } catch (error) {
-        throw abortFailure(signal) ?? classifyGeminiError(error, signal, retryAfterMs);
+        throw abortFailure(signal) ?? classifyGeminiError(error, { retryAfterHeaderMs: retryAfterMs });
       }
       return normalizeGeminiStream(stream, {
         signal,

@@ -9,7 +9,7 @@ import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
 import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { abortFailure, errorEvent } from "../stream-end.ts";
-import { classifyGeminiStreamFailure } from "./errors.ts";
+import { classifyGeminiError } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
 
 interface TextRun {
@@ -264,7 +264,7 @@ export function normalizeGeminiStream(
         return;
       }
       if (!started) out.push({ type: "status", status: "started" });
-      fail(classifyGeminiStreamFailure(error, signal, options.retryAfterMs?.()));
+      fail(classifyGeminiError(error, { inStream: true, retryAfterHeaderMs: options.retryAfterMs?.() }));
     },
   };
   return pumpEvents(stream, normalizer, onRawEvent);

@@ -1,43 +1,62 @@
 /**
- * OpenAI Chat Completions error classification (OpenAI and compatible
- * servers): the only place that reads their error codes and wording.
+ * OpenAI's error codes as data, shared by the Chat Completions and
+ * Responses adapters (and the compatible servers that copy them). The
+ * classifier in ../classify.ts reads the table.
  */
-import { APIConnectionError, APIUserAbortError } from "openai";
+import { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import { LlmError } from "../../errors.ts";
 import {
-  classifyApiError,
+  abortedError,
   classifyNoResponse,
-  isContextOverflowMessage,
-  isSdkApiError,
+  classifyWithTable,
+  type ErrorTable,
+  sdkErrorInfo,
 } from "../classify.ts";
 
-export function classifyOpenAIChatError(error: unknown, context: { inStream?: boolean } = {}): LlmError {
+const OPENAI_TYPES: ErrorTable["byType"] = {
+  context_length_exceeded: "context_overflow",
+  rate_limit_exceeded: "rate_limit",
+  insufficient_quota: "rate_limit",
+  server_error: "server",
+  internal_error: "server",
+  server_is_overloaded: "overloaded",
+  slow_down: "overloaded",
+  invalid_api_key: "auth",
+  invalid_authentication: "auth",
+  invalid_prompt: "invalid_request",
+  invalid_request_error: "invalid_request",
+  invalid_value: "invalid_request",
+};
+
+const PERMANENT = { insufficient_quota: "quota exhausted: check the plan and billing of this API key" };
+
+/** The table of one OpenAI-API provider (`openai-chat` or `openai-responses`). */
+export function openAIErrorTable(provider: "openai-chat" | "openai-responses"): ErrorTable {
+  return {
+    provider,
+    byType: OPENAI_TYPES,
+    permanent: PERMANENT,
+    overflow: [/context window|exceeds the context/i],
+    hints: { auth: "check OPENAI_API_KEY" },
+  };
+}
+
+const CHAT = openAIErrorTable("openai-chat");
+
+/** Classifies anything the OpenAI SDK raises with `table` (`inStream`: while reading an open stream). */
+export function classifyOpenAIApiError(
+  table: ErrorTable,
+  error: unknown,
+  context: { inStream?: boolean } = {},
+): LlmError {
   if (error instanceof LlmError) return error;
-  if (isSdkApiError(error)) {
-    // By class, not by `name`: the SDKs do not set `name` on every subclass.
-    if (error instanceof APIUserAbortError)
-      return new LlmError("aborted", "openai-chat: the request was aborted", { cause: error });
-    if (error.status === undefined && error instanceof APIConnectionError) {
-      return classifyNoResponse("openai-chat", error, context.inStream);
-    }
-    const apiCode = (error as { code?: unknown }).code;
-    const classified = classifyApiError("openai-chat", error, (code, e) => {
-      if (apiCode === "context_length_exceeded" || isContextOverflowMessage(e.message))
-        return "context_overflow";
-      if (apiCode === "rate_limit_exceeded") return "rate_limit";
-      if (apiCode === "invalid_api_key") return "auth";
-      return code;
-    });
-    // Out of credit is a 429 that no wait will fix.
-    if (apiCode === "insufficient_quota") {
-      return new LlmError("rate_limit", `${classified.message}; the account is out of quota`, {
-        retryable: false,
-        status: classified.status,
-        provider: "openai-chat",
-        cause: error,
-      });
-    }
-    return classified;
+  if (error instanceof APIUserAbortError) return abortedError(table.provider, error);
+  if (error instanceof APIError && !(error instanceof APIConnectionError)) {
+    return classifyWithTable(table, sdkErrorInfo(error));
   }
-  return classifyNoResponse("openai-chat", error, context.inStream);
+  return classifyNoResponse(table.provider, error, context.inStream);
+}
+
+export function classifyOpenAIChatError(error: unknown, context: { inStream?: boolean } = {}): LlmError {
+  return classifyOpenAIApiError(CHAT, error, context);
 }

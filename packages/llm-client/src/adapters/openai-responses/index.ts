@@ -54,7 +54,7 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
         // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.
         stream = await openai.responses.create(params, { signal });
       } catch (error) {
-        throw abortFailure(signal) ?? classifyOpenAIError(error, signal);
+        throw abortFailure(signal) ?? classifyOpenAIError(error);
       }
       return normalizeResponsesStream(stream, { signal, onRawEvent: options.onRawEvent });
     },

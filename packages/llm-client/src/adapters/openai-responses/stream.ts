@@ -3,7 +3,7 @@ import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
 import { type Normalizer, pumpEvents } from "../event-pump.ts";
 import { abortFailure, errorEvent } from "../stream-end.ts";
-import { classifyOpenAIStreamFailure, classifyStreamError } from "./errors.ts";
+import { classifyOpenAIError, classifyStreamError } from "./errors.ts";
 
 interface OpenBlock {
   index: number;
@@ -274,7 +274,7 @@ export function normalizeResponsesStream(
         return;
       }
       if (!started) out.push({ type: "status", status: "started" });
-      fail(classifyOpenAIStreamFailure(error, signal));
+      fail(classifyOpenAIError(error, { inStream: true }));
     },
     end(queue) {
       out = queue;

@@ -1,0 +1,181 @@
+/**
+ * An example of an outside provider written only against the public
+ * `@yoi/llm-client/adapter` subpath: a made-up NDJSON streaming API on
+ * 127.0.0.1 (`{"t":"text","v":"..."}` lines, then `{"t":"done"}`), its
+ * errors described as a table, plugged in with `createClientWithAdapter`.
+ * The client supplies retries, timeouts and the stream contract.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type AdapterFactory,
+  classifyNoResponse,
+  classifyWithTable,
+  createClientWithAdapter,
+  type ErrorTable,
+  endAborted,
+  failStream,
+  incompleteStream,
+  type Normalizer,
+  OpenBlocks,
+  pumpEvents,
+  retryAfterFromHeaders,
+} from "../src/adapter.ts";
+// An outside package imports these as "@yoi/llm-client" and "@yoi/llm-client/adapter".
+import { type Event, userMessage } from "../src/index.ts";
+import { fold } from "./stream-helpers.ts";
+
+const NDJSON_ERRORS: ErrorTable = { provider: "ndjson", byType: { quota: "rate_limit" } };
+
+/** Lines of the response body, parsed. */
+async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
+  let buffer = "";
+  for await (const chunk of body.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk;
+    let nl = buffer.indexOf("\n");
+    while (nl >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.trim() !== "") yield JSON.parse(line);
+      nl = buffer.indexOf("\n");
+    }
+  }
+}
+
+class NdjsonNormalizer implements Normalizer {
+  private readonly open = new OpenBlocks();
+  private started = false;
+  private done = false;
+  private readonly signal: AbortSignal;
+  constructor(signal: AbortSignal) {
+    this.signal = signal;
+  }
+
+  payload(payload: unknown, out: Event[]): boolean {
+    const p = payload as { t: string; v?: string };
+    if (!this.started) {
+      this.started = true;
+      out.push({ type: "status", status: "started" });
+    }
+    if (p.t === "text") {
+      if (!this.open.has(0)) {
+        this.open.start(0, "text");
+        out.push({ type: "block_start", index: 0, block: "text" });
+      }
+      out.push({ type: "block_delta", index: 0, delta: "text", text: p.v ?? "" });
+      return false;
+    }
+    if (p.t === "done") {
+      this.done = true;
+      if (this.open.has(0)) out.push({ type: "block_stop", index: 0, block: "text" });
+      this.open.stop(0);
+      out.push({ type: "status", status: "completed", stopReason: "end_turn" });
+      return true;
+    }
+    return false;
+  }
+
+  end(out: Event[]): void {
+    if (this.done) return;
+    if (this.signal.aborted) out.push(...endAborted(this.signal, this.open));
+    else out.push(...failStream(incompleteStream("ndjson", 'the {"t":"done"} line'), this.open));
+  }
+
+  fail(error: unknown, out: Event[]): void {
+    if (this.signal.aborted) out.push(...endAborted(this.signal, this.open));
+    else out.push(...failStream(classifyNoResponse("ndjson", error, true), this.open));
+  }
+}
+
+const ndjsonAdapter =
+  (baseURL: string): AdapterFactory =>
+  () => ({
+    async open(request, signal) {
+      let response: Response;
+      try {
+        response = await fetch(`${baseURL}/stream`, {
+          method: "POST",
+          body: JSON.stringify(request.items),
+          signal,
+        });
+      } catch (error) {
+        throw classifyNoResponse("ndjson", error, false);
+      }
+      if (!response.ok) {
+        const body = (await response.json().catch(() => ({}))) as { type?: string; message?: string };
+        throw classifyWithTable(NDJSON_ERRORS, {
+          status: response.status,
+          types: [body.type],
+          message: body.message ?? response.statusText,
+          retryAfterMs: retryAfterFromHeaders(response.headers),
+        });
+      }
+      return pumpEvents(lines(response.body!), new NdjsonNormalizer(signal));
+    },
+  });
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+async function serve(answers: ((res: import("node:http").ServerResponse) => void)[]): Promise<string> {
+  let n = 0;
+  server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => answers[Math.min(n++, answers.length - 1)]!(res));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const ok = (res: import("node:http").ServerResponse) => {
+  res.writeHead(200, { "content-type": "application/x-ndjson" });
+  res.end('{"t":"text","v":"Hel"}\n{"t":"text","v":"lo"}\n{"t":"done"}\n');
+};
+
+describe("an outside adapter through @yoi/llm-client/adapter", () => {
+  it("streams through the client's contract", async () => {
+    const baseURL = await serve([ok]);
+    const client = createClientWithAdapter({ provider: "openai-chat", model: "m" }, async () =>
+      ndjsonAdapter(baseURL),
+    );
+    const events: Event[] = [];
+    for await (const e of client.stream({ items: [userMessage("hi")] })) events.push(e);
+    const r = fold(events);
+    expect([r.status, r.text]).toEqual(["completed", "Hello"]);
+  });
+
+  it("gets the client's retry policy: a 429 with retry-after is retried, then succeeds", async () => {
+    const baseURL = await serve([
+      (res) => {
+        res.writeHead(429, { "content-type": "application/json", "retry-after-ms": "5" });
+        res.end('{"type":"quota","message":"slow down"}');
+      },
+      ok,
+    ]);
+    const client = createClientWithAdapter(
+      { provider: "openai-chat", model: "m", retry: { maxAttempts: 2, initialDelayMs: 1 } },
+      async () => ndjsonAdapter(baseURL),
+    );
+    const events: Event[] = [];
+    for await (const e of client.stream({ items: [userMessage("hi")] })) events.push(e);
+    expect(fold(events).text).toBe("Hello");
+  });
+
+  it("a body cut before its done line is an incomplete_stream failure", async () => {
+    const baseURL = await serve([
+      (res) => {
+        res.writeHead(200);
+        res.end('{"t":"text","v":"Hel"}\n');
+      },
+    ]);
+    const client = createClientWithAdapter(
+      { provider: "openai-chat", model: "m", retry: { maxAttempts: 1 } },
+      async () => ndjsonAdapter(baseURL),
+    );
+    const events: Event[] = [];
+    for await (const e of client.stream({ items: [userMessage("hi")] })) events.push(e);
+    const r = fold(events);
+    expect([r.status, r.errors[0]?.code]).toEqual(["failed", "incomplete_stream"]);
+  });
+});
