@@ -80,6 +80,28 @@ export interface ErrorEvent {
   beforeOutput?: boolean;
 }
 
+/**
+ * The client is about to send the request again (the one retry policy of
+ * `retry.ts`). Comes after `status: started` and before the next attempt's
+ * events. `discarded`: the failed attempt had already streamed blocks (they
+ * were closed with `block_abort`); everything it streamed is void and the
+ * next attempt starts the response from the beginning, so a consumer drops
+ * what it showed or collected of it.
+ */
+export interface RetryEvent {
+  type: "retry";
+  /** The attempt about to start (2 = the first retry). */
+  attempt: number;
+  maxAttempts: number;
+  /** Wait before that attempt, in milliseconds. */
+  delayMs: number;
+  /** Why the previous attempt failed. */
+  code: LlmErrorCode;
+  message: string;
+  status?: number;
+  discarded: boolean;
+}
+
 export interface BlockStartEvent {
   type: "block_start";
   index: number;
@@ -133,6 +155,7 @@ export type Event =
   | UsageEvent
   | StatusEvent
   | ErrorEvent
+  | RetryEvent
   | BlockStartEvent
   | BlockDeltaEvent
   | BlockStopEvent

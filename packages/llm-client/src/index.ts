@@ -17,6 +17,7 @@ export type {
   Event,
   EventType,
   PingEvent,
+  RetryEvent,
   StatusEvent,
   StopReason,
   ThinkingReplay,

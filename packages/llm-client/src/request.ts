@@ -78,9 +78,8 @@ export interface ClientWarning {
    * `unsupported_setting`: a setting the model cannot take was not sent.
    * `dropped_reasoning`: reasoning from another provider was not sent.
    * `repaired_history`: tool calls without results (or results without calls) were made valid.
-   * `retry`: an attempt failed before any output and is retried after `detail.delayMs`.
    */
-  code: "unsupported_setting" | "dropped_reasoning" | "retry" | "unknown_event" | "repaired_history";
+  code: "unsupported_setting" | "dropped_reasoning" | "unknown_event" | "repaired_history";
   message: string;
   detail?: Record<string, unknown>;
 }
@@ -95,7 +94,7 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   retry?: RetryOptions;
   timeout?: TimeoutOptions;
-  /** Receives warnings and retry notices. */
+  /** Receives warnings (retries are `retry` events on the stream). */
   onWarning?: (warning: ClientWarning) => void;
   /** Sees every raw provider payload (debugging, unknown events). */
   onRawEvent?: (payload: unknown) => void;
@@ -118,6 +117,10 @@ export interface StreamOptions {
 export interface LlmClient {
   readonly provider: ProviderKind;
   readonly model: string;
-  /** Streams one model call. Errors before the first event are retried per the policy; after that they are events. */
+  /**
+   * Streams one model call. Failures are retried per the policy (reported as
+   * `retry` events) while no tool call has completed; otherwise they are
+   * `error` events followed by `status: failed`.
+   */
   stream(request: Request, options?: StreamOptions): AsyncIterable<Event>;
 }

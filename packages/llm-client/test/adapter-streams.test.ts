@@ -13,10 +13,11 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
+/** Every request gets `step`; one attempt (the client's retries have their own tests). */
 async function run(provider: ProviderKind, step: ScriptStep): Promise<Folded> {
-  const s = await startScriptedServer({ provider, script: [step] });
+  const s = await startScriptedServer({ provider, script: () => step });
   servers.push(s);
-  return collect(clientFor(provider, s.baseURL).client.stream(hello()));
+  return collect(clientFor(provider, s.baseURL, { retry: { maxAttempts: 1 } }).client.stream(hello()));
 }
 
 const chunk = (delta: unknown, finish: string | null = null, extra: Record<string, unknown> = {}) =>
@@ -219,7 +220,7 @@ describe("anthropic streams", () => {
     expect(r.text).toBe("fine");
   });
 
-  it("'prompt is too long' is context_overflow; an error event after output fails without retry", async () => {
+  it("'prompt is too long' is context_overflow; an error event after output fails (retries off)", async () => {
     const overflow = await run("anthropic", {
       type: "error",
       status: 400,
@@ -241,7 +242,9 @@ describe("anthropic streams", () => {
       ],
     });
     servers.push(s);
-    const r = await collect(clientFor("anthropic", s.baseURL).client.stream(hello()));
+    const r = await collect(
+      clientFor("anthropic", s.baseURL, { retry: { maxAttempts: 1 } }).client.stream(hello()),
+    );
     expect(r.text).toBe("Hal");
     expect(r.errors[0]).toMatchObject({ code: "overloaded", retryable: true });
     expect(r.aborts).toHaveLength(1);

@@ -8,9 +8,11 @@ import type { Event } from "../src/event.ts";
 import type { ProviderKind } from "../src/item.ts";
 import { frameLines } from "../src/testing/replay-server.ts";
 import { type ScriptStep, startScriptedServer, WIRE_FORMATS } from "../src/testing/scripted-server.ts";
-import { clientFor, collect, FAST, fold, hello } from "./stream-helpers.ts";
+import { abortOnRetry, clientFor, collect, FAST, fold, hello } from "./stream-helpers.ts";
 
 const servers: { close(): Promise<void> }[] = [];
+/** One attempt: these tests are about how a failure is reported (retries: test/retry-midstream.test.ts). */
+const ONE = { retry: { maxAttempts: 1 } };
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
@@ -80,11 +82,10 @@ for (const c of CASES) {
 
     it("a stream cut before its terminal event is incomplete_stream, not a success", async () => {
       const s = await server(c.provider, [{ type: "raw", body: c.withoutTerminal(lines) }]);
-      const r = await collect(clientFor(c.provider, s.baseURL).client.stream(hello()));
+      const r = await collect(clientFor(c.provider, s.baseURL, ONE).client.stream(hello()));
       expect(r.status).toBe("failed");
       expect(r.errors.map((e) => e.code)).toEqual(["incomplete_stream"]);
       expect(r.text).toBe("Hello there, world.");
-      // Output was seen: no silent retry.
       expect(s.requests).toHaveLength(1);
     });
 
@@ -93,7 +94,7 @@ for (const c of CASES) {
       const s = await server(c.provider, [
         { type: "lines", lines, truncateBytes: Math.floor(full * 0.6), end: "close" },
       ]);
-      const r = await collect(clientFor(c.provider, s.baseURL).client.stream(hello()));
+      const r = await collect(clientFor(c.provider, s.baseURL, ONE).client.stream(hello()));
       expect(r.status).toBe("failed");
       expect(r.errors[0]!.code).toBe("incomplete_stream");
       expect(r.aborts.length).toBeGreaterThan(0);
@@ -107,7 +108,7 @@ for (const c of CASES) {
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("completed");
       expect(r.text).toBe("Hello there, world.");
-      expect(warnings.filter((w) => w.code === "retry")).toHaveLength(1);
+      expect(r.retries).toHaveLength(1);
     });
 
     it("429 with retry-after is retried after the server's delay, then succeeds", async () => {
@@ -121,9 +122,8 @@ for (const c of CASES) {
       expect(r.status).toBe("completed");
       expect(r.text).toBe("Hello there, world.");
       expect(s.requests).toHaveLength(3);
-      const retries = warnings.filter((w) => w.code === "retry");
-      expect(retries.map((w) => w.detail?.delayMs)).toEqual([30, 0]);
-      expect(retries.map((w) => w.detail?.errorCode)).toEqual(["rate_limit", "rate_limit"]);
+      expect(r.retries.map((e) => e.delayMs)).toEqual([30, 0]);
+      expect(r.retries.map((e) => e.code)).toEqual(["rate_limit", "rate_limit"]);
       // Every attempt sent the same request.
       expect(s.requests[0]).toEqual(s.requests[2]);
     });
@@ -139,11 +139,7 @@ for (const c of CASES) {
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("completed");
       expect(s.requests).toHaveLength(4);
-      expect(warnings.filter((w) => w.code === "retry").map((w) => w.detail?.errorCode)).toEqual([
-        "overloaded",
-        "overloaded",
-        "server",
-      ]);
+      expect(r.retries.map((e) => e.code)).toEqual(["overloaded", "overloaded", "server"]);
     });
 
     it("gives up after maxAttempts with the last error", async () => {
@@ -172,7 +168,7 @@ for (const c of CASES) {
       expect(r.errors[0]).toMatchObject({ code: "auth", status: 401, retryable: false });
       expect(JSON.stringify(r.events)).not.toContain("sk-secret-123456789");
       expect(s.requests).toHaveLength(1);
-      expect(warnings.filter((w) => w.code === "retry")).toEqual([]);
+      expect(r.retries).toEqual([]);
     });
 
     it("a retry-after above the cap fails fast with a message that says so", async () => {
@@ -199,12 +195,15 @@ for (const c of CASES) {
       expect(r.errors[0]!.code).toBe("timeout");
       expect(r.errors[0]!.message).toContain("timeout.firstEventMs");
       expect(s.requests).toHaveLength(2);
-      expect(warnings.filter((w) => w.code === "retry")).toHaveLength(1);
+      expect(r.retries).toHaveLength(1);
     });
 
     it("a stream that stalls after output hits the idle timeout and fails (not cancelled)", async () => {
       const s = await server(c.provider, [stalled]);
-      const { client } = clientFor(c.provider, s.baseURL, { timeout: { firstEventMs: 5_000, idleMs: 150 } });
+      const { client } = clientFor(c.provider, s.baseURL, {
+        ...ONE,
+        timeout: { firstEventMs: 5_000, idleMs: 150 },
+      });
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("failed");
       expect(r.errors[0]!.code).toBe("timeout");
@@ -236,15 +235,12 @@ for (const c of CASES) {
       const controller = new AbortController();
       const { client } = clientFor(c.provider, s.baseURL, {
         retry: { ...FAST.retry, maxRetryAfterMs: 120_000, totalBudgetMs: 600_000 },
-        onWarning: (w) => {
-          if (w.code === "retry") setImmediate(() => controller.abort());
-        },
       });
-      const r = await collect(client.stream(hello(), { signal: controller.signal }));
-      expect(r.events).toEqual([
-        { type: "status", status: "started" },
-        { type: "status", status: "cancelled" },
-      ]);
+      const r = await collect(
+        abortOnRetry(client.stream(hello(), { signal: controller.signal }), controller),
+      );
+      expect(r.events.map((e) => e.type)).toEqual(["status", "retry", "status"]);
+      expect(r.status).toBe("cancelled");
       expect(s.requests).toHaveLength(1);
     });
 
@@ -265,7 +261,7 @@ for (const c of CASES) {
         const r = await collect(client.stream(hello()));
         expect(r.status).toBe("completed");
         expect(r.text).toBe("Hello there, world.");
-        expect(warnings.find((w) => w.code === "retry")?.detail?.errorCode).toBe("overloaded");
+        expect(r.retries[0]?.code).toBe("overloaded");
       });
     }
   });

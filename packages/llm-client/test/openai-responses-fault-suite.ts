@@ -15,7 +15,7 @@ import {
   startScriptedServer,
   WIRE_FORMATS,
 } from "../src/testing/scripted-server.ts";
-import { collect, FAST } from "./stream-helpers.ts";
+import { abortOnRetry, collect, FAST } from "./stream-helpers.ts";
 
 type Provider = "openai-responses" | "gemini";
 
@@ -63,7 +63,10 @@ export function runFaultSuite(provider: Provider): void {
 
     it("a stream cut before its terminal event is incomplete_stream, never a success", async () => {
       const lines = okLines();
-      const { client } = await setup([{ type: "lines", lines: lines.slice(0, -1) }]);
+      // One attempt: how the failure is reported (mid-stream retries: test/retry-midstream.test.ts).
+      const { client } = await setup([{ type: "lines", lines: lines.slice(0, -1) }], {
+        retry: { maxAttempts: 1 },
+      });
       const out = await collect(client.stream({ items: [userMessage("hi")] }));
       expect(out.status).toBe("failed");
       expect(out.errors.map((e) => e.code)).toEqual(["incomplete_stream"]);
@@ -72,14 +75,17 @@ export function runFaultSuite(provider: Provider): void {
 
     it("the socket closed mid-stream fails the stream with incomplete_stream", async () => {
       const bytes = framed();
-      const { client } = await setup([
-        {
-          type: "raw",
-          body: bytes.toString("utf8"),
-          truncateBytes: Math.floor(bytes.length * 0.6),
-          end: "close",
-        },
-      ]);
+      const { client } = await setup(
+        [
+          {
+            type: "raw",
+            body: bytes.toString("utf8"),
+            truncateBytes: Math.floor(bytes.length * 0.6),
+            end: "close",
+          },
+        ],
+        { retry: { maxAttempts: 1 } },
+      );
       const out = await collect(client.stream({ items: [userMessage("hi")] }));
       expect(out.status).toBe("failed");
       expect(out.errors[0]?.code).toBe("incomplete_stream");
@@ -94,8 +100,7 @@ export function runFaultSuite(provider: Provider): void {
       expect(out.status).toBe("completed");
       expect(out.text).toBe(TEXT);
       expect(server.requests).toHaveLength(2);
-      const retry = warnings.find((w) => w.code === "retry");
-      expect(retry?.detail).toMatchObject({ errorCode: "rate_limit", status: 429, delayMs: 40 });
+      expect(out.retries[0]).toMatchObject({ code: "rate_limit", status: 429, delayMs: 40 });
     });
 
     it("503 then success", async () => {
@@ -107,7 +112,7 @@ export function runFaultSuite(provider: Provider): void {
       expect(out.status).toBe("completed");
       expect(out.text).toBe(TEXT);
       expect(server.requests).toHaveLength(2);
-      expect(warnings.find((w) => w.code === "retry")?.detail).toMatchObject({ errorCode: "overloaded" });
+      expect(out.retries[0]).toMatchObject({ code: "overloaded" });
     });
 
     it("529 (overloaded) then success: retried as overloaded", async () => {
@@ -120,9 +125,8 @@ export function runFaultSuite(provider: Provider): void {
       expect(out.text).toBe(TEXT);
       expect(out.errors).toEqual([]);
       expect(server.requests).toHaveLength(2);
-      const retries = warnings.filter((w) => w.code === "retry");
-      expect(retries).toHaveLength(1);
-      expect(retries[0]?.detail).toMatchObject({ errorCode: "overloaded", status: 529, nextAttempt: 2 });
+      expect(out.retries).toHaveLength(1);
+      expect(out.retries[0]).toMatchObject({ code: "overloaded", status: 529, attempt: 2 });
     });
 
     if (provider === "openai-responses") {
@@ -139,7 +143,7 @@ export function runFaultSuite(provider: Provider): void {
         expect(out.text).toBe(TEXT);
         expect(out.events.filter((e) => e.type === "status" && e.status === "started")).toHaveLength(1);
         expect(server.requests).toHaveLength(2);
-        expect(warnings.find((w) => w.code === "retry")?.detail).toMatchObject({ errorCode: "overloaded" });
+        expect(out.retries[0]).toMatchObject({ code: "overloaded" });
       });
     }
 
@@ -154,7 +158,7 @@ export function runFaultSuite(provider: Provider): void {
       expect(out.errors[0]).toMatchObject({ code: "rate_limit", status: 429, retryAfterMs: 300_000 });
       expect(out.errors[0]?.message).toMatch(/asked to wait 300 s .*retry\.maxRetryAfterMs/);
       expect(out.errors[0]?.message).not.toContain("test-key");
-      expect(warnings.filter((w) => w.code === "retry")).toEqual([]);
+      expect(out.retries).toEqual([]);
       expect(server.requests).toHaveLength(1);
     });
 
@@ -168,16 +172,16 @@ export function runFaultSuite(provider: Provider): void {
         {
           // A 60 s wait within the cap: only the abort can end it before the test times out.
           retry: { ...FAST.retry, maxRetryAfterMs: 120_000, totalBudgetMs: 600_000 },
-          onWarning: (w) => {
-            if (w.code === "retry") setImmediate(() => controller.abort());
-          },
         },
       );
-      const out = await collect(client.stream({ items: [userMessage("hi")] }, { signal: controller.signal }));
-      expect(out.events).toEqual([
-        { type: "status", status: "started" },
-        { type: "status", status: "cancelled" },
-      ]);
+      const out = await collect(
+        abortOnRetry(
+          client.stream({ items: [userMessage("hi")] }, { signal: controller.signal }),
+          controller,
+        ),
+      );
+      expect(out.events.map((e) => e.type)).toEqual(["status", "retry", "status"]);
+      expect(out.status).toBe("cancelled");
       expect(server.requests).toHaveLength(1);
     });
 

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { expect } from "vitest";
 import { createClient } from "../src/client.ts";
-import type { Event, StopReason, ThinkingReplay, Usage } from "../src/event.ts";
+import type { Event, RetryEvent, StopReason, ThinkingReplay, Usage } from "../src/event.ts";
 import { type Item, type ProviderKind, userMessage } from "../src/item.ts";
 import type { ClientOptions, ClientWarning, Request } from "../src/request.ts";
 
@@ -29,6 +29,8 @@ export interface Folded {
   stopReason: StopReason | undefined;
   errors: Extract<Event, { type: "error" }>[];
   aborts: Extract<Event, { type: "block_abort" }>[];
+  /** The client's retries, in order. */
+  retries: RetryEvent[];
   started: Extract<Event, { type: "status" }> | undefined;
 }
 
@@ -45,6 +47,7 @@ export function fold(events: Event[]): Folded {
     stopReason: undefined,
     errors: [],
     aborts: [],
+    retries: [],
     started: undefined,
   };
   const open = new Map<number, { block: string; id?: string; name?: string; raw: string }>();
@@ -107,6 +110,17 @@ export function fold(events: Event[]): Folded {
         closed.add(event.index);
         out.aborts.push(event);
         break;
+      case "retry":
+        out.retries.push(event);
+        expect([...open.keys()], "a retry comes after every open block was aborted").toEqual([]);
+        if (event.discarded) {
+          // The attempt's output is void: what the caller keeps starts again, block indexes too.
+          closed.clear();
+          out.text = "";
+          out.thinking = "";
+          out.toolCalls = [];
+        }
+        break;
       case "ping":
         break;
     }
@@ -151,4 +165,15 @@ export function clientFor(
 
 export function hello(items: Item[] = [userMessage("hello")]): Request {
   return { items };
+}
+
+/** Passes `stream` through, aborting `controller` as soon as a `retry` event has been seen (during the backoff). */
+export async function* abortOnRetry(
+  stream: AsyncIterable<Event>,
+  controller: AbortController,
+): AsyncGenerator<Event> {
+  for await (const event of stream) {
+    yield event;
+    if (event.type === "retry") controller.abort();
+  }
 }
