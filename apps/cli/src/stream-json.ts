@@ -50,7 +50,8 @@ export type StreamJsonEvent =
       context_tokens: number;
       context_window: number;
     }
-  | { type: "retry"; source: string; attempt: number; delay_ms: number; reason: string }
+  /** `discarded`: the `text` / `thinking` lines of this turn so far are void (the model call starts again). */
+  | { type: "retry"; source: string; attempt: number; delay_ms: number; reason: string; discarded: boolean }
   | { type: "alert"; level: "info" | "warn" | "error"; source: string; message: string }
   | { type: "permission"; tool: string; subject?: string; action: "allow" | "deny"; by: string }
   /** A tool call waits for a decision (only where someone can answer: `yoi serve`). */
@@ -137,6 +138,7 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
         attempt: event.attempt,
         delay_ms: event.delayMs,
         reason: event.reason,
+        discarded: event.discarded,
       };
     case "alert":
       return {

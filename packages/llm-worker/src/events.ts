@@ -94,21 +94,27 @@ export interface UsageWorkerEvent {
 }
 
 /**
- * A retry the user should know about. `source: "client"`: the client's retry
- * before the first event (forwarded via `Worker.handleClientWarning`);
- * `stream`: a stream that broke after it started, retried by the worker
- * (deltas already emitted for that attempt are void); `context_overflow`:
- * history was replaced by the ContextPolicy and the call is sent again.
+ * A retry the user should know about. `source: "client"`: the client's
+ * retry policy sends the call again (the one owner of retries; the worker
+ * forwards its `retry` stream events); `context_overflow`: history was
+ * replaced by the ContextPolicy and the call is sent again.
  */
 export interface RetryEvent {
   type: "retry";
-  source: "client" | "stream" | "context_overflow";
+  source: "client" | "context_overflow";
   /** The attempt that is about to start (2 = first retry). */
   attempt: number;
   maxAttempts?: number;
   delayMs: number;
   reason: string;
   code?: LlmErrorCode;
+  /**
+   * The previous attempt had streamed text, thinking or tool calls, and they
+   * are void: the `text_delta` / `thinking_delta` events of this turn since
+   * its `request_start` must be dropped (a UI clears them, stream-json marks
+   * the line). Always false for `context_overflow`.
+   */
+  discarded: boolean;
 }
 
 export interface ItemCommittedEvent {

@@ -16,7 +16,7 @@ import {
   type Usage,
 } from "@yoi/llm-client";
 import { createTurnCollector, onTextDelta, onThinkingDelta, Timeline, type TurnResult } from "@yoi/timeline";
-import type { TextDeltaEvent, ThinkingDeltaEvent, WorkerError } from "./events.ts";
+import type { RetryEvent, TextDeltaEvent, ThinkingDeltaEvent, WorkerError } from "./events.ts";
 
 export type ModelCallOutcome =
   | {
@@ -42,7 +42,7 @@ export type ModelCallOutcome =
   | {
       kind: "failed";
       error: WorkerError;
-      /** True when the error came as an event after the stream had started (a broken stream). */
+      /** True when the stream broke after output (the client's retries, if any, are spent). */
       midStream: boolean;
       usage: Usage | undefined;
     };
@@ -52,7 +52,9 @@ export interface ModelCallOptions {
   request: Request;
   signal: AbortSignal;
   turnIndex: number;
-  emit(event: TextDeltaEvent | ThinkingDeltaEvent): void;
+  /** The worker's attempt number of this call (client retries count on from it). */
+  attempt: number;
+  emit(event: TextDeltaEvent | ThinkingDeltaEvent | RetryEvent): void;
 }
 
 /**
@@ -65,6 +67,7 @@ export class ModelCaller {
   readonly #collector = createTurnCollector();
   #emit: ModelCallOptions["emit"] = () => {};
   #turnIndex = 0;
+  #attempt = 1;
 
   constructor() {
     this.#collector.register(this.#timeline);
@@ -82,12 +85,28 @@ export class ModelCaller {
         "worker:thinking",
       ),
     );
+    // The client owns retries; the worker only forwards them (the turn collector drops discarded blocks).
+    this.#timeline.on("retry", {
+      name: "worker:retry",
+      onEvent: (event) =>
+        this.#emit({
+          type: "retry",
+          source: "client",
+          attempt: this.#attempt + event.attempt - 1,
+          maxAttempts: event.maxAttempts,
+          delayMs: event.delayMs,
+          reason: event.message,
+          code: event.code,
+          discarded: event.discarded,
+        }),
+    });
   }
 
   async call(options: ModelCallOptions): Promise<ModelCallOutcome> {
     this.#collector.reset();
     this.#emit = options.emit;
     this.#turnIndex = options.turnIndex;
+    this.#attempt = options.attempt;
     let thrown: unknown;
     try {
       await this.#timeline.consume(
@@ -121,8 +140,7 @@ export class ModelCaller {
             message: "The model call failed without an error message.",
             retryable: true,
           };
-      // The client already applied its retry policy to a failure before any
-      // output; sending the same request again here would multiply the attempts.
+      // The client already applied its retry policy; sending the same request again here would multiply the attempts.
       return { kind: "failed", error, midStream: firstError?.beforeOutput !== true, usage: turn.usage };
     }
     if (turn.status === undefined) {

@@ -53,14 +53,6 @@ export interface WorkerOptions {
   /** Default wall-clock limit of one tool call. Default `TOOL_TIMEOUT_MS` (120 s). */
   toolTimeoutMs?: number;
   toolOutput?: ToolOutputLimits;
-  /**
-   * Times a stream that broke after it started (a retryable error event,
-   * e.g. `incomplete_stream`) is sent again, each with a `retry` event.
-   * Default 2.
-   */
-  maxStreamRetries?: number;
-  /** First backoff before a stream retry, doubled each time. Default 500 ms. */
-  streamRetryDelayMs?: number;
   /** History to resume from (e.g. loaded from a session log). Copied. */
   history?: readonly Item[];
 }

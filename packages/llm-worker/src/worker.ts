@@ -6,7 +6,6 @@ import type {
   ClientWarning,
   Item,
   LlmClient,
-  LlmErrorCode,
   Request,
   RequestSettings,
   StopReason,
@@ -43,13 +42,9 @@ import type { Interceptor, TurnEndAction } from "./interceptor.ts";
 import { ModelCaller, type ModelCallOutcome } from "./model-call.ts";
 import type { RunOptions, RunResult, WorkerOptions } from "./options.ts";
 import type { OutputLimits } from "./output-processing.ts";
-import { abortableSleep } from "./sleep.ts";
 import { type Tool, toolSpec } from "./tool.ts";
 import { type BatchCall, interruptedText, startBatch } from "./tool-batch.ts";
 import { sumUsage } from "./usage.ts";
-
-const DEFAULT_STREAM_RETRIES = 2;
-const DEFAULT_STREAM_RETRY_DELAY_MS = 500;
 
 /** Per-run bookkeeping. */
 interface RunContext {
@@ -82,8 +77,6 @@ export class Worker {
   readonly #interceptors: readonly Interceptor[];
   readonly #limits: OutputLimits;
   readonly #toolTimeoutMs: number;
-  readonly #maxStreamRetries: number;
-  readonly #streamRetryDelayMs: number;
   readonly #caller = new ModelCaller();
   readonly #listeners = new Set<WorkerEventListener>();
   #history: Item[];
@@ -120,8 +113,6 @@ export class Worker {
           : positive("toolOutput.maxBytesWithoutStore", out.maxBytesWithoutStore),
     };
     this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
-    this.#maxStreamRetries = options.maxStreamRetries ?? DEFAULT_STREAM_RETRIES;
-    this.#streamRetryDelayMs = options.streamRetryDelayMs ?? DEFAULT_STREAM_RETRY_DELAY_MS;
 
     const tools = new Map<string, Tool>();
     const all = [...(options.tools ?? [])];
@@ -173,28 +164,11 @@ export class Worker {
   }
 
   /**
-   * Forwards a client warning (pass this as the client's `onWarning`): retry
-   * notices become `retry` events, others `warning` events.
+   * Forwards a client warning (pass this as the client's `onWarning`) as a
+   * `warning` event. Retries are not warnings: the client reports them on
+   * the stream and the worker forwards them as `retry` events.
    */
   handleClientWarning(warning: ClientWarning): void {
-    if (warning.code === "retry") {
-      // detail as the llm-client retry policy reports it: { attempt, nextAttempt, delayMs, errorCode, status }.
-      const d = warning.detail ?? {};
-      const next =
-        typeof d.nextAttempt === "number" ? d.nextAttempt : typeof d.attempt === "number" ? d.attempt + 1 : 0;
-      const code =
-        typeof d.errorCode === "string" ? d.errorCode : typeof d.code === "string" ? d.code : undefined;
-      this.#emit({
-        type: "retry",
-        source: "client",
-        attempt: next,
-        ...(typeof d.maxAttempts === "number" ? { maxAttempts: d.maxAttempts } : {}),
-        delayMs: typeof d.delayMs === "number" ? d.delayMs : 0,
-        reason: warning.message,
-        ...(code !== undefined ? { code: code as LlmErrorCode } : {}),
-      });
-      return;
-    }
     this.#emit({ type: "warning", warning });
   }
 
@@ -380,7 +354,6 @@ export class Worker {
     turnIndex: number,
   ): Promise<ModelCallOutcome | { kind: "request_cancelled"; reason: string; usage?: undefined }> {
     let attempt = 1;
-    let streamRetries = 0;
     let overflowRetried = false;
     let usage: Usage | undefined;
     for (;;) {
@@ -421,6 +394,7 @@ export class Worker {
         signal: ctx.signal,
         turnIndex,
         emit: (event) => this.#emit(event),
+        attempt,
       });
       if (outcome.usage) usage = sumUsage(usage ?? {}, outcome.usage);
       if (outcome.kind !== "failed") return { ...outcome, usage };
@@ -440,6 +414,7 @@ export class Worker {
               delayMs: 0,
               reason: error.message,
               code: error.code,
+              discarded: false,
             });
             continue;
           }
@@ -453,25 +428,6 @@ export class Worker {
               : `The conversation is too long for the model's context window (no context policy is configured to compact it): ${error.message}`,
         };
         return { kind: "failed", error: fatal, midStream: outcome.midStream, usage };
-      }
-      if (outcome.midStream && error.retryable && streamRetries < this.#maxStreamRetries) {
-        streamRetries++;
-        attempt++;
-        const delayMs = this.#streamRetryDelayMs * 2 ** (streamRetries - 1);
-        this.#emit({ type: "error", error, fatal: false });
-        this.#emit({
-          type: "retry",
-          source: "stream",
-          attempt,
-          maxAttempts: this.#maxStreamRetries + 1,
-          delayMs,
-          reason: error.message,
-          code: error.code as LlmErrorCode,
-        });
-        if (!(await abortableSleep(delayMs, ctx.signal))) {
-          return { kind: "cancelled", partial: [], hadOutput: false, usage };
-        }
-        continue;
       }
       return { ...outcome, usage };
     }

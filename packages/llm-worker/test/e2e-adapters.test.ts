@@ -171,7 +171,7 @@ describe.each(PROVIDERS)("%s end to end", (provider) => {
       },
       { type: "reply", text: "done" },
     ]);
-    const worker = new Worker({ client, tools: [readFile], streamRetryDelayMs: 1 });
+    const worker = new Worker({ client, tools: [readFile] });
     attach(worker);
     const result = await worker.run("go");
     expect(server.rejections).toEqual([]);
@@ -182,7 +182,8 @@ describe.each(PROVIDERS)("%s end to end", (provider) => {
     expect(server.requests).toHaveLength(3);
     const retries = events.filter((e) => e.type === "retry");
     expect(retries.length).toBeGreaterThanOrEqual(1);
-    expect(retries.some((r) => r.type === "retry" && r.source === "stream")).toBe(true);
+    // The client retried from the start and said the broken attempt's output was void.
+    expect(retries.some((r) => r.type === "retry" && r.source === "client" && r.discarded)).toBe(true);
     expect(shape(worker.history).filter((s) => s.startsWith("assistant:This answer"))).toHaveLength(1);
   });
 
@@ -218,7 +219,8 @@ describe("client retries reach the worker's events", () => {
     expect(server.requests).toHaveLength(2);
     const retry = events.find((e) => e.type === "retry");
     expect(retry).toMatchObject({ source: "client", attempt: 2 });
-    expect(retry?.type === "retry" && retry.reason).toMatch(/retrying/);
+    expect(retry).toMatchObject({ discarded: false, code: "overloaded" });
+    expect(retry?.type === "retry" && retry.reason).toMatch(/upstream overloaded/);
     expect(JSON.stringify(events)).not.toContain("test-key-not-secret");
   });
 
@@ -228,12 +230,28 @@ describe("client retries reach the worker's events", () => {
       status: 503,
       message: "upstream overloaded",
     }));
-    const worker = new Worker({ client, streamRetryDelayMs: 1 });
+    const worker = new Worker({ client });
     const result = await worker.run("hi");
     expect(result.status).toBe("failed");
     expect(result.error).toMatchObject({ code: "overloaded" });
     // The client's policy (4 attempts by default) is the only one that ran:
     // no stream retries multiplied it.
     expect(server.requests).toHaveLength(4);
+  });
+
+  it("a cancel during the client's backoff stops the run at once", async () => {
+    const { server, client } = await setup("anthropic", [
+      { type: "error", status: 503, message: "busy", headers: { "retry-after": "50" } },
+      { type: "reply", text: "never" },
+    ]);
+    const ac = new AbortController();
+    const worker = new Worker({ client });
+    worker.subscribe((e) => {
+      if (e.type === "retry") ac.abort();
+    });
+    const result = await worker.run("hi", { signal: ac.signal });
+    expect(result.status).toBe("cancelled");
+    expect(worker.history).toEqual([]);
+    expect(server.requests).toHaveLength(1);
   });
 });

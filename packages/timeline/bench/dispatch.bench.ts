@@ -270,3 +270,101 @@ report({
   target: 1.5,
   note: `ratio ${r.ratio.toFixed(2)}; ${((r.subject * 1e6) / EVENTS).toFixed(0)} ns/event`,
 });
+
+// ---- handler counts: 1 and 3 per kind (what the worker and UIs register) and 10 per kind ----
+
+/** `n` handlers per block kind and per meta kind, each a small counting body; the baseline calls the same bodies. */
+function perKind(n: number): { subject: () => number; baseline: () => number } {
+  let total = 0;
+  const deltaBodies = Array.from({ length: n }, (_, i) => (t: string) => {
+    total += t.length + i;
+  });
+  const stopBodies = Array.from({ length: n }, (_, i) => () => {
+    total += i + 1;
+  });
+  const metaBodies = Array.from({ length: n }, (_, i) => () => {
+    total += i;
+  });
+  const t = new Timeline();
+  for (let i = 0; i < n; i++) {
+    const onDelta = deltaBodies[i]!;
+    const onStop = stopBodies[i]!;
+    const onMeta = metaBodies[i]!;
+    t.on("text", {
+      name: `text-${i}`,
+      onEvent(_s, e) {
+        if (e.phase === "delta") onDelta(e.text);
+        else if (e.phase === "stop") onStop();
+      },
+    });
+    t.on("thinking", {
+      name: `thinking-${i}`,
+      onEvent(_s, e) {
+        if (e.phase === "delta") onDelta(e.text);
+        else if (e.phase === "stop") onStop();
+      },
+    });
+    t.on("tool_use", {
+      name: `tool-${i}`,
+      onEvent(_s, e) {
+        if (e.phase === "delta") onDelta(e.inputJson);
+        else if (e.phase === "stop") onStop();
+      },
+    });
+    for (const kind of ["usage", "ping", "status"] as const)
+      t.on(kind, { name: `${kind}-${i}`, onEvent: onMeta });
+  }
+  const subject = () => {
+    total = 0;
+    for (let i = 0; i < events.length; i++) t.dispatch(events[i]!);
+    t.end();
+    return total;
+  };
+  const baseline = () => {
+    total = 0;
+    const open = new Set<number>();
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i]!;
+      switch (e.type) {
+        case "block_start":
+          open.add(e.index);
+          break;
+        case "block_delta":
+          for (let h = 0; h < n; h++) deltaBodies[h]!(e.text);
+          break;
+        case "block_stop":
+          open.delete(e.index);
+          for (let h = 0; h < n; h++) stopBodies[h]!();
+          break;
+        case "block_abort":
+          open.delete(e.index);
+          break;
+        case "usage":
+        case "ping":
+        case "status":
+          for (let h = 0; h < n; h++) metaBodies[h]!();
+          break;
+        default:
+          break;
+      }
+    }
+    return total;
+  };
+  return { subject, baseline };
+}
+
+for (const n of [1, 3, 10]) {
+  const { subject: s, baseline: bl } = perKind(n);
+  if (s() !== bl()) throw new Error(`${n} per kind: subject and baseline disagree`);
+  const res = await compare(s, bl, { runs: 9, warmup: 2, cpu: true });
+  report({
+    group: "timeline",
+    name: `dispatch 1M events, ${n} handler${n === 1 ? "" : "s"} per kind`,
+    subject: res.subject,
+    baseline: res.baseline,
+    baselineName: "bare switch loop, same handler bodies",
+    unit: "ms",
+    target: 1.5,
+    note: `${((res.subject * 1e6) / EVENTS).toFixed(0)} ns/event; plain loop fan-out, no code generation`,
+  });
+}

@@ -1,15 +1,9 @@
 /**
- * The hot path: delivering one event to the handlers of a kind.
- *
- * A loop over an array of handlers makes one call site see every handler
- * function, so V8 can neither predict nor inline any of them; that alone cost
- * about 2x against a hand-written switch. So for each handler set the
- * Timeline builds a small unrolled function with one call site per handler
- * (each stays monomorphic and inlinable). The generated source contains only
- * numbers; handlers are passed in as arguments, never as text. Where code
- * generation is disallowed (`--disallow-code-generation-from-strings`, CSP)
- * or a kind has very many handlers, the plain loop is used instead, with the
- * same behaviour.
+ * The hot path: delivering one event to the handlers of a kind, with a plain
+ * loop. The worker registers one to three handlers per kind; at those counts
+ * a loop costs the same as the unrolled, generated functions this file used
+ * to build with `new Function` (bench/dispatch.bench.ts measures 1, 3 and 10
+ * handlers per kind), and no program text is generated at run time.
  */
 
 // Scope slot value of a handler that has no scope for a block (it threw, or unsubscribed).
@@ -46,24 +40,13 @@ export interface HandlerSet {
   readonly scoped: ScopedFanOut;
 }
 
-// Beyond this many handlers of one kind the unrolled function is not worth its size.
-const MAX_UNROLLED = 32;
-
-let codegen = true;
-
 /** Builds the handler set for `slots`. */
 export function handlerSet(slots: readonly Slot[]): HandlerSet {
-  const unrolled = codegen && slots.length > 0 && slots.length <= MAX_UNROLLED ? compile(slots) : undefined;
   return {
     slots,
-    meta: unrolled?.meta ?? ((event, fail) => metaLoop(slots, event, fail)),
-    scoped: unrolled?.scoped ?? ((scopes, event, fail) => scopedLoop(slots, scopes, event, fail)),
+    meta: (event, fail) => metaLoop(slots, event, fail),
+    scoped: (scopes, event, fail) => scopedLoop(slots, scopes, event, fail),
   };
-}
-
-/** Turns code generation off (for tests of the fallback, or hosts that forbid it). */
-export function setFanOutCodegen(enabled: boolean): void {
-  codegen = enabled;
 }
 
 function metaLoop(slots: readonly Slot[], event: object, fail: Fail): void {
@@ -89,37 +72,5 @@ function scopedLoop(slots: readonly Slot[], scopes: unknown[], event: object, fa
       scopes[i] = CLOSED;
       fail(i, error);
     }
-  }
-}
-
-function compile(slots: readonly Slot[]): { meta: MetaFanOut; scoped: ScopedFanOut } | undefined {
-  const params: string[] = ["CLOSED"];
-  const args: unknown[] = [CLOSED];
-  let meta = "";
-  let scoped = "";
-  for (let i = 0; i < slots.length; i++) {
-    const slot = slots[i]!;
-    params.push(`s${i}`, `f${i}`, `o${i}`);
-    args.push(slot, slot.fn, slot.self);
-    meta += `if (!s${i}.removed) { try { f${i}.call(o${i}, event); } catch (e) { fail(${i}, e); } }\n`;
-    scoped +=
-      `scope = scopes[${i}];\n` +
-      `if (scope !== CLOSED) { try { f${i}.call(o${i}, scope, event); } ` +
-      `catch (e) { scopes[${i}] = CLOSED; fail(${i}, e); } }\n`;
-  }
-  const source =
-    `"use strict";\n` +
-    `return {\n` +
-    `  meta: function metaFanOut(event, fail) {\n${meta}},\n` +
-    `  scoped: function scopedFanOut(scopes, event, fail) {\nlet scope;\n${scoped}},\n` +
-    `};`;
-  try {
-    // biome-ignore lint/complexity/noBannedTypes: Function is the code-generation entry point here.
-    const factory = new Function(...params, source) as Function;
-    return factory(...args) as { meta: MetaFanOut; scoped: ScopedFanOut };
-  } catch {
-    // Code generation from strings is disallowed in this host: use the loops from now on.
-    codegen = false;
-    return undefined;
   }
 }

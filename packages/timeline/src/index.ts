@@ -46,6 +46,7 @@ export {
   type BlockStartOf,
   type BlockStartPhase,
   type BlockStopPhase,
+  type DeepReadonly,
   isBlockKind,
   isMetaKind,
   type Kind,

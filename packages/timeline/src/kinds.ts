@@ -12,6 +12,7 @@ import type {
   BlockStopEvent,
   ErrorEvent,
   PingEvent,
+  RetryEvent,
   StatusEvent,
   ThinkingReplay,
   UsageEvent,
@@ -20,7 +21,7 @@ import type {
 export type { BlockKind };
 
 /** Kinds whose events are single, scope-less llm-client events. */
-export type MetaKind = "usage" | "ping" | "status" | "error";
+export type MetaKind = "usage" | "ping" | "status" | "error" | "retry";
 
 /** Every kind a handler can register for. */
 export type Kind = MetaKind | BlockKind;
@@ -87,25 +88,42 @@ export type ToolUseBlockEvent =
   | BlockStopPhase
   | BlockAbortPhase;
 
+/**
+ * `T` read-only all the way down. Every handler of a dispatch receives the
+ * same event object, so a handler must not be able to change what the next
+ * one sees (seed 002): the types say so at compile time, at no cost on the
+ * per-delta path (freezing each event would cost an allocation-free but
+ * measurable call per delta, and only in code that already ignores types).
+ */
+export type DeepReadonly<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends readonly (infer E)[]
+    ? readonly DeepReadonly<E>[]
+    : T extends object
+      ? { readonly [P in keyof T]: DeepReadonly<T[P]> }
+      : T;
+
 /** The type map: which event a handler of each kind receives. */
 export interface KindEventMap {
   usage: UsageEvent;
   ping: PingEvent;
   status: StatusEvent;
   error: ErrorEvent;
+  /** The client retries: `discarded` voids what the previous attempt streamed. */
+  retry: RetryEvent;
   text: TextBlockEvent;
   thinking: ThinkingBlockEvent;
   tool_use: ToolUseBlockEvent;
 }
 
-/** The event a handler of kind `K` receives. */
-export type KindEvent<K extends Kind> = KindEventMap[K];
+/** The event a handler of kind `K` receives: read-only (see {@link DeepReadonly}). */
+export type KindEvent<K extends Kind> = DeepReadonly<KindEventMap[K]>;
 
 /** Lifecycle phases of a block event. */
 export type BlockPhase = "start" | "delta" | "stop" | "abort";
 
 /** All meta kinds, in a stable order. */
-export const META_KINDS: readonly MetaKind[] = ["usage", "ping", "status", "error"];
+export const META_KINDS: readonly MetaKind[] = ["usage", "ping", "status", "error", "retry"];
 /** All block kinds, in a stable order. */
 export const BLOCK_KINDS: readonly BlockKind[] = ["text", "thinking", "tool_use"];
 
@@ -116,5 +134,16 @@ export function isBlockKind(kind: string): kind is BlockKind {
 
 /** Whether `kind` names a meta kind. */
 export function isMetaKind(kind: string): kind is MetaKind {
-  return kind === "usage" || kind === "ping" || kind === "status" || kind === "error";
+  return kind === "usage" || kind === "ping" || kind === "status" || kind === "error" || kind === "retry";
+}
+
+/** A caller-owned copy of a thinking block's replay data (collectors keep it past the dispatch). */
+export function copyReplay(replay: DeepReadonly<ThinkingReplay>): ThinkingReplay {
+  const copy: ThinkingReplay = { ...replay, summary: undefined, providerData: undefined };
+  if (replay.summary !== undefined) copy.summary = [...replay.summary];
+  else delete copy.summary;
+  if (replay.providerData !== undefined)
+    copy.providerData = structuredClone(replay.providerData) as ThinkingReplay["providerData"];
+  else delete copy.providerData;
+  return copy;
 }

@@ -53,7 +53,8 @@ interface OpenBlock {
  *
  * Contract:
  * - Handlers of a kind are called in registration order; a handler never
- *   changes what later handlers receive (events are shared, read-only).
+ *   changes what later handlers receive: events are shared and typed
+ *   read-only all the way down (`KindEvent` is `DeepReadonly`).
  * - Meta events (usage, ping, status, error) are delivered the moment they are
  *   dispatched, so they keep their position relative to block events.
  * - Block events become the typed lifecycle of their block. Each handler gets a
@@ -78,6 +79,7 @@ export class Timeline {
   #ping: KindEntry;
   #status: KindEntry;
   #error: KindEntry;
+  #retry: KindEntry;
   #text: KindEntry;
   #thinking: KindEntry;
   #toolUse: KindEntry;
@@ -93,6 +95,7 @@ export class Timeline {
     this.#ping = this.#entry("ping", []);
     this.#status = this.#entry("status", []);
     this.#error = this.#entry("error", []);
+    this.#retry = this.#entry("retry", []);
     this.#text = this.#entry("text", []);
     this.#thinking = this.#entry("thinking", []);
     this.#toolUse = this.#entry("tool_use", []);
@@ -155,6 +158,9 @@ export class Timeline {
         return;
       case "error":
         this.#error.set.meta(event, this.#error.fail);
+        return;
+      case "retry":
+        this.#retry.set.meta(event, this.#retry.fail);
         return;
       default:
         // Unknown event types (a newer llm-client) are passed over, not fatal.
@@ -257,6 +263,8 @@ export class Timeline {
         return this.#status;
       case "error":
         return this.#error;
+      case "retry":
+        return this.#retry;
       case "text":
         return this.#text;
       case "thinking":
@@ -284,6 +292,9 @@ export class Timeline {
         return;
       case "error":
         this.#error = entry;
+        return;
+      case "retry":
+        this.#retry = entry;
         return;
       case "text":
         this.#text = entry;

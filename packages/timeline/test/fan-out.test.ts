@@ -1,17 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { setFanOutCodegen } from "../src/fan-out.ts";
+import { describe, expect, it } from "vitest";
 import { Timeline } from "../src/index.ts";
 import { ev } from "./helpers.ts";
 
-// The unrolled (generated) fan-out and the plain loop must behave the same.
-describe.each([
-  ["generated fan-out", true],
-  ["loop fan-out", false],
-])("%s", (_name, codegen) => {
-  afterEach(() => setFanOutCodegen(true));
-
+describe("fan-out", () => {
   function timeline(): Timeline {
-    setFanOutCodegen(codegen);
     return new Timeline();
   }
 

@@ -370,7 +370,9 @@ describe("types", () => {
       onEvent(scope, e) {
         expectTypeOf(scope).toEqualTypeOf<{ count: number }>();
         if (e.phase === "stop")
-          expectTypeOf(e.replay).toEqualTypeOf<import("@yoi/llm-client").ThinkingReplay | undefined>();
+          expectTypeOf(e.replay).toEqualTypeOf<
+            import("../src/kinds.ts").DeepReadonly<import("@yoi/llm-client").ThinkingReplay> | undefined
+          >();
       },
     });
     timeline.on("usage", {

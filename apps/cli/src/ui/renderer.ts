@@ -287,7 +287,10 @@ export class Renderer {
         const of = event.maxAttempts !== undefined ? ` of ${event.maxAttempts}` : "";
         const reason = event.reason.split("; retrying")[0] ?? "";
         this.line(
-          s.dim(`↻ retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt}${of}): ${reason}`),
+          s.dim(
+            `↻ retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt}${of}): ${reason}` +
+              (event.discarded ? " — the partial answer above is discarded" : ""),
+          ),
         );
         break;
       }
@@ -307,7 +310,7 @@ export class Renderer {
         // Each kind of note once a session (a dropped reasoning item is not news on every turn).
         // Counts aside, the same note is the same note: "1 reasoning item(s)" and "2 reasoning item(s)" are one.
         const key = `${event.warning.code}:${event.warning.message.replace(/\d+/g, "#")}`;
-        if (event.warning.code !== "retry" && !this.#warned.has(key)) {
+        if (!this.#warned.has(key)) {
           this.#warned.add(key);
           this.line(s.dim(`· ${event.warning.message}`));
         }

@@ -1,5 +1,6 @@
 import type { ThinkingReplay } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
+import { copyReplay } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
 
 /** A completed thinking (reasoning) block. */
@@ -50,7 +51,7 @@ export function createThinkingCollector(): Collector<ThinkingResult> {
               return;
             case "stop": {
               const block: ThinkingBlock = { index: scope.index, text: scope.text };
-              if (event.replay !== undefined) block.replay = event.replay;
+              if (event.replay !== undefined) block.replay = copyReplay(event.replay);
               const at = positions.get(scope.index);
               positions.delete(scope.index);
               if (at !== undefined) slots[at] = block;

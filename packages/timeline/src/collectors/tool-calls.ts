@@ -1,7 +1,7 @@
 import type { BlockStopEvent, ProviderData } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
 import type { BlockHandler } from "../handler.ts";
-import type { BlockStartOf } from "../kinds.ts";
+import type { BlockStartOf, DeepReadonly } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
 import { parseToolArguments } from "../tool-arguments.ts";
 
@@ -66,7 +66,11 @@ export function toolCallStart(start: BlockStartOf<"tool_use">): ToolCallStart {
 }
 
 /** Completes a tool call from its start, its argument text and its stop. */
-export function completeToolCall(start: ToolCallStart, json: string, stop?: BlockStopEvent): ToolCall {
+export function completeToolCall(
+  start: ToolCallStart,
+  json: string,
+  stop?: DeepReadonly<BlockStopEvent>,
+): ToolCall {
   const notes: string[] = [];
   let call: ToolCall;
   if (start.toolKind === "custom") {

@@ -1,5 +1,6 @@
 import type { BlockKind, ErrorEvent, ProviderData, StopReason, ThinkingReplay, Usage } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
+import { copyReplay } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
 import { CallBoundary } from "./call-boundary.ts";
 import { toolCallHandler } from "./tool-calls.ts";
@@ -156,7 +157,7 @@ export function createTurnCollector(): Collector<TurnResult> {
                 return;
               case "stop": {
                 const block: TurnThinkingBlock = { kind: "thinking", index: scope.index, text: scope.text };
-                if (event.replay !== undefined) block.replay = event.replay;
+                if (event.replay !== undefined) block.replay = copyReplay(event.replay);
                 state.entries[scope.at] = block;
                 return;
               }
@@ -222,6 +223,16 @@ export function createTurnCollector(): Collector<TurnResult> {
           name: "turn-collector:error",
           onEvent(event) {
             state.errors.push(event);
+          },
+        }),
+        timeline.on("retry", {
+          name: "turn-collector:retry",
+          onEvent(event) {
+            if (!event.discarded) return;
+            // The client sends the call again from the start: what the broken attempt streamed is void.
+            const usage = state.usage;
+            state = new TurnState();
+            state.usage = usage;
           },
         }),
       ];
