@@ -4,7 +4,7 @@
  * text) and name the provider and what to do; API keys are never printed.
  */
 import type { LlmErrorCode } from "@yoi/llm-client";
-import { isLlmError } from "@yoi/llm-client";
+import { isLlmError, redactSecrets, registerSecret } from "@yoi/llm-client";
 import type { WorkerError } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
 import { CliError } from "./cli-error.ts";
@@ -95,11 +95,13 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
   return scrub(line, ctx.secrets);
 }
 
-/** Removes secrets and anything shaped like an API key. */
+/**
+ * Removes `secrets` and every other secret yoi knows of (the one redactor of
+ * @yoi/llm-client: keys, custom header values, credentials in URLs).
+ */
 export function scrub(text: string, secrets: readonly string[] = []): string {
-  let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("<redacted>");
-  return out.replace(/\b(sk-ant-|sk-|AIza)[A-Za-z0-9_*.-]{6,}/g, "<redacted>");
+  for (const secret of secrets) registerSecret(secret);
+  return redactSecrets(text);
 }
 
 function firstLine(text: string): string {

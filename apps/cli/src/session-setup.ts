@@ -6,7 +6,7 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import * as path from "node:path";
-import { type ClientWarning, createClient, type LlmClient } from "@yoi/llm-client";
+import { type ClientWarning, createClient, type LlmClient, registerClientSecrets } from "@yoi/llm-client";
 import {
   type Config,
   type ConfigInput,
@@ -228,6 +228,8 @@ export async function setupModel(flags: SessionFlags, options: SetupOptions = {}
     apiKey = PLACEHOLDER_API_KEY;
   }
   const window = contextWindow ?? resolved.info?.maxInputTokens ?? resolved.info?.contextWindow ?? 0;
+  // From here on no stderr line, stream-json line or session record may show these.
+  registerClientSecrets({ apiKey, headers: resolved.provider.headers, baseURL });
   return { ...cli, resolved, baseURL, customServer, apiKey, keyEnv, contextWindow, window, notes };
 }
 

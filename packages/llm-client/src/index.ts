@@ -44,8 +44,10 @@ export {
   userMessage,
 } from "./item.ts";
 export {
+  clearRegisteredSecrets,
   hasUrlCredentials,
   MIN_SECRET_LENGTH,
+  REDACTED,
   redactDeep,
   redactSecrets,
   registerClientSecrets,

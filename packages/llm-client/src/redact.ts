@@ -18,7 +18,9 @@
 /** Registered values shorter than this are ignored: redacting `true` or `1` everywhere would garble text. */
 export const MIN_SECRET_LENGTH = 6;
 
-const MASK = "***";
+/** What a secret becomes: the same mark `yoi config` shows for credentials. */
+export const REDACTED = "<redacted>";
+const MASK = REDACTED;
 const secrets = new Set<string>();
 /** Registered secrets, longest first (so a secret that contains another is masked whole). */
 let ordered: string[] = [];
@@ -55,12 +57,11 @@ const SECRET_PARAMS =
 /** `scheme://user:password@` and `scheme://token@`. */
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
 const KEY_LIKE: [RegExp, string][] = [
-  [/\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}/g, "$1-***"],
-  [/\bAIza[0-9A-Za-z_-]{20,}/g, "AIza***"],
-  [/\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, "$1***"],
+  [/\b(?:sk-ant-|sk-|pk-|rk-|AIza)[A-Za-z0-9_*.-]{6,}/g, MASK],
+  [/\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1${MASK}`],
   [
-    /\b(x-api-key|x-goog-api-key|api[_-]?key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}&*]{8,}/gi,
-    "$1$2***",
+    /\b(x-api-key|x-goog-api-key|api[_-]?key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}&<]{8,}/gi,
+    `$1$2${MASK}`,
   ],
 ];
 

@@ -25,26 +25,26 @@ afterEach(async () => {
 describe("redactSecrets", () => {
   it("masks credentials inside URLs", () => {
     expect(redactSecrets("GET https://alice:s3cr3t-pw@proxy.example/v1/chat failed")).toBe(
-      "GET https://***@proxy.example/v1/chat failed",
+      "GET https://<redacted>@proxy.example/v1/chat failed",
     );
     expect(redactSecrets("http://h/v1?api-key=abcdef123&x=1&token=tok-999#f")).toBe(
-      "http://h/v1?api-key=***&x=1&token=***#f",
+      "http://h/v1?api-key=<redacted>&x=1&token=<redacted>#f",
     );
     expect(redactSecrets("https://g.example/v1beta/models?key=AIzaNotReallyAKey")).toBe(
-      "https://g.example/v1beta/models?key=***",
+      "https://g.example/v1beta/models?key=<redacted>",
     );
     expect(redactSecrets("http://127.0.0.1:8080/v1 is fine")).toBe("http://127.0.0.1:8080/v1 is fine");
   });
 
   it("masks key-shaped strings and registered values wherever they appear", () => {
-    expect(redactSecrets("bad key sk-proj-abcdefghijkl")).toBe("bad key sk-***");
-    expect(redactSecrets("Authorization: Bearer abc.def.ghi.jkl")).toBe("Authorization: Bearer ***");
+    expect(redactSecrets("bad key sk-proj-abcdefghijkl")).toBe("bad key <redacted>");
+    expect(redactSecrets("Authorization: Bearer abc.def.ghi.jkl")).toBe("Authorization: Bearer <redacted>");
     registerSecret("custom-header-value-42");
     registerSecret("1"); // too short to register: would garble every number
     expect(redactSecrets('header "custom-header-value-42" rejected; code 1')).toBe(
-      'header "***" rejected; code 1',
+      'header "<redacted>" rejected; code 1',
     );
-    expect(redactDeep({ a: ["custom-header-value-42"], n: 3 })).toEqual({ a: ["***"], n: 3 });
+    expect(redactDeep({ a: ["custom-header-value-42"], n: 3 })).toEqual({ a: ["<redacted>"], n: 3 });
   });
 
   it("registers a client's key, header values and URL credentials", () => {
@@ -54,7 +54,7 @@ describe("redactSecrets", () => {
       baseURL: "https://user:pass-word@gw.example/v1?api_key=qkey-123456",
     });
     const text = "plain-key-without-prefix gw-token-value pass-word qkey-123456";
-    expect(redactSecrets(text)).toBe("*** *** *** ***");
+    expect(redactSecrets(text)).toBe("<redacted> <redacted> <redacted> <redacted>");
     expect(hasUrlCredentials("https://user:pw@h/v1")).toBe(true);
     expect(hasUrlCredentials("https://h/v1?key=abc")).toBe(true);
     expect(hasUrlCredentials("https://h/v1")).toBe(false);

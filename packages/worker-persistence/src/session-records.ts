@@ -5,7 +5,7 @@
  * 8601 time of the append). Serialized with `v` first, so every line starts
  * with `{"v":` — recovery relies on that to split glued records.
  */
-import type { Item, StopReason, Usage } from "@yoi/llm-client";
+import { type Item, redactDeep, type StopReason, type Usage } from "@yoi/llm-client";
 import { itemProblem } from "./item-problem.ts";
 
 /** The record format version this package writes and reads. */
@@ -350,7 +350,11 @@ export function recordProblem(value: unknown): string | undefined {
   }
 }
 
-/** Serializes a record as one line (with the trailing newline), `v` first. */
+/**
+ * Serializes a record as one line (with the trailing newline), `v` first,
+ * with every secret yoi knows of redacted (keys, header values, URL
+ * credentials): the session log never stores one.
+ */
 export function serializeRecord(record: SessionRecord): string {
-  return `${JSON.stringify(record)}\n`;
+  return `${JSON.stringify(redactDeep(record))}\n`;
 }

@@ -4,7 +4,7 @@
  * Diagnostics go to stderr, so stdout stays parseable.
  */
 import { fstatSync } from "node:fs";
-import { type Item, messageText } from "@yoi/llm-client";
+import { type Item, messageText, redactDeep } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { PodEvent } from "@yoi/pod";
 import type { Command } from "../args.ts";
@@ -51,7 +51,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   const opened = await openPodWith(setup, plan.open);
   const { pod } = opened;
   markStartup("print: pod opened");
-  const emit = (event: StreamJsonEvent) => process.stdout.write(`${JSON.stringify(event)}\n`);
+  const emit = (event: StreamJsonEvent) => process.stdout.write(`${JSON.stringify(redactDeep(event))}\n`);
   const stream = command.output === "stream-json";
   const diag = (line: string) => process.stderr.write(`yoi: ${line}\n`);
 
@@ -140,7 +140,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       duration_ms: Date.now() - started,
       ...(error ? { error } : {}),
     };
-    process.stdout.write(`${JSON.stringify(final)}\n`);
+    process.stdout.write(`${JSON.stringify(redactDeep(final))}\n`);
   }
   switch (result.status) {
     case "completed":
