@@ -1,0 +1,3 @@
+/** Types of scripts/layers.mjs (the package layers of ARCHITECTURE.md). */
+export declare const LAYERS: readonly (readonly string[])[];
+export declare function allowedImports(name: string): string[];

@@ -1,0 +1,30 @@
+/**
+ * The package layers of the architecture page (ARCHITECTURE.md, "Packages
+ * and the direction of dependencies"), bottom first: the single source of
+ * the layering rule. A package may import any package in a lower layer and
+ * nothing in its own or a higher one, so the sideways pair
+ * (worker-persistence, compaction) never import each other. Read by
+ * `.dependency-cruiser.mjs` (imports) and `scripts/check-layering.ts`
+ * (declared dependencies).
+ */
+export const LAYERS = [
+  ["@yoi/manifest"],
+  ["@yoi/llm-client"],
+  ["@yoi/timeline"],
+  ["@yoi/llm-worker"],
+  ["@yoi/worker-persistence", "@yoi/compaction"],
+  ["@yoi/pod"],
+  ["@yoi/cli"],
+];
+
+/**
+ * The workspace packages `name` may import.
+ * @param {string} name
+ * @returns {string[]}
+ */
+export function allowedImports(name) {
+  const layer = LAYERS.findIndex((names) => names.includes(name));
+  if (layer < 0)
+    throw new Error(`${name} is in no layer of scripts/layers.mjs: add it where ARCHITECTURE.md puts it`);
+  return LAYERS.slice(0, layer).flat();
+}
