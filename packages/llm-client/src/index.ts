@@ -24,7 +24,12 @@ export type {
   Usage,
   UsageEvent,
 } from "./event.ts";
-export { MISSING_RESULT_TEXT } from "./history.ts";
+export {
+  MISSING_RESULT_TEXT,
+  type PairedHistory,
+  type PairingRepair,
+  pairToolResults,
+} from "./history.ts";
 export {
   assistantMessage,
   type ContentPart,

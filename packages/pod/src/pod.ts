@@ -48,6 +48,7 @@ import {
   type SessionStore,
   type SessionWriter,
   titleFromInput,
+  WorkerEventRecords,
 } from "@yoi/worker-persistence";
 import { v7 as uuidv7 } from "uuid";
 import { AlertBus } from "./alerts.ts";
@@ -243,6 +244,11 @@ export class Pod {
   readonly #stash: Item[] = [];
   /** Items that came from file refs, so the log records them as `file_ref`. */
   readonly #fileRefItems = new WeakSet<Item>();
+  readonly #workerRecords = new WorkerEventRecords({
+    model: () => this.#client.model,
+    reason: (event) =>
+      event.reason === "interceptor" && this.#fileRefItems.has(event.item) ? "file_ref" : undefined,
+  });
   readonly #pendingLog = new Set<Promise<unknown>>();
   readonly #maxRefBytes: number;
   readonly #instructions: ProjectInstructions | undefined;
@@ -760,46 +766,10 @@ export class Pod {
   }
 
   #onWorkerEvent(event: WorkerEvent): void {
-    switch (event.type) {
-      case "item_committed": {
-        const reason: ItemReason =
-          event.reason === "interceptor" && this.#fileRefItems.has(event.item) ? "file_ref" : event.reason;
-        this.#append((log) => log.item(event.item, reason, { index: event.index }));
-        break;
-      }
-      case "history_replaced":
-        this.#append((log) =>
-          log.historyReplaced({
-            history: [...event.items],
-            reason: event.reason,
-            ...(event.detail ? { detail: event.detail } : {}),
-          }),
-        );
-        break;
-      case "usage":
-        this.#lastUsage = event.usage;
-        this.#append((log) => log.usage(event.usage, { model: this.#client.model, turn: event.turnIndex }));
-        break;
-      case "turn_end":
-        this.#append((log) =>
-          log.turnEnd({
-            turn: event.turnIndex,
-            ...(event.stopReason ? { stopReason: event.stopReason } : {}),
-          }),
-        );
-        break;
-      case "run_end":
-        if (event.status === "cancelled") this.#append((log) => log.cancel(event.reason));
-        if (event.status === "failed" && event.error) {
-          const error = event.error;
-          this.#append((log) =>
-            log.error({ code: error.code, message: error.message, retryable: error.retryable }),
-          );
-        }
-        break;
-      default:
-        break;
-    }
+    if (event.type === "usage") this.#lastUsage = event.usage;
+    // The one recorder of worker events (worker-persistence); the pod only queues its writes.
+    const write = this.#workerRecords.record(event);
+    if (write) this.#append(write);
     this.#emit(event);
   }
 

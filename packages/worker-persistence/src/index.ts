@@ -65,6 +65,8 @@ export type {
 export {
   type RecordWorkerOptions,
   recordWorker,
+  type SessionWrite,
+  WorkerEventRecords,
   type WorkerEventSource,
   type WorkerRecorder,
 } from "./worker-recorder.ts";

@@ -28,12 +28,80 @@ export interface WorkerRecorder {
   stop(): Promise<void>;
 }
 
+/** One record to append: a write against the session log (queued by the caller in event order). */
+export type SessionWrite = (log: SessionWriter) => Promise<unknown>;
+
 /**
- * Writes a Worker's history-relevant events to a session log: committed
- * items (with index and reason), history replacements (compaction, trim,
- * rollback), usage per model call, turn ends, cancellations, errors, and
- * client warnings and retries as alerts. Deltas and tool progress are not
- * logged: the committed items carry their results. Events arrive
+ * The one mapping from Worker events to session records, shared by
+ * {@link recordWorker} and hosts that own their log's lifecycle (the pod
+ * creates its log lazily and queues writes). Feed it every event in order;
+ * it returns the write for an event that is recorded, or undefined.
+ *
+ * Recorded: committed items (with index, reason and turn), history
+ * replacements (compaction, trim, rollback), usage per model call, turn
+ * ends, cancellations, errors, and client warnings and retries as alerts.
+ * Deltas and tool progress are not: the committed items carry their
+ * results.
+ */
+export class WorkerEventRecords {
+  #turn: number | undefined;
+  readonly #options: RecordWorkerOptions;
+
+  constructor(options: RecordWorkerOptions = {}) {
+    this.#options = options;
+  }
+
+  /** The write for `event`, or undefined when it is not recorded. */
+  record(event: WorkerEvent): SessionWrite | undefined {
+    const options = this.#options;
+    const turn = this.#turn;
+    switch (event.type) {
+      case "request_start":
+        this.#turn = event.turnIndex;
+        return undefined;
+      case "item_committed": {
+        const reason = options.reason?.(event) ?? event.reason;
+        return (log) =>
+          log.item(event.item, reason, { index: event.index, ...(turn !== undefined && { turn }) });
+      }
+      case "history_replaced":
+        return (log) =>
+          log.historyReplaced({
+            history: [...event.items],
+            reason: event.reason,
+            ...(event.detail !== undefined && { detail: event.detail }),
+          });
+      case "usage": {
+        const model = options.model?.();
+        return (log) =>
+          log.usage(event.usage, { turn: event.turnIndex, ...(model !== undefined && { model }) });
+      }
+      case "turn_end":
+        return (log) =>
+          log.turnEnd({
+            turn: event.turnIndex,
+            ...(event.stopReason !== undefined && { stopReason: event.stopReason }),
+          });
+      case "run_end":
+        return event.status === "cancelled"
+          ? (log) => log.cancel(event.reason ?? "cancelled", turn)
+          : undefined;
+      case "error":
+        return (log) => log.error(event.error, turn);
+      case "warning":
+        return (log) => log.alert("warn", "client", event.warning.message);
+      case "retry":
+        return (log) =>
+          log.alert("info", `retry:${event.source}`, `attempt ${event.attempt}: ${event.reason}`);
+      default:
+        return undefined;
+    }
+  }
+}
+
+/**
+ * Writes a Worker's history-relevant events to a session log (see
+ * {@link WorkerEventRecords} for what is recorded). Events arrive
  * synchronously; their records are appended in event order.
  *
  * The user's input text and segments are the caller's to log
@@ -45,63 +113,13 @@ export function recordWorker(
   options: RecordWorkerOptions = {},
 ): WorkerRecorder {
   const errors: unknown[] = [];
-  let turn: number | undefined;
-  const track = (p: Promise<unknown>): void => {
-    p.catch((error: unknown) => {
+  const records = new WorkerEventRecords(options);
+  const listener = (event: WorkerEvent): void => {
+    const write = records.record(event);
+    write?.(log).catch((error: unknown) => {
       errors.push(error);
       options.onError?.(error);
     });
-  };
-  const listener = (event: WorkerEvent): void => {
-    switch (event.type) {
-      case "request_start":
-        turn = event.turnIndex;
-        break;
-      case "item_committed":
-        track(
-          log.item(event.item, options.reason?.(event) ?? event.reason, {
-            index: event.index,
-            ...(turn !== undefined && { turn }),
-          }),
-        );
-        break;
-      case "history_replaced":
-        track(
-          log.historyReplaced({
-            history: [...event.items],
-            reason: event.reason,
-            ...(event.detail !== undefined && { detail: event.detail }),
-          }),
-        );
-        break;
-      case "usage": {
-        const model = options.model?.();
-        track(log.usage(event.usage, { turn: event.turnIndex, ...(model !== undefined && { model }) }));
-        break;
-      }
-      case "turn_end":
-        track(
-          log.turnEnd({
-            turn: event.turnIndex,
-            ...(event.stopReason !== undefined && { stopReason: event.stopReason }),
-          }),
-        );
-        break;
-      case "run_end":
-        if (event.status === "cancelled") track(log.cancel(event.reason ?? "cancelled", turn));
-        break;
-      case "error":
-        track(log.error(event.error, turn));
-        break;
-      case "warning":
-        track(log.alert("warn", "client", event.warning.message));
-        break;
-      case "retry":
-        track(log.alert("info", `retry:${event.source}`, `attempt ${event.attempt}: ${event.reason}`));
-        break;
-      default:
-        break;
-    }
   };
   const unsubscribe = worker.subscribe(listener);
   return {
