@@ -27,21 +27,21 @@ function workspaceDirs() {
 }
 
 const dirs = workspaceDirs();
-const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 
 const layerRules = LAYERS.flat()
   .filter((name) => dirs.has(name))
   .map((name) => {
     const allowed = new Set([name, ...allowedImports(name)]);
     const others = [...dirs].filter(([other]) => !allowed.has(other));
-    const forbiddenDirs = others.map(([, dir]) => escape(dir)).join("|");
+    const forbiddenDirs = others.map(([, dir]) => escapeRe(dir)).join("|");
     // By name too: an upward import does not even resolve under pnpm (the package is not a dependency).
-    const forbiddenNames = others.map(([other]) => escape(other)).join("|");
+    const forbiddenNames = others.map(([other]) => escapeRe(other)).join("|");
     return {
       name: `layer:${name}`,
       comment: `${name} may import only ${allowedImports(name).join(", ") || "no workspace package"} (scripts/layers.mjs, ARCHITECTURE.md)`,
       severity: "error",
-      from: { path: `^${escape(dirs.get(name))}/` },
+      from: { path: `^${escapeRe(dirs.get(name))}/` },
       to: { path: `^(?:(?:${forbiddenDirs})/|(?:${forbiddenNames})(?:/|$))` },
     };
   });

@@ -4,7 +4,7 @@
  * text) and name the provider and what to do; API keys are never printed.
  */
 import type { LlmErrorCode } from "@yoi/llm-client";
-import { isLlmError, redactSecrets, registerSecret } from "@yoi/llm-client";
+import { errorMessage, isLlmError, redactSecrets, registerSecret } from "@yoi/llm-client";
 import type { WorkerError } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
 import { CliError } from "./cli-error.ts";
@@ -44,7 +44,7 @@ export function describeError(
       exitCode: error.code === "config" ? EXIT.usage : EXIT.error,
     };
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return { message: scrub(`internal error: ${message}`, context?.secrets), exitCode: EXIT.error };
 }
 

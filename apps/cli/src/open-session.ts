@@ -4,6 +4,7 @@
  */
 import * as path from "node:path";
 import type { LlmClient } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import {
   FileRefError,
   fileRefs,
@@ -133,7 +134,7 @@ export function providerContext(setup: ModelSetup): ProviderContext {
 function restoreError(error: unknown, id: string): CliError {
   if (isPermissionModeError(error)) return usageError(error.message);
   const code = (error as { code?: string }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (code === "not_found" || code === "ENOENT") {
     return usageError(`no session "${id}" (yoi sessions lists them)`);
   }
@@ -178,7 +179,7 @@ export async function checkFileRefs(setup: ModelSetup, input: string): Promise<s
       const resolved = await view.resolveFileRef(ref, config.toolOutput.maxBytes);
       bytes += Buffer.byteLength(JSON.stringify(resolved.item.content));
     } catch (error) {
-      const reason = error instanceof FileRefError || error instanceof Error ? error.message : String(error);
+      const reason = error instanceof FileRefError || errorMessage(error);
       problems.push(`@${ref}: ${reason}`);
     }
   }

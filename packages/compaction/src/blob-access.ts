@@ -3,6 +3,8 @@
  * errors, rendering of stored content as numbered text, and the optional
  * delete capability used by GC.
  */
+
+import { errorMessage } from "@yoi/llm-client";
 import type { BlobId, BlobStore, Content } from "@yoi/llm-worker";
 import { BlobStoreError, isBlobId } from "@yoi/llm-worker";
 import { CompactionError } from "./errors.ts";
@@ -59,7 +61,7 @@ export async function loadRef(store: BlobStore, refId: string): Promise<string> 
         { cause: error },
       );
     }
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new CompactionError("cache", `Could not read cached output ${id}: ${reason}`, { cause: error });
   }
 }

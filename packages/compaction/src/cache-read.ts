@@ -4,6 +4,8 @@
  * Both cap their answer at `maxMessageBytes` and end with a footer that
  * says how to continue.
  */
+
+import { errorMessage } from "@yoi/llm-client";
 import { CompactionError } from "./errors.ts";
 import { cutLine, cutToBytes, READ_TOOL_NAME, splitLines } from "./in-context-view.ts";
 import { type MatchOptions, matchLines } from "./line-matcher.ts";
@@ -100,7 +102,7 @@ export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
   try {
     return new RegExp(pattern, ignoreCase ? "i" : "");
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new CompactionError(
       "cache",
       `Invalid pattern ${JSON.stringify(pattern)}: ${reason}. The pattern is a JavaScript regular expression; put a backslash before ( ) [ ] { } . * + ? ^ $ | \\ to match them literally.`,

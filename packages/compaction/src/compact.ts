@@ -4,7 +4,7 @@
  * message; neither that message nor the answer enters history.
  */
 import type { Item, LlmClient, Request, Usage } from "@yoi/llm-client";
-import { userMessage } from "@yoi/llm-client";
+import { errorMessage, userMessage } from "@yoi/llm-client";
 import type { ResolvedCompactionConfig } from "./config.ts";
 import { CompactionError } from "./errors.ts";
 import { itemTokens } from "./estimate.ts";
@@ -125,7 +125,7 @@ async function collectText(
       }
     }
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new CompactionError("summary_failed", `The summary call to ${client.model} failed: ${reason}`, {
       cause: error,
     });

@@ -104,7 +104,7 @@ for (const c of CASES) {
 
     it("a socket closed before any output is retried", async () => {
       const s = await server(c.provider, [{ type: "lines", lines, truncateBytes: 0, end: "close" }, reply()]);
-      const { client, warnings } = clientFor(c.provider, s.baseURL);
+      const { client } = clientFor(c.provider, s.baseURL);
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("completed");
       expect(r.text).toBe("Hello there, world.");
@@ -117,7 +117,7 @@ for (const c of CASES) {
         { type: "error", status: 429, headers: { "retry-after": "0" }, message: "Rate limited" },
         reply(),
       ]);
-      const { client, warnings } = clientFor(c.provider, s.baseURL);
+      const { client } = clientFor(c.provider, s.baseURL);
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("completed");
       expect(r.text).toBe("Hello there, world.");
@@ -135,7 +135,7 @@ for (const c of CASES) {
         { type: "error", status: 500, message: "Internal error" },
         reply(),
       ]);
-      const { client, warnings } = clientFor(c.provider, s.baseURL);
+      const { client } = clientFor(c.provider, s.baseURL);
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("completed");
       expect(s.requests).toHaveLength(4);
@@ -162,7 +162,7 @@ for (const c of CASES) {
         { type: "error", status: 401, message: "invalid x-api-key" },
         reply(),
       ]);
-      const { client, warnings } = clientFor(c.provider, s.baseURL, { apiKey: "sk-secret-123456789" });
+      const { client } = clientFor(c.provider, s.baseURL, { apiKey: "sk-secret-123456789" });
       const r = await collect(client.stream(hello()));
       expect(r.status).toBe("failed");
       expect(r.errors[0]).toMatchObject({ code: "auth", status: 401, retryable: false });
@@ -186,7 +186,7 @@ for (const c of CASES) {
 
     it("headers then silence hits the first-event timeout (retried, then failed)", async () => {
       const s = await server(c.provider, [{ type: "silence" }, { type: "silence" }]);
-      const { client, warnings } = clientFor(c.provider, s.baseURL, {
+      const { client } = clientFor(c.provider, s.baseURL, {
         retry: { ...FAST.retry, maxAttempts: 2 },
         timeout: { firstEventMs: 150, idleMs: 5_000 },
       });
@@ -257,7 +257,7 @@ for (const c of CASES) {
       const body = c.inStreamOverloaded;
       it("an in-stream overloaded error before any output is retried", async () => {
         const s = await server(c.provider, [{ type: "raw", body }, reply()]);
-        const { client, warnings } = clientFor(c.provider, s.baseURL);
+        const { client } = clientFor(c.provider, s.baseURL);
         const r = await collect(client.stream(hello()));
         expect(r.status).toBe("completed");
         expect(r.text).toBe("Hello there, world.");

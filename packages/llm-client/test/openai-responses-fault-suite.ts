@@ -92,7 +92,7 @@ export function runFaultSuite(provider: Provider): void {
     });
 
     it("429 with retry-after, then success: waits as told and succeeds", async () => {
-      const { client, server, warnings } = await setup([
+      const { client, server } = await setup([
         { type: "error", status: 429, message: "slow down", headers: { "retry-after-ms": "40" } },
         { type: "lines", lines: okLines() },
       ]);
@@ -104,7 +104,7 @@ export function runFaultSuite(provider: Provider): void {
     });
 
     it("503 then success", async () => {
-      const { client, server, warnings } = await setup([
+      const { client, server } = await setup([
         { type: "error", status: 503, message: "overloaded" },
         { type: "lines", lines: okLines() },
       ]);
@@ -116,7 +116,7 @@ export function runFaultSuite(provider: Provider): void {
     });
 
     it("529 (overloaded) then success: retried as overloaded", async () => {
-      const { client, server, warnings } = await setup([
+      const { client, server } = await setup([
         { type: "error", status: 529, message: "Overloaded" },
         { type: "lines", lines: okLines() },
       ]);
@@ -131,7 +131,7 @@ export function runFaultSuite(provider: Provider): void {
 
     if (provider === "openai-responses") {
       it("an overloaded error event before any output is retried, then succeeds", async () => {
-        const { client, server, warnings } = await setup([
+        const { client, server } = await setup([
           {
             type: "raw",
             body: 'event: error\ndata: {"type":"error","code":"server_is_overloaded","message":"The server is overloaded","sequence_number":0}\n\n',
@@ -148,7 +148,7 @@ export function runFaultSuite(provider: Provider): void {
     }
 
     it("a retry-after above the cap fails fast with a message that says so", async () => {
-      const { client, server, warnings } = await setup([
+      const { client, server } = await setup([
         { type: "error", status: 429, message: "slow down", headers: { "retry-after": "300" } },
         { type: "lines", lines: okLines() },
       ]);

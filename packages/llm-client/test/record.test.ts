@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,27 +129,25 @@ describe("record: writes the raw stream in the fixture format", () => {
     closers.push(server.close);
     const out = join(tempDir(), "g.chunks.txt");
     const child = await new Promise<{ status: number | null; stdout: string }>((resolve) => {
-      import("node:child_process").then(({ execFile }) => {
-        execFile(
-          process.execPath,
-          [
-            "--conditions=@yoi/source",
-            cli,
-            "--provider",
-            "gemini",
-            "--model",
-            "gemini-3-pro-preview",
-            "--prompt",
-            "hi",
-            "--out",
-            out,
-            "--base-url",
-            server.baseURL,
-          ],
-          { env: { ...noKeys(), GEMINI_API_KEY: "k" } },
-          (error, stdout) => resolve({ status: error ? (error.code as number) : 0, stdout }),
-        );
-      });
+      execFile(
+        process.execPath,
+        [
+          "--conditions=@yoi/source",
+          cli,
+          "--provider",
+          "gemini",
+          "--model",
+          "gemini-3-pro-preview",
+          "--prompt",
+          "hi",
+          "--out",
+          out,
+          "--base-url",
+          server.baseURL,
+        ],
+        { env: { ...noKeys(), GEMINI_API_KEY: "k" } },
+        (error, stdout) => resolve({ status: error ? (error.code as number) : 0, stdout }),
+      );
     });
     expect(child.status).toBe(0);
     expect(child.stdout).toContain(`wrote ${lines.length} payload line(s)`);

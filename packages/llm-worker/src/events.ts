@@ -167,7 +167,12 @@ export interface ErrorWorkerEvent {
 
 /** An error as events and results carry it (plain data, safe to log: no secrets, no stack). */
 export interface WorkerError {
-  code: LlmErrorCode | "tool" | "interceptor" | "context_policy" | "blob_store" | "internal";
+  /**
+   * A provider code, `context_policy` (the ContextPolicy threw) or
+   * `internal` (a bug: an unexpected throw inside the worker). Tool failures
+   * are tool results, not worker errors.
+   */
+  code: LlmErrorCode | "context_policy" | "internal";
   message: string;
   retryable: boolean;
   status?: number;

@@ -7,6 +7,8 @@
  * - `key:name`: one key (JSON objects).
  * Every error says what to do instead.
  */
+
+import { errorMessage } from "@yoi/llm-client";
 import { z } from "zod";
 import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
 import { contentKind, describeValue, splitLines } from "./summary.ts";
@@ -79,7 +81,7 @@ async function load(store: BlobStore, id: string): Promise<Content> {
         `No stored output has id ${id}. Use an id from a [blob:<id>] marker in this conversation's tool results, or run the original tool again.`,
       );
     }
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     throw new ToolError(`Could not read blob ${id}: ${why}. Run the original tool again instead.`);
   }
 }

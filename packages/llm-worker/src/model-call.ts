@@ -4,6 +4,7 @@
  * into assistant Items in the order the model produced them.
  */
 import {
+  errorMessage,
   type Item,
   isLlmError,
   type LlmClient,
@@ -256,7 +257,7 @@ export function toWorkerError(error: unknown): WorkerError {
   }
   return {
     code: "internal",
-    message: error instanceof Error ? error.message : String(error),
+    message: errorMessage(error),
     retryable: false,
   };
 }

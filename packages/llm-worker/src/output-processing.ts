@@ -6,6 +6,7 @@
  * 000) unless `maxBytesWithoutStore` asks for a cap.
  */
 import type { OutputRef } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore, Content } from "./blob-store.ts";
 import { countLines, summarize } from "./summary.ts";
 import type { ToolReturn } from "./tool.ts";
@@ -119,7 +120,7 @@ async function store(
     id = await blobStore.store(content);
   } catch (error) {
     // Losing the full output is better than losing the result: fall back to a capped inline view.
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     const note = `\n[full output could not be stored: ${why}]`;
     const capped = capInline(full, Math.max(0, limits.maxBytes - byteLength(note)), false);
     return { output: capped + note, isError, full };

@@ -6,6 +6,7 @@
  * each other themselves.
  */
 import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import type { z } from "zod";
 import type { BlobStore } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
@@ -156,7 +157,7 @@ async function settle(
     return await settleUnsafe(options, call, info, plan);
   } catch (error) {
     // A failing store or interceptor must not leave the call without a result.
-    const output = `Tool call ${info.name} failed in the worker: ${message(error)}`;
+    const output = `Tool call ${info.name} failed in the worker: ${errorMessage(error)}`;
     const processed: ProcessedOutput = { output, isError: true, full: output };
     return { call, info, processed, outcome: "error", result: resultItem(info, processed) };
   }
@@ -202,7 +203,7 @@ async function settleUnsafe(
       // An observer's failure must not lose the tool's result.
       processed = {
         ...processed,
-        output: `${processed.output}\n[afterToolCall ${interceptor.name ?? "interceptor"} failed: ${message(error)}]`,
+        output: `${processed.output}\n[afterToolCall ${interceptor.name ?? "interceptor"} failed: ${errorMessage(error)}]`,
       };
     }
   }
@@ -339,7 +340,8 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
       return { returned: normalizeReturn(returned), isError: false, outcome: "ok" };
     } catch (error) {
       if (options.signal.aborted) return interrupted(info.name);
-      const text = error instanceof ToolError ? error.message : `Tool ${info.name} failed: ${message(error)}`;
+      const text =
+        error instanceof ToolError ? error.message : `Tool ${info.name} failed: ${errorMessage(error)}`;
       return { returned: text, isError: true, outcome: "error" };
     }
   })();
@@ -388,8 +390,4 @@ function renderIssues(error: z.ZodError): string {
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -13,6 +13,7 @@ import type {
   ToolSpec,
   Usage,
 } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import {
   INLINE_THRESHOLD_BYTES,
   SUMMARY_HEAD_LINES,
@@ -364,7 +365,7 @@ export class Worker {
           // Nothing was sent; the run fails with what the policy needs fixed.
           const failure: WorkerError = {
             code: "context_policy",
-            message: messageOf(error),
+            message: errorMessage(error),
             retryable: false,
           };
           return { kind: "failed", error: failure, midStream: false, usage };
@@ -494,7 +495,7 @@ export class Worker {
         fatal: false,
         error: {
           code: "context_policy",
-          message: `prepareToolResult failed: ${messageOf(error)}`,
+          message: `prepareToolResult failed: ${errorMessage(error)}`,
           retryable: false,
         },
       });
@@ -515,7 +516,7 @@ export class Worker {
         fatal: false,
         error: {
           code: "context_policy",
-          message: `context policy checkpoint ${point} failed: ${messageOf(error)}`,
+          message: `context policy checkpoint ${point} failed: ${errorMessage(error)}`,
           retryable: true,
         },
       });
@@ -609,7 +610,7 @@ export class Worker {
 
   /** A bug or a throwing interceptor/policy: the run fails, history stays valid. */
   #crash(ctx: RunContext, error: unknown): Promise<RunResult> {
-    const err: WorkerError = { code: "internal", message: messageOf(error), retryable: false };
+    const err: WorkerError = { code: "internal", message: errorMessage(error), retryable: false };
     return this.#finish(ctx, "failed", { error: err });
   }
 
@@ -655,8 +656,4 @@ function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason.name === "AbortError" ? "cancelled" : reason.message;
   return typeof reason === "string" ? reason : "cancelled";
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -5,6 +5,7 @@
  * without loading whole files.
  */
 
+import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH, TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { type ResolvedFileRef, resolveFileRef } from "./file-ref.ts";
 import { ScopeError } from "./scope-error.ts";
@@ -193,6 +194,6 @@ export class PodFsView {
 
 function wrapIo(error: unknown, input: string): unknown {
   if (error instanceof ScopeError || error instanceof BinaryFileError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return new ScopeError("io", input, `cannot read ${input}: ${message}`, { cause: error });
 }

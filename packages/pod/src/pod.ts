@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { createContextPolicy } from "@yoi/compaction";
 import {
   createClient,
+  errorMessage,
   type Item,
   type LlmClient,
   type RequestSettings,
@@ -802,7 +803,7 @@ export class Pod {
     const pending = ready.then(write).catch((error: unknown) => {
       if (this.#logBroken) return;
       this.#logBroken = true;
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.alerts.error(
         "session_log",
         `the session log could not be written; this session will not resume fully: ${message}`,

@@ -6,6 +6,7 @@ import type {
   BlockStopEvent,
   Event,
 } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import { CLOSED, type Fail, type HandlerSet, handlerSet, type Slot } from "./fan-out.ts";
 import type { BlockHandler, HandlerError, MetaHandler, Unsubscribe } from "./handler.ts";
 import type { BlockPhase, Kind, MetaKind } from "./kinds.ts";
@@ -205,7 +206,7 @@ export class Timeline {
         reason = cancelReason(signal);
       }
     } catch (error) {
-      reason = `the stream failed: ${error instanceof Error ? error.message : String(error)}`;
+      reason = `the stream failed: ${errorMessage(error)}`;
       throw error;
     } finally {
       this.end(reason);

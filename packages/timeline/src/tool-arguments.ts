@@ -1,3 +1,4 @@
+import { errorMessage } from "@yoi/llm-client";
 /** Tool call arguments as a handler needs them: parsed, and the raw JSON kept. */
 export interface ParsedToolArguments {
   /**
@@ -24,7 +25,7 @@ export function parseToolArguments(raw: string): ParsedToolArguments {
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     return {
       argumentsJson: raw,
       args: {},

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { errorMessage } from "../error-message.ts";
 import type { ProviderKind } from "../item.ts";
 import type { ToolSpec } from "../request.ts";
 import { MissingApiKeyError, recordStream } from "./record.ts";
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
       },
     }));
   } catch (error) {
-    fail(error instanceof Error ? error.message : String(error));
+    fail(errorMessage(error));
   }
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
       if (!Array.isArray(parsed)) throw new Error("expected a JSON array of {name, description, parameters}");
       tools = parsed as ToolSpec[];
     } catch (error) {
-      fail(`--tools ${toolsFile}: ${error instanceof Error ? error.message : String(error)}`);
+      fail(`--tools ${toolsFile}: ${errorMessage(error)}`);
     }
   }
   const maxTokens = positiveInt("max-tokens", str("max-tokens"));
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     // SDK errors carry the server's message, never the key.
-    process.stderr.write(`recording failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`recording failed: ${errorMessage(error)}\n`);
     process.exit(1);
   }
 }
