@@ -8,14 +8,13 @@
  *
  * Adding a provider is one entry in PROVIDERS (its raw SDK iteration).
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import { compare, measure, median, report } from "../../../scripts/bench-kit.ts";
 import { createClient, type ProviderKind, userMessage } from "../src/index.ts";
-import { frameLines, sdkBaseURL, WIRE_FORMATS } from "../src/testing/index.ts";
+import { sdkBaseURL, WIRE_FORMATS } from "../src/testing/index.ts";
+import { startWorkloadServer, workloadBytes } from "./workload.ts";
 
 interface BenchProvider {
   provider: ProviderKind;
@@ -137,35 +136,15 @@ const PROVIDERS: BenchProvider[] = [
 ];
 
 const SIZES = [1_000, 10_000, 100_000];
-const CHUNK = 4;
-
-/** The serialized stream a workload sends, per provider. */
-function workload(provider: ProviderKind, kind: "text" | "tool", deltas: number): Buffer {
-  const wire = WIRE_FORMATS[provider];
-  const lines =
-    kind === "text"
-      ? wire.response("abcd".repeat(deltas), [], { chunkSize: CHUNK })
-      : // {"a":"xx...x"} is 8 characters of JSON around the string.
-        wire.response(
-          "",
-          [{ id: "call_1", name: "write", arguments: { a: "x".repeat(Math.max(0, deltas * CHUNK - 8)) } }],
-          {
-            chunkSize: CHUNK,
-          },
-        );
-  return Buffer.from(frameLines(provider, lines), "utf8");
-}
-
+const server = await startWorkloadServer();
+const origin = server.origin;
+const workload = (provider: ProviderKind, kind: "text" | "tool", deltas: number): Buffer =>
+  workloadBytes(provider, kind, deltas);
 let current: Buffer = Buffer.alloc(0);
-const server = createServer((req, res) => {
-  req.resume();
-  req.on("end", () => {
-    res.writeHead(200, { "content-type": "text/event-stream" });
-    res.end(current);
-  });
-});
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const setBody = (body: Buffer) => {
+  current = body;
+  server.body = body;
+};
 
 // BENCH_PROVIDERS=anthropic,openai-chat limits the run (development).
 const only = process.env.BENCH_PROVIDERS?.split(",");
@@ -191,7 +170,7 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
   const raw = entry.raw(baseURL);
 
   // Warm both paths up (JIT) before anything is timed; a provider whose adapter fails is skipped, not fatal.
-  current = workload(entry.provider, "text", 10_000);
+  setBody(workload(entry.provider, "text", 10_000));
   try {
     for (let i = 0; i < 3; i++) {
       await raw();
@@ -207,7 +186,7 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
     const label = kind === "text" ? "text deltas" : "tool-argument deltas";
     const perSize: { size: number; subject: number }[] = [];
     for (const size of SIZES) {
-      current = workload(entry.provider, kind, size);
+      setBody(workload(entry.provider, kind, size));
       const big = size >= 100_000;
       // Runs of a few ms are noisy on a shared machine: take more of them, they cost little.
       const runs = big ? (entry.slow ? 1 : 3) : size <= 1_000 ? 21 : entry.slow ? 5 : 9;
@@ -225,7 +204,7 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
       });
     }
     // The fixed cost of one request (connect, headers, start/stop events), for the marginal cost per delta.
-    current = workload(entry.provider, kind, 0);
+    setBody(workload(entry.provider, kind, 0));
     const fixed = await measure(subject, { cpu: true, runs: 7, warmup: 2 });
     const marginal = perSize.map((p) => ({
       size: p.size,
@@ -247,5 +226,4 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
   }
 }
 
-server.closeAllConnections();
-server.close();
+await server.close();
