@@ -8,7 +8,7 @@ import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
 import { type Normalizer, pumpEvents } from "../event-pump.ts";
-import { abortFailure, errorEvent } from "../stream-end.ts";
+import { endAborted, failStream, OpenBlocks } from "../stream-end.ts";
 import { classifyGeminiError } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
 
@@ -104,17 +104,18 @@ export function normalizeGeminiStream(
     });
   }
 
-  function abortOpen(reason: string): void {
-    if (run) out.push({ type: "block_abort", index: run.index, block: run.block, reason });
-    if (pending) out.push({ type: "block_abort", index: pending.index, block: "tool_use", reason });
+  /** The open blocks in the shared form of stream-end.ts (they are ending: forgotten here). */
+  function openBlocks(): OpenBlocks {
+    const blocks = new OpenBlocks();
+    if (run) blocks.start(run.index, run.block);
+    if (pending) blocks.start(pending.index, "tool_use");
     run = undefined;
     pending = undefined;
+    return blocks;
   }
 
   function fail(error: LlmError): void {
-    abortOpen(error.code);
-    out.push(errorEvent(error));
-    out.push({ type: "status", status: "failed", stopReason: "error" });
+    out.push(...failStream(error, openBlocks()));
   }
 
   function startCall(call: FunctionCall, signature: string | undefined): void {
@@ -238,14 +239,8 @@ export function normalizeGeminiStream(
 
   function cancelled(wasStarted: boolean): void {
     if (!wasStarted) out.push({ type: "status", status: "started" });
-    // The client aborts with an LlmError for its timeouts: that is a failure, not a cancellation.
-    const failure = abortFailure(signal);
-    if (failure) {
-      fail(failure);
-      return;
-    }
-    abortOpen("cancelled");
-    out.push({ type: "status", status: "cancelled" });
+    // The shared ending: a timeout (the client's LlmError abort reason) fails, anything else cancels.
+    out.push(...endAborted(signal, openBlocks()));
   }
 
   const normalizer: Normalizer = {

@@ -2,7 +2,7 @@ import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
 import { type Normalizer, pumpEvents } from "../event-pump.ts";
-import { abortFailure, errorEvent } from "../stream-end.ts";
+import { endAborted, failStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIError, classifyStreamError } from "./errors.ts";
 
 interface OpenBlock {
@@ -82,9 +82,7 @@ export function normalizeResponsesStream(
   }
 
   function fail(error: LlmError): void {
-    closeAll("abort", error.code);
-    out.push(errorEvent(error));
-    out.push({ type: "status", status: "failed", stopReason: "error" });
+    out.push(...failStream(error, openBlocks(open)));
   }
 
   function finish(response: TerminalResponse, stopReason: StopReason): void {
@@ -298,22 +296,16 @@ export function normalizeResponsesStream(
 
 function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {
   if (!started) out.push({ type: "status", status: "started" });
-  // The client aborts with an LlmError for its timeouts: that is a failure, not a cancellation.
-  const failure = abortFailure(signal);
-  if (failure) {
-    for (const state of open.values()) {
-      out.push({ type: "block_abort", index: state.index, block: state.block, reason: failure.code });
-    }
-    open.clear();
-    out.push(errorEvent(failure));
-    out.push({ type: "status", status: "failed", stopReason: "error" });
-    return;
-  }
-  for (const state of open.values()) {
-    out.push({ type: "block_abort", index: state.index, block: state.block, reason: "cancelled" });
-  }
+  // The shared ending: a timeout (the client's LlmError abort reason) fails, anything else cancels.
+  out.push(...endAborted(signal, openBlocks(open)));
+}
+
+/** The open blocks in the shared form of stream-end.ts (the map is emptied: they are ending). */
+function openBlocks(open: Map<number, OpenBlock>): OpenBlocks {
+  const blocks = new OpenBlocks();
+  for (const state of open.values()) blocks.start(state.index, state.block);
   open.clear();
-  out.push({ type: "status", status: "cancelled" });
+  return blocks;
 }
 
 /** OpenAI's input_tokens already includes cached tokens, as our convention wants. */
