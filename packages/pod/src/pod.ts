@@ -44,7 +44,6 @@ import {
   FileSessionStore,
   FsBlobStore,
   type FsyncPolicy,
-  type ItemReason,
   type SessionRecordInput,
   type SessionStore,
   type SessionWriter,

@@ -1,4 +1,5 @@
 import type { Item, Usage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import type { SessionRecord } from "./session-records.ts";
 import type { SessionWarning } from "./session-scan.ts";
 
@@ -83,7 +84,7 @@ export class SessionReplay {
       this.warnings.push({
         line,
         offset: -1,
-        message: `skipped: ${record.type} record seq ${record.seq} could not be applied (${error instanceof Error ? error.message : String(error)})`,
+        message: `skipped: ${record.type} record seq ${record.seq} could not be applied (${errorMessage(error)})`,
       });
     }
   }

@@ -4,6 +4,7 @@
  */
 import { hostname } from "node:os";
 import * as path from "node:path";
+import { errorMessage } from "@yoi/llm-client";
 import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -50,7 +51,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     throw new CliError(message.split("\n")[0] as string, code === "invalid_url" ? EXIT.usage : EXIT.error);
   }
   // What the model's tools (bash) inherit must not carry the database's credentials.
@@ -80,7 +81,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     throw new CliError(
       code === "EADDRINUSE"
         ? `port ${command.port} on ${command.host} is in use; choose another with --port (0 picks a free one)`
-        : `cannot listen on ${command.host}:${command.port}: ${error instanceof Error ? error.message : String(error)}`,
+        : `cannot listen on ${command.host}:${command.port}: ${errorMessage(error)}`,
       EXIT.error,
     );
   }

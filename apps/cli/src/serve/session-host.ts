@@ -9,6 +9,7 @@ import { realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as path from "node:path";
 import type { Item } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import { Pod, type PodEvent } from "@yoi/pod";
 import { checkSessionId, type SessionSummary } from "@yoi/worker-persistence";
@@ -291,7 +292,7 @@ export class SessionHost {
               message: `the session store failed; the run was stopped: ${storeFailure}`,
             }
           : crash !== undefined
-            ? { code: "internal", message: crash instanceof Error ? crash.message : String(crash) }
+            ? { code: "internal", message: errorMessage(crash) }
             : result?.status === "failed" && result.error
               ? { code: result.error.code, message: describeFailure(result.error, providerContext(setup)) }
               : undefined;

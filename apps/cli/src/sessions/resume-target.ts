@@ -3,6 +3,8 @@
  * and the flags it resumes with: the model and base URL the session was
  * using, unless the command line names others.
  */
+
+import { errorMessage } from "@yoi/llm-client";
 import { findSessionId, listSessions, type SessionSummary } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
@@ -75,7 +77,7 @@ export async function resolveSessionArg(dataDir: string, prefix: string): Promis
     return await findSessionId({ dir: dataDir, prefix });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     if (code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions lists them)`);
     if (code === "ambiguous" || code === "invalid_id") throw usageError(message);
     throw error;

@@ -5,6 +5,8 @@
  * `/rewind N [files|conversation]` skips the questions; `/undo` rewinds
  * the last turn. Files changed outside yoi are only overwritten after a yes.
  */
+
+import { errorMessage } from "@yoi/llm-client";
 import type { CheckpointInfo, Pod, RewindOptions, RewindResult, RewindTarget } from "@yoi/pod";
 import { RewindError } from "@yoi/pod";
 import { ago } from "../commands/sessions.ts";
@@ -122,7 +124,7 @@ async function run(
       );
       return;
     }
-    ctx.line(s.red(`✗ rewind failed: ${error instanceof Error ? error.message : String(error)}`));
+    ctx.line(s.red(`✗ rewind failed: ${errorMessage(error)}`));
     return;
   }
   const what =

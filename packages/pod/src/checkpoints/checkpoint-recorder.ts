@@ -6,6 +6,8 @@
  * scope-scan.ts). Failures here never fail the tool: they are reported
  * through `onError` and the change goes unrecorded.
  */
+
+import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore, Hook, ToolCallInfo } from "@yoi/llm-worker";
 import type { FileChangeRecord, SessionRecordInput } from "@yoi/worker-persistence";
 import { KeyedMutex } from "../keyed-mutex.ts";
@@ -64,7 +66,7 @@ export class CheckpointRecorder {
       await work();
     } catch (error) {
       this.#pending.delete(call.callId);
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.#o.onError?.(
         `${call.name}: the change could not be checkpointed (${message}); a rewind cannot undo it`,
       );
@@ -117,7 +119,7 @@ export class CheckpointRecorder {
       }),
     );
     record.catch((error: unknown) => {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorMessage(error);
       this.#o.onError?.(
         `${call.name}: the prior content of ${path} could not be kept (${message}); a rewind cannot undo it`,
       );

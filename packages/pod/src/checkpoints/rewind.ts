@@ -8,6 +8,7 @@
  */
 import { lstat, unlink } from "node:fs/promises";
 import type { Item } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore } from "@yoi/llm-worker";
 import type { FileState, SessionRecord, SessionRecordInput } from "@yoi/worker-persistence";
 import type { ScopedFs } from "../scoped-fs.ts";
@@ -183,7 +184,7 @@ export async function rewind(context: RewindContext, options: RewindOptions = {}
       });
       restored.push(plan.path);
     } catch (error) {
-      failed.push({ path: plan.path, reason: error instanceof Error ? error.message : String(error) });
+      failed.push({ path: plan.path, reason: errorMessage(error) });
     }
   }
   let history: Item[] | undefined;

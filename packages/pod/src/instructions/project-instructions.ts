@@ -9,6 +9,7 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import * as path from "node:path";
+import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { FileRefError, readTextBody } from "../file-ref.ts";
 import { ScopedFs } from "../scoped-fs.ts";
@@ -137,7 +138,7 @@ export class ProjectInstructions {
       return { display, origin, body: read.body, truncated: read.truncated, totalBytes: read.totalBytes };
     } catch (error) {
       if (error instanceof FileRefError && error.code === "not_found") return "absent";
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       problems.push({ display, reason });
       return "refused";
     }
