@@ -6,6 +6,7 @@
  * model with the next prompt.
  */
 import { randomUUID } from "node:crypto";
+import { errorMessage } from "@yoi/llm-client";
 import { isToolOutput } from "@yoi/llm-worker";
 import type { Pod } from "@yoi/pod";
 
@@ -59,7 +60,7 @@ export async function runShellEscape(
     const text = content.kind === "text" ? content.text : JSON.stringify(content.value, null, 2);
     return { ran: true, output: text, isError: returned.isError ?? false };
   } catch (error) {
-    return { ran: true, output: error instanceof Error ? error.message : String(error), isError: true };
+    return { ran: true, output: errorMessage(error), isError: true };
   }
 }
 
