@@ -47,10 +47,13 @@ async function clientFor() {
   });
 }
 
-/** What a resumed session is built from: the records after session_start, without ids, times and alerts' wording. */
+/** Records that are not the pod's own (session start, config, checkpoints, title). */
+const POD_ONLY = new Set(["session_start", "config_change", "checkpoint", "title"]);
+
+/** What a resumed session is built from: the worker's records, without ids, times and alerts' wording. */
 function shape(records: SessionRecord[]): string[] {
   return records
-    .filter((r) => r.type !== "session_start" && r.type !== "config_change")
+    .filter((r) => !POD_ONLY.has(r.type))
     .map((r) => {
       const t = r as SessionRecord & { reason?: string; index?: number; turn?: number; source?: string };
       if (r.type === "item") return `item:${t.reason}:${t.index}:${t.turn}`;
