@@ -66,6 +66,11 @@ describe("layering (dependency-cruiser)", () => {
     expect(v.join("\n")).toMatch(/layer:@yoi\/worker-persistence/);
   });
 
+  it("fails on an edge the picture does not draw (compaction importing timeline)", () => {
+    const v = plant("packages/compaction/src", 'import * as t from "@yoi/timeline";\nexport { t };\n');
+    expect(v.join("\n")).toMatch(/layer:@yoi\/compaction/);
+  });
+
   it("fails on a deep path into another package's internals", () => {
     const v = plant(
       "packages/pod/src",

@@ -18,6 +18,16 @@ export const LAYERS = [
 ];
 
 /**
+ * Edges a lower layer would allow but the page's picture does not draw: the
+ * sideways pair sits on llm-worker's ports (BlobStore, ContextPolicy,
+ * worker events) and never on the timeline's dispatch.
+ */
+export const NOT_DRAWN = {
+  "@yoi/worker-persistence": ["@yoi/timeline"],
+  "@yoi/compaction": ["@yoi/timeline"],
+};
+
+/**
  * The workspace packages `name` may import.
  * @param {string} name
  * @returns {string[]}
@@ -26,5 +36,8 @@ export function allowedImports(name) {
   const layer = LAYERS.findIndex((names) => names.includes(name));
   if (layer < 0)
     throw new Error(`${name} is in no layer of scripts/layers.mjs: add it where ARCHITECTURE.md puts it`);
-  return LAYERS.slice(0, layer).flat();
+  const excluded = NOT_DRAWN[name] ?? [];
+  return LAYERS.slice(0, layer)
+    .flat()
+    .filter((other) => !excluded.includes(other));
 }
