@@ -20,11 +20,11 @@ import {
 import { findSessionId, listSessions } from "@yoi/worker-persistence";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
-import { projectRoot } from "./commands/sessions.ts";
 import type { ProviderContext } from "./describe-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { inputTooLarge } from "./input-limit.ts";
 import { ruleSources } from "./permission-flags.ts";
+import { projectRoot } from "./project-root.ts";
 import { createModelClient, type ModelSetup, type SetupOptions, setupModel } from "./session-setup.ts";
 import { recordedBaseURL } from "./sessions/resume-target.ts";
 

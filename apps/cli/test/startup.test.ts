@@ -69,4 +69,13 @@ describe("start-up", () => {
     expect(modules.some((m) => /@google[/+]genai/.test(m))).toBe(false);
     expect(modules.some((m) => /node_modules\/openai\//.test(m))).toBe(false);
   });
+
+  it("print mode loads no terminal layout, Markdown or highlighting (only the interactive screen needs them)", async () => {
+    // No key and no model: print mode loads its modules, then stops at the set-up with exit 2.
+    const { modules, code } = await loadedModules(["-p", "hi"]);
+    expect(code).toBe(2);
+    expect(modules.some((m) => m.endsWith("/apps/cli/src/commands/print.ts"))).toBe(true);
+    const screen = [/string-width/, /get-east-asian-width/, /\/marked\//, /cli-highlight/, /\/diff\//];
+    expect(modules.filter((m) => screen.some((re) => re.test(m)))).toEqual([]);
+  });
 });

@@ -3,7 +3,8 @@ import { parseCommand } from "../src/args.ts";
 import { CliError } from "../src/cli-error.ts";
 import { describeFailure, scrub } from "../src/describe-error.ts";
 import { toStreamJson } from "../src/stream-json.ts";
-import { colorEnabled, truncate, visibleWidth } from "../src/style.ts";
+import { colorEnabled } from "../src/style.ts";
+import { truncate, visibleWidth } from "../src/text-width.ts";
 import { shortArgs, toolSize } from "../src/ui/tool-summary.ts";
 
 function usage(argv: string[]): string {

@@ -25,6 +25,7 @@ import {
   restoreWarnings,
 } from "../open-session.ts";
 import { modeTag } from "../permission-mode-key.ts";
+import { projectRoot } from "../project-root.ts";
 import type { ProjectSettings } from "../project-trust.ts";
 import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
@@ -45,7 +46,7 @@ import { findSlashCommand, parseSlash, type SlashCommand, slashHelp } from "../u
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
-import { formatSessionTable, projectRoot } from "./sessions.ts";
+import { formatSessionTable } from "./sessions.ts";
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
 const DOUBLE_INTERRUPT_MS = 2000;

@@ -16,7 +16,6 @@ import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from 
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { enforceProjectTrust, setupModel } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
-import { pickSession } from "../sessions/session-picker.ts";
 import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStyle } from "../style.ts";
@@ -29,7 +28,10 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
 
   markStartup("print: prompt read");
-  const plan = await chatSessionPlan(command, (sessions) => pickSession(sessions, createStyle(false)));
+  // The picker (only for `-r` without an id) is loaded when asked for: it lays out text, which print mode never does otherwise.
+  const plan = await chatSessionPlan(command, async (sessions) =>
+    (await import("../sessions/session-picker.ts")).pickSession(sessions, createStyle(false)),
+  );
   const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
     onIgnored: (settings) =>
       process.stderr.write(

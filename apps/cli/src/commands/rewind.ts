@@ -10,11 +10,11 @@ import { FsBlobStore, listSessions, loadSession, openSession } from "@yoi/worker
 import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
+import { projectRoot } from "../project-root.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { resolveSessionArg } from "../sessions/resume-target.ts";
 import { checkpointLines } from "../sessions/slash-rewind.ts";
 import { colorEnabled, createStyle } from "../style.ts";
-import { projectRoot } from "./sessions.ts";
 
 export async function rewindCommand(command: Extract<Command, { kind: "rewind" }>): Promise<number> {
   const cli = await loadCliConfig(command.flags);

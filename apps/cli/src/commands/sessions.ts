@@ -1,10 +1,11 @@
-import { realpath } from "node:fs/promises";
 import { listSessions, type SessionSummary } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { EXIT } from "../exit-codes.ts";
+import { projectRoot } from "../project-root.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { shortIds } from "../sessions/short-ids.ts";
-import { colorEnabled, createStyle, truncate } from "../style.ts";
+import { colorEnabled, createStyle } from "../style.ts";
+import { truncate } from "../text-width.ts";
 
 /**
  * `yoi sessions`: the sessions of this directory (or, with `--all`, of every
@@ -30,12 +31,6 @@ export async function sessionsCommand(command: Extract<Command, { kind: "session
 }
 
 /** The scope root a session records as its `cwd`. */
-export async function projectRoot(cwd: string, scopeRoot: string | undefined): Promise<string> {
-  const { resolve } = await import("node:path");
-  const root = resolve(cwd, scopeRoot ?? ".");
-  return realpath(root).catch(() => root);
-}
-
 export function formatSessionTable(
   rows: readonly SessionSummary[],
   options: { showDir?: boolean; style?: ReturnType<typeof createStyle>; now?: number } = {},

@@ -8,8 +8,8 @@ import { errorMessage } from "@yoi/llm-client";
 import { findSessionId, listSessions, type SessionSummary } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
-import { projectRoot } from "../commands/sessions.ts";
 import { EXIT } from "../exit-codes.ts";
+import { projectRoot } from "../project-root.ts";
 import { type CliConfig, loadCliConfig, type SetupOptions } from "../session-setup.ts";
 
 export interface ResumeRequest {

@@ -7,7 +7,8 @@ import * as readline from "node:readline";
 import type { SessionSummary } from "@yoi/worker-persistence";
 import { usageError } from "../cli-error.ts";
 import { ago } from "../commands/sessions.ts";
-import { type Style, truncate } from "../style.ts";
+import type { Style } from "../style.ts";
+import { truncate } from "../text-width.ts";
 import { shortIds } from "./short-ids.ts";
 
 /** Most sessions the picker lists. */

@@ -11,7 +11,7 @@
  */
 import stringWidth from "string-width";
 import type { Style } from "../style.ts";
-import { visibleWidth } from "../style.ts";
+import { visibleWidth } from "../text-width.ts";
 import type { Completion } from "./completer.ts";
 import { EditBuffer } from "./edit-buffer.ts";
 import { type Key, KeyDecoder } from "./keys.ts";

@@ -4,7 +4,7 @@
  * the terminal width so it takes one row; on a resize the rows the old
  * lines now occupy are recomputed before clearing.
  */
-import { truncate, visibleWidth } from "../style.ts";
+import { truncate, visibleWidth } from "../text-width.ts";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

@@ -12,7 +12,7 @@
 
 import { styleText } from "node:util";
 import { marked, type Token, type Tokens } from "marked";
-import { truncate, visibleWidth } from "../../style.ts";
+import { truncate, visibleWidth } from "../../text-width.ts";
 
 export interface MarkdownOptions {
   /** Columns available. */
