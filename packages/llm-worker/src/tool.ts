@@ -39,6 +39,13 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
   readonly name: string;
   readonly description: string;
   readonly inputSchema: Schema;
+  /**
+   * The JSON Schema sent to the model instead of one generated from
+   * `inputSchema`, for tools whose schema arrives as JSON Schema (MCP
+   * servers). Must describe an object. `inputSchema` still validates the
+   * arguments (a permissive `z.record` leaves validation to the tool).
+   */
+  readonly jsonSchema?: Readonly<Record<string, unknown>>;
   execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;
   /** Wall-clock limit of one call. Default: the worker's `toolTimeoutMs` (manifest `TOOL_TIMEOUT_MS`). */
   readonly timeoutMs?: number;
@@ -74,10 +81,10 @@ export function toolSpec(tool: Tool): ToolSpec {
       `Tool name ${JSON.stringify(tool.name)} is invalid: use 1-64 letters, digits, "_" or "-" (providers reject other names).`,
     );
   }
-  const schema = z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" }) as Record<
-    string,
-    unknown
-  >;
+  const schema =
+    tool.jsonSchema !== undefined
+      ? { ...tool.jsonSchema }
+      : (z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>);
   delete schema.$schema;
   if (schema.type !== "object") {
     throw new TypeError(

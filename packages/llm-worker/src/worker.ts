@@ -68,8 +68,8 @@ interface PendingBatch {
 
 export class Worker {
   readonly #client: LlmClient;
-  readonly #tools: ReadonlyMap<string, Tool>;
-  readonly #specs: ToolSpec[];
+  #tools: ReadonlyMap<string, Tool>;
+  #specs: ToolSpec[];
   readonly #system: string | undefined;
   readonly #settings: RequestSettings;
   readonly #maxTurns: number;
@@ -115,19 +115,9 @@ export class Worker {
     };
     this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
 
-    const tools = new Map<string, Tool>();
-    const all = [...(options.tools ?? [])];
-    if (this.#blobStore && !all.some((t) => t.name === INSPECT_TOOL_NAME)) {
-      all.push(createInspectTool(this.#blobStore, { maxOutputBytes: this.#limits.maxBytes }));
-    }
-    for (const tool of all) {
-      if (tools.has(tool.name))
-        throw new TypeError(`Worker: two tools are named "${tool.name}"; tool names must be unique.`);
-      tools.set(tool.name, tool);
-    }
+    const { tools, specs } = this.#toolTable(options.tools ?? []);
     this.#tools = tools;
-    // JSON Schema generation is not free: once per worker, not per request.
-    this.#specs = all.map(toolSpec);
+    this.#specs = specs;
     this.#history = options.history ? [...options.history] : [];
   }
 
@@ -149,6 +139,33 @@ export class Worker {
   /** The tools the model sees (inspect included when there is a BlobStore). */
   get tools(): readonly Tool[] {
     return [...this.#tools.values()];
+  }
+
+  /**
+   * Replaces the tools (tools that come and go: MCP servers that start late
+   * or change their list). The next model request sends the new list; a
+   * batch already started keeps the tools it began with. Throws, changing
+   * nothing, on a duplicate or invalid name.
+   */
+  setTools(tools: readonly Tool[]): void {
+    const table = this.#toolTable(tools);
+    this.#tools = table.tools;
+    this.#specs = table.specs;
+  }
+
+  #toolTable(given: readonly Tool[]): { tools: Map<string, Tool>; specs: ToolSpec[] } {
+    const tools = new Map<string, Tool>();
+    const all = [...given];
+    if (this.#blobStore && !all.some((t) => t.name === INSPECT_TOOL_NAME)) {
+      all.push(createInspectTool(this.#blobStore, { maxOutputBytes: this.#limits.maxBytes }));
+    }
+    for (const tool of all) {
+      if (tools.has(tool.name))
+        throw new TypeError(`Worker: two tools are named "${tool.name}"; tool names must be unique.`);
+      tools.set(tool.name, tool);
+    }
+    // JSON Schema generation is not free: once per tool list, not per request.
+    return { tools, specs: all.map(toolSpec) };
   }
 
   /** Subscribes to events; returns the unsubscribe function. Listeners are called synchronously, in order. */
