@@ -24,6 +24,7 @@ import {
   WORKER_MAX_TOKENS,
   WORKER_MAX_TURNS,
 } from "./defaults.ts";
+import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
 import { ModelPricingSchema } from "./pricing-schema.ts";
 
@@ -240,6 +241,8 @@ export const ConfigLayerSchema = obj({
   sandbox: SandboxSchema,
   scope: ScopeSchema.prefault({}),
   session: SessionSchema.prefault({}),
+  mcpServers: McpServersSchema,
+  hooks: HooksSchema,
 });
 
 /** A config as one source writes it: every field optional. */

@@ -57,6 +57,15 @@ export type { ResolvedModel } from "./effective-catalog.ts";
 export { buildModelCatalog, resolveModel } from "./effective-catalog.ts";
 export type { EnvVariable } from "./env-layer.ts";
 export { ENV_PATH_PREFIX, ENV_VARIABLES } from "./env-layer.ts";
+export {
+  checkMcpServer,
+  HOOK_EVENTS,
+  type HookCommandConfig,
+  type HookEventName,
+  type HooksConfig,
+  MCP_SERVER_NAME_PATTERN,
+  type McpServerConfig,
+} from "./extensions-schema.ts";
 export { formatConfig } from "./format-config.ts";
 export { configJsonSchema } from "./json-schema.ts";
 export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";

@@ -28,6 +28,8 @@ describe("config JSON Schema", () => {
       "sandbox",
       "scope",
       "session",
+      "mcpServers",
+      "hooks",
     ]);
     expect(schema.properties.worker?.properties?.maxTurns?.default).toBe(50);
     expect(schema.properties.compaction?.properties?.thresholdRatio?.default).toBe(0.8);
