@@ -106,8 +106,13 @@ export function checkMcpServer(
   if (!hasCommand && !hasUrl)
     return {
       ok: false,
-      message:
-        'expected "command" (a program yoi starts) or "url" (a Streamable HTTP server); neither is set',
+      message: `expected "command" (a program yoi starts) or "url" (a Streamable HTTP server); neither is set${
+        Object.keys(entry).length > 0
+          ? ` (found ${Object.keys(entry)
+              .map((k) => `"${k}"`)
+              .join(", ")})`
+          : ""
+      }`,
     };
   const parsed = (hasCommand ? McpStdioServerSchema : McpHttpServerSchema).safeParse(raw);
   if (parsed.success) return { ok: true, server: parsed.data };

@@ -66,6 +66,8 @@ import {
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
+import { McpManager } from "./mcp/mcp-manager.ts";
+import { parseResourceRef, resolveResourceRef } from "./mcp/resource-ref.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions/index.ts";
 import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
@@ -142,6 +144,12 @@ export interface PodOptions {
   checkpoints?: false | { scanBash?: boolean; scanLimits?: ScanLimits };
   /** More facts for a new session's session_start record, so a resume can use them. */
   sessionStart?: Pick<CreateSessionOptions, "baseURL" | "permissionMode">;
+  /**
+   * How long the first input waits for MCP servers still starting (they
+   * start in parallel when the pod opens; one that takes longer joins the
+   * run at its next model request). Default 10000 ms.
+   */
+  mcpStartWaitMs?: number;
 }
 
 /** What a new session's session_start says about the session as its first input arrives. */
@@ -226,6 +234,8 @@ export class Pod {
   readonly reads: ReadTracker;
   /** How bash is confined: `active`, `unavailable` (every bash call asks), `disabled` (the user opted out). */
   readonly sandbox: PodSandbox;
+  /** The MCP servers of `config.mcpServers`. */
+  readonly mcp: McpManager;
   readonly #client: SwitchableClient;
   readonly #config: Config;
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
@@ -257,6 +267,8 @@ export class Pod {
   readonly #sessions: SessionStore;
   /** The user turn in progress (1-based; 0 before the first). */
   #turn: number;
+  readonly #baseTools: readonly Tool[];
+  readonly #mcpWaitMs: number;
   #controller: AbortController | undefined;
   #lastUsage: Usage | undefined;
   #logBroken = false;
@@ -385,6 +397,17 @@ export class Pod {
       ...inner.tools,
       ...(options.tools ?? []),
     ];
+    this.#baseTools = tools;
+    this.#mcpWaitMs = options.mcpStartWaitMs ?? 10_000;
+    this.mcp = new McpManager({
+      servers: config.mcpServers,
+      env: options.env ?? process.env,
+      cwd: init.fs.cwd,
+      blobStore: init.blobStore,
+      toolTimeoutMs: config.worker.toolTimeoutMs,
+      onAlert: (level, message) => this.alerts.emit(level, "mcp", message),
+      onChange: () => this.#refreshTools(),
+    });
     const podInterceptor: Interceptor = {
       name: "pod",
       onPromptSubmit: () => {
@@ -446,6 +469,21 @@ export class Pod {
         this.#append((log) => log.alert(alert.level, alert.source, alert.message), { opens: false });
     });
     if (init.sandbox.notice !== undefined) this.alerts.warn("sandbox", init.sandbox.notice);
+    // In parallel with whatever the UI does next (started after this turn of the event loop, so a
+    // caller that subscribes right after create sees every alert); the first input waits (mcpStartWaitMs).
+    if (this.mcp.configured) setImmediate(() => this.mcp.start());
+  }
+
+  /** The worker's tools: the pod's own, then those of the MCP servers that are up. */
+  #refreshTools(): void {
+    try {
+      this.worker.setTools([...this.#baseTools, ...this.mcp.tools()]);
+    } catch (error) {
+      this.alerts.error(
+        "mcp",
+        `MCP tools not updated: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   /**
@@ -598,6 +636,7 @@ export class Pod {
     this.#append((log) => log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
     try {
+      if (this.mcp.configured) await abortable(this.mcp.ready(this.#mcpWaitMs), controller.signal);
       await this.#resolveRefs(segments, controller.signal);
       await this.#refreshInstructions();
       return await this.worker.run(userMessage(text), { signal: controller.signal });
@@ -695,6 +734,7 @@ export class Pod {
     this.cancel("the pod was closed");
     await this.flush();
     this.#closed = true;
+    await this.mcp.close();
     const log = await this.#logReady?.catch(() => undefined);
     await log?.close();
   }
@@ -726,6 +766,22 @@ export class Pod {
       if (signal.aborted) return;
       if (seen.has(ref)) continue;
       seen.add(ref);
+      const resource = parseResourceRef(ref, (name) => this.mcp.has(name));
+      if (resource !== undefined) {
+        try {
+          const item = await abortable(
+            resolveResourceRef(this.mcp, resource, this.#maxRefBytes, signal),
+            signal,
+          );
+          if (item === undefined) return;
+          this.#fileRefItems.add(item);
+          this.#stash.push(item);
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : String(error);
+          this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`);
+        }
+        continue;
+      }
       try {
         const resolved = await abortable(this.view.resolveFileRef(ref, this.#maxRefBytes), signal);
         if (resolved === undefined) return;
@@ -863,5 +919,10 @@ function configSnapshot(config: Config): Record<string, unknown> {
       ...(p.apiKeyEnv ? { apiKeyEnv: p.apiKeyEnv } : {}),
     };
   }
-  return { ...config, providers } as Record<string, unknown>;
+  const mcpServers: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(config.mcpServers ?? {})) {
+    const { env: _env, headers: _headers, ...rest } = entry as Record<string, unknown>;
+    mcpServers[name] = rest;
+  }
+  return { ...config, providers, mcpServers } as Record<string, unknown>;
 }

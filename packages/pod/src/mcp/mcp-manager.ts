@@ -1,0 +1,295 @@
+/**
+ * The MCP servers of a session: all started in parallel when the pod opens,
+ * each reported once if it fails (the session goes on without it), their
+ * tools offered as `mcp__<server>__<tool>`, their prompts as slash commands
+ * and their resources as `@<server>:<uri>` attachments.
+ */
+import type { BlobStore, Tool } from "@yoi/llm-worker";
+import { checkMcpServer } from "@yoi/manifest";
+import { z } from "zod";
+import { McpConnection, type McpPromptInfo, type McpServerState } from "./mcp-connection.ts";
+import { mcpName } from "./tool-name.ts";
+import { toToolReturn } from "./tool-result.ts";
+
+export interface McpManagerOptions {
+  /** The `mcpServers` config section (entries are checked here, one by one). */
+  servers: Readonly<Record<string, unknown>>;
+  /** For `${VAR}` in the servers' settings. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Working directory of stdio servers without `cwd` (the project root). */
+  cwd: string;
+  /** Where image and audio results are kept. */
+  blobStore?: BlobStore | undefined;
+  /** Tool call limit when a server sets none (the worker's `toolTimeoutMs`). */
+  toolTimeoutMs: number;
+  /** Failures and notices for the user, each once. */
+  onAlert: (level: "info" | "warn" | "error", message: string) => void;
+  /** Tools or prompts came, went or changed. */
+  onChange: () => void;
+}
+
+/** One server as `/mcp` and `yoi mcp list` show it. */
+export interface McpServerStatus {
+  name: string;
+  state: McpServerState;
+  transport: "stdio" | "http" | "sse" | "unknown";
+  /** Tool names as the model sees them. */
+  tools: string[];
+  /** Slash commands of its prompts. */
+  prompts: string[];
+  resources: boolean;
+  error?: string;
+  stderrTail?: string;
+}
+
+/** An MCP prompt as a slash command (`/mcp__<server>__<prompt>`). */
+export interface McpPromptCommand {
+  /** Without the slash. */
+  command: string;
+  server: string;
+  prompt: McpPromptInfo;
+}
+
+/** A resource read for `@<server>:<uri>`. */
+export interface McpResourceText {
+  uri: string;
+  mimeType?: string | undefined;
+  text: string;
+}
+
+const ARGS_SCHEMA = z.record(z.string(), z.unknown());
+
+export class McpManager {
+  readonly #options: McpManagerOptions;
+  readonly #connections = new Map<string, McpConnection>();
+  /** Entries the config got wrong: name -> message. */
+  readonly #invalid = new Map<string, string>();
+  #started: Promise<void> | undefined;
+  /** Tools per connection, rebuilt when its list changes. */
+  readonly #toolCache = new WeakMap<object, Tool[]>();
+
+  constructor(options: McpManagerOptions) {
+    this.#options = options;
+  }
+
+  /** Whether any server is configured. */
+  get configured(): boolean {
+    return Object.keys(this.#options.servers).length > 0;
+  }
+
+  /** Starts every server in parallel; returns at once (see `ready`). Idempotent. */
+  start(): void {
+    if (this.#started !== undefined) return;
+    const starts: Promise<void>[] = [];
+    for (const [name, raw] of Object.entries(this.#options.servers)) {
+      const checked = checkMcpServer(name, raw);
+      if (!checked.ok) {
+        this.#invalid.set(name, checked.message);
+        this.#options.onAlert(
+          "error",
+          `mcpServers.${name}: ${checked.message}; the server is skipped (fix the entry in your config)`,
+        );
+        continue;
+      }
+      const connection = new McpConnection({
+        name,
+        config: checked.server,
+        env: this.#options.env,
+        cwd: this.#options.cwd,
+        onChange: () => this.#options.onChange(),
+        onFailure: (message) => this.#options.onAlert("error", message),
+      });
+      this.#connections.set(name, connection);
+      if (checked.server.disabled) continue;
+      starts.push(connection.start());
+    }
+    this.#started = Promise.all(starts).then(() => {});
+  }
+
+  /**
+   * Resolves when every server has started or failed, or after `maxWaitMs`
+   * (servers still starting then join later: their tools reach the model's
+   * next request).
+   */
+  async ready(maxWaitMs = Number.POSITIVE_INFINITY): Promise<void> {
+    this.start();
+    if (!Number.isFinite(maxWaitMs)) return this.#started;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#started,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxWaitMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Whether a server of this name is configured and valid. */
+  has(server: string): boolean {
+    return this.#connections.has(server);
+  }
+
+  /** The tools of every ready server. */
+  tools(): Tool[] {
+    const out: Tool[] = [];
+    for (const connection of this.#connections.values()) {
+      if (connection.state !== "ready") continue;
+      const list = connection.tools;
+      let tools = this.#toolCache.get(list);
+      if (tools === undefined) {
+        tools = list.map((info) => this.#tool(connection, info));
+        this.#toolCache.set(list, tools);
+      }
+      out.push(...tools);
+    }
+    return out;
+  }
+
+  /** Every configured server, in config order. */
+  status(): McpServerStatus[] {
+    const out: McpServerStatus[] = [];
+    for (const name of Object.keys(this.#options.servers)) {
+      const invalid = this.#invalid.get(name);
+      if (invalid !== undefined) {
+        out.push({
+          name,
+          state: "failed",
+          transport: "unknown",
+          tools: [],
+          prompts: [],
+          resources: false,
+          error: invalid,
+        });
+        continue;
+      }
+      const c = this.#connections.get(name);
+      if (c === undefined) continue;
+      const state = c.config.disabled ? "disabled" : c.state;
+      out.push({
+        name,
+        state,
+        transport: c.transportKind,
+        tools: c.tools.map((t) => mcpName(name, t.name)),
+        prompts: c.prompts.map((p) => mcpName(name, p.name)),
+        resources: c.state === "ready" && c.hasResources,
+        ...(c.error !== undefined ? { error: c.error } : {}),
+        ...(c.stderrTail.trim() !== "" ? { stderrTail: c.stderrTail } : {}),
+      });
+    }
+    return out;
+  }
+
+  /** The prompts of every ready server as slash commands. */
+  prompts(): McpPromptCommand[] {
+    const out: McpPromptCommand[] = [];
+    for (const c of this.#connections.values()) {
+      if (c.state !== "ready") continue;
+      for (const prompt of c.prompts)
+        out.push({ command: mcpName(c.name, prompt.name), server: c.name, prompt });
+    }
+    return out;
+  }
+
+  /**
+   * The text a prompt command submits: its messages' text, arguments filled
+   * from `argsText` (`key=value` pairs, or values in the prompt's argument
+   * order, the last taking the rest). Throws an Error saying what is missing.
+   */
+  async renderPrompt(command: string, argsText: string, signal?: AbortSignal): Promise<string> {
+    const found = this.prompts().find((p) => p.command === command);
+    if (found === undefined) throw new Error(`no MCP prompt /${command} (see /mcp)`);
+    const args = promptArguments(found.prompt, argsText, command);
+    const result = await this.#connections.get(found.server)!.getPrompt(found.prompt.name, args, signal);
+    const parts: string[] = [];
+    for (const message of result.messages) {
+      const content = message.content;
+      if (content.type === "text" && typeof content.text === "string") parts.push(content.text);
+      else if (content.type === "resource") {
+        const r = content.resource as { uri?: string; text?: string } | undefined;
+        if (r?.text !== undefined) parts.push(`[resource ${r.uri ?? ""}]\n${r.text}`);
+      } else parts.push(`[${content.type} content of the prompt, not shown]`);
+    }
+    return parts.join("\n\n");
+  }
+
+  /** Reads `uri` from `server` as text (binary contents described). Throws an Error naming server and URI. */
+  async readResource(server: string, uri: string, signal?: AbortSignal): Promise<McpResourceText> {
+    const connection = this.#connections.get(server);
+    if (connection === undefined) throw new Error(`no MCP server "${server}" (see /mcp)`);
+    const result = await connection.readResource(uri, signal);
+    const texts: string[] = [];
+    let mimeType: string | undefined;
+    for (const content of result.contents) {
+      mimeType ??= content.mimeType;
+      if (typeof content.text === "string") texts.push(content.text);
+      else
+        texts.push(
+          `[binary content ${content.mimeType ?? "of unknown type"}, ${Math.floor(((content.blob ?? "").length * 3) / 4)} bytes, not shown]`,
+        );
+    }
+    return { uri, mimeType, text: texts.join("\n") };
+  }
+
+  /** Closes every connection (stdio servers' processes end). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#connections.values()].map((c) => c.close()));
+  }
+
+  #tool(
+    connection: McpConnection,
+    info: {
+      name: string;
+      title?: string | undefined;
+      description?: string | undefined;
+      inputSchema: Record<string, unknown>;
+    },
+  ): Tool {
+    const server = connection.name;
+    const timeoutMs = connection.config.toolTimeoutMs ?? this.#options.toolTimeoutMs;
+    const schema = { ...info.inputSchema };
+    if (schema.type !== "object") schema.type = "object";
+    if (schema.properties === undefined) schema.properties = {};
+    const blobStore = this.#options.blobStore;
+    return {
+      name: mcpName(server, info.name),
+      description: `${info.description ?? info.title ?? info.name} (MCP server ${server})`,
+      inputSchema: ARGS_SCHEMA,
+      jsonSchema: schema,
+      ...(connection.config.toolTimeoutMs !== undefined ? { timeoutMs } : {}),
+      async execute(input, ctx) {
+        const result = await connection.callTool(info.name, input as Record<string, unknown>, {
+          signal: ctx.signal,
+          // A little over the worker's limit, so the worker's own timeout message wins.
+          timeoutMs: timeoutMs + 1_000,
+        });
+        return toToolReturn(result, { server, blobStore });
+      },
+    };
+  }
+}
+
+/** `key=value` pairs when every word is one of the prompt's arguments, else values in argument order. */
+export function promptArguments(
+  prompt: McpPromptInfo,
+  argsText: string,
+  command = prompt.name,
+): Record<string, string> {
+  const declared = prompt.arguments ?? [];
+  const words = argsText.trim() === "" ? [] : argsText.trim().split(/\s+/);
+  const out: Record<string, string> = {};
+  const pairs = words.map((w) => /^([^=]+)=(.*)$/.exec(w));
+  if (words.length > 0 && pairs.every((m) => m !== null && declared.some((a) => a.name === m[1]))) {
+    for (const m of pairs) out[m![1]!] = m![2]!;
+  } else {
+    declared.forEach((arg, i) => {
+      if (i >= words.length) return;
+      out[arg.name] = i === declared.length - 1 ? words.slice(i).join(" ") : words[i]!;
+    });
+  }
+  const missing = declared.filter((a) => a.required && out[a.name] === undefined).map((a) => a.name);
+  if (missing.length > 0) {
+    const usage = declared.map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(" ");
+    throw new Error(`missing ${missing.join(", ")}: usage /${command} ${usage} (or name=value)`);
+  }
+  return out;
+}

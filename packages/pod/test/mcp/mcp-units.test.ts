@@ -1,0 +1,63 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the config syntax under test.
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { expandVars, mcpName, promptArguments, toToolReturn } from "../../src/mcp/index.ts";
+import { gone, NODE } from "./servers.ts";
+
+describe("MCP helpers", () => {
+  it("expands ${VAR} and ${VAR:-default}, and names a missing variable", () => {
+    expect(expandVars("Bearer ${T}", { T: "abc" })).toBe("Bearer abc");
+    expect(expandVars("${A:-x}-${B:-}", {})).toBe("x-");
+    expect(() => expandVars("Bearer ${DOCS_TOKEN}", {})).toThrow(
+      "${DOCS_TOKEN} is not set in the environment (set it, or write ${DOCS_TOKEN:-default})",
+    );
+  });
+
+  it("makes tool names every provider accepts, distinct when cut", () => {
+    expect(mcpName("fs", "read_file")).toBe("mcp__fs__read_file");
+    expect(mcpName("fs", "tools/read.file")).toBe("mcp__fs__tools_read_file");
+    const a = mcpName("server", "x".repeat(80));
+    const b = mcpName("server", `${"x".repeat(79)}y`);
+    expect(a).toMatch(/^[A-Za-z0-9_-]{64}$/);
+    expect(a).not.toBe(b);
+  });
+
+  it("fills prompt arguments by position or by name, and says what is missing", () => {
+    const prompt = {
+      name: "review",
+      arguments: [{ name: "file", required: true }, { name: "focus" }],
+    };
+    expect(promptArguments(prompt, "src/a.ts error handling")).toEqual({
+      file: "src/a.ts",
+      focus: "error handling",
+    });
+    expect(promptArguments(prompt, "focus=speed file=b.ts")).toEqual({ focus: "speed", file: "b.ts" });
+    expect(() => promptArguments(prompt, "", "mcp__x__review")).toThrow(
+      "missing file: usage /mcp__x__review <file> [focus] (or name=value)",
+    );
+  });
+
+  it("turns an error result into a tool error and an empty one into a note", async () => {
+    await expect(
+      toToolReturn({ isError: true, content: [{ type: "text", text: "no such file" }] }, { server: "fs" }),
+    ).rejects.toThrow("no such file");
+    expect(await toToolReturn({ content: [] }, { server: "fs" })).toBe("(the tool returned no content)");
+    expect(await toToolReturn({ content: [], structuredContent: { a: 1 } }, { server: "fs" })).toBe(
+      '{\n  "a": 1\n}',
+    );
+  });
+
+  it("a stdio server does not outlive a yoi that exits without closing", async () => {
+    const script = new URL("./fixtures/exit-without-close.ts", import.meta.url).pathname;
+    const server = new URL("./fixtures/changing-server.mjs", import.meta.url).pathname;
+    // A server that outlives its stdin and ignores SIGTERM: only the exit-time SIGKILL ends it.
+    const run = spawnSync(NODE, ["--conditions=@yoi/source", script, NODE, server, "stubborn"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.stderr).not.toMatch(/error/i);
+    const pid = Number(run.stdout.trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(await gone(pid)).toBe(true);
+  }, 90_000);
+});
