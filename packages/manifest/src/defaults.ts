@@ -104,6 +104,7 @@ export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = O
   inspect: "allow",
   tool_output_cache: "allow",
   tool_output_cache_grep: "allow",
+  skill: "allow",
   write_file: "ask",
   edit_file: "ask",
   bash: "ask",

@@ -29,6 +29,22 @@ export {
   rewind,
 } from "./checkpoints/index.ts";
 export {
+  ConfiguredHooks,
+  type CustomCommand,
+  type ExtensionProblem,
+  type ExtensionSource,
+  type Extensions,
+  expandCommand,
+  FrontMatterError,
+  HOOK_TIMEOUT_MS,
+  loadCommands,
+  loadExtensions,
+  loadSkills,
+  RESERVED_COMMANDS,
+  SKILL_TOOL_NAME,
+  type Skill,
+} from "./extensions/index.ts";
+export {
   FileRefError,
   type FileRefErrorCode,
   type ResolvedFileRef,
@@ -43,6 +59,17 @@ export {
   ProjectInstructions,
 } from "./instructions/index.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
+export {
+  expandVars,
+  MCP_PREFIX,
+  McpManager,
+  type McpManagerOptions,
+  type McpPromptCommand,
+  type McpServerState,
+  type McpServerStatus,
+  MissingVariableError,
+  mcpName,
+} from "./mcp/index.ts";
 export {
   analyzeShell,
   bashPrefixRule,

@@ -63,6 +63,9 @@ import {
   rewind,
   type ScanLimits,
 } from "./checkpoints/index.ts";
+import { ConfiguredHooks } from "./extensions/configured-hooks.ts";
+import { type Extensions, loadExtensions } from "./extensions/load-extensions.ts";
+import { createSkillTool, skillsPrompt } from "./extensions/skills.ts";
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
@@ -150,6 +153,12 @@ export interface PodOptions {
    * run at its next model request). Default 10000 ms.
    */
   mcpStartWaitMs?: number;
+  /**
+   * Custom commands (`.yoi/commands/`) and skills (`.yoi/skills/`) of the
+   * project root and of `homeDir`. Default: none loaded (an embedding
+   * application opts in; the CLI does). Hooks come from `config.hooks`.
+   */
+  extensions?: { homeDir: string } | false;
 }
 
 /** What a new session's session_start says about the session as its first input arrives. */
@@ -164,6 +173,8 @@ export type ModelTarget = string | LlmClient;
 
 export interface PodRunOptions {
   signal?: AbortSignal;
+  /** Tools (names or globs) approved without asking during this run (a custom command's `allowed-tools`). */
+  allowTools?: readonly string[];
 }
 
 const SOURCE_FILE_REF = "file_ref";
@@ -236,6 +247,11 @@ export class Pod {
   readonly sandbox: PodSandbox;
   /** The MCP servers of `config.mcpServers`. */
   readonly mcp: McpManager;
+  /** Custom commands, skills and the files that could not be loaded (empty unless `extensions` was given). */
+  readonly extensions: Extensions;
+  readonly #configuredHooks: ConfiguredHooks;
+  /** Context of the SessionStart hooks, for the first input. */
+  #sessionStart: Promise<Item[]> | undefined;
   readonly #client: SwitchableClient;
   readonly #config: Config;
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
@@ -286,6 +302,7 @@ export class Pod {
     sandbox: PodSandbox;
     sessions: SessionStore;
     turn?: number;
+    extensions: Extensions;
   }) {
     const { config, options } = init;
     this.id = init.id;
@@ -395,8 +412,21 @@ export class Pod {
               },
       }),
       ...inner.tools,
+      ...(init.extensions.skills.length > 0 ? [createSkillTool(init.extensions.skills)] : []),
       ...(options.tools ?? []),
     ];
+    this.extensions = init.extensions;
+    this.#configuredHooks = new ConfiguredHooks({
+      hooks: config.hooks,
+      cwd: init.fs.cwd,
+      // The same environment as bash commands: without the keys the config names.
+      env: defaultBashEnv(
+        process.env,
+        Object.values(config.providers).flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+      ),
+      sessionId: () => this.id,
+      onAlert: (level, message) => this.alerts.emit(level, "hooks", message),
+    });
     this.#baseTools = tools;
     this.#mcpWaitMs = options.mcpStartWaitMs ?? 10_000;
     this.mcp = new McpManager({
@@ -428,14 +458,15 @@ export class Pod {
     const worker = new Worker({
       client: this.#client,
       tools,
-      system: options.system ?? defaultSystem(init.fs.cwd, tools),
+      system: (options.system ?? defaultSystem(init.fs.cwd, tools)) + skillsPrompt(init.extensions.skills),
       settings: settingsFrom(config),
       maxTurns: config.worker.maxTurns,
       blobStore: init.blobStore,
       contextPolicy: this.#policy,
-      interceptors: [podInterceptor, ...(options.interceptors ?? [])],
+      interceptors: [podInterceptor, this.#configuredHooks.interceptor(), ...(options.interceptors ?? [])],
       hooks: [
         this.permissions.hook(),
+        this.#configuredHooks.hook(),
         ...(options.checkpoints === false
           ? []
           : [
@@ -472,6 +503,14 @@ export class Pod {
     // In parallel with whatever the UI does next (started after this turn of the event loop, so a
     // caller that subscribes right after create sees every alert); the first input waits (mcpStartWaitMs).
     if (this.mcp.configured) setImmediate(() => this.mcp.start());
+    setImmediate(() => {
+      for (const problem of init.extensions.problems)
+        this.alerts.warn("extensions", `${problem.file}: ${problem.message}; it is skipped`);
+    });
+    if (this.#configuredHooks.configured)
+      this.#sessionStart = new Promise((resolve) => setImmediate(resolve)).then(() =>
+        this.#configuredHooks.sessionStart(init.log ? "resume" : "startup"),
+      );
   }
 
   /** The worker's tools: the pod's own, then those of the MCP servers that are up. */
@@ -553,7 +592,10 @@ export class Pod {
       writeRoots: fs.writeRoots,
       dataDir,
     });
-    return { config, fs, dataDir, blobStore, sessions, sandbox };
+    const extensions: Extensions = options.extensions
+      ? await loadExtensions({ projectDir: root, homeDir: options.extensions.homeDir })
+      : { commands: [], skills: [], problems: [] };
+    return { config, fs, dataDir, blobStore, sessions, sandbox, extensions };
   }
 
   /** The session log, once the session has one (after the first input, or from the start when restored). */
@@ -635,12 +677,17 @@ export class Pod {
     // The item record holds the message itself: this record keeps a preview and the refs, so the log stores a prompt once.
     this.#append((log) => log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
+    const approved = options.allowTools?.length ? this.permissions.preApprove(options.allowTools) : undefined;
     try {
+      const started = this.#sessionStart;
+      this.#sessionStart = undefined;
+      if (started !== undefined) this.#stash.push(...((await abortable(started, controller.signal)) ?? []));
       if (this.mcp.configured) await abortable(this.mcp.ready(this.#mcpWaitMs), controller.signal);
       await this.#resolveRefs(segments, controller.signal);
       await this.#refreshInstructions();
       return await this.worker.run(userMessage(text), { signal: controller.signal });
     } finally {
+      approved?.();
       this.#stash.length = 0;
       this.#controller = undefined;
       await this.flush();

@@ -207,6 +207,8 @@ export class PermissionPolicy {
   private readonly grants = new Map<string, Set<string>>();
   /** bash prefix rules granted with "always" (`git status *`). */
   readonly #prefixGrants: { rule: string; match: (command: string) => boolean }[] = [];
+  /** Tool-name globs pre-approved for a while (a custom command's `allowed-tools`). */
+  private readonly preApproved = new Set<(tool: string) => boolean>();
   #mode: PermissionMode;
   readonly #modeListeners = new Set<(mode: PermissionMode) => void>();
 
@@ -535,6 +537,10 @@ export class PermissionPolicy {
     ) {
       return done({ ...base, action: "allow", by: "session" });
     }
+    if (evaluated.by !== "sandbox" && evaluated.by !== "parse") {
+      for (const approved of this.preApproved)
+        if (approved(tool)) return done({ ...base, action: "allow", by: "session" });
+    }
     const ask = this.options.ask;
     if (ask === undefined)
       return done({
@@ -586,6 +592,20 @@ export class PermissionPolicy {
     if (analysis.kind !== "parsed" || analysis.writes.length > 0 || analysis.commands.length === 0)
       return false;
     return analysis.commands.every((command) => this.#prefixGrants.some((g) => g.match(command)));
+  }
+
+  /**
+   * Approves calls of these tools (names or globs) that would be asked
+   * about, until the returned function is called. Rules that deny still
+   * deny, and so do the sandbox's and the shell parser's asks. Used for a
+   * custom command's `allowed-tools` during its turn.
+   */
+  preApprove(tools: readonly string[]): () => void {
+    const added = tools.map((glob) => pathMatcher(glob));
+    for (const m of added) this.preApproved.add(m);
+    return () => {
+      for (const m of added) this.preApproved.delete(m);
+    };
   }
 
   /** The message a denied call returns to the model. */
