@@ -78,7 +78,8 @@ export type Command =
       host: string;
       /** `postgres://...` or a data directory; default `YOI_STORE`, else the local files. */
       store?: string;
-    };
+    }
+  | { kind: "mcp"; flags: SessionFlags; action: "list" };
 
 export const SUBCOMMANDS = [
   "config",
@@ -88,6 +89,7 @@ export const SUBCOMMANDS = [
   "debug",
   "demo",
   "serve",
+  "mcp",
   "help",
 ] as const;
 
@@ -157,6 +159,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   "debug replay": ["provider"],
   demo: ["keep"],
   serve: ["port", "host", "store", "model", "base-url", "cwd"],
+  mcp: ["cwd"],
   help: [],
 };
 

@@ -16,6 +16,7 @@ Usage:
                                   files changed outside yoi since; --list shows the turns
   yoi inspect <blob-id> [sel]     read a stored tool output (sel: lines:20-50, slice:0..10, key:name)
   yoi config                      the effective configuration and where each value comes from
+  yoi mcp list                    the configured MCP servers, their state and tools
   yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>
                                   replay a recorded stream, print normalized events as JSON lines
   yoi demo                        a scripted session on a local fake provider (no API key needed)
@@ -54,8 +55,9 @@ Interactive:
   search this project's history (~/.yoi/history); !cmd runs a command and shows the model its output;
   Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
   tool's output; Ctrl-C twice at the prompt exits.
-  /help /compact /init /sessions /resume <id> /model [ref] /rewind [N] /undo /fork [N] /exit
+  /help /compact /init /sessions /resume <id> /model [ref] /rewind [N] /undo /fork [N] /mcp /exit, your commands (.yoi/commands/*.md)
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
+  @<server>:<uri> attaches an MCP resource
 
 Exit codes:
   0    success

@@ -46,6 +46,8 @@ async function run(command: Command): Promise<number> {
       return (await import("./commands/demo.ts")).demoCommand(command);
     case "serve":
       return (await import("./serve/serve-command.ts")).serveCommand(command);
+    case "mcp":
+      return (await import("./commands/mcp.ts")).mcpCommand(command);
     case "chat":
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {

@@ -65,6 +65,8 @@ export async function openPodWith(
     client,
     env: options.env ?? process.env,
     ...(options.ask ? { ask: options.ask } : {}),
+    // Custom commands and skills of the project and of the user's ~/.yoi.
+    extensions: { homeDir: setup.homeDir },
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
     permissionSources: ruleSources(setup),
     ...(setup.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
@@ -158,7 +160,11 @@ export function restoreWarnings(pod: Pod): string[] {
  */
 export async function checkFileRefs(setup: ModelSetup, input: string): Promise<string[]> {
   const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
-  const refs = [...new Set(fileRefs(parseSegments(input)))];
+  // `@<server>:<uri>` names an MCP resource, read by the pod at submit; only file refs are checked here.
+  const servers = Object.keys(setup.config.mcpServers);
+  const refs = [...new Set(fileRefs(parseSegments(input)))].filter(
+    (ref) => !servers.some((server) => ref.startsWith(`${server}:`)),
+  );
   if (refs.length === 0) {
     const tooLarge = inputTooLarge(Buffer.byteLength(input), setup.window, model, { what: "the prompt" });
     return tooLarge === undefined ? [] : [tooLarge];

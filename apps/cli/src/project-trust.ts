@@ -3,7 +3,8 @@
  * repository. Settings there that widen what yoi may do — permission rules
  * that allow, a looser default or mode, turning the bash sandbox off or its
  * network on, providers (a base URL would receive your API key), scope
- * roots and the session directory — apply only once you trust the project
+ * roots, the session directory, MCP servers and hooks (both run commands)
+ * — apply only once you trust the project
  * (rules that deny or ask apply always: they only take power away):
  * interactive `yoi` asks once per content of those settings; print mode
  * ignores them (said on stderr) unless YOI_TRUST_PROJECT=1.
@@ -26,7 +27,7 @@ export interface ProjectSettings {
   lines: string[];
 }
 
-const SENSITIVE = ["providers", "scope", "session"] as const;
+const SENSITIVE = ["providers", "scope", "session", "mcpServers", "hooks"] as const;
 
 /** The sensitive settings the project file sets, or undefined when it sets none. */
 export function sensitiveProjectSettings(cli: CliConfig): ProjectSettings | undefined {
@@ -40,7 +41,11 @@ export function sensitiveProjectSettings(cli: CliConfig): ProjectSettings | unde
   for (const key of fromProject) {
     if (SENSITIVE.some((s) => key === s || key.startsWith(`${s}.`) || key.startsWith(`${s}[`))) {
       const v =
-        key.endsWith(".headers") || key.includes(".headers.") ? "<headers>" : JSON.stringify(value(key));
+        key.endsWith(".headers") || key.includes(".headers.")
+          ? "<headers>"
+          : key.startsWith("mcpServers.") && (key.endsWith(".env") || key.includes(".env."))
+            ? "<env>"
+            : JSON.stringify(value(key));
       lines.push(`${key} = ${v}`);
     }
   }
@@ -124,6 +129,8 @@ export async function withoutProjectSettings(
   config.sandbox = structuredClone(base.config.sandbox);
   config.session = { ...base.config.session };
   config.scope = {};
+  config.mcpServers = structuredClone(base.config.mcpServers);
+  config.hooks = structuredClone(base.config.hooks);
   for (const key of Object.keys(sources))
     if (key.startsWith("permissions.rules") || key === "sandbox" || key.startsWith("sandbox."))
       delete sources[key];
@@ -172,7 +179,10 @@ export async function withoutProjectSettings(
   config.providers = providers;
   for (const key of Object.keys(sources)) {
     if (key.startsWith("permissions.rules[") || kept.has(key)) continue; // kept above: they only tighten
-    if (sources[key] === projectFile && /^(permissions|providers|scope|session|sandbox)\b/.test(key)) {
+    if (
+      sources[key] === projectFile &&
+      /^(permissions|providers|scope|session|sandbox|mcpServers|hooks)\b/.test(key)
+    ) {
       sources[key] = base.sources[key] ?? "default (project setting ignored)";
     }
   }

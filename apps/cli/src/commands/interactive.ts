@@ -35,6 +35,12 @@ import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup-trace.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
+import {
+  type ExpandedCommand,
+  expandSlash,
+  extensionHelpLines,
+  extensionSlashNames,
+} from "../ui/extension-commands.ts";
 import type { Key } from "../ui/keys.ts";
 import { LineEditor } from "../ui/line-editor.ts";
 import { modelChoices } from "../ui/model-choices.ts";
@@ -46,6 +52,7 @@ import { findSlashCommand, parseSlash, type SlashCommand, slashHelp } from "../u
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
+import { formatMcpStatus } from "./mcp.ts";
 import { formatSessionTable } from "./sessions.ts";
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
@@ -124,7 +131,11 @@ class InteractiveSession {
       output: process.stdout,
       style,
       history,
-      complete: (line) => complete(line, this.#opened.pod.fs, this.#commands),
+      complete: (line) =>
+        complete(line, this.#opened.pod.fs, [
+          ...this.#commands,
+          ...extensionSlashNames(this.#opened.pod).map((name) => ({ name })),
+        ]),
       onHiddenEdit: (text) => this.#renderer.typeahead(text),
     });
     this.#editor.prompt = this.#prompt;
@@ -260,9 +271,13 @@ class InteractiveSession {
     // Busy before the first await: a line that arrives meanwhile (a paste, typing ahead) is queued, never a second run.
     this.#beginBusy();
     try {
+      let allowTools: readonly string[] | undefined;
       if (text.startsWith("/")) {
-        await this.#slash(text);
-        return;
+        // A custom command or an MCP prompt expands to the input it sends; built-ins return nothing.
+        const expanded = await this.#slash(text);
+        if (expanded === undefined) return;
+        line = expanded.text;
+        allowTools = expanded.allowTools;
       }
       if (text.startsWith("!")) {
         await this.#shell(text.slice(1).trim());
@@ -282,7 +297,10 @@ class InteractiveSession {
         context.length === 0
           ? line
           : [{ type: "text" as const, text: `${context.join("\n\n")}\n\n` }, ...parseSegments(line)];
-      const result = await this.#opened.pod.run(input, { signal: this.#controller?.signal });
+      const result = await this.#opened.pod.run(input, {
+        signal: this.#controller?.signal,
+        ...(allowTools ? { allowTools } : {}),
+      });
       this.#renderer.finish(result);
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
@@ -524,6 +542,14 @@ class InteractiveSession {
       run: (arg) => this.#fork(arg),
     },
     {
+      name: "/mcp",
+      summary: "MCP servers, their state and tools",
+      run: () => {
+        for (const line of formatMcpStatus(this.#opened.pod.mcp.status(), this.#style, { stderr: true }))
+          this.#renderer.line(line);
+      },
+    },
+    {
       name: "/exit",
       aliases: ["/quit"],
       summary: "leave (also Ctrl-D, or Ctrl-C twice)",
@@ -531,19 +557,26 @@ class InteractiveSession {
     },
   ];
 
-  async #slash(text: string): Promise<void> {
+  /** Runs a built-in command, or returns what a custom command or an MCP prompt submits. */
+  async #slash(text: string): Promise<ExpandedCommand | undefined> {
     const { name, arg } = parseSlash(text);
     const command = findSlashCommand(this.#commands, name);
     if (command === undefined) {
-      this.#renderer.line(this.#style.yellow(`unknown command ${name} (try /help)`));
-      return;
+      const expanded = await expandSlash(this.#opened.pod, text);
+      if (expanded.kind === "submit") return expanded;
+      this.#renderer.line(this.#style.yellow(expanded.message));
+      return undefined;
     }
     await command.run(arg);
+    return undefined;
   }
 
   #help(): void {
     for (const line of slashHelp(this.#commands)) this.#renderer.line(line);
-    this.#renderer.line("@path + Tab        attach a file; Ctrl-C cancels the running turn");
+    for (const line of extensionHelpLines(this.#opened.pod, this.#style)) this.#renderer.line(line);
+    this.#renderer.line(
+      "@path + Tab        attach a file (@<server>:<uri>: an MCP resource); Ctrl-C cancels the running turn",
+    );
   }
 
   async #compact(): Promise<void> {

@@ -35,7 +35,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
     onIgnored: (settings) =>
       process.stderr.write(
-        `yoi: ignoring what ${settings.file} sets for providers, scope, session or permissions (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
+        `yoi: ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
       ),
   });
   markStartup("print: config and model set up");

@@ -1,0 +1,86 @@
+/**
+ * `yoi mcp list`: starts the configured MCP servers, lists each with its
+ * state, transport and tools, and stops them. The same listing is `/mcp`
+ * in a session. A project's own `mcpServers` run commands, so they start
+ * only for a trusted project (as print mode: YOI_TRUST_PROJECT=1 or an
+ * earlier interactive yes).
+ */
+import type { McpServerStatus } from "@yoi/pod";
+import type { Command } from "../args.ts";
+import { EXIT } from "../exit-codes.ts";
+import { isTrusted, sensitiveProjectSettings, withoutProjectSettings } from "../project-trust.ts";
+import { loadCliConfig } from "../session-setup.ts";
+import { colorEnabled, createStyle, type Style } from "../style.ts";
+
+export async function mcpCommand(command: Extract<Command, { kind: "mcp" }>): Promise<number> {
+  const env = process.env;
+  let cli = await loadCliConfig(command.flags, { env });
+  const settings = sensitiveProjectSettings(cli);
+  if (settings !== undefined && env.YOI_TRUST_PROJECT !== "1" && !(await isTrusted(cli.homeDir, settings))) {
+    process.stderr.write(
+      `yoi: ignoring what ${settings.file} sets for MCP servers, hooks, providers, scope, session or permissions: this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
+    );
+    cli = await withoutProjectSettings(cli, env);
+  }
+  const style = createStyle(colorEnabled(process.stdout));
+  if (Object.keys(cli.config.mcpServers).length === 0) {
+    process.stdout.write(
+      'no MCP servers configured (add "mcpServers" to ~/.yoi/config.jsonc or .yoi/config.jsonc; see yoi config)\n',
+    );
+    return EXIT.ok;
+  }
+  const { McpManager } = await import("@yoi/pod");
+  const path = await import("node:path");
+  const manager = new McpManager({
+    servers: cli.config.mcpServers,
+    env,
+    cwd: path.resolve(cli.cwd, cli.config.scope.root ?? "."),
+    toolTimeoutMs: cli.config.worker.toolTimeoutMs,
+    // Failures show in the listing itself, with the server's stderr.
+    onAlert: () => {},
+    onChange: () => {},
+  });
+  try {
+    await manager.ready();
+    process.stdout.write(`${formatMcpStatus(manager.status(), style, { stderr: true }).join("\n")}\n`);
+  } finally {
+    await manager.close();
+  }
+  return EXIT.ok;
+}
+
+/** Lines describing each server: name, state, transport, then its tools and prompts (or why it failed). */
+export function formatMcpStatus(
+  servers: readonly McpServerStatus[],
+  style: Style,
+  options: { stderr?: boolean } = {},
+): string[] {
+  if (servers.length === 0) return [style.dim("no MCP servers configured (mcpServers in the config)")];
+  const lines: string[] = [];
+  for (const s of servers) {
+    const state =
+      s.state === "ready"
+        ? style.green("ready")
+        : s.state === "failed"
+          ? style.red("failed")
+          : s.state === "starting"
+            ? style.yellow("starting")
+            : style.dim(s.state);
+    const counts =
+      s.state === "ready"
+        ? style.dim(
+            ` · ${s.tools.length} ${s.tools.length === 1 ? "tool" : "tools"}` +
+              (s.prompts.length > 0 ? ` · ${s.prompts.length} prompts` : "") +
+              (s.resources ? " · resources" : ""),
+          )
+        : "";
+    lines.push(`${style.bold(s.name)} ${state} ${style.dim(`(${s.transport})`)}${counts}`);
+    if (s.error !== undefined) lines.push(`  ${style.red(s.error)}`);
+    if (options.stderr && s.state === "failed" && s.stderrTail)
+      for (const line of s.stderrTail.trim().split("\n").slice(-5))
+        lines.push(style.dim(`  stderr: ${line}`));
+    if (s.tools.length > 0) lines.push(`  tools: ${s.tools.join(", ")}`);
+    if (s.prompts.length > 0) lines.push(`  prompts: ${s.prompts.map((p) => `/${p}`).join(", ")}`);
+  }
+  return lines;
+}

@@ -1,0 +1,94 @@
+/**
+ * Slash commands a session gets from outside the CLI: the user's and the
+ * project's Markdown commands (`/review`, `/git:commit`) and MCP prompts
+ * (`/mcp__<server>__<prompt>`). Each expands to the text submitted as the
+ * user's input (its `@path` refs are attached as usual).
+ */
+import type { Pod } from "@yoi/pod";
+import { expandCommand } from "@yoi/pod";
+import type { Style } from "../style.ts";
+
+/** What a slash command submits. */
+export interface ExpandedCommand {
+  text: string;
+  /** Tools pre-approved during the run (a command's `allowed-tools`). */
+  allowTools?: readonly string[];
+}
+
+export type SlashExpansion = ({ kind: "submit" } & ExpandedCommand) | { kind: "error"; message: string };
+
+/** How long a prompt command waits for MCP servers still starting. */
+const MCP_WAIT_MS = 10_000;
+
+/** Expands `/name args` from the pod's commands and MCP prompts; an error names what is wrong. */
+export async function expandSlash(pod: Pod, input: string, signal?: AbortSignal): Promise<SlashExpansion> {
+  const match = /^\/(\S+)\s*([\s\S]*)$/.exec(input.trim());
+  const name = match?.[1] ?? "";
+  const args = match?.[2] ?? "";
+  const command = pod.extensions.commands.find((c) => c.name === name);
+  if (command !== undefined) {
+    const text = expandCommand(command, args);
+    return {
+      kind: "submit",
+      text,
+      ...(command.allowedTools.length > 0 ? { allowTools: command.allowedTools } : {}),
+    };
+  }
+  if (name.startsWith("mcp__") && pod.mcp.configured) {
+    await pod.mcp.ready(MCP_WAIT_MS);
+    if (pod.mcp.prompts().some((p) => p.command === name)) {
+      try {
+        const text = await pod.mcp.renderPrompt(name, args, signal);
+        if (text.trim() === "")
+          return { kind: "error", message: `/${name} returned an empty prompt; nothing was sent` };
+        return { kind: "submit", text };
+      } catch (error) {
+        return {
+          kind: "error",
+          message: `/${name}: ${error instanceof Error ? error.message : String(error)}`,
+        };
+      }
+    }
+  }
+  return { kind: "error", message: `unknown command /${name} (try /help)` };
+}
+
+/** `/help` lines for the session's own commands, each with where it comes from. */
+export function extensionHelpLines(pod: Pod, style: Style): string[] {
+  const lines: string[] = [];
+  for (const c of pod.extensions.commands) {
+    const usage = `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}`;
+    lines.push(
+      `${usage.padEnd(19)}${c.description} ${style.dim(`(${c.source}: ${shortFile(c.file, c.source)})`)}`,
+    );
+  }
+  for (const p of pod.mcp.prompts()) {
+    const args = (p.prompt.arguments ?? [])
+      .map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`))
+      .join(" ");
+    const usage = `/${p.command}${args ? ` ${args}` : ""}`;
+    lines.push(
+      `${usage.padEnd(19)}${p.prompt.description ?? p.prompt.title ?? ""} ${style.dim(`(mcp: ${p.server})`)}`,
+    );
+  }
+  if (pod.extensions.skills.length > 0)
+    lines.push(
+      style.dim(`skills: ${pod.extensions.skills.map((s) => `${s.name} (${s.source})`).join(", ")}`),
+    );
+  return lines;
+}
+
+/** Slash commands to offer on Tab besides the built-in ones. */
+export function extensionSlashNames(pod: Pod): string[] {
+  return [
+    ...pod.extensions.commands.map((c) => `/${c.name}`),
+    ...pod.mcp.prompts().map((p) => `/${p.command}`),
+  ];
+}
+
+/** `.yoi/commands/x.md` of the project, `~/.yoi/commands/x.md` of the user. */
+function shortFile(file: string, source: "project" | "user"): string {
+  const at = file.lastIndexOf("/.yoi/");
+  if (at === -1) return file;
+  return `${source === "user" ? "~" : ""}${source === "user" ? file.slice(at) : file.slice(at + 1)}`;
+}
