@@ -47,3 +47,30 @@ describe("hooks", () => {
     expect(() => ConfigSchema.parse({ hooks: { Stop: [{ command: "" }] } })).toThrow(/a shell command/);
   });
 });
+
+describe("yoi config output of MCP servers", () => {
+  it("redacts credential-like env values and headers of MCP servers", async () => {
+    const { makeConfigDirs } = await import("./__tests__/config-dirs.ts");
+    const { loadConfig } = await import("./load-config.ts");
+    const { formatConfig } = await import("./format-config.ts");
+    const dirs = makeConfigDirs();
+    try {
+      dirs.writeUser(
+        JSON.stringify({
+          mcpServers: {
+            gh: { command: "gh-mcp", env: { GITHUB_TOKEN: "ghp_secret", LOG_LEVEL: "debug" } },
+            docs: { url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Bearer abc-secret" } },
+          },
+        }),
+      );
+      const loaded = await loadConfig({ homeDir: dirs.home, cwd: dirs.cwd, env: {} });
+      const text = formatConfig(loaded, { home: dirs.home });
+      expect(text).not.toContain("ghp_secret");
+      expect(text).not.toContain("abc-secret");
+      expect(text).toMatch(/mcpServers\.gh\.env\.LOG_LEVEL\s+"debug"/);
+      expect(text).toMatch(/mcpServers\.gh\.env\.GITHUB_TOKEN\s+<redacted>/);
+    } finally {
+      dirs.cleanup();
+    }
+  });
+});

@@ -43,7 +43,10 @@ export function formatConfig(
       });
       return;
     }
-    const secret = path.includes("headers") && SECRET_HEADER.test(String(path[path.length - 1]));
+    // Header values and MCP servers' environment values named like credentials.
+    const secret =
+      (path.includes("headers") || (path[0] === "mcpServers" && path[2] === "env")) &&
+      SECRET_HEADER.test(String(path[path.length - 1]));
     rows.push([
       at,
       secret ? "<redacted>" : render(value),

@@ -66,6 +66,7 @@ describe("configured hooks", () => {
               command: 'cat > "$YOI_PROJECT_DIR/pre.json"; echo "rm is not allowed here" >&2; exit 2',
             },
             { matcher: "write_*", command: `echo '{"decision":"block","reason":"read-only today"}'` },
+            { matcher: "list_dir", command: `echo '{"additionalContext":"build/ is generated"}'` },
           ],
         },
       },
@@ -80,6 +81,7 @@ describe("configured hooks", () => {
       isError: true,
     });
     expect(result(pod.history, "r")?.isError).toBe(false);
+    expect(result(pod.history, "r")?.output).toMatch(/\n\n\[hook context\] build\/ is generated$/);
     const input = JSON.parse(await readFile(path.join(dir, "pre.json"), "utf8"));
     expect(input).toMatchObject({
       hook_event_name: "PreToolUse",
