@@ -98,6 +98,34 @@ describe("a project's MCP servers and hooks run commands, so they need trust", (
   }, 90_000);
 });
 
+describe("custom commands in print mode", () => {
+  it("yoi -p /name expands the command; an MCP prompt with a missing argument is a usage error; other /text is sent as is", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", text: "hi there" },
+        { type: "reply", text: "a path" },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ ".yoi/commands/greet.md": "Say hello to $1 in $2." });
+    await userConfig(home, { mcpServers: { ev: everything } });
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    const args = ["-p", "-m", "anthropic/claude-haiku-4-5"];
+    const ok = await runYoi([...args, "/greet Ann French"], { cwd: project, env });
+    expect(ok.stdout).toBe("hi there\n");
+    expect(JSON.stringify(server.requests[0])).toContain("Say hello to Ann in French.");
+    const missing = await runYoi([...args, "/mcp__ev__args-prompt"], { cwd: project, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(
+      "/mcp__ev__args-prompt: missing city: usage /mcp__ev__args-prompt <city> [state] (or name=value) — nothing was sent",
+    );
+    const plain = await runYoi([...args, "/usr/bin/env: what is it?"], { cwd: project, env });
+    expect(plain.stdout).toBe("a path\n");
+    expect(JSON.stringify(server.requests[1])).toContain("/usr/bin/env: what is it?");
+  }, 90_000);
+});
+
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)", () => {

@@ -19,6 +19,7 @@ import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStyle } from "../style.ts";
+import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   const stdin = await readPipedStdin(command.prompt !== undefined);
@@ -117,7 +118,16 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   process.on("SIGINT", onSigint);
   let result: RunResult;
   try {
-    result = await pod.run(prompt);
+    // `yoi -p "/review src/a.ts"`: a custom command or an MCP prompt expands to what it sends.
+    let input = prompt;
+    let allowTools: readonly string[] | undefined;
+    if (callsExtensionCommand(pod, prompt)) {
+      const expanded = await expandSlash(pod, prompt);
+      if (expanded.kind === "error") throw usageError(`${expanded.message} — nothing was sent`);
+      input = expanded.text;
+      allowTools = expanded.allowTools;
+    }
+    result = await pod.run(input, allowTools ? { allowTools } : {});
   } finally {
     process.off("SIGINT", onSigint);
     await pod.close();

@@ -53,6 +53,18 @@ export async function expandSlash(pod: Pod, input: string, signal?: AbortSignal)
   return { kind: "error", message: `unknown command /${name} (try /help)` };
 }
 
+/**
+ * Whether `input` calls one of the session's own commands (print mode sends
+ * other input starting with `/`, like a path, as it is).
+ */
+export function callsExtensionCommand(pod: Pod, input: string): boolean {
+  const name = /^\/(\S+)/.exec(input.trim())?.[1];
+  if (name === undefined) return false;
+  return (
+    pod.extensions.commands.some((c) => c.name === name) || (name.startsWith("mcp__") && pod.mcp.configured)
+  );
+}
+
 /** `/help` lines for the session's own commands, each with where it comes from. */
 export function extensionHelpLines(pod: Pod, style: Style): string[] {
   const lines: string[] = [];
