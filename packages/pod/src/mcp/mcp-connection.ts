@@ -335,6 +335,15 @@ function describeStartError(error: unknown, config: McpServerConfig): string {
   if ("command" in config && code === "EACCES")
     return `could not start: "${config.command}" is not executable`;
   if (code === "missing_variable") return `is not configured: ${message}`;
+  // The SDK's StreamableHTTPError carries the HTTP status as a numeric code.
+  if (typeof code === "number" && code >= 400) {
+    const hint =
+      code === 401 || code === 403 ? " (check its headers: the token may be wrong or missing)" : "";
+    return `refused the connection with HTTP ${code}${hint}`;
+  }
+  // Any other StreamableHTTPError: the server answered, but not in MCP (a web page, a wrong content type).
+  if (error instanceof Error && error.constructor.name === "StreamableHTTPError")
+    return `answered something that is not MCP (${firstLine(message.replace(/^Streamable HTTP error: /, ""))})`;
   // Raised by the SDK's message parsing: JSON.parse (SyntaxError) or its zod check of a JSON-RPC message.
   if (error instanceof SyntaxError || (error as { name?: unknown }).name === "ZodError")
     return `answered something that is not MCP (${firstLine(message)})`;

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { trackedChildren } from "../../src/mcp/index.ts";
 import { Pod, type PodOptions } from "../../src/pod.ts";
 import { tempDir } from "../helpers.ts";
+import { startAuthServer } from "./fixtures/auth-http-server.ts";
 import { alive, everythingStdio, FILESYSTEM, MEMORY, NODE, startEverythingHttp } from "./servers.ts";
 
 const FIXTURE = new URL("./fixtures/changing-server.mjs", import.meta.url).pathname;
@@ -174,6 +175,39 @@ describe("MCP servers in a pod", () => {
     expect(log).not.toContain("DOCS_TOKEN");
   }, 90_000);
 
+  it("sends ${VAR} headers to an HTTP server that requires them; a wrong token is one message naming the server", async () => {
+    const auth = await startAuthServer("tok-1234567");
+    stops.push(auth.close);
+    const s = await model([
+      { type: "reply", toolCalls: [{ id: "w", name: "mcp__docs__whoami", arguments: {} }] },
+      { type: "reply", text: "ok" },
+    ]);
+    const pod = await openPod(
+      s,
+      {
+        mcpServers: {
+          docs: { url: auth.url, headers: { Authorization: "Bearer ${DOCS_TOKEN}" } },
+          stale: { url: auth.url, headers: { Authorization: "Bearer wrong" } },
+          unset: { url: auth.url, headers: { Authorization: "Bearer ${NOT_SET_ANYWHERE}" } },
+        },
+        ...allowMcp,
+      },
+      { env: { DOCS_TOKEN: "tok-1234567" } },
+    );
+    const alerts: string[] = [];
+    pod.alerts.subscribe((a) => alerts.push(a.message));
+    await pod.run("who am I");
+    expect(results(pod.history).w).toEqual({ output: "authorized as tok-…", isError: false });
+    const states = Object.fromEntries(pod.mcp.status().map((st) => [st.name, st.state]));
+    expect(states).toEqual({ docs: "ready", stale: "failed", unset: "failed" });
+    expect(alerts.find((a) => a.includes('"stale"'))).toBe(
+      'MCP server "stale" refused the connection with HTTP 401 (check its headers: the token may be wrong or missing); the session goes on without it',
+    );
+    expect(alerts.find((a) => a.includes('"unset"'))).toBe(
+      'MCP server "unset" is not configured: ${NOT_SET_ANYWHERE} is not set in the environment (set it, or write ${NOT_SET_ANYWHERE:-default}); the session goes on without it',
+    );
+  }, 90_000);
+
   it("stores a 5 MB result (filesystem server) and the model reads it back with inspect", async () => {
     const dir = await tempDir();
     const file = path.join(dir, "big.txt");
@@ -301,11 +335,20 @@ describe("MCP servers in a pod", () => {
 
   it("a malformed entry, a missing binary and a garbage server: one message each naming it; the session goes on", async () => {
     const s = await model([{ type: "reply", text: "fine" }]);
+    // A web server that is no MCP server: 200 with a page.
+    const { createServer } = await import("node:http");
+    const web = createServer((_req, res) =>
+      res.writeHead(200, { "content-type": "text/html" }).end("<html>hi</html>"),
+    );
+    await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
+    stops.push(() => new Promise((resolve) => web.close(() => resolve())));
+    const webPort = (web.address() as { port: number }).port;
     const pod = await openPod(s, {
       mcpServers: {
         typo: { comand: "node" },
         missing: { command: "/nonexistent/yoi-mcp-server" },
         junk: { command: NODE, args: [FIXTURE, "garbage"] },
+        notmcp: { url: `http://127.0.0.1:${webPort}/mcp` },
         ev: everythingStdio(),
       },
     });
@@ -323,9 +366,18 @@ describe("MCP servers in a pod", () => {
     expect(alerts.find((a) => a.includes('"junk"'))).toMatch(
       /MCP server "junk" answered something that is not MCP.*stderr ends: garbage server: about to talk nonsense/,
     );
-    expect(alerts.filter((a) => /typo|missing|junk/.test(a))).toHaveLength(3);
+    expect(alerts.find((a) => a.includes('"notmcp"'))).toBe(
+      'MCP server "notmcp" answered something that is not MCP (Unexpected content type: text/html); the session goes on without it',
+    );
+    expect(alerts.filter((a) => /typo|missing|junk|notmcp/.test(a))).toHaveLength(4);
     const states = Object.fromEntries(pod.mcp.status().map((st) => [st.name, st.state]));
-    expect(states).toEqual({ typo: "failed", missing: "failed", junk: "failed", ev: "ready" });
+    expect(states).toEqual({
+      typo: "failed",
+      missing: "failed",
+      junk: "failed",
+      notmcp: "failed",
+      ev: "ready",
+    });
     expect(toolsSent(s, 0).some((t) => t.name === "mcp__ev__echo")).toBe(true);
   }, 90_000);
 
