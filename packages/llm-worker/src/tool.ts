@@ -84,7 +84,10 @@ export function toolSpec(tool: Tool): ToolSpec {
   const schema =
     tool.jsonSchema !== undefined
       ? { ...tool.jsonSchema }
-      : (z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>);
+      : (z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" }) as Record<
+          string,
+          unknown
+        >);
   delete schema.$schema;
   if (schema.type !== "object") {
     throw new TypeError(
