@@ -349,6 +349,7 @@ describe("MCP servers in a pod", () => {
         missing: { command: "/nonexistent/yoi-mcp-server" },
         junk: { command: NODE, args: [FIXTURE, "garbage"] },
         notmcp: { url: `http://127.0.0.1:${webPort}/mcp` },
+        crash: { command: NODE, args: ["-e", "console.error('boom: no API_URL set'); process.exit(1)"] },
         ev: everythingStdio(),
       },
     });
@@ -369,13 +370,17 @@ describe("MCP servers in a pod", () => {
     expect(alerts.find((a) => a.includes('"notmcp"'))).toBe(
       'MCP server "notmcp" answered something that is not MCP (Unexpected content type: text/html); the session goes on without it',
     );
-    expect(alerts.filter((a) => /typo|missing|junk|notmcp/.test(a))).toHaveLength(4);
+    expect(alerts.find((a) => a.includes('"crash"'))).toBe(
+      'MCP server "crash" exited before it finished starting; its stderr ends: boom: no API_URL set; the session goes on without it',
+    );
+    expect(alerts.filter((a) => /typo|missing|junk|notmcp|crash/.test(a))).toHaveLength(5);
     const states = Object.fromEntries(pod.mcp.status().map((st) => [st.name, st.state]));
     expect(states).toEqual({
       typo: "failed",
       missing: "failed",
       junk: "failed",
       notmcp: "failed",
+      crash: "failed",
       ev: "ready",
     });
     expect(toolsSent(s, 0).some((t) => t.name === "mcp__ev__echo")).toBe(true);
