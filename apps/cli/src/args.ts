@@ -301,6 +301,15 @@ export function parseCommand(argv: readonly string[]): Command {
         ...(values.store !== undefined ? { store: nonEmpty("--store", values.store) } : {}),
       };
     }
+    case "mcp":
+      check("mcp");
+      if (rest[0] !== "list") {
+        throw usageError(
+          `yoi mcp takes one subcommand: list (got ${rest[0] === undefined ? "none" : `"${rest[0]}"`})`,
+        );
+      }
+      noExtra("yoi mcp list", rest.slice(1), 0);
+      return { kind: "mcp", flags, action: "list" };
     case "debug": {
       if (rest[0] !== "replay") {
         throw usageError(
