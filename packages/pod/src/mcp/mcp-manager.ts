@@ -65,6 +65,8 @@ export class McpManager {
   /** Entries the config got wrong: name -> message. */
   readonly #invalid = new Map<string, string>();
   #started: Promise<void> | undefined;
+  /** Tool names already reported as clashing. */
+  readonly #clashes = new Set<string>();
   /** Tools per connection, rebuilt when its list changes. */
   readonly #toolCache = new WeakMap<object, Tool[]>();
 
@@ -129,9 +131,14 @@ export class McpManager {
     return this.#connections.has(server);
   }
 
-  /** The tools of every ready server. */
+  /**
+   * The tools of every ready server. Two tools whose names become the same
+   * (`a.b` and `a_b`) cannot both be offered: the first stays, the other is
+   * reported once.
+   */
   tools(): Tool[] {
     const out: Tool[] = [];
+    const seen = new Set<string>();
     for (const connection of this.#connections.values()) {
       if (connection.state !== "ready") continue;
       const list = connection.tools;
@@ -140,7 +147,20 @@ export class McpManager {
         tools = list.map((info) => this.#tool(connection, info));
         this.#toolCache.set(list, tools);
       }
-      out.push(...tools);
+      for (const tool of tools) {
+        if (seen.has(tool.name)) {
+          if (!this.#clashes.has(tool.name)) {
+            this.#clashes.add(tool.name);
+            this.#options.onAlert(
+              "warn",
+              `MCP server "${connection.name}" has two tools named ${tool.name} once made valid for the model; only the first is offered`,
+            );
+          }
+          continue;
+        }
+        seen.add(tool.name);
+        out.push(tool);
+      }
     }
     return out;
   }

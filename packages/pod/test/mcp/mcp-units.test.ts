@@ -61,3 +61,38 @@ describe("MCP helpers", () => {
     expect(await gone(pid)).toBe(true);
   }, 90_000);
 });
+
+describe("tool name clashes", () => {
+  it("offers the first of two tools whose names become the same and reports the other once", async () => {
+    const { McpManager } = await import("../../src/mcp/index.ts");
+    const alerts: string[] = [];
+    const manager = new McpManager({
+      servers: {
+        ch: {
+          command: NODE,
+          args: [new URL("./fixtures/changing-server.mjs", import.meta.url).pathname, "clash"],
+        },
+      },
+      env: process.env,
+      cwd: process.cwd(),
+      toolTimeoutMs: 30_000,
+      onAlert: (_level, message) => alerts.push(message),
+      onChange: () => {},
+    });
+    try {
+      await manager.ready();
+      const names = manager.tools().map((t) => t.name);
+      expect(names.filter((n) => n === "mcp__ch__read_file")).toHaveLength(1);
+      manager.tools();
+      expect(alerts).toEqual([
+        'MCP server "ch" has two tools named mcp__ch__read_file once made valid for the model; only the first is offered',
+      ]);
+      const tool = manager.tools().find((t) => t.name === "mcp__ch__read_file")!;
+      const signal = new AbortController().signal;
+      const ctx = { callId: "c", batchId: "b", callIndex: 0, batchSize: 1, turnIndex: 0, signal };
+      expect(await tool.execute({}, ctx)).toBe("read.file");
+    } finally {
+      await manager.close();
+    }
+  }, 60_000);
+});
