@@ -136,6 +136,11 @@ describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)"
       script: [
         { type: "reply", text: "Reviewed." },
         { type: "reply", text: "Weather noted." },
+        {
+          type: "reply",
+          toolCalls: [{ id: "toolu_echo", name: "mcp__ev__echo", arguments: { message: "from tmux" } }],
+        },
+        { type: "reply", text: "Echoed." },
       ],
     });
     servers.push(server);
@@ -193,6 +198,17 @@ describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)"
     tty.keys("Enter");
     screen = await tty.waitFor("Weather noted.");
     expect(JSON.stringify(server.requests[1])).toContain("Tokyo");
+
+    // An MCP tool is asked about, with its arguments shown.
+    tty.type("echo something");
+    tty.keys("Enter");
+    screen = await tty.waitFor("[y]es / [n]o / [a]lways");
+    expect(screen).toContain("allow mcp__ev__echo");
+    expect(screen).toContain('{"message":"from tmux"}');
+    tty.type("y");
+    tty.keys("Enter");
+    await tty.waitFor("Echoed.");
+    expect(JSON.stringify(server.requests[3])).toContain("Echo: from tmux");
 
     tty.type("/nosuch");
     tty.keys("Enter");

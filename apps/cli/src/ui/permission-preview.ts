@@ -20,6 +20,12 @@ export function permissionPreview(
   const args = request.args as Record<string, unknown> | undefined;
   if (!args || typeof args !== "object") return undefined;
   const str = (key: string) => (typeof args[key] === "string" ? (args[key] as string) : undefined);
+  // MCP tools have no path or command to show: their arguments, as JSON.
+  if (request.tool.startsWith("mcp__")) {
+    if (Object.keys(args).length === 0) return undefined;
+    const json = JSON.stringify(args);
+    return style.dim(`    ${json.length > 300 ? `${json.slice(0, 297)}...` : json}`);
+  }
   if (request.tool === "bash") {
     const command = str("command");
     if (command === undefined || !command.includes("\n")) return undefined;
