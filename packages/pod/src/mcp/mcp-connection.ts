@@ -15,6 +15,8 @@ import type { McpCallResult } from "./tool-result.ts";
 /** Default time a server has to start and list its tools. */
 export const MCP_STARTUP_TIMEOUT_MS = 30_000;
 const STDERR_TAIL_BYTES = 2_000;
+/** Largest single message accepted from a stdio server. */
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const CLIENT_INFO = { name: "yoi", version: "0.0.0" };
 
 /** `starting` → `ready`, or `failed` (never started, or died); `closed` once yoi closed it; `disabled` by config. */
@@ -219,6 +221,9 @@ export class McpConnection {
         ...(config.env ? { env: expandMap(config.env, env)! } : {}),
         cwd: config.cwd ?? this.#options.cwd,
         stderr: "pipe",
+        // The SDK's 10 MB default closes the connection on one large result (a 5 MB file read
+        // arrives twice: as text and as structured content); large results are stored anyway.
+        maxBufferSize: MAX_MESSAGE_BYTES,
       });
       transport.stderr?.on("data", (chunk: Buffer) => {
         this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);

@@ -208,10 +208,11 @@ describe("MCP servers in a pod", () => {
     );
   }, 90_000);
 
-  it("stores a 5 MB result (filesystem server) and the model reads it back with inspect", async () => {
+  it("stores a 6 MB result (filesystem server) and the model reads it back with inspect", async () => {
     const dir = await tempDir();
     const file = path.join(dir, "big.txt");
-    await writeFile(file, `${`${"x".repeat(99)}\n`.repeat(50_000)}the end\n`);
+    // 6 MB: over the SDK default buffer once the server sends it as text and as structured content.
+    await writeFile(file, `${`${"x".repeat(99)}\n`.repeat(60_000)}the end\n`);
     const blobIn = (body: unknown) =>
       /(?:blob:|ref=)([0-9a-f-]{36})/.exec(JSON.stringify(body))?.[1] ?? "none";
     const s = await model((index, body): ScriptStep => {
@@ -227,7 +228,7 @@ describe("MCP servers in a pod", () => {
             {
               id: "look",
               name: "inspect",
-              arguments: { blob_id: blobIn(body), selector: "lines:50001-50001" },
+              arguments: { blob_id: blobIn(body), selector: "lines:60001-60001" },
             },
           ],
         };
