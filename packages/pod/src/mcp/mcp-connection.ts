@@ -110,6 +110,8 @@ export class McpConnection {
         this.#createTransport(),
       ]);
       this.#transport = transport;
+      // Closed while the SDK loaded: start nothing.
+      if (this.#closing) return;
       const { PromptListChangedNotificationSchema, ToolListChangedNotificationSchema } = await import(
         "@modelcontextprotocol/sdk/types.js"
       );
@@ -140,10 +142,16 @@ export class McpConnection {
         timeoutMs,
         `did not finish starting within ${timeoutMs} ms (raise mcpServers.${this.name}.startupTimeoutMs if it is slow)`,
       );
+      if (this.#closing) {
+        await this.#shutdown();
+        return;
+      }
       if (this.#state !== "starting") return;
       this.#state = "ready";
       this.#options.onChange();
     } catch (error) {
+      // Closed while starting (the pod closed): nothing to report.
+      if (this.#closing) return;
       this.#fail(describeStartError(error, this.config));
       await this.#shutdown();
     }

@@ -96,3 +96,28 @@ describe("tool name clashes", () => {
     }
   }, 60_000);
 });
+
+describe("closing while servers start", () => {
+  it("leaves no process behind and reports nothing", async () => {
+    const { McpManager, trackedChildren } = await import("../../src/mcp/index.ts");
+    const alerts: string[] = [];
+    const before = new Set(trackedChildren());
+    const manager = new McpManager({
+      servers: {
+        ev: { command: NODE, args: [new URL("./fixtures/changing-server.mjs", import.meta.url).pathname] },
+      },
+      env: process.env,
+      cwd: process.cwd(),
+      toolTimeoutMs: 30_000,
+      onAlert: (_level, message) => alerts.push(message),
+      onChange: () => {},
+    });
+    manager.start();
+    await manager.close();
+    await manager.ready();
+    // Give a late spawn the chance to show up.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(trackedChildren().filter((p) => !before.has(p))).toEqual([]);
+    expect(alerts).toEqual([]);
+  }, 60_000);
+});
