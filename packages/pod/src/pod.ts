@@ -505,7 +505,10 @@ export class Pod {
     if (this.mcp.configured) setImmediate(() => this.mcp.start());
     setImmediate(() => {
       for (const problem of init.extensions.problems)
-        this.alerts.warn("extensions", `${problem.file}: ${problem.message}; it is skipped`);
+        this.alerts.warn(
+          "extensions",
+          `${problem.file}: ${problem.message}${problem.kept ? "" : "; it is skipped"}`,
+        );
     });
     if (this.#configuredHooks.configured)
       this.#sessionStart = new Promise((resolve) => setImmediate(resolve)).then(() =>

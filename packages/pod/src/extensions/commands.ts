@@ -16,8 +16,11 @@
  * (the last placeholder does not take the rest). `@path` refs in the body
  * are attached like typed ones when the expanded text is submitted.
  * `allowed-tools` (names or globs) run without asking during that turn;
- * a deny rule still wins. A project command overrides a user command of
- * the same name.
+ * a deny rule still wins. Only the user's own commands may do that: a
+ * repository cannot widen what runs without asking (its `allowed-tools`
+ * is ignored, with a notice; permission rules, which need the project's
+ * trust, are the way). A project command overrides a user command of the
+ * same name.
  */
 import { readdir, readFile } from "node:fs/promises";
 import * as path from "node:path";
@@ -32,7 +35,7 @@ export interface CustomCommand {
   description: string;
   /** Shown after the name in /help (`argument-hint`). */
   argumentHint?: string;
-  /** Tool names or globs allowed without asking while the command's turn runs. */
+  /** Tool names or globs allowed without asking while the command's turn runs (user commands only). */
   allowedTools: string[];
   source: ExtensionSource;
   file: string;
@@ -44,6 +47,8 @@ export interface CustomCommand {
 export interface ExtensionProblem {
   file: string;
   message: string;
+  /** The file is still used (only part of it was refused). Default: the file is skipped. */
+  kept?: boolean;
 }
 
 export interface ExtensionDirs {
@@ -95,7 +100,16 @@ export async function loadCommands(
         continue;
       }
       try {
-        byName.set(name, await readCommand(file, name, source));
+        const command = await readCommand(file, name, source);
+        if (source === "project" && command.allowedTools.length > 0) {
+          problems.push({
+            file,
+            message: `allowed-tools (${command.allowedTools.join(", ")}) is ignored for a project's command: a repository cannot approve tools for itself (use permission rules, or put the command in ~/.yoi/commands)`,
+            kept: true,
+          });
+          command.allowedTools = [];
+        }
+        byName.set(name, command);
       } catch (error) {
         problems.push({ file, message: error instanceof Error ? error.message : String(error) });
       }

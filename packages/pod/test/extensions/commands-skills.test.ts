@@ -34,14 +34,24 @@ describe("custom commands", () => {
       ["hello", "user", "Say hello"],
       ["review", "project", "Review a file"],
     ]);
+    // A repository cannot approve tools for itself: a project command's allowed-tools is dropped, with a notice.
     const review = commands.find((c) => c.name === "review")!;
-    expect(review.allowedTools).toEqual(["read_file", "mcp__fs__*"]);
+    expect(review.allowedTools).toEqual([]);
     expect(review.argumentHint).toBe("<file> [focus]");
     expect(problems.map((p) => [path.basename(p.file), p.message])).toEqual([
       ["broken.md", expect.stringMatching(/^the front matter is not valid YAML \(line 2\)/)],
       ["help.md", "/help is a built-in command; rename the file"],
       ["open.md", "the front matter opened with --- on line 1 is never closed (add a line --- after it)"],
+      [
+        "review.md",
+        "allowed-tools (read_file, mcp__fs__*) is ignored for a project's command: a repository cannot approve tools for itself (use permission rules, or put the command in ~/.yoi/commands)",
+      ],
     ]);
+    expect(problems.find((p) => p.file.endsWith("review.md"))?.kept).toBe(true);
+    // The user's own command keeps them.
+    await files(home, { ".yoi/commands/mine.md": "---\nallowed-tools: bash, read_file\n---\nRun it." });
+    const again = await loadCommands({ projectDir: project, homeDir: home });
+    expect(again.commands.find((c) => c.name === "mine")?.allowedTools).toEqual(["bash", "read_file"]);
   });
 
   it("expands $ARGUMENTS and $1..$n, and appends arguments when there is no placeholder", () => {
