@@ -251,7 +251,7 @@ export class Pod {
   readonly extensions: Extensions;
   readonly #configuredHooks: ConfiguredHooks;
   /** Context of the SessionStart hooks, for the first input. */
-  #sessionStart: Promise<Item[]> | undefined;
+  #sessionStartContext: Promise<Item[]> | undefined;
   readonly #client: SwitchableClient;
   readonly #config: Config;
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
@@ -511,7 +511,7 @@ export class Pod {
         );
     });
     if (this.#configuredHooks.configured)
-      this.#sessionStart = new Promise((resolve) => setImmediate(resolve)).then(() =>
+      this.#sessionStartContext = new Promise((resolve) => setImmediate(resolve)).then(() =>
         this.#configuredHooks.sessionStart(init.log ? "resume" : "startup"),
       );
   }
@@ -682,8 +682,8 @@ export class Pod {
     const controller = this.#start(options.signal);
     const approved = options.allowTools?.length ? this.permissions.preApprove(options.allowTools) : undefined;
     try {
-      const started = this.#sessionStart;
-      this.#sessionStart = undefined;
+      const started = this.#sessionStartContext;
+      this.#sessionStartContext = undefined;
       if (started !== undefined) this.#stash.push(...((await abortable(started, controller.signal)) ?? []));
       if (this.mcp.configured) await abortable(this.mcp.ready(this.#mcpWaitMs), controller.signal);
       await this.#resolveRefs(segments, controller.signal);
