@@ -192,7 +192,7 @@ describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)"
     expect(screen).toMatch(
       /\/standup\s+Summarize what changed today\. \(user: ~\/\.yoi\/commands\/standup\.md\)/,
     );
-    expect(screen).toMatch(/\/mcp__ev__args-prompt <city> \[state\].*\(mcp: ev\)/);
+    expect(screen).toMatch(/\/mcp__ev__args-prompt <city> \[state\] {2}A prompt .*\(mcp: ev\)/);
 
     tty.type("/mcp__ev__args-prompt Tokyo");
     tty.keys("Enter");
@@ -202,7 +202,7 @@ describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)"
     // An MCP tool is asked about, with its arguments shown.
     tty.type("echo something");
     tty.keys("Enter");
-    screen = await tty.waitFor("[y]es / [n]o / [a]lways");
+    screen = await tty.waitFor("[a]lways mcp__ev__echo this session");
     expect(screen).toContain("allow mcp__ev__echo");
     expect(screen).toContain('{"message":"from tmux"}');
     tty.type("y");

@@ -71,7 +71,7 @@ export function extensionHelpLines(pod: Pod, style: Style): string[] {
   for (const c of pod.extensions.commands) {
     const usage = `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}`;
     lines.push(
-      `${usage.padEnd(19)}${c.description} ${style.dim(`(${c.source}: ${shortFile(c.file, c.source)})`)}`,
+      `${column(usage)}${c.description} ${style.dim(`(${c.source}: ${shortFile(c.file, c.source)})`)}`,
     );
   }
   for (const p of pod.mcp.prompts()) {
@@ -80,7 +80,7 @@ export function extensionHelpLines(pod: Pod, style: Style): string[] {
       .join(" ");
     const usage = `/${p.command}${args ? ` ${args}` : ""}`;
     lines.push(
-      `${usage.padEnd(19)}${p.prompt.description ?? p.prompt.title ?? ""} ${style.dim(`(mcp: ${p.server})`)}`,
+      `${column(usage)}${p.prompt.description ?? p.prompt.title ?? ""} ${style.dim(`(mcp: ${p.server})`)}`,
     );
   }
   if (pod.extensions.skills.length > 0)
@@ -96,6 +96,11 @@ export function extensionSlashNames(pod: Pod): string[] {
     ...pod.extensions.commands.map((c) => `/${c.name}`),
     ...pod.mcp.prompts().map((p) => `/${p.command}`),
   ];
+}
+
+/** The usage column of /help: padded, and never glued to the text after it. */
+function column(usage: string): string {
+  return usage.length >= 18 ? `${usage}  ` : usage.padEnd(19);
 }
 
 /** `.yoi/commands/x.md` of the project, `~/.yoi/commands/x.md` of the user. */
