@@ -58,6 +58,7 @@ export {
   registerClientSecrets,
   registerSecret,
 } from "./redact.ts";
+export { STREAM_HOLDBACK_LIMIT, StreamRedactor } from "./stream-redactor.ts";
 export type {
   ClientOptions,
   ClientWarning,

@@ -108,6 +108,11 @@ function urlCredentials(url: string | undefined): string[] {
   return out;
 }
 
+/** Registered secrets, longest first (for the streaming redactor). */
+export function registeredSecrets(): readonly string[] {
+  return ordered;
+}
+
 /** Forgets every registered secret (tests). */
 export function clearRegisteredSecrets(): void {
   secrets.clear();
