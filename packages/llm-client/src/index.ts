@@ -58,7 +58,6 @@ export {
   registerClientSecrets,
   registerSecret,
 } from "./redact.ts";
-export { STREAM_HOLDBACK_LIMIT, StreamRedactor } from "./stream-redactor.ts";
 export type {
   ClientOptions,
   ClientWarning,
@@ -72,3 +71,4 @@ export type {
   TimeoutOptions,
   ToolSpec,
 } from "./request.ts";
+export { STREAM_HOLDBACK_LIMIT, StreamRedactor } from "./stream-redactor.ts";

@@ -58,7 +58,14 @@ describe("StreamRedactor", () => {
       "GET http://h/v1?api-key=abcdef123456&x=1 fine",
       "gemini AIzaSyNotReallyAKey123 end",
     ];
-    const secrets = ["proj-abcdefghijklmnop", "abc.def.ghi.jkl", "0123456789abcdef", "pw-s3cr3t-77", "abcdef123456", "SyNotReallyAKey123"];
+    const secrets = [
+      "proj-abcdefghijklmnop",
+      "abc.def.ghi.jkl",
+      "0123456789abcdef",
+      "pw-s3cr3t-77",
+      "abcdef123456",
+      "SyNotReallyAKey123",
+    ];
     for (const [i, text] of texts.entries()) {
       for (const size of [1, 2, 3, 4, 6]) {
         const { all } = run(chunks(text, size));

@@ -33,6 +33,7 @@ import { pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup-trace.ts";
+import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { complete } from "../ui/completer.ts";
 import {
@@ -227,7 +228,10 @@ class InteractiveSession {
     this.#renderer.provider = opened.provider;
     this.#renderer.root = opened.pod.fs.cwd;
     this.#renderer.pricing = opened.setup.resolved.info?.pricing;
-    this.#unsubscribe = opened.pod.subscribe((event) => this.#renderer.handle(event));
+    const redactStreamed = createStreamTextRedaction();
+    this.#unsubscribe = opened.pod.subscribe((event) => {
+      for (const shown of redactStreamed(event)) this.#renderer.handle(shown);
+    });
   }
 
   #banner(): void {

@@ -4,7 +4,7 @@
  * Diagnostics go to stderr, so stdout stays parseable.
  */
 import { fstatSync } from "node:fs";
-import { type Item, messageText, redactDeep } from "@yoi/llm-client";
+import { type Item, messageText, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { PodEvent } from "@yoi/pod";
 import type { Command } from "../args.ts";
@@ -18,6 +18,7 @@ import { enforceProjectTrust, setupModel } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
+import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 
@@ -80,11 +81,14 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   }
 
   const assistant: Item[] = [];
+  const redactStreamed = createStreamTextRedaction();
   pod.subscribe((event: PodEvent) => {
     if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
     if (stream) {
-      const line = toStreamJson(event, setup.window);
-      if (line) emit(line);
+      for (const shown of redactStreamed(event)) {
+        const line = toStreamJson(shown, setup.window);
+        if (line) emit(line);
+      }
       return;
     }
     if (event.type === "retry") {
@@ -134,7 +138,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     restoreConsole();
   }
 
-  const text = lastText(assistant);
+  const text = redactSecrets(lastText(assistant));
   const error =
     result.status === "failed" && result.error
       ? { code: result.error.code, message: describeFailure(result.error, opened.provider) }
