@@ -3,7 +3,7 @@
  * model catalog, strictly. An unknown model is an error that says how to
  * declare it, not a guess.
  */
-import type { ProviderKind } from "@yoi/llm-client";
+import { isProviderKind, type ProviderName } from "@yoi/llm-client";
 import { findModel, MODEL_CATALOG, type ModelInfo } from "@yoi/manifest";
 import { CompactionError } from "./errors.ts";
 
@@ -21,11 +21,12 @@ export interface ModelLimits {
  * entries count). Throws `CompactionError("unknown_model")` when absent.
  */
 export function resolveModelLimits(
-  provider: ProviderKind,
+  provider: ProviderName,
   model: string,
   catalog: readonly ModelInfo[] = MODEL_CATALOG,
 ): ModelLimits {
-  const info = findModel(provider, model, catalog);
+  // The catalog holds built-in providers only: an outside adapter's models are declared nowhere.
+  const info = isProviderKind(provider) ? findModel(provider, model, catalog) : undefined;
   if (info === undefined) {
     throw new CompactionError(
       "unknown_model",

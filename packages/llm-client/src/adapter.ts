@@ -5,7 +5,11 @@
  * stream, with its errors described as an {@link ErrorTable}), then hand its
  * factory to {@link createClientWithAdapter}: the client adds the retry
  * policy, timeouts, cancellation and the stream contract, exactly as for
- * the built-in providers. test/example-adapter.test.ts is a complete example.
+ * the built-in providers. The adapter names its provider in
+ * `ClientOptions.provider` (any string, e.g. `"ndjson"`; a {@link ProviderName}):
+ * errors carry that name and its reasoning items are marked with it, so
+ * {@link dropForeignReasoning} keeps only its own. test/example-adapter.test.ts
+ * is a complete example.
  */
 export type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
 export {
@@ -18,6 +22,7 @@ export {
   STATUS_CODES,
 } from "./adapters/classify.ts";
 export { type Normalizer, pumpEvents } from "./adapters/event-pump.ts";
+export { dropForeignReasoning, type ForeignReasoningResult } from "./adapters/foreign-reasoning.ts";
 export {
   abortFailure,
   endAborted,
@@ -27,4 +32,6 @@ export {
   OpenBlocks,
 } from "./adapters/stream-end.ts";
 export { createClientWithAdapter } from "./client.ts";
+export type { ProviderKind, ProviderName } from "./item.ts";
+export { isProviderKind } from "./model-info.ts";
 export { retryAfterFromHeaders } from "./retry.ts";

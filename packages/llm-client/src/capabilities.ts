@@ -7,7 +7,7 @@
  * adapter can rely on a request that fits its model.
  */
 import type { ModelCapabilities } from "@yoi/manifest";
-import type { ContentPart, Item, ProviderKind } from "./item.ts";
+import type { ContentPart, Item, ProviderName } from "./item.ts";
 import type { ClientWarning, Request, RequestSettings } from "./request.ts";
 
 export interface CapabilityResult {
@@ -23,7 +23,7 @@ export interface CapabilityResult {
  * live in that provider's adapter.
  */
 export function applyCapabilities(
-  provider: ProviderKind,
+  provider: ProviderName,
   model: string,
   capabilities: ModelCapabilities | undefined,
   request: Request,

@@ -12,7 +12,7 @@ import { errorMessage } from "./error-message.ts";
 import { LlmError } from "./errors.ts";
 import type { Event } from "./event.ts";
 import type { ProviderKind } from "./item.ts";
-import { findModelCapabilities } from "./model-info.ts";
+import { findModelCapabilities, isProviderKind } from "./model-info.ts";
 import { redactSecrets, registerClientSecrets } from "./redact.ts";
 import type { ClientOptions, LlmClient, Request, StreamOptions } from "./request.ts";
 import { resolveRetryPolicy } from "./retry.ts";
@@ -38,20 +38,21 @@ export const PROVIDER_KINDS = Object.keys(PROVIDERS) as ProviderKind[];
  * negative timeouts); everything else is reported on the stream.
  */
 export function createClient(options: ClientOptions): LlmClient {
-  const load = PROVIDERS[options.provider as ProviderKind] as (() => Promise<AdapterFactory>) | undefined;
-  if (load === undefined) {
+  if (!isProviderKind(options.provider)) {
     throw new LlmError(
       "config",
-      `unknown provider ${JSON.stringify(options.provider)}; use one of ${PROVIDER_KINDS.join(", ")}`,
+      `unknown provider ${JSON.stringify(options.provider)}; use one of ${PROVIDER_KINDS.join(", ")} ` +
+        "(a provider that is not built in plugs in with createClientWithAdapter from @yoi/llm-client/adapter)",
     );
   }
-  return createClientWithAdapter(options, load);
+  return createClientWithAdapter(options, PROVIDERS[options.provider]);
 }
 
 /**
  * `createClient` over a given adapter factory: the retry policy, timeouts
  * and stream contract around an adapter that is not built in (tests, a
- * provider under development). Not re-exported from the package index.
+ * provider under development). `options.provider` may be the adapter's own
+ * name. Exported from `@yoi/llm-client/adapter`, not the package index.
  */
 export function createClientWithAdapter(
   options: ClientOptions,

@@ -14,7 +14,7 @@
  */
 
 import type { LlmErrorCode } from "./errors.ts";
-import type { ProviderData, ProviderKind } from "./item.ts";
+import type { ProviderData, ProviderName } from "./item.ts";
 
 export type BlockKind = "text" | "thinking" | "tool_use";
 
@@ -125,7 +125,7 @@ export interface BlockDeltaEvent {
 
 /** Data needed to replay a thinking block to the provider that produced it. */
 export interface ThinkingReplay {
-  provider: ProviderKind;
+  provider: ProviderName;
   signature?: string;
   encryptedContent?: string;
   redacted?: boolean;

@@ -40,6 +40,7 @@ export {
   type OutputRef,
   type ProviderData,
   type ProviderKind,
+  type ProviderName,
   type ReasoningItem,
   type Role,
   systemMessage,
@@ -48,6 +49,7 @@ export {
   type ToolResultItem,
   userMessage,
 } from "./item.ts";
+export { isProviderKind } from "./model-info.ts";
 export {
   clearRegisteredSecrets,
   hasUrlCredentials,

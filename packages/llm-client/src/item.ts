@@ -6,7 +6,17 @@
 
 import type { ProviderKind } from "@yoi/manifest";
 
+/** A built-in provider: the closed set `createClient` accepts and yoi handles exhaustively. */
 export type { ProviderKind };
+
+/**
+ * The name of the provider behind a client, a reasoning item or an error:
+ * a built-in {@link ProviderKind}, or the name an outside adapter declares
+ * through `createClientWithAdapter` (e.g. `"ndjson"`). Code that must handle
+ * every provider switches on `ProviderKind`; code that only compares names
+ * (is this reasoning mine?) takes a `ProviderName`.
+ */
+export type ProviderName = ProviderKind | (string & {});
 
 export interface TextPart {
   type: "text";
@@ -84,7 +94,7 @@ export interface ReasoningItem {
   /** Anthropic `redacted_thinking`: `encryptedContent` holds the opaque data. */
   redacted?: boolean;
   /** The provider family that produced it; reasoning is only replayed there. */
-  provider: ProviderKind;
+  provider: ProviderName;
   /** Provider-specific ids (e.g. OpenAI reasoning item id, Gemini thought signature). */
   providerData?: ProviderData;
 }

@@ -1,5 +1,5 @@
 import type { Event } from "./event.ts";
-import type { Item, ProviderKind } from "./item.ts";
+import type { Item, ProviderName } from "./item.ts";
 
 /** A tool the model may call. `parameters` is a JSON Schema object (generated from zod by callers). */
 export interface ToolSpec {
@@ -85,7 +85,12 @@ export interface ClientWarning {
 }
 
 export interface ClientOptions {
-  provider: ProviderKind;
+  /**
+   * Which provider: a built-in kind for `createClient`; with
+   * `createClientWithAdapter`, the outside adapter's own name (it appears in
+   * errors and marks the reasoning items it produces).
+   */
+  provider: ProviderName;
   /** Model id as the provider names it. */
   model: string;
   apiKey?: string;
@@ -115,7 +120,7 @@ export interface StreamOptions {
 }
 
 export interface LlmClient {
-  readonly provider: ProviderKind;
+  readonly provider: ProviderName;
   readonly model: string;
   /**
    * Streams one model call. Failures are retried per the policy (reported as

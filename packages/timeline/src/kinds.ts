@@ -95,13 +95,15 @@ export type ToolUseBlockEvent =
  * per-delta path (freezing each event would cost an allocation-free but
  * measurable call per delta, and only in code that already ignores types).
  */
-export type DeepReadonly<T> = T extends (...args: never[]) => unknown
-  ? T
-  : T extends readonly (infer E)[]
-    ? readonly DeepReadonly<E>[]
-    : T extends object
-      ? { readonly [P in keyof T]: DeepReadonly<T[P]> }
-      : T;
+export type DeepReadonly<T> = T extends string | number | boolean | bigint | symbol | null | undefined
+  ? T // also a branded primitive such as `string & {}` (an outside provider's name)
+  : T extends (...args: never[]) => unknown
+    ? T
+    : T extends readonly (infer E)[]
+      ? readonly DeepReadonly<E>[]
+      : T extends object
+        ? { readonly [P in keyof T]: DeepReadonly<T[P]> }
+        : T;
 
 /** The type map: which event a handler of each kind receives. */
 export interface KindEventMap {
