@@ -9,7 +9,7 @@ import { realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as path from "node:path";
 import type { Item } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage, redactDeep } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import { Pod, type PodEvent } from "@yoi/pod";
 import { checkSessionId, type SessionSummary } from "@yoi/worker-persistence";
@@ -20,6 +20,7 @@ import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
 import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
+import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionView } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
 import type { ServeStore } from "./serve-store.ts";
@@ -244,7 +245,7 @@ export class SessionHost {
         await pod.flush();
         if (res.writableEnded || res.destroyed) return;
         const seq = pod.log ? pod.log.nextSeq - 1 : -1;
-        res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(event)}\n\n`);
+        res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(redactDeep(event))}\n\n`);
       });
     };
     const keepAlive = setInterval(() => {
@@ -257,6 +258,7 @@ export class SessionHost {
     });
     let storeFailure: string | undefined;
     const assistant: Item[] = [];
+    const redactStreamed = createStreamTextRedaction();
     pod.subscribe((event: PodEvent) => {
       if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
       if (event.type === "alert" && event.alert.source === "session_log" && event.alert.level === "error") {
@@ -264,8 +266,10 @@ export class SessionHost {
         storeFailure ??= event.alert.message;
         pod.cancel(`the session store failed: ${event.alert.message}`);
       }
-      const line = toStreamJson(event, setup.window);
-      if (line) send(line);
+      for (const shown of redactStreamed(event)) {
+        const line = toStreamJson(shown, setup.window);
+        if (line) send(line);
+      }
     });
     send({
       type: "session",
