@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { parseModelRef, qualifyModelRef } from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest } from "@yoi/pod";
-import { bashPrefixRule, parseSegments } from "@yoi/pod";
+import { bashPrefixRule, detectSandbox, parseSegments } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -61,6 +61,8 @@ const DOUBLE_INTERRUPT_MS = 2000;
 
 export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   markStartup("interactive: modules loaded");
+  // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
+  void detectSandbox();
   installTerminalGuard();
   const style = createStyle(colorEnabled(process.stdout));
   const plan = await chatSessionPlan(command, (sessions) => pickSession(sessions, style));

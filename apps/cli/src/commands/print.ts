@@ -6,7 +6,7 @@
 import { fstatSync } from "node:fs";
 import { type Item, messageText, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
-import type { PodEvent } from "@yoi/pod";
+import { detectSandbox, type PodEvent } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -23,6 +23,8 @@ import { createStyle } from "../style.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
+  // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
+  void detectSandbox();
   const stdin = await readPipedStdin(command.prompt !== undefined);
   const piped = stdin?.text;
   const prompt = [command.prompt, piped].filter((p) => p !== undefined && p.trim() !== "").join("\n\n");
