@@ -64,6 +64,7 @@ export type StreamJsonEvent =
       args: unknown;
     }
   | { type: "compaction"; reason: string; items: number }
+  | { type: "todos"; todos: { content: string; status: "pending" | "in_progress" | "completed" }[] }
   | { type: "turn_end"; turn: number; stop_reason?: string; tool_calls: number }
   | { type: "warning"; code: string; message: string }
   | {
@@ -184,6 +185,8 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
       };
     case "warning":
       return { type: "warning", code: event.warning.code, message: event.warning.message };
+    case "todos":
+      return { type: "todos", todos: event.todos.map((t) => ({ content: t.content, status: t.status })) };
     default:
       return undefined;
   }

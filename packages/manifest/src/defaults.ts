@@ -105,9 +105,12 @@ export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = O
   tool_output_cache: "allow",
   tool_output_cache_grep: "allow",
   skill: "allow",
+  todo_write: "allow",
+  task: "allow",
   write_file: "ask",
   edit_file: "ask",
   bash: "ask",
+  web_fetch: "ask",
   "*": "ask",
 });
 

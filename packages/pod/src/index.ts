@@ -102,6 +102,7 @@ export type {
   PermissionRequestPodEvent,
   PodEvent,
   PodEventListener,
+  TodosPodEvent,
 } from "./pod-events.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
 export {
@@ -142,3 +143,13 @@ export { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts
 export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./tools/bash.ts";
 export type { GrepToolOptions } from "./tools/grep.ts";
 export { closeIdleMatchers, GREP_TIMEOUT_MS } from "./tools/grep-matcher.ts";
+export {
+  parseTodos,
+  renderTodos,
+  TODO_MESSAGE_HEADER,
+  type TodoItem,
+  TodoList,
+  type TodoStatus,
+  withTodoList,
+} from "./tools/todo-list.ts";
+export { todoWriteTool } from "./tools/todo-write.ts";

@@ -1,6 +1,7 @@
 import type { WorkerEvent } from "@yoi/llm-worker";
 import type { Alert } from "./alerts.ts";
 import type { PermissionOutcome, PermissionRequest } from "./permissions/index.ts";
+import type { TodoItem } from "./tools/todo-list.ts";
 
 export interface AlertPodEvent {
   type: "alert";
@@ -25,12 +26,19 @@ export interface AutoReadPodEvent {
   paths: string[];
 }
 
+/** The todo list changed (`todo_write`); `todos` is the whole new list. */
+export interface TodosPodEvent {
+  type: "todos";
+  todos: TodoItem[];
+}
+
 /** What a pod tells its UI: every worker event, plus alerts, permission traffic and auto-read. */
 export type PodEvent =
   | WorkerEvent
   | AlertPodEvent
   | PermissionRequestPodEvent
   | PermissionOutcomePodEvent
-  | AutoReadPodEvent;
+  | AutoReadPodEvent
+  | TodosPodEvent;
 
 export type PodEventListener = (event: PodEvent) => void;

@@ -80,6 +80,8 @@ import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segmen
 import { SwitchableClient } from "./switchable-client.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 import type { GrepToolOptions } from "./tools/grep.ts";
+import { TodoList, withTodoList } from "./tools/todo-list.ts";
+import { todoWriteTool } from "./tools/todo-write.ts";
 
 export interface PodOptions {
   /** The effective config (`loadConfig().config`). Default: every default (`ConfigSchema.parse({})`). */
@@ -252,6 +254,8 @@ export class Pod {
   readonly #configuredHooks: ConfiguredHooks;
   /** Context of the SessionStart hooks, for the first input. */
   #sessionStartContext: Promise<Item[]> | undefined;
+  /** The session's todo list (`todo_write`); restored from history, re-attached after compaction. */
+  readonly todos = new TodoList();
   readonly #client: SwitchableClient;
   readonly #config: Config;
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
@@ -349,7 +353,7 @@ export class Pod {
           }
         : {}),
     });
-    this.#policy =
+    const withFiles =
       options.autoRead === false
         ? inner
         : withAutoRead(inner, init.fs, this.reads, {
@@ -359,6 +363,9 @@ export class Pod {
               this.alerts.info("auto_read", `re-attached after compaction: ${paths.join(", ")}`);
             },
           });
+    this.#policy = withTodoList(withFiles, this.todos);
+    this.todos.restore(init.history);
+    this.todos.subscribe((todos) => this.#emit({ type: "todos", todos: [...todos] }));
     this.permissions = new PermissionPolicy(config.permissions, {
       fs: init.fs,
       sandbox: init.sandbox.status,
@@ -411,6 +418,7 @@ export class Pod {
                   ),
               },
       }),
+      todoWriteTool(this.todos),
       ...inner.tools,
       ...(init.extensions.skills.length > 0 ? [createSkillTool(init.extensions.skills)] : []),
       ...(options.tools ?? []),

@@ -15,6 +15,7 @@ import { costOf, formatCost } from "./cost.ts";
 import { type LiveOutput, LiveRegion } from "./live-region.ts";
 import { MarkdownStream } from "./markdown/markdown-stream.ts";
 import type { RichOutput } from "./rich-output.ts";
+import { TodoView } from "./todo-view.ts";
 import { formatDuration, formatTokens, shortArgs, toolSize } from "./tool-summary.ts";
 
 export interface RendererOptions {
@@ -50,6 +51,7 @@ export function headTail(text: string, head: number, tail: number): string[] {
 export class Renderer {
   readonly #o: RendererOptions;
   readonly #live: LiveRegion;
+  readonly #todos: TodoView;
   #mode: Mode = "none";
   /** The cursor is at the start of a line. */
   #atLineStart = true;
@@ -82,6 +84,12 @@ export class Renderer {
   constructor(options: RendererOptions) {
     this.#o = options;
     this.#live = new LiveRegion(options.out, options.animate);
+    this.#todos = new TodoView({
+      live: this.#live,
+      animate: options.animate,
+      style: options.style,
+      print: (text) => this.line(text),
+    });
   }
 
   set window(value: number) {
@@ -316,6 +324,10 @@ export class Renderer {
         }
         break;
       }
+      case "todos":
+        this.#endBlock();
+        this.#todos.update(event.todos);
+        break;
       case "run_end":
         this.#stopWaiting();
         this.#endBlock();
@@ -324,6 +336,7 @@ export class Renderer {
           if (tool.status !== undefined) this.line(tool.status);
           this.#tools.delete(id);
         }
+        this.#todos.settle();
         break;
       default:
         break;
