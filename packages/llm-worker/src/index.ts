@@ -71,4 +71,5 @@ export {
   storedText,
   type ToolOutput,
 } from "./tool-output.ts";
+export { sumUsage } from "./usage.ts";
 export { Worker } from "./worker.ts";

@@ -27,6 +27,7 @@ import {
 import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
 import { ModelPricingSchema } from "./pricing-schema.ts";
+import { TaskSchema } from "./task-schema.ts";
 
 /*
  * Every schema carries its own "expected ..." phrase as the zod error message,
@@ -243,6 +244,7 @@ export const ConfigLayerSchema = obj({
   session: SessionSchema.prefault({}),
   mcpServers: McpServersSchema,
   hooks: HooksSchema,
+  task: TaskSchema.prefault({}),
 });
 
 /** A config as one source writes it: every field optional. */
@@ -375,3 +377,4 @@ export type PermissionRule = PermissionsConfig["rules"][number];
 export type ScopeConfig = Config["scope"];
 export type SandboxConfig = Config["sandbox"];
 export type SessionConfig = Config["session"];
+export type TaskConfig = Config["task"];

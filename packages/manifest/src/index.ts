@@ -16,6 +16,7 @@ export type {
   SandboxConfig,
   ScopeConfig,
   SessionConfig,
+  TaskConfig,
   ToolOutputCacheConfig,
   ToolOutputConfig,
   WorkerConfig,
@@ -77,3 +78,4 @@ export {
   type SandboxSettings,
   sandboxSettings,
 } from "./permissions-schema.ts";
+export { TASK_MAX_DEPTH, TASK_MAX_TURNS, TASK_TIMEOUT_MS, TaskSchema } from "./task-schema.ts";

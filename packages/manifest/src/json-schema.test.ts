@@ -30,6 +30,7 @@ describe("config JSON Schema", () => {
       "session",
       "mcpServers",
       "hooks",
+      "task",
     ]);
     expect(schema.properties.worker?.properties?.maxTurns?.default).toBe(50);
     expect(schema.properties.compaction?.properties?.thresholdRatio?.default).toBe(0.8);

@@ -1,3 +1,13 @@
+export {
+  AGENT_NAME_PATTERN,
+  type AgentDefinition,
+  AgentDefinitionError,
+  type AgentDefinitionErrorCode,
+  agentDirs,
+  type LoadedAgents,
+  loadAgents,
+  parseAgentFile,
+} from "./agents/index.ts";
 export { type Alert, AlertBus, type AlertLevel, type AlertListener, oneLine } from "./alerts.ts";
 export {
   type AutoReadOptions,
@@ -102,6 +112,7 @@ export type {
   PermissionRequestPodEvent,
   PodEvent,
   PodEventListener,
+  SubagentPodEvent,
   TodosPodEvent,
 } from "./pod-events.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
@@ -143,6 +154,13 @@ export { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts
 export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./tools/bash.ts";
 export type { GrepToolOptions } from "./tools/grep.ts";
 export { closeIdleMatchers, GREP_TIMEOUT_MS } from "./tools/grep-matcher.ts";
+export {
+  type SubagentEventInfo,
+  type SubagentResult,
+  TASK_TOOL_NAME,
+  type TaskToolOptions,
+  taskTool,
+} from "./tools/task.ts";
 export {
   parseTodos,
   renderTodos,

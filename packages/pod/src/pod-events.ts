@@ -1,6 +1,7 @@
 import type { WorkerEvent } from "@yoi/llm-worker";
 import type { Alert } from "./alerts.ts";
 import type { PermissionOutcome, PermissionRequest } from "./permissions/index.ts";
+import type { SubagentEventInfo } from "./tools/task.ts";
 import type { TodoItem } from "./tools/todo-list.ts";
 
 export interface AlertPodEvent {
@@ -32,6 +33,11 @@ export interface TodosPodEvent {
   todos: TodoItem[];
 }
 
+/** An event of a subagent (`task` call `callId`), nested: `event` is the child worker's. */
+export interface SubagentPodEvent extends SubagentEventInfo {
+  type: "subagent";
+}
+
 /** What a pod tells its UI: every worker event, plus alerts, permission traffic and auto-read. */
 export type PodEvent =
   | WorkerEvent
@@ -39,6 +45,7 @@ export type PodEvent =
   | PermissionRequestPodEvent
   | PermissionOutcomePodEvent
   | AutoReadPodEvent
-  | TodosPodEvent;
+  | TodosPodEvent
+  | SubagentPodEvent;
 
 export type PodEventListener = (event: PodEvent) => void;

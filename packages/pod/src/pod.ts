@@ -29,7 +29,7 @@ import type {
   Tool,
   WorkerEvent,
 } from "@yoi/llm-worker";
-import { Worker } from "@yoi/llm-worker";
+import { sumUsage, Worker } from "@yoi/llm-worker";
 import {
   buildModelCatalog,
   type Config,
@@ -51,6 +51,7 @@ import {
   WorkerEventRecords,
 } from "@yoi/worker-persistence";
 import { v7 as uuidv7 } from "uuid";
+import { type AgentDefinition, agentDirs, loadAgents } from "./agents/index.ts";
 import { AlertBus } from "./alerts.ts";
 import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./auto-read.ts";
 import { createBuiltinTools } from "./builtin-tools.ts";
@@ -80,6 +81,7 @@ import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segmen
 import { SwitchableClient } from "./switchable-client.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 import type { GrepToolOptions } from "./tools/grep.ts";
+import { type SubagentEventInfo, type SubagentResult, taskTool } from "./tools/task.ts";
 import { TodoList, withTodoList } from "./tools/todo-list.ts";
 import { todoWriteTool } from "./tools/todo-write.ts";
 
@@ -139,6 +141,8 @@ export interface PodOptions {
    * machine's (bubblewrap, sandbox-exec) unless the config says `sandbox: false`.
    */
   sandbox?: Sandbox | false;
+  /** Directories of named agents (`*.md`). Default: `~/.yoi/agents`, then `<root>/.yoi/agents`. */
+  agentDirs?: readonly string[];
   /**
    * Session id of a new session. Default: a new UUID v7. The log file is
    * created on the first input (`run`), so a pod that is opened and closed
@@ -190,6 +194,16 @@ function defaultSystem(root: string, tools: readonly Tool[]): string {
     "A system message (or `<system-reminder>` text) starting with `[File: <path>]` holds a file the user attached with @<path> or one re-attached after a compaction; its body may be truncated (read_file reads the rest).",
     "Read a file before editing it. Keep changes minimal and explain what you did.",
   ].join("\n");
+}
+
+function toolOutputLimits(config: Config) {
+  return {
+    maxBytes: config.toolOutput.maxBytes,
+    inlineThresholdBytes: config.toolOutput.inlineThresholdBytes,
+    summaryMaxBytes: config.toolOutput.summaryMaxBytes,
+    summaryHeadLines: config.toolOutput.headLines,
+    summaryTailLines: config.toolOutput.tailLines,
+  };
 }
 
 function settingsFrom(config: Config): RequestSettings {
@@ -291,6 +305,8 @@ export class Pod {
   readonly #mcpWaitMs: number;
   #controller: AbortController | undefined;
   #lastUsage: Usage | undefined;
+  /** Usage of the subagents of the run in progress (added to its result). */
+  #childUsage: Usage = {};
   #logBroken = false;
   #closed = false;
 
@@ -307,6 +323,7 @@ export class Pod {
     sessions: SessionStore;
     turn?: number;
     extensions: Extensions;
+    agents: ReadonlyMap<string, AgentDefinition>;
   }) {
     const { config, options } = init;
     this.id = init.id;
@@ -398,27 +415,68 @@ export class Pod {
     this.permissions.onModeChange((mode) => {
       if (this.#logReady !== undefined) this.#append((log) => log.configChange({ permissionMode: mode }));
     });
+    const builtins = createBuiltinTools({
+      view: this.view,
+      reads: this.reads,
+      ...(options.grep ? { grep: options.grep } : {}),
+      bash:
+        options.bash === false
+          ? false
+          : {
+              ...(options.bash ?? {}),
+              ...(init.sandbox.bash ? { sandbox: init.sandbox.bash } : {}),
+              // Commands never see the keys the config names, not only the well-known ones.
+              env:
+                options.bash?.env ??
+                defaultBashEnv(
+                  process.env,
+                  Object.values(config.providers).flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+                ),
+            },
+    });
+    const hooks = [
+      this.permissions.hook(),
+      ...(options.checkpoints === false
+        ? []
+        : [
+            new CheckpointRecorder({
+              fs: init.fs,
+              blobStore: init.blobStore,
+              append: (record) => this.#append(async (log) => log.append(await record)),
+              turn: () => this.#turn,
+              onError: (message) => this.alerts.warn("checkpoints", message),
+              ...options.checkpoints,
+            }).hook(),
+          ]),
+      ...(options.hooks ?? []),
+    ];
+    const subagentTools = [...builtins, ...(options.tools ?? [])];
     const tools: Tool[] = [
-      ...createBuiltinTools({
-        view: this.view,
-        reads: this.reads,
-        ...(options.grep ? { grep: options.grep } : {}),
-        bash:
-          options.bash === false
-            ? false
-            : {
-                ...(options.bash ?? {}),
-                ...(init.sandbox.bash ? { sandbox: init.sandbox.bash } : {}),
-                // Commands never see the keys the config names, not only the well-known ones.
-                env:
-                  options.bash?.env ??
-                  defaultBashEnv(
-                    process.env,
-                    Object.values(config.providers).flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
-                  ),
-              },
-      }),
+      ...builtins,
       todoWriteTool(this.todos),
+      ...(config.task.maxDepth > 0
+        ? [
+            taskTool({
+              depth: 1,
+              maxDepth: config.task.maxDepth,
+              timeoutMs: config.task.timeoutMs,
+              maxTurns: config.task.maxTurns,
+              client: this.#client,
+              clientFor: (ref) =>
+                clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
+              tools: () => subagentTools,
+              agents: init.agents,
+              root: init.fs.cwd,
+              settings: settingsFrom(config),
+              hooks,
+              blobStore: init.blobStore,
+              toolTimeoutMs: config.worker.toolTimeoutMs,
+              toolOutput: toolOutputLimits(config),
+              onEvent: (info) => this.#onSubagentEvent(info),
+              onDone: (result) => this.#onSubagentDone(result),
+            }),
+          ]
+        : []),
       ...inner.tools,
       ...(init.extensions.skills.length > 0 ? [createSkillTool(init.extensions.skills)] : []),
       ...(options.tools ?? []),
@@ -435,6 +493,8 @@ export class Pod {
       sessionId: () => this.id,
       onAlert: (level, message) => this.alerts.emit(level, "hooks", message),
     });
+    // Configured hooks see every call, the subagents' too (they share this array), right after the permission check.
+    hooks.splice(1, 0, this.#configuredHooks.hook());
     this.#baseTools = tools;
     this.#mcpWaitMs = options.mcpStartWaitMs ?? 10_000;
     this.mcp = new McpManager({
@@ -472,31 +532,9 @@ export class Pod {
       blobStore: init.blobStore,
       contextPolicy: this.#policy,
       interceptors: [podInterceptor, this.#configuredHooks.interceptor(), ...(options.interceptors ?? [])],
-      hooks: [
-        this.permissions.hook(),
-        this.#configuredHooks.hook(),
-        ...(options.checkpoints === false
-          ? []
-          : [
-              new CheckpointRecorder({
-                fs: init.fs,
-                blobStore: init.blobStore,
-                append: (record) => this.#append(async (log) => log.append(await record)),
-                turn: () => this.#turn,
-                onError: (message) => this.alerts.warn("checkpoints", message),
-                ...options.checkpoints,
-              }).hook(),
-            ]),
-        ...(options.hooks ?? []),
-      ],
+      hooks,
       toolTimeoutMs: config.worker.toolTimeoutMs,
-      toolOutput: {
-        maxBytes: config.toolOutput.maxBytes,
-        inlineThresholdBytes: config.toolOutput.inlineThresholdBytes,
-        summaryMaxBytes: config.toolOutput.summaryMaxBytes,
-        summaryHeadLines: config.toolOutput.headLines,
-        summaryTailLines: config.toolOutput.tailLines,
-      },
+      toolOutput: toolOutputLimits(config),
       history: init.history,
     });
     this.worker = worker;
@@ -551,7 +589,9 @@ export class Pod {
         ...options.sessionStart,
         config: configSnapshot(parts.config),
       });
-    return new Pod({ ...parts, id, createLog, history: [], options });
+    const pod = new Pod({ ...parts, id, createLog, history: [], options });
+    pod.#reportAgentProblems(parts.agentProblems);
+    return pod;
   }
 
   /** Reopens a session from its log: history rebuilt, new records appended to the same log. */
@@ -574,6 +614,7 @@ export class Pod {
     }
     for (const warning of opened.warnings)
       pod.alerts.warn("session_log", `line ${warning.line}: ${warning.message}`);
+    pod.#reportAgentProblems(parts.agentProblems);
     return pod;
   }
 
@@ -606,7 +647,21 @@ export class Pod {
     const extensions: Extensions = options.extensions
       ? await loadExtensions({ projectDir: root, homeDir: options.extensions.homeDir })
       : { commands: [], skills: [], problems: [] };
-    return { config, fs, dataDir, blobStore, sessions, sandbox, extensions };
+    const loaded =
+      config.task.maxDepth > 0
+        ? await loadAgents(options.agentDirs ?? agentDirs(root, homedir()))
+        : { agents: new Map<string, AgentDefinition>(), problems: [] };
+    return {
+      config,
+      fs,
+      dataDir,
+      blobStore,
+      sessions,
+      sandbox,
+      extensions,
+      agents: loaded.agents,
+      agentProblems: loaded.problems,
+    };
   }
 
   /** The session log, once the session has one (after the first input, or from the start when restored). */
@@ -696,7 +751,7 @@ export class Pod {
       if (this.mcp.configured) await abortable(this.mcp.ready(this.#mcpWaitMs), controller.signal);
       await this.#resolveRefs(segments, controller.signal);
       await this.#refreshInstructions();
-      return await this.worker.run(userMessage(text), { signal: controller.signal });
+      return this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
     } finally {
       approved?.();
       this.#stash.length = 0;
@@ -711,7 +766,7 @@ export class Pod {
     const controller = this.#start(options.signal);
     try {
       await this.#refreshInstructions();
-      return await this.worker.resume({ signal: controller.signal });
+      return this.#withChildUsage(await this.worker.resume({ signal: controller.signal }));
     } finally {
       this.#controller = undefined;
       await this.flush();
@@ -811,7 +866,43 @@ export class Pod {
       else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
     }
     this.#controller = controller;
+    this.#childUsage = {};
     return controller;
+  }
+
+  /** A run's result with its subagents' usage rolled in. */
+  #withChildUsage(result: RunResult): RunResult {
+    return { ...result, usage: sumUsage(result.usage, this.#childUsage) };
+  }
+
+  #reportAgentProblems(problems: readonly Error[]): void {
+    for (const problem of problems) this.alerts.warn("agents", `${problem.message} (agent not loaded)`);
+  }
+
+  #onSubagentEvent(info: SubagentEventInfo): void {
+    if (info.event.type === "usage") {
+      const usage = info.event.usage;
+      this.#childUsage = sumUsage(this.#childUsage, usage);
+      // Logged with the child's model so the session's totals include it.
+      this.#append((log) => log.usage(usage, { model: info.model.slice(info.model.indexOf("/") + 1) }));
+    }
+    this.#emit({ type: "subagent", ...info });
+  }
+
+  #onSubagentDone(result: SubagentResult): void {
+    this.#append((log) =>
+      log.subagent({
+        callId: result.callId,
+        description: result.description,
+        ...(result.agent !== undefined ? { agent: result.agent } : {}),
+        model: result.model,
+        status: result.status,
+        turns: result.turns,
+        usage: result.usage,
+        ...(result.blobId !== undefined ? { blobId: result.blobId } : {}),
+        items: result.items,
+      }),
+    );
   }
 
   /**

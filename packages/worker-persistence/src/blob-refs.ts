@@ -50,6 +50,10 @@ export async function sessionBlobRefs(options: { dir: string }): Promise<Set<str
       // checkpoints keep prior file content for rewinds
       else if (record.type === "file_change" && record.before.kind === "file" && record.before.blob)
         refs.add(record.before.blob.toLowerCase());
+      else if (record.type === "subagent") {
+        if (record.blobId !== undefined && isBlobId(record.blobId)) refs.add(record.blobId.toLowerCase());
+        collectBlobRefs(record.items, refs);
+      }
     });
   }
   return refs;

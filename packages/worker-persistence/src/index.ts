@@ -32,6 +32,7 @@ export {
   type SessionRecordInput,
   type SessionRecordType,
   type SessionStartRecord,
+  type SubagentRecord,
   type TitleRecord,
   type TurnEndRecord,
   type UsageRecord,

@@ -11,6 +11,7 @@ import {
   SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
+  type SubagentRecord,
   serializeRecord,
 } from "./session-records.ts";
 
@@ -250,6 +251,11 @@ export class SessionLog {
 
   configChange(changes: Record<string, unknown>, model?: string) {
     return this.append({ type: "config_change", changes, ...(model !== undefined && { model }) });
+  }
+
+  /** A subagent's transcript (see `SubagentRecord`). */
+  subagent(record: Omit<SubagentRecord, "type" | "v" | "seq" | "ts">) {
+    return this.append({ type: "subagent", ...record });
   }
 
   alert(level: AlertRecord["level"], source: string, message: string) {

@@ -131,6 +131,30 @@ export interface AlertRecord extends RecordBase {
   message: string;
 }
 
+/**
+ * A subagent (`task` tool call) ended: its whole transcript, so a resumed
+ * or audited session can show what the child did. It does not change the
+ * parent's history (the call's result is an item record of its own).
+ */
+export interface SubagentRecord extends RecordBase {
+  type: "subagent";
+  /** The parent's `task` call id. */
+  callId: string;
+  description: string;
+  /** The named agent, when one was chosen. */
+  agent?: string;
+  /** `<provider>/<model>` the child ran on. */
+  model: string;
+  /** The child's run status (`completed`, `failed`, `cancelled`, `max_turns`, ...). */
+  status: string;
+  turns: number;
+  usage: Usage;
+  /** The blob holding the same transcript (readable with `inspect`). */
+  blobId?: string;
+  /** The child's history. */
+  items: Item[];
+}
+
 export interface TitleRecord extends RecordBase {
   type: "title";
   title: string;
@@ -201,6 +225,7 @@ export type SessionRecord =
   | HistoryReplacedRecord
   | ConfigChangeRecord
   | AlertRecord
+  | SubagentRecord
   | TitleRecord
   | CheckpointRecord
   | FileChangeRecord
@@ -224,6 +249,7 @@ const TYPES = new Set<string>([
   "history_replaced",
   "config_change",
   "alert",
+  "subagent",
   "title",
   "checkpoint",
   "file_change",

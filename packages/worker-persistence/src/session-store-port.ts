@@ -28,6 +28,7 @@ export type SessionWriter = Pick<
   | "historyReplaced"
   | "configChange"
   | "alert"
+  | "subagent"
   | "title"
   | "flush"
   | "sync"

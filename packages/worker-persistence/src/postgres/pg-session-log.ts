@@ -11,6 +11,7 @@ import {
   SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
+  type SubagentRecord,
   serializeRecord,
 } from "../session-records.ts";
 import type { SessionWriter } from "../session-store-port.ts";
@@ -222,6 +223,11 @@ export class PgSessionLog implements SessionWriter {
 
   alert(level: AlertRecord["level"], source: string, message: string) {
     return this.append({ type: "alert", level, source, message });
+  }
+
+  /** A subagent's transcript (see `SubagentRecord`). */
+  subagent(record: Omit<SubagentRecord, "type" | "v" | "seq" | "ts">) {
+    return this.append({ type: "subagent", ...record });
   }
 
   title(title: string) {
