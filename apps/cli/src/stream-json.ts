@@ -64,6 +64,15 @@ export type StreamJsonEvent =
       args: unknown;
     }
   | { type: "compaction"; reason: string; items: number }
+  | {
+      type: "subagent";
+      /** The parent's task call id. */
+      id: string;
+      description: string;
+      agent?: string;
+      depth: number;
+      event: StreamJsonEvent;
+    }
   | { type: "todos"; todos: { content: string; status: "pending" | "in_progress" | "completed" }[] }
   | { type: "turn_end"; turn: number; stop_reason?: string; tool_calls: number }
   | { type: "warning"; code: string; message: string }
@@ -185,6 +194,18 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
       };
     case "warning":
       return { type: "warning", code: event.warning.code, message: event.warning.message };
+    case "subagent": {
+      const inner = toStreamJson(event.event, contextWindow);
+      if (inner === undefined) return undefined;
+      return {
+        type: "subagent",
+        id: event.callId,
+        description: event.description,
+        ...(event.agent !== undefined ? { agent: event.agent } : {}),
+        depth: event.depth,
+        event: inner,
+      };
+    }
     case "todos":
       return { type: "todos", todos: event.todos.map((t) => ({ content: t.content, status: t.status })) };
     default:

@@ -15,6 +15,7 @@ import { costOf, formatCost } from "./cost.ts";
 import { type LiveOutput, LiveRegion } from "./live-region.ts";
 import { MarkdownStream } from "./markdown/markdown-stream.ts";
 import type { RichOutput } from "./rich-output.ts";
+import { SubagentView } from "./subagent-view.ts";
 import { TodoView } from "./todo-view.ts";
 import { formatDuration, formatTokens, shortArgs, toolSize } from "./tool-summary.ts";
 
@@ -52,6 +53,7 @@ export class Renderer {
   readonly #o: RendererOptions;
   readonly #live: LiveRegion;
   readonly #todos: TodoView;
+  readonly #subagents: SubagentView;
   #mode: Mode = "none";
   /** The cursor is at the start of a line. */
   #atLineStart = true;
@@ -85,6 +87,12 @@ export class Renderer {
     this.#o = options;
     this.#live = new LiveRegion(options.out, options.animate);
     this.#todos = new TodoView({
+      live: this.#live,
+      animate: options.animate,
+      style: options.style,
+      print: (text) => this.line(text),
+    });
+    this.#subagents = new SubagentView({
       live: this.#live,
       animate: options.animate,
       style: options.style,
@@ -260,10 +268,15 @@ export class Renderer {
         if (tool?.status === undefined) break;
         this.#tools.delete(item.callId);
         this.line(tool.status);
+        // A subagent's group collapses under its task line.
+        if (tool.name === "task") this.#subagents.end(item.callId);
         this.#lastOutput = { title: `${tool.name} ${tool.args}`.trim(), text: item.output };
         if (!item.isError) this.#preview(tool, item.output, this.#approved.delete(item.callId));
         break;
       }
+      case "subagent":
+        this.#subagents.handle(event);
+        break;
       case "permission_outcome":
         // The user approved this call after seeing its diff in the question: no need to show it twice.
         if (event.outcome.action === "allow" && event.outcome.by === "user")
@@ -334,6 +347,7 @@ export class Renderer {
         // Calls whose result never got committed (a cancelled batch) still get their line.
         for (const [id, tool] of this.#tools) {
           if (tool.status !== undefined) this.line(tool.status);
+          if (tool.name === "task") this.#subagents.end(id);
           this.#tools.delete(id);
         }
         this.#todos.settle();

@@ -28,6 +28,10 @@ export function shortArgs(name: string, args: unknown): string {
       return `/${str("pattern") ?? ""}/${str("path") ? ` in ${str("path")}` : ""}${str("glob") ? ` (${str("glob")})` : ""}`;
     case "bash":
       return firstLine(str("command") ?? "");
+    case "task":
+      return `${str("description") ?? ""}${str("agent") ? ` (${str("agent")})` : ""}`;
+    case "web_fetch":
+      return str("url") ?? "";
     case "inspect":
       return `${str("blob_id") ?? ""}${str("selector") ? ` ${str("selector")}` : ""}`;
     default: {
