@@ -171,3 +171,4 @@ export {
   withTodoList,
 } from "./tools/todo-list.ts";
 export { todoWriteTool } from "./tools/todo-write.ts";
+export { WEB_FETCH_TOOL_NAME, type WebFetchOptions, webFetchHost, webFetchTool } from "./tools/web-fetch.ts";

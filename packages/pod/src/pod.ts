@@ -84,6 +84,7 @@ import type { GrepToolOptions } from "./tools/grep.ts";
 import { type SubagentEventInfo, type SubagentResult, taskTool } from "./tools/task.ts";
 import { TodoList, withTodoList } from "./tools/todo-list.ts";
 import { todoWriteTool } from "./tools/todo-write.ts";
+import { type WebFetchOptions, webFetchTool } from "./tools/web-fetch.ts";
 
 export interface PodOptions {
   /** The effective config (`loadConfig().config`). Default: every default (`ConfigSchema.parse({})`). */
@@ -141,6 +142,8 @@ export interface PodOptions {
    * machine's (bubblewrap, sandbox-exec) unless the config says `sandbox: false`.
    */
   sandbox?: Sandbox | false;
+  /** Options of `web_fetch`, or `false` to leave it out. */
+  webFetch?: false | WebFetchOptions;
   /** Directories of named agents (`*.md`). Default: `~/.yoi/agents`, then `<root>/.yoi/agents`. */
   agentDirs?: readonly string[];
   /**
@@ -450,9 +453,11 @@ export class Pod {
           ]),
       ...(options.hooks ?? []),
     ];
-    const subagentTools = [...builtins, ...(options.tools ?? [])];
+    const web = options.webFetch === false ? [] : [webFetchTool(options.webFetch ?? {})];
+    const subagentTools = [...builtins, ...web, ...(options.tools ?? [])];
     const tools: Tool[] = [
       ...builtins,
+      ...web,
       todoWriteTool(this.todos),
       ...(config.task.maxDepth > 0
         ? [

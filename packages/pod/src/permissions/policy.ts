@@ -24,6 +24,7 @@ import {
   type PermissionsConfig,
 } from "@yoi/manifest";
 import type { ScopedFs } from "../scoped-fs.ts";
+import { WEB_FETCH_TOOL_NAME, webFetchHost } from "../tools/web-fetch.ts";
 import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";
 import { analyzeShell, type ShellWrite } from "./shell-parse.ts";
@@ -163,6 +164,8 @@ export const MODE_CYCLE: readonly PermissionMode[] = ["default", "acceptEdits", 
 export function primaryArgument(tool: string, args: unknown): string | undefined {
   if (typeof args !== "object" || args === null) return undefined;
   const record = args as Record<string, unknown>;
+  // web_fetch: the host, so rules read `web_fetch(docs.example.com)`.
+  if (tool === WEB_FETCH_TOOL_NAME) return webFetchHost(record.url);
   const key = tool === "bash" ? "command" : PATH_ARG[tool];
   if (key === undefined) return undefined;
   const value = record[key];
@@ -577,8 +580,8 @@ export class PermissionPolicy {
       return done({ ...base, action: "allow", by: "user" });
     }
     if (decision === "allow_always") {
-      // File tools: the tool for the rest of the session; bash: this exact command.
-      const key = tool === "bash" ? (subject ?? "*") : "*";
+      // File tools: the tool for the rest of the session; bash: this exact command; web_fetch: this host.
+      const key = tool === "bash" || tool === WEB_FETCH_TOOL_NAME ? (subject ?? "*") : "*";
       if (!this.grants.has(tool)) this.grants.set(tool, new Set());
       this.grants.get(tool)!.add(key);
     }

@@ -1,0 +1,273 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { createClient } from "@yoi/llm-client";
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import type { ToolExecutionContext, ToolOutput, ToolReturn } from "@yoi/llm-worker";
+import { ConfigSchema } from "@yoi/manifest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PermissionPolicy, primaryArgument } from "../src/permissions/index.ts";
+import { Pod } from "../src/pod.ts";
+import { webFetchTool } from "../src/tools/web-fetch.ts";
+import { tempDir } from "./helpers.ts";
+
+const TEN_MB = 10 * 1024 * 1024;
+let site: Server;
+let origin = "";
+let port = 0;
+
+beforeAll(async () => {
+  site = createServer((req, res) => {
+    const url = req.url ?? "/";
+    switch (url) {
+      case "/page":
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        res.end(
+          "<!doctype html><html><head><title>The  Guide</title><style>body{color:red}</style></head>" +
+            "<body><h1>Install</h1><p>Run <code>npm i yoi</code> then read <a href='/docs'>the docs</a>.</p>" +
+            "<script>alert('x')</script><ul><li>fast</li><li>small</li></ul></body></html>",
+        );
+        return;
+      case "/big":
+        res.writeHead(200, { "content-type": "text/html", "content-length": String(TEN_MB) });
+        // 10 MB of paragraphs, written in 64 KiB pieces.
+        {
+          const piece = "<p>filler text about nothing in particular</p>\n".repeat(1400).slice(0, 65536);
+          let sent = 0;
+          const write = () => {
+            while (sent < TEN_MB) {
+              const chunk = piece.slice(0, Math.min(piece.length, TEN_MB - sent));
+              sent += chunk.length;
+              if (!res.write(chunk)) {
+                res.once("drain", write);
+                return;
+              }
+            }
+            res.end();
+          };
+          res.on("error", () => {});
+          write();
+        }
+        return;
+      case "/long":
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.end(
+          Array.from({ length: 3000 }, (_, i) => (i === 2500 ? "the PASSWORD reset link" : `line ${i}`)).join(
+            "\n",
+          ),
+        );
+        return;
+      case "/loop":
+        res.writeHead(302, { location: "/loop" });
+        res.end();
+        return;
+      case "/hop":
+        res.writeHead(301, { location: "/page" });
+        res.end();
+        return;
+      case "/elsewhere":
+        res.writeHead(302, { location: `http://localhost:${port}/page` });
+        res.end();
+        return;
+      case "/to-file":
+        res.writeHead(302, { location: "file:///etc/passwd" });
+        res.end();
+        return;
+      case "/slow":
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.write("start");
+        return; // never ends
+      case "/png":
+        res.writeHead(200, { "content-type": "image/png" });
+        res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+        return;
+      case "/latin1":
+        res.writeHead(200, { "content-type": "text/plain; charset=iso-8859-1" });
+        res.end(Buffer.from([0x63, 0x61, 0x66, 0xe9])); // "café"
+        return;
+      case "/json":
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end('{"ok":true}');
+        return;
+      default:
+        res.writeHead(404, { "content-type": "text/plain" });
+        res.end("nope");
+    }
+  });
+  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+  port = (site.address() as AddressInfo).port;
+  origin = `http://127.0.0.1:${port}`;
+});
+
+afterAll(async () => {
+  site.closeAllConnections();
+  await new Promise((resolve) => site.close(resolve));
+});
+
+function ctx(signal = new AbortController().signal): ToolExecutionContext {
+  return { callId: "c", batchId: "b", callIndex: 0, batchSize: 1, turnIndex: 0, signal };
+}
+
+function text(out: ToolReturn): string {
+  if (typeof out === "string") return out;
+  return out.kind === "inline" ? out.text : (out.summary ?? "");
+}
+
+const tool = webFetchTool({ timeoutMs: 2000 });
+const run = (url: string, prompt?: string) => tool.execute({ url, ...(prompt ? { prompt } : {}) }, ctx());
+
+describe("web_fetch", () => {
+  it("turns HTML into Markdown without scripts or styles", async () => {
+    const out = text(await run(`${origin}/page`));
+    expect(out).toContain(`URL: ${origin}/page`);
+    expect(out).toContain("Title: The Guide");
+    expect(out).toContain("# Install");
+    expect(out).toContain("Run `npm i yoi` then read [the docs](/docs).");
+    expect(out).toMatch(/-\s+fast\n-\s+small/);
+    expect(out).not.toContain("alert(");
+    expect(out).not.toContain("color:red");
+  });
+
+  it("passes text and JSON through, decoding the declared charset", async () => {
+    expect(text(await run(`${origin}/latin1`))).toContain("café");
+    expect(text(await run(`${origin}/json`))).toContain('{"ok":true}');
+  });
+
+  it("refuses file:, data: and other schemes, bad URLs and credentials", async () => {
+    await expect(run("file:///etc/passwd")).rejects.toThrow(
+      /only fetches http:\/\/ and https:\/\/ URLs; file: is refused/,
+    );
+    await expect(run("data:text/plain,hi")).rejects.toThrow(/data: is refused/);
+    await expect(run("ftp://example.com/x")).rejects.toThrow(/ftp: is refused/);
+    await expect(run("not a url")).rejects.toThrow(/not an absolute URL/);
+    await expect(run(`http://user:pw@127.0.0.1:${port}/page`)).rejects.toThrow(/credentials/);
+    await expect(run(`${origin}/to-file`)).rejects.toThrow(/redirected to file: URL/);
+  });
+
+  it("follows same-host redirects, stops a loop, and hands back a redirect to another host", async () => {
+    expect(text(await run(`${origin}/hop`))).toContain(`URL: ${origin}/page`);
+    await expect(run(`${origin}/loop`)).rejects.toThrow(/redirected more than 5 times/);
+    const other = text(await run(`${origin}/elsewhere`));
+    expect(other).toContain(`redirects to another host: http://localhost:${port}/page`);
+    expect(other).toContain("It was not followed");
+  });
+
+  it("says clearly when the host is unreachable, slow, answers an error or is not text", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const deadPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(run(`http://127.0.0.1:${deadPort}/`)).rejects.toThrow(
+      /Could not fetch .*connection was refused/,
+    );
+    const quick = webFetchTool({ timeoutMs: 300 });
+    await expect(quick.execute({ url: `${origin}/slow` }, ctx())).rejects.toThrow(/timed out/);
+    await expect(run(`${origin}/missing`)).rejects.toThrow(/answered HTTP 404 Not Found/);
+    await expect(run(`${origin}/png`)).rejects.toThrow(/image\/png, not a text page/);
+  });
+
+  it("reads at most maxBytes of a 10 MB page and stores a large page as a blob with a summary", async () => {
+    const out = (await run(`${origin}/big`)) as ToolOutput;
+    expect(out.kind).toBe("stored");
+    const summary = text(out);
+    expect(summary).toContain("[truncated: only the first 5.0 MiB of 10.0 MiB were read]");
+    expect(summary).toContain("read it with inspect");
+    if (out.kind === "stored" && out.content.kind === "text") {
+      expect(out.content.text.length).toBeLessThan(6 * 1024 * 1024);
+      expect(out.content.text).toContain("filler text about nothing");
+    }
+    const long = text(await run(`${origin}/long`, "how do I reset my password?"));
+    expect(long).toContain("Lines mentioning your prompt:\nthe PASSWORD reset link");
+  });
+
+  it("is cancelled by the call's signal", async () => {
+    const controller = new AbortController();
+    const pending = tool.execute({ url: `${origin}/slow` }, ctx(controller.signal));
+    setTimeout(() => controller.abort(new Error("cancelled")), 50);
+    await expect(pending).rejects.toThrow();
+  });
+});
+
+describe("web_fetch permissions", () => {
+  it("the subject is the host; rules match it; allow_always grants one host", async () => {
+    expect(primaryArgument("web_fetch", { url: "https://docs.example.com/a?b" })).toBe("docs.example.com");
+    expect(primaryArgument("web_fetch", { url: "file:///etc/passwd" })).toBeUndefined();
+    const policy = new PermissionPolicy({
+      rules: [
+        { tool: "web_fetch", match: "*.example.com", action: "allow" },
+        { tool: "web_fetch", match: "evil.test", action: "deny" },
+      ],
+    });
+    expect(await policy.evaluate("web_fetch", { url: "https://docs.example.com/x" })).toMatchObject({
+      action: "allow",
+    });
+    expect(await policy.evaluate("web_fetch", { url: "http://evil.test/" })).toMatchObject({
+      action: "deny",
+    });
+    expect((await policy.evaluate("web_fetch", { url: "https://other.org/" })).action).toBe("ask");
+
+    const asked: string[] = [];
+    const interactive = new PermissionPolicy(
+      {},
+      {
+        ask: async (request) => {
+          asked.push(request.subject ?? "");
+          return "allow_always";
+        },
+      },
+    );
+    const call = (url: string) => interactive.check({ callId: "c", name: "web_fetch", args: { url } });
+    await call("https://a.example/1");
+    expect((await call("https://a.example/2")).by).toBe("session");
+    await call("https://b.example/");
+    expect(asked).toEqual(["a.example", "b.example"]);
+  });
+});
+
+describe("web_fetch in a pod", () => {
+  const servers: ScriptedServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+
+  it("asks by default (denied without a UI) and runs once a rule allows the host", async () => {
+    const base = await tempDir();
+    const make = async (rules: { tool: string; match?: string; action: "allow" | "deny" | "ask" }[]) => {
+      const s = await startScriptedServer({
+        provider: "anthropic",
+        validate: true,
+        script: [
+          {
+            type: "reply",
+            toolCalls: [{ id: "toolu_w", name: "web_fetch", arguments: { url: `${origin}/page` } }],
+          },
+          { type: "reply", text: "done" },
+        ],
+      });
+      servers.push(s);
+      const pod = await Pod.create({
+        cwd: base,
+        dataDir: path.join(base, ".data"),
+        fsync: "never",
+        config: ConfigSchema.parse({ permissions: { rules } }),
+        client: createClient({
+          provider: "anthropic",
+          model: "claude-haiku-4-5",
+          apiKey: "k",
+          baseURL: s.baseURL,
+          retry: { maxAttempts: 1 },
+        }),
+      });
+      await pod.run("fetch the guide");
+      const result = pod.history.find((i) => i.type === "tool_result");
+      await pod.close();
+      return result?.type === "tool_result" ? result : undefined;
+    };
+    const denied = await make([]);
+    expect(denied?.isError).toBe(true);
+    expect(denied?.output).toContain("Permission denied: web_fetch (127.0.0.1)");
+    const allowed = await make([{ tool: "web_fetch", match: "127.0.0.1", action: "allow" }]);
+    expect(allowed?.isError).toBe(false);
+    expect(allowed?.output).toContain("# Install");
+  });
+});
