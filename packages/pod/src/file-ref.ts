@@ -10,7 +10,7 @@ import { ScopeError } from "./scope-error.ts";
 import { readUpTo, type ScopedFs } from "./scoped-fs.ts";
 import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "./text-sniff.ts";
 
-export type FileRefErrorCode = "out_of_scope" | "not_found" | "binary" | "io";
+export type FileRefErrorCode = "out_of_scope" | "not_found" | "binary" | "io" | "too_large" | "unsupported";
 
 /** Why a file ref could not be attached. `message` is one line, fit for an Alert. */
 export class FileRefError extends Error {

@@ -34,6 +34,8 @@ import {
   buildModelCatalog,
   type Config,
   ConfigSchema,
+  findModel,
+  type ModelInfo,
   type PermissionMode,
   resolveModel,
   sandboxSettings,
@@ -72,6 +74,7 @@ import { PodFsView } from "./fs-view.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
 import { McpManager } from "./mcp/mcp-manager.ts";
 import { parseResourceRef, resolveResourceRef } from "./mcp/resource-ref.ts";
+import { imageTypeOfPath, resolveImageRef } from "./images/index.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions/index.ts";
 import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";
@@ -195,6 +198,7 @@ function defaultSystem(root: string, tools: readonly Tool[]): string {
     `Project root: ${root}. Paths are relative to it; nothing outside it can be read or written.`,
     `Tools: ${tools.map((t) => t.name).join(", ")}.`,
     "A system message (or `<system-reminder>` text) starting with `[File: <path>]` holds a file the user attached with @<path> or one re-attached after a compaction; its body may be truncated (read_file reads the rest).",
+    "A user message starting with `[Image: <path>]` holds an image the user attached.",
     "Read a file before editing it. Keep changes minimal and explain what you did.",
   ].join("\n");
 }
@@ -306,6 +310,7 @@ export class Pod {
   #turn: number;
   readonly #baseTools: readonly Tool[];
   readonly #mcpWaitMs: number;
+  readonly #catalog: readonly ModelInfo[];
   #controller: AbortController | undefined;
   #lastUsage: Usage | undefined;
   /** Usage of the subagents of the run in progress (added to its result). */
@@ -352,6 +357,7 @@ export class Pod {
         : new ProjectInstructions(init.fs, init.fs.cwd, path.resolve(options.cwd ?? process.cwd()), {
             ...(options.instructions ?? {}),
           });
+    this.#catalog = buildModelCatalog(config);
     this.#client = new SwitchableClient(
       options.client ??
         clientFromConfig(config, {
@@ -364,7 +370,7 @@ export class Pod {
       toolOutputCache: config.toolOutputCache,
       compaction: config.compaction,
       client: this.#client,
-      catalog: buildModelCatalog(config),
+      catalog: this.#catalog,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
       ...(config.compaction.model !== null
         ? {
@@ -937,6 +943,14 @@ export class Pod {
         continue;
       }
       try {
+        if (imageTypeOfPath(ref) !== undefined) {
+          const refuse = this.#imageRefusal();
+          const image = await abortable(resolveImageRef(this.fs, ref, refuse ? { refuse } : {}), signal);
+          if (image === undefined) return;
+          this.#fileRefItems.add(image.item);
+          this.#stash.push(image.item);
+          continue;
+        }
         const resolved = await abortable(this.view.resolveFileRef(ref, this.#maxRefBytes), signal);
         if (resolved === undefined) return;
         this.#fileRefItems.add(resolved.item);
@@ -973,6 +987,13 @@ export class Pod {
       if (!this.#instructionProblems.has(message)) this.alerts.warn(SOURCE_INSTRUCTIONS, message);
     }
     this.#instructionProblems = seen;
+  }
+
+  /** Why the current model cannot take an image, when the catalog marks it text-only. */
+  #imageRefusal(): string | undefined {
+    const info = findModel(this.#client.provider, this.#client.model, this.#catalog);
+    if (info === undefined || info.capabilities.vision) return undefined;
+    return `${this.#client.model} does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words`;
   }
 
   #onWorkerEvent(event: WorkerEvent): void {

@@ -1,0 +1,157 @@
+import { writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import { createClient, type ProviderKind } from "@yoi/llm-client";
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { ConfigSchema } from "@yoi/manifest";
+import { afterEach, describe, expect, it } from "vitest";
+import { checkImage, IMAGE_MAX_BYTES } from "../src/images/image-file.ts";
+import { Pod } from "../src/pod.ts";
+import type { PodEvent } from "../src/pod-events.ts";
+import { tempDir } from "./helpers.ts";
+import { gif, jpeg, png, webp } from "./image-fixtures.ts";
+
+const servers: ScriptedServer[] = [];
+const pods: Pod[] = [];
+afterEach(async () => {
+  for (const pod of pods.splice(0)) await pod.close().catch(() => {});
+  for (const s of servers.splice(0)) await s.close();
+});
+
+const MODELS: Record<ProviderKind, string> = {
+  anthropic: "claude-haiku-4-5",
+  "openai-chat": "gpt-4.1",
+  "openai-responses": "gpt-4.1",
+  gemini: "gemini-2.5-flash",
+};
+
+async function podFor(provider: ProviderKind, files: Record<string, Buffer>, config: object = {}) {
+  const root = await tempDir();
+  for (const [name, bytes] of Object.entries(files)) await writeFile(path.join(root, name), bytes);
+  const s = await startScriptedServer({
+    provider,
+    validate: true,
+    script: [{ type: "reply", text: "a red square" }],
+  });
+  servers.push(s);
+  const pod = await Pod.create({
+    cwd: root,
+    dataDir: path.join(root, ".data"),
+    fsync: "never",
+    config: ConfigSchema.parse(config),
+    client: createClient({
+      provider,
+      model: MODELS[provider],
+      apiKey: "k",
+      baseURL: s.baseURL,
+      retry: { maxAttempts: 1 },
+    }),
+  });
+  pods.push(pod);
+  const events: PodEvent[] = [];
+  pod.subscribe((e) => events.push(e));
+  const alerts = () => events.flatMap((e) => (e.type === "alert" ? [e.alert.message] : []));
+  return { s, pod, alerts };
+}
+
+const red = png(3, 2);
+const b64 = red.toString("base64");
+
+/** Where each provider's request carries an inline PNG. */
+const SHAPES: Record<ProviderKind, (body: unknown) => unknown> = {
+  anthropic: (body) =>
+    (body as { messages: { content: unknown[] }[] }).messages
+      .flatMap((m) => m.content)
+      .find((p) => (p as { type?: string }).type === "image"),
+  "openai-chat": (body) =>
+    (body as { messages: { content: unknown }[] }).messages
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((p) => (p as { type?: string }).type === "image_url"),
+  "openai-responses": (body) =>
+    (body as { input: { content?: unknown }[] }).input
+      .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .find((p) => (p as { type?: string }).type === "input_image"),
+  gemini: (body) =>
+    (body as { contents: { parts: unknown[] }[] }).contents
+      .flatMap((c) => c.parts)
+      .find((p) => (p as { inlineData?: unknown }).inlineData !== undefined),
+};
+
+const EXPECTED: Record<ProviderKind, unknown> = {
+  anthropic: { type: "image", source: { type: "base64", media_type: "image/png", data: b64 } },
+  "openai-chat": { type: "image_url", image_url: { url: `data:image/png;base64,${b64}` } },
+  "openai-responses": { type: "input_image", image_url: `data:image/png;base64,${b64}` },
+  gemini: { inlineData: { mimeType: "image/png", data: b64 } },
+};
+
+describe("@pic.png attaches an image for every provider", () => {
+  for (const provider of Object.keys(MODELS) as ProviderKind[]) {
+    it(provider, async () => {
+      const { s, pod, alerts } = await podFor(provider, { "pic.png": red });
+      const result = await pod.run("what is in @pic.png ?");
+      expect(result.status).toBe("completed");
+      expect(s.rejections).toEqual([]);
+      expect(alerts()).toEqual([]);
+      expect(SHAPES[provider](s.requests[0])).toMatchObject(EXPECTED[provider] as object);
+      expect(JSON.stringify(s.requests[0])).toContain("[Image: pic.png] (3×2)");
+    });
+  }
+
+  it("jpeg, gif and webp too", async () => {
+    const { s, pod, alerts } = await podFor("anthropic", {
+      "a.jpg": jpeg(),
+      "b.gif": gif(),
+      "c.webp": webp(),
+    });
+    await pod.run("compare @a.jpg @b.gif @c.webp");
+    expect(alerts()).toEqual([]);
+    const sent = JSON.stringify(s.requests[0]);
+    for (const type of ["image/jpeg", "image/gif", "image/webp"])
+      expect(sent).toContain(`"media_type":"${type}"`);
+    expect(s.rejections).toEqual([]);
+  });
+});
+
+describe("images that are not sent", () => {
+  it("a text-only model gets a clear refusal, not a provider 400", async () => {
+    const { s, pod, alerts } = await podFor(
+      "anthropic",
+      { "pic.png": red },
+      { models: { "claude-haiku-4-5": { provider: "anthropic", capabilities: { vision: false } } } },
+    );
+    await pod.run("look at @pic.png");
+    expect(alerts()).toEqual([
+      "@pic.png was not attached: claude-haiku-4-5 does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words",
+    ]);
+    expect(JSON.stringify(s.requests[0])).not.toContain(b64);
+    expect(s.rejections).toEqual([]);
+  });
+
+  it("corrupt, cut-off, mislabelled and oversized images are refused with the reason", async () => {
+    const huge = Buffer.concat([png(1, 1), Buffer.alloc(IMAGE_MAX_BYTES)]);
+    const { s, pod, alerts } = await podFor("anthropic", {
+      "notreally.png": Buffer.from("hello, I am text"),
+      "cut.png": red.subarray(0, red.length - 20),
+      "photo.gif": jpeg(),
+      "huge.png": huge,
+      "wide.png": png(9000, 1),
+    });
+    await pod.run("@notreally.png @cut.png @photo.gif @huge.png @wide.png");
+    const got = alerts().join("\n");
+    expect(got).toContain("@notreally.png was not attached: notreally.png is not a valid PNG image");
+    expect(got).toContain("@cut.png was not attached: cut.png is a damaged PNG image (the file is cut off)");
+    // The bytes decide the format, so a JPEG named .gif is sent as what it is.
+    expect(got).not.toContain("photo.gif");
+    expect(got).toMatch(/@huge\.png was not attached: huge\.png is 5\.0 MiB; images over 5 MiB are not sent/);
+    expect(got).toContain(
+      "@wide.png was not attached: wide.png is 9000×1 px; images over 8000 px on a side are not sent",
+    );
+    expect(JSON.stringify(s.requests[0])).toContain('"media_type":"image/jpeg"');
+    expect(s.rejections).toEqual([]);
+  });
+
+  it("checkImage names what is wrong with bytes that are no image at all", async () => {
+    await expect(checkImage(Buffer.from("GIF"), "x.bin")).rejects.toThrow(
+      /x\.bin is not a PNG, JPEG, GIF or WebP image/,
+    );
+  });
+});
