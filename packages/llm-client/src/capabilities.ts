@@ -96,6 +96,14 @@ export function applyCapabilities(
 function withoutImages(items: Item[], model: string): { items: Item[]; count: number } {
   let count = 0;
   const out = items.map((item) => {
+    if (item.type === "tool_result" && item.images?.length) {
+      count += item.images.length;
+      const { images, ...rest } = item;
+      return {
+        ...rest,
+        output: `${item.output}\n[${images.length} image(s) omitted: ${model} does not accept images]`,
+      };
+    }
     if (item.type !== "message" || !item.content.some((p) => p.type === "image")) return item;
     const content: ContentPart[] = item.content.map((part) => {
       if (part.type !== "image") return part;

@@ -74,3 +74,4 @@ export type {
   ToolSpec,
 } from "./request.ts";
 export { STREAM_HOLDBACK_LIMIT, StreamRedactor } from "./stream-redactor.ts";
+export { acceptsToolResultImages, omittedToolResultImages } from "./tool-result-images.ts";

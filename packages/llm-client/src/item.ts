@@ -79,6 +79,12 @@ export interface ToolResultItem {
   isError: boolean;
   /** The stored full output, when the in-context view is a summary or trimmed. */
   outputRef?: OutputRef;
+  /**
+   * Images the tool returned (read_file on a picture). Sent inside the tool
+   * result where the provider takes that (`acceptsToolResultImages`); other
+   * providers get a note in their place.
+   */
+  images?: ImagePart[];
 }
 
 export interface ReasoningItem {

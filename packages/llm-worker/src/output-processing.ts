@@ -5,7 +5,7 @@
  * visible truncation note. Without a BlobStore results stay whole (seed
  * 000) unless `maxBytesWithoutStore` asks for a cap.
  */
-import type { OutputRef } from "@yoi/llm-client";
+import type { ImagePart, OutputRef } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore, Content } from "./blob-store.ts";
 import { countLines, summarize } from "./summary.ts";
@@ -33,6 +33,8 @@ export interface ProcessedOutput {
   /** The complete output text before summary or cap (for ContextPolicy.prepareToolResult). */
   full: string;
   outputRef?: OutputRef;
+  /** Images of an inline output, passed through. */
+  images?: ImagePart[];
 }
 
 export interface ProcessOptions {
@@ -100,7 +102,12 @@ export async function processToolReturn(
   }
   const isError = returned.isError ?? options.isError ?? false;
   if (returned.kind === "inline") {
-    return { output: inline(returned.text), isError, full: returned.text };
+    return {
+      output: inline(returned.text),
+      isError,
+      full: returned.text,
+      ...(returned.images?.length ? { images: returned.images } : {}),
+    };
   }
   const full = contentText(returned.content);
   if (!blobStore) return { output: inline(full), isError, full };

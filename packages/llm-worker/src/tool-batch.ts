@@ -243,6 +243,7 @@ function resultItem(info: ToolCallInfo, processed: ProcessedOutput): ToolResultI
     output: processed.output,
     isError: processed.isError,
     ...(processed.outputRef ? { outputRef: processed.outputRef } : {}),
+    ...(processed.images ? { images: processed.images } : {}),
   };
 }
 

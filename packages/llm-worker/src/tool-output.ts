@@ -2,6 +2,7 @@
  * Tool output of seed 000: Inline text, or Stored (a summary in history plus
  * the full Content in the BlobStore).
  */
+import type { ImagePart } from "@yoi/llm-client";
 import type { Content } from "./blob-store.ts";
 
 /** A small result that enters history as is. */
@@ -10,6 +11,8 @@ export interface InlineOutput {
   text: string;
   /** Mark the result as an error the model should act on. Default false. */
   isError?: boolean;
+  /** Images that go with the text (ToolResultItem.images); not counted against the byte cap. */
+  images?: ImagePart[];
 }
 
 /**
@@ -33,8 +36,14 @@ export interface StoredOutput {
 export type ToolOutput = InlineOutput | StoredOutput;
 
 /** An Inline output. */
-export function inlineOutput(text: string, options: { isError?: boolean } = {}): InlineOutput {
-  return options.isError ? { kind: "inline", text, isError: true } : { kind: "inline", text };
+export function inlineOutput(
+  text: string,
+  options: { isError?: boolean; images?: ImagePart[] } = {},
+): InlineOutput {
+  const out: InlineOutput = { kind: "inline", text };
+  if (options.isError) out.isError = true;
+  if (options.images?.length) out.images = options.images;
+  return out;
 }
 
 /** A Stored output of text content (summary generated unless given). */

@@ -30,6 +30,8 @@ export interface BuiltinToolsOptions {
   grep?: GrepToolOptions;
   /** Leave out write_file and edit_file (a read-only session). Default false. */
   readOnly?: boolean;
+  /** Why read_file cannot return images to the current model (see `BuiltinToolDeps.imageRefusal`). */
+  imageRefusal?: () => string | undefined;
 }
 
 export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
@@ -37,6 +39,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
     view: options.view,
     reads: options.reads ?? new ReadTracker(),
     writeLocks: new KeyedMutex(),
+    ...(options.imageRefusal ? { imageRefusal: options.imageRefusal } : {}),
   };
   const tools: Tool[] = [readFileTool(deps), listDirTool(deps), globTool(deps), grepTool(deps, options.grep)];
   if (!options.readOnly) tools.push(writeFileTool(deps), editFileTool(deps));

@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import * as path from "node:path";
 import { createContextPolicy } from "@yoi/compaction";
 import {
+  acceptsToolResultImages,
   createClient,
   errorMessage,
   type Item,
@@ -427,6 +428,7 @@ export class Pod {
     const builtins = createBuiltinTools({
       view: this.view,
       reads: this.reads,
+      imageRefusal: () => this.#toolImageRefusal(),
       ...(options.grep ? { grep: options.grep } : {}),
       bash:
         options.bash === false
@@ -994,6 +996,18 @@ export class Pod {
     const info = findModel(this.#client.provider, this.#client.model, this.#catalog);
     if (info === undefined || info.capabilities.vision) return undefined;
     return `${this.#client.model} does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words`;
+  }
+
+  /** Why read_file cannot hand the current model an image, if it cannot. */
+  #toolImageRefusal(): string | undefined {
+    const provider = this.#client.provider;
+    const model = this.#client.model;
+    const info = findModel(provider, model, this.#catalog);
+    if (info !== undefined && !info.capabilities.vision)
+      return `${model} does not accept images (the model catalog marks it text-only)`;
+    if (!acceptsToolResultImages(provider, model))
+      return `${provider} ${model} cannot take images in tool results; ask the user to attach it to a message with @<path> instead`;
+    return undefined;
   }
 
   #onWorkerEvent(event: WorkerEvent): void {

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { createClient, type ProviderKind } from "@yoi/llm-client";
-import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
 import { checkImage, IMAGE_MAX_BYTES } from "../src/images/image-file.ts";
@@ -24,13 +24,18 @@ const MODELS: Record<ProviderKind, string> = {
   gemini: "gemini-2.5-flash",
 };
 
-async function podFor(provider: ProviderKind, files: Record<string, Buffer>, config: object = {}) {
+async function podFor(
+  provider: ProviderKind,
+  files: Record<string, Buffer>,
+  config: object = {},
+  options: { script?: ScriptStep[]; model?: string } = {},
+) {
   const root = await tempDir();
   for (const [name, bytes] of Object.entries(files)) await writeFile(path.join(root, name), bytes);
   const s = await startScriptedServer({
     provider,
     validate: true,
-    script: [{ type: "reply", text: "a red square" }],
+    script: options.script ?? [{ type: "reply", text: "a red square" }],
   });
   servers.push(s);
   const pod = await Pod.create({
@@ -40,7 +45,7 @@ async function podFor(provider: ProviderKind, files: Record<string, Buffer>, con
     config: ConfigSchema.parse(config),
     client: createClient({
       provider,
-      model: MODELS[provider],
+      model: options.model ?? MODELS[provider],
       apiKey: "k",
       baseURL: s.baseURL,
       retry: { maxAttempts: 1 },
@@ -92,7 +97,7 @@ describe("@pic.png attaches an image for every provider", () => {
       expect(s.rejections).toEqual([]);
       expect(alerts()).toEqual([]);
       expect(SHAPES[provider](s.requests[0])).toMatchObject(EXPECTED[provider] as object);
-      expect(JSON.stringify(s.requests[0])).toContain("[Image: pic.png] (3×2)");
+      expect(JSON.stringify(s.requests[0])).toContain("[Image: pic.png] (3×2, image/png, 73 B)");
     });
   }
 
@@ -152,6 +157,101 @@ describe("images that are not sent", () => {
   it("checkImage names what is wrong with bytes that are no image at all", async () => {
     await expect(checkImage(Buffer.from("GIF"), "x.bin")).rejects.toThrow(
       /x\.bin is not a PNG, JPEG, GIF or WebP image/,
+    );
+  });
+});
+
+describe("read_file on an image", () => {
+  const script: ScriptStep[] = [
+    { type: "reply", toolCalls: [{ id: "call_img1", name: "read_file", arguments: { path: "pic.png" } }] },
+    { type: "reply", text: "red" },
+  ];
+  /** Where each provider's second request carries the image inside the tool result. */
+  const IN_RESULT: Record<string, (body: unknown) => unknown> = {
+    anthropic: (body) =>
+      (body as { messages: { content: unknown }[] }).messages
+        .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+        .find((p) => (p as { type?: string }).type === "tool_result"),
+    "openai-responses": (body) =>
+      (body as { input: { type?: string }[] }).input.find((i) => i.type === "function_call_output"),
+    gemini: (body) =>
+      (body as { contents: { parts: { functionResponse?: unknown }[] }[] }).contents
+        .flatMap((c) => c.parts)
+        .find((p) => p.functionResponse !== undefined),
+  };
+  const cases: [ProviderKind, string, unknown][] = [
+    [
+      "anthropic",
+      "claude-haiku-4-5",
+      {
+        type: "tool_result",
+        content: [
+          { type: "text", text: "[Image: pic.png] (3×2, image/png, 73 B)" },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: b64 } },
+        ],
+      },
+    ],
+    [
+      "openai-responses",
+      "gpt-4.1",
+      {
+        type: "function_call_output",
+        output: [
+          { type: "input_text", text: "[Image: pic.png] (3×2, image/png, 73 B)" },
+          { type: "input_image", image_url: `data:image/png;base64,${b64}` },
+        ],
+      },
+    ],
+    [
+      "gemini",
+      "gemini-3-pro-preview",
+      {
+        functionResponse: {
+          name: "read_file",
+          parts: [{ inlineData: { mimeType: "image/png", data: b64 } }],
+        },
+      },
+    ],
+  ];
+  for (const [provider, model, expected] of cases) {
+    it(`returns the image inside the tool result on ${provider} ${model}`, async () => {
+      const { s, pod } = await podFor(provider, { "pic.png": red }, {}, { script, model });
+      const result = await pod.run("read pic.png");
+      expect(result.status).toBe("completed");
+      expect(s.rejections).toEqual([]);
+      expect(IN_RESULT[provider]!(s.requests[1])).toMatchObject(expected as object);
+      const item = pod.history.find((i) => i.type === "tool_result");
+      expect(item).toMatchObject({
+        isError: false,
+        images: [{ type: "image", mediaType: "image/png", data: b64 }],
+      });
+    });
+  }
+
+  for (const [provider, model] of [
+    ["openai-chat", "gpt-4.1"],
+    ["gemini", "gemini-2.5-flash"],
+  ] as const) {
+    it(`says clearly that ${provider} ${model} cannot take it`, async () => {
+      const { s, pod } = await podFor(provider, { "pic.png": red }, {}, { script, model });
+      await pod.run("read pic.png");
+      const item = pod.history.find((i) => i.type === "tool_result");
+      expect(item).toMatchObject({ isError: true });
+      expect(item?.type === "tool_result" && item.output).toBe(
+        `pic.png is an image, and ${provider} ${model} cannot take images in tool results; ask the user to attach it to a message with @<path> instead.`,
+      );
+      expect(JSON.stringify(s.requests[1])).not.toContain(b64);
+      expect(s.rejections).toEqual([]);
+    });
+  }
+
+  it("a damaged image is a clear tool error", async () => {
+    const { pod } = await podFor("anthropic", { "pic.png": red.subarray(0, 30) }, {}, { script });
+    await pod.run("read pic.png");
+    const item = pod.history.find((i) => i.type === "tool_result");
+    expect(item).toMatchObject({ isError: true });
+    expect(item?.type === "tool_result" && item.output).toContain(
+      "pic.png is a damaged PNG image (the file is cut off)",
     );
   });
 });

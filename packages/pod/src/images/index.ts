@@ -10,3 +10,4 @@ export {
   sniffImageType,
 } from "./image-file.ts";
 export { type ResolvedImageRef, resolveImageRef } from "./image-ref.ts";
+export { imageLabel, loadImage } from "./load-image.ts";

@@ -10,6 +10,12 @@ export interface BuiltinToolDeps {
   reads: ReadTracker;
   /** Serializes changes to one file across parallel calls. */
   writeLocks: KeyedMutex;
+  /**
+   * Why read_file cannot return an image to the current model (text-only,
+   * or a provider without images in tool results); undefined when it can.
+   * Absent: images are returned.
+   */
+  imageRefusal?: () => string | undefined;
 }
 
 /** Turns scope and binary errors into a ToolError the model can act on. */

@@ -1,6 +1,7 @@
-import { defineTool } from "@yoi/llm-worker";
+import { defineTool, inlineOutput, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { z } from "zod";
+import { ImageError, imageLabel, imageTypeOfPath, loadImage } from "../images/index.ts";
 import { type BuiltinToolDeps, guarded } from "./deps.ts";
 
 /** Default lines per read (as Claude Code). */
@@ -26,10 +27,23 @@ export function readFileTool(deps: BuiltinToolDeps) {
     description:
       "Read a UTF-8 text file. Returns numbered lines (`cat -n` style). Use offset/limit to page through long files; " +
       `output is capped at ${TOOL_OUTPUT_MAX_BYTES} bytes and lines longer than ${READ_FILE_MAX_LINE_LENGTH} characters are cut. ` +
-      "Binary files are refused.",
+      "PNG, JPEG, GIF and WebP files are returned as images (where the model can see images). Other binary files are refused.",
     inputSchema: input,
     storeLargeOutput: false,
     async execute({ path, offset, limit }) {
+      if (imageTypeOfPath(path) !== undefined) {
+        const refusal = deps.imageRefusal?.();
+        if (refusal !== undefined) throw new ToolError(`${path} is an image, and ${refusal}.`);
+        try {
+          const image = await guarded(() => loadImage(deps.view.fs, path));
+          return inlineOutput(imageLabel(path, image), {
+            images: [{ type: "image", mediaType: image.mediaType, data: image.data }],
+          });
+        } catch (error) {
+          if (error instanceof ImageError) throw new ToolError(error.message);
+          throw error;
+        }
+      }
       const read = await guarded(() =>
         deps.view.readText(path, {
           offset: offset ?? 1,

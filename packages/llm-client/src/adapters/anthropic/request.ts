@@ -107,7 +107,15 @@ export function buildAnthropicRequest(model: string, request: Request): Anthropi
         side("user").results.push({
           type: "tool_result",
           tool_use_id: item.callId,
-          content: item.output,
+          content: item.images?.length
+            ? [
+                ...(item.output === "" ? [] : [{ type: "text" as const, text: item.output }]),
+                ...item.images.flatMap((image) => {
+                  const block = contentBlock(image);
+                  return block?.type === "image" ? [block] : [];
+                }),
+              ]
+            : item.output,
           ...(item.isError ? { is_error: true } : {}),
         });
         break;

@@ -41,7 +41,7 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
   return {
     async open(request, signal) {
       const ai = sdk();
-      const { contents, config, warnings } = buildGeminiRequest(request);
+      const { contents, config, warnings } = buildGeminiRequest(request, options.model);
       for (const warning of warnings) options.onWarning?.(warning);
       // The SDK's ApiError drops headers; keep the retry-after of an error response.
       let retryAfterMs: number | undefined;

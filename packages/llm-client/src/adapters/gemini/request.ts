@@ -10,6 +10,7 @@ import { LlmError } from "../../errors.ts";
 import type { ContentPart, ToolCallItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { systemReminder } from "../system-reminder.ts";
+import { acceptsToolResultImages, omittedToolResultImages } from "../../tool-result-images.ts";
 
 export interface BuiltGeminiRequest {
   contents: Content[];
@@ -37,7 +38,7 @@ export const FUNCTION_CALL_ID = "functionCallId";
  *   Gemini gave one), in the user turn right after the calls;
  * - reasoning from other providers is dropped (Gemini cannot verify it).
  */
-export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
+export function buildGeminiRequest(request: Request, model = ""): BuiltGeminiRequest {
   const warnings: ClientWarning[] = [];
   const settings = request.settings ?? {};
   const calls = new Map<string, ToolCallItem>();
@@ -96,11 +97,24 @@ export function buildGeminiRequest(request: Request): BuiltGeminiRequest {
           );
         }
         const id = call ? stringField(call.providerData, FUNCTION_CALL_ID) : undefined;
+        const images = item.images ?? [];
+        const inline = images.length > 0 && acceptsToolResultImages("gemini", model);
+        const output =
+          images.length > 0 && !inline
+            ? `${item.output}\n${omittedToolResultImages(images.length, "gemini", model)}`
+            : item.output;
         const part: Part = {
           functionResponse: {
             ...(id === undefined ? {} : { id }),
             name,
-            response: item.isError ? { error: item.output } : { output: item.output },
+            response: item.isError ? { error: output } : { output },
+            ...(inline
+              ? {
+                  parts: images.flatMap((p) =>
+                    p.data === undefined ? [] : [{ inlineData: { mimeType: p.mediaType, data: p.data } }],
+                  ),
+                }
+              : {}),
           },
         };
         callIdOf.set(part, item.callId);

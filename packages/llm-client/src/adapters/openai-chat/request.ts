@@ -6,6 +6,7 @@ import type OpenAI from "openai";
 import type { ContentPart, ReasoningItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { systemReminder } from "../system-reminder.ts";
+import { omittedToolResultImages } from "../../tool-result-images.ts";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -123,7 +124,12 @@ export function buildOpenAIChatRequest(
           role: "tool",
           tool_call_id: item.callId,
           // Chat has no error flag on tool messages; the model learns it from the text.
-          content: item.isError ? `Error: ${item.output}` : item.output,
+          // Tool messages are text only: images the result holds are named, not sent.
+          content:
+            (item.isError ? `Error: ${item.output}` : item.output) +
+            (item.images?.length
+              ? `\n${omittedToolResultImages(item.images.length, "openai-chat", model)}`
+              : ""),
         });
         break;
       case "reasoning":

@@ -125,7 +125,14 @@ function toResponsesInput(
         if (customCalls.has(item.callId)) {
           out.push({ type: "custom_tool_call_output", call_id: item.callId, output: item.output });
         } else {
-          out.push({ type: "function_call_output", call_id: item.callId, output: item.output });
+          out.push({
+            type: "function_call_output",
+            call_id: item.callId,
+            // Images go along as input content of the output.
+            output: item.images?.length
+              ? (inputContent([{ type: "text", text: item.output }, ...item.images]) as never)
+              : item.output,
+          });
         }
         break;
       case "reasoning": {

@@ -1,0 +1,25 @@
+/**
+ * Which providers take images inside a tool result: Anthropic (`tool_result`
+ * content blocks), OpenAI Responses (`function_call_output` content) and
+ * Gemini 3 (`functionResponse.parts`). OpenAI Chat tool messages are text
+ * only, and Gemini before 3 rejects function response parts.
+ */
+import type { ProviderKind } from "./item.ts";
+
+/** Whether `model` on `provider` accepts images in a tool result. */
+export function acceptsToolResultImages(provider: ProviderKind, model: string): boolean {
+  switch (provider) {
+    case "anthropic":
+    case "openai-responses":
+      return true;
+    case "gemini":
+      return /^(models\/)?gemini-([3-9]|\d{2,})/.test(model);
+    default:
+      return false;
+  }
+}
+
+/** What replaces images a provider cannot take in a tool result. */
+export function omittedToolResultImages(count: number, provider: ProviderKind, model: string): string {
+  return `[${count} image${count === 1 ? "" : "s"} omitted: ${provider} ${model} does not take images in tool results]`;
+}
