@@ -72,10 +72,10 @@ import { type Extensions, loadExtensions } from "./extensions/load-extensions.ts
 import { createSkillTool, skillsPrompt } from "./extensions/skills.ts";
 import { FileRefError } from "./file-ref.ts";
 import { PodFsView } from "./fs-view.ts";
+import { imageTypeOfPath, resolveImageRef } from "./images/index.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
 import { McpManager } from "./mcp/mcp-manager.ts";
 import { parseResourceRef, resolveResourceRef } from "./mcp/resource-ref.ts";
-import { imageTypeOfPath, resolveImageRef } from "./images/index.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions/index.ts";
 import type { PodEvent, PodEventListener } from "./pod-events.ts";
 import { ReadTracker } from "./read-tracker.ts";

@@ -118,7 +118,7 @@ describe("seed 001 completion conditions", () => {
         /^@sneaky\.txt was not attached: sneaky\.txt leads outside the scope through a symbolic link/,
       ),
       "@nope.ts was not attached: nope.ts: no such file or directory",
-      "@logo.png was not attached: logo.png is a PNG image (binary)",
+      "@logo.png was not attached: logo.png is a damaged PNG image (the file is cut off)",
     ]);
     expect(pod.history.filter((i) => i.type === "message" && i.role === "system")).toEqual([]);
     const request = JSON.stringify((s.requests[0] as { messages: unknown }).messages);

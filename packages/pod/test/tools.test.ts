@@ -87,7 +87,9 @@ describe("read_file", () => {
   });
 
   it("refuses binary files and paths out of scope with clear messages", async () => {
-    expect(await toolError("read_file", { path: "logo.png" })).toBe("logo.png is a PNG image (binary)");
+    expect(await toolError("read_file", { path: "logo.png" })).toBe(
+      "logo.png is a damaged PNG image (the file is cut off)",
+    );
     expect(await toolError("read_file", { path: "../outside/secret.ts" })).toMatch(/outside the scope/);
     expect(await toolError("read_file", { path: "secret-link.ts" })).toMatch(/through a symbolic link/);
     expect(await toolError("read_file", { path: "nope.ts" })).toBe("nope.ts: no such file or directory");

@@ -17,6 +17,12 @@ export interface WebFetchOptions {
   timeoutMs?: number;
   /** Most bytes of a body read; more is cut with a note. Default 5 MiB. */
   maxBytes?: number;
+  /**
+   * Most bytes of HTML converted to Markdown. Conversion runs on the main
+   * thread (about 1 s per MiB on a busy machine), so a huge page is cut
+   * here with a note. Default 1 MiB.
+   */
+  maxHtmlBytes?: number;
   /** Same-host redirects followed. Default 5. */
   maxRedirects?: number;
   /** Pages whose Markdown is larger than this go to the blob store (a summary in context). Default `TOOL_OUTPUT_MAX_BYTES`. */
@@ -28,6 +34,7 @@ export interface WebFetchOptions {
 const DEFAULTS = {
   timeoutMs: 30_000,
   maxBytes: 5 * 1024 * 1024,
+  maxHtmlBytes: 1024 * 1024,
   maxRedirects: 5,
   inlineMaxBytes: TOOL_OUTPUT_MAX_BYTES,
   userAgent: "yoi-web-fetch/1 (+https://github.com/yoi)",
@@ -233,11 +240,20 @@ export function webFetchTool(options: WebFetchOptions = {}) {
       const declared = Number(response.headers.get("content-length") ?? Number.NaN);
       const text = decoder(type).decode(read.bytes);
       const isHtml = HTML_TYPES.test(mime) || (mime === "" && /^\s*<(!doctype html|html)/i.test(text));
-      const body = isHtml ? await htmlToMarkdown(text) : text;
+      const htmlCut = isHtml && read.bytes.length > o.maxHtmlBytes;
+      const body = isHtml
+        ? await htmlToMarkdown(htmlCut ? decoder(type).decode(read.bytes.subarray(0, o.maxHtmlBytes)) : text)
+        : text;
       const title = isHtml ? htmlTitle(text) : undefined;
-      const cut = read.truncated
-        ? `\n\n[truncated: only the first ${formatMiB(o.maxBytes)} of ${Number.isFinite(declared) ? formatMiB(declared) : "a larger page"} were read]`
-        : "";
+      const total = Number.isFinite(declared)
+        ? formatMiB(declared)
+        : read.truncated
+          ? "a larger page"
+          : formatMiB(read.bytes.length);
+      const cut =
+        read.truncated || htmlCut
+          ? `\n\n[truncated: only the first ${formatMiB(htmlCut ? o.maxHtmlBytes : o.maxBytes)} of ${total} ${htmlCut ? "were converted" : "were read"}]`
+          : "";
       const header = `URL: ${url.href}\n${title ? `Title: ${title}\n` : ""}Content-Type: ${mime || "unknown"}\n\n`;
       const full = `${header}${body}${cut}`;
       if (Buffer.byteLength(full) <= o.inlineMaxBytes) return inlineOutput(full);
