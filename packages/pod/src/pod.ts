@@ -480,6 +480,7 @@ export class Pod {
               tools: () => subagentTools,
               agents: init.agents,
               root: init.fs.cwd,
+              instructions: () => this.#instructions?.render(),
               settings: settingsFrom(config),
               hooks,
               blobStore: init.blobStore,

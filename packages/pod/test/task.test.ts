@@ -42,6 +42,7 @@ async function setup(
   await mkdir(path.join(root, "src"), { recursive: true });
   await writeFile(path.join(root, "src", "a.ts"), "export const a = 1;\n");
   await writeFile(path.join(root, "src", "b.ts"), "export const b = 2;\n");
+  await writeFile(path.join(root, "AGENTS.md"), "Indent with tabs in this project.\n");
   const agentsDir = path.join(root, ".yoi", "agents");
   if (options.agentFiles) {
     await mkdir(agentsDir, { recursive: true });
@@ -257,6 +258,8 @@ describe("task (subagents)", () => {
     expect(task?.description).toContain("- reviewer: Reviews code for bugs");
     const child = (s.requests as AnthropicBody[]).find(isChild)!;
     expect(systemOf(child)).toContain("You review code. Be terse.");
+    // The project's instructions reach children too.
+    expect(systemOf(child)).toContain("Indent with tabs in this project.");
     expect((child.tools ?? []).map((t) => t.name).sort()).toEqual(["grep", "inspect", "read_file"]);
     const results = pod.history.filter((i) => i.type === "tool_result");
     expect(results[1]).toMatchObject({ isError: true });

@@ -30,6 +30,8 @@ export function shortArgs(name: string, args: unknown): string {
       return firstLine(str("command") ?? "");
     case "task":
       return `${str("description") ?? ""}${str("agent") ? ` (${str("agent")})` : ""}`;
+    case "todo_write":
+      return Array.isArray(a.todos) ? `${a.todos.length} item${a.todos.length === 1 ? "" : "s"}` : "";
     case "web_fetch":
       return str("url") ?? "";
     case "inspect":

@@ -70,6 +70,8 @@ export interface TaskToolOptions {
   agents: ReadonlyMap<string, AgentDefinition>;
   /** Project root, named in the child's system prompt. */
   root: string;
+  /** The project instructions (AGENTS.md) the session's prompt carries, added to the child's. */
+  instructions?: () => string | undefined;
   settings?: RequestSettings;
   /** The permission hook and the session's hooks: children ask exactly as the parent does. */
   hooks?: readonly Hook[];
@@ -131,6 +133,8 @@ function childSystem(
     );
   }
   if (agent !== undefined && agent.prompt !== "") lines.push("", agent.prompt);
+  const instructions = options.instructions?.();
+  if (instructions) lines.push("", instructions);
   return lines.join("\n");
 }
 
