@@ -3,6 +3,7 @@
  * fixtures): a PNG through zlib, a baseline JPEG of one flat 8×8 block, the
  * classic one-pixel GIF and a one-pixel lossless WebP.
  */
+import { randomBytes } from "node:crypto";
 import { crc32, deflateSync } from "node:zlib";
 
 function chunk(type: string, data: Buffer): Buffer {
@@ -14,15 +15,23 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([head, data, crc]);
 }
 
-/** An RGB PNG of `width`×`height` red pixels. */
-export function png(width: number, height: number): Buffer {
+/** An RGB PNG of `width`×`height` red pixels, or of noise (which does not compress). */
+export function png(width: number, height: number, options: { noise?: boolean } = {}): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 2; // colour type: RGB
   const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, 0).fill(Buffer.from([255, 0, 0]))]);
-  const raw = Buffer.concat(Array.from({ length: height }, () => row));
+  const raw = options.noise
+    ? Buffer.concat(
+        Array.from({ length: height }, () => {
+          const r = randomBytes(width * 3 + 1);
+          r[0] = 0;
+          return r;
+        }),
+      )
+    : Buffer.concat(Array.from({ length: height }, () => row));
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk("IHDR", ihdr),

@@ -131,28 +131,46 @@ describe("images that are not sent", () => {
     expect(s.rejections).toEqual([]);
   });
 
-  it("corrupt, cut-off, mislabelled and oversized images are refused with the reason", async () => {
-    const huge = Buffer.concat([png(1, 1), Buffer.alloc(IMAGE_MAX_BYTES)]);
+  it("corrupt, cut-off and mislabelled images are refused with the reason", async () => {
     const { s, pod, alerts } = await podFor("anthropic", {
       "notreally.png": Buffer.from("hello, I am text"),
       "cut.png": red.subarray(0, red.length - 20),
       "photo.gif": jpeg(),
-      "huge.png": huge,
-      "wide.png": png(9000, 1),
     });
-    await pod.run("@notreally.png @cut.png @photo.gif @huge.png @wide.png");
+    await pod.run("@notreally.png @cut.png @photo.gif");
     const got = alerts().join("\n");
     expect(got).toContain("@notreally.png was not attached: notreally.png is not a valid PNG image");
     expect(got).toContain("@cut.png was not attached: cut.png is a damaged PNG image (the file is cut off)");
     // The bytes decide the format, so a JPEG named .gif is sent as what it is.
     expect(got).not.toContain("photo.gif");
-    expect(got).toMatch(/@huge\.png was not attached: huge\.png is 5\.0 MiB; images over 5 MiB are not sent/);
-    expect(got).toContain(
-      "@wide.png was not attached: wide.png is 9000×1 px; images over 8000 px on a side are not sent",
-    );
     expect(JSON.stringify(s.requests[0])).toContain('"media_type":"image/jpeg"');
     expect(s.rejections).toEqual([]);
   });
+
+  it("images over 5 MiB or 8000 px are downscaled in a worker thread, or refused when they cannot be", async () => {
+    const noisy = png(1400, 1400, { noise: true });
+    expect(noisy.length).toBeGreaterThan(IMAGE_MAX_BYTES);
+    const bigWebp = Buffer.concat([webp(), Buffer.alloc(IMAGE_MAX_BYTES)]);
+    const { s, pod, alerts } = await podFor("anthropic", {
+      "noisy.png": noisy,
+      "wide.png": png(9000, 20),
+      "big.webp": bigWebp,
+    });
+    await pod.run("@noisy.png @wide.png @big.webp");
+    expect(alerts()).toEqual([
+      expect.stringMatching(
+        /^@big\.webp was not attached: big\.webp is 5\.0 MiB; images over 5 MiB are not sent \(models refuse them\), and it could not be downscaled \(.+\): shrink or crop it first$/,
+      ),
+    ]);
+    const sent = JSON.stringify(s.requests[0]);
+    expect(sent).toMatch(
+      /\[Image: noisy\.png\] \(1400×1400, image\/jpeg, [\d.]+ (KiB|MiB); downscaled from 1400×1400, [\d.]+ MiB\)/,
+    );
+    expect(sent).toMatch(
+      /\[Image: wide\.png\] \(2048×5, image\/jpeg, [\d.]+ (B|KiB); downscaled from 9000×20, [\d.]+ (B|KiB)\)/,
+    );
+    expect(s.rejections).toEqual([]);
+  }, 120_000);
 
   it("checkImage names what is wrong with bytes that are no image at all", async () => {
     await expect(checkImage(Buffer.from("GIF"), "x.bin")).rejects.toThrow(

@@ -84,14 +84,22 @@ export interface CheckedImage {
   bytes: number;
   /** Base64 of the file. */
   data: string;
+  /** Set when the file was over the limits and was scaled down to fit. */
+  downscaledFrom?: { width: number; height: number; bytes: number };
+}
+
+/** What an image's bytes say about it, before any size limit. */
+export interface ImageInfo {
+  mediaType: ImageMediaType;
+  width: number;
+  height: number;
 }
 
 /**
- * Checks an image file's bytes: a supported format whose signature matches
- * its name, undamaged, within {@link IMAGE_MAX_BYTES} and
- * {@link IMAGE_MAX_SIDE}. Throws `ImageError` saying what is wrong.
+ * Recognises an image by its signature, checks it is whole, and reads its
+ * dimensions. Throws `ImageError` (`unsupported`, `corrupt`).
  */
-export async function checkImage(bytes: Uint8Array, display: string): Promise<CheckedImage> {
+export async function inspectImage(bytes: Uint8Array, display: string): Promise<ImageInfo> {
   const claimed = imageTypeOfPath(display);
   const actual = sniffImageType(bytes);
   if (actual === undefined) {
@@ -102,17 +110,9 @@ export async function checkImage(bytes: Uint8Array, display: string): Promise<Ch
         : `${display} is not a valid ${claimed.slice(6).toUpperCase()} image (its bytes are not an image the name says; the file may be damaged)`,
     );
   }
-  if (bytes.length > IMAGE_MAX_BYTES) {
-    throw new ImageError(
-      "too_large",
-      `${display} is ${(bytes.length / 1024 / 1024).toFixed(1)} MiB; images over ${IMAGE_MAX_BYTES / 1024 / 1024} MiB are not sent (models refuse them): shrink or crop it first`,
-    );
-  }
+  const name = actual.slice(6).toUpperCase();
   if (!complete(actual, bytes)) {
-    throw new ImageError(
-      "corrupt",
-      `${display} is a damaged ${actual.slice(6).toUpperCase()} image (the file is cut off)`,
-    );
+    throw new ImageError("corrupt", `${display} is a damaged ${name} image (the file is cut off)`);
   }
   let width: number | undefined;
   let height: number | undefined;
@@ -122,28 +122,30 @@ export async function checkImage(bytes: Uint8Array, display: string): Promise<Ch
     ({ width, height } = imageSize(bytes));
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    throw new ImageError(
-      "corrupt",
-      `${display} is a damaged ${actual.slice(6).toUpperCase()} image (${why})`,
-    );
+    throw new ImageError("corrupt", `${display} is a damaged ${name} image (${why})`);
   }
-  if (!width || !height) {
-    throw new ImageError(
-      "corrupt",
-      `${display} is a damaged ${actual.slice(6).toUpperCase()} image (no dimensions)`,
-    );
-  }
-  if (width > IMAGE_MAX_SIDE || height > IMAGE_MAX_SIDE) {
-    throw new ImageError(
-      "too_large",
-      `${display} is ${width}×${height} px; images over ${IMAGE_MAX_SIDE} px on a side are not sent (models refuse them): scale it down first`,
-    );
-  }
-  return {
-    mediaType: actual,
-    width,
-    height,
-    bytes: bytes.length,
-    data: Buffer.from(bytes).toString("base64"),
-  };
+  if (!width || !height)
+    throw new ImageError("corrupt", `${display} is a damaged ${name} image (no dimensions)`);
+  return { mediaType: actual, width, height };
+}
+
+/** Why an image of this size cannot be sent as it is, or undefined when it can. */
+export function overLimits(info: { width: number; height: number }, bytes: number): string | undefined {
+  if (bytes > IMAGE_MAX_BYTES)
+    return `${(bytes / 1024 / 1024).toFixed(1)} MiB; images over ${IMAGE_MAX_BYTES / 1024 / 1024} MiB are not sent (models refuse them)`;
+  if (info.width > IMAGE_MAX_SIDE || info.height > IMAGE_MAX_SIDE)
+    return `${info.width}×${info.height} px; images over ${IMAGE_MAX_SIDE} px on a side are not sent (models refuse them)`;
+  return undefined;
+}
+
+/**
+ * Checks an image file's bytes: a supported format, undamaged, within
+ * {@link IMAGE_MAX_BYTES} and {@link IMAGE_MAX_SIDE}. Throws `ImageError`
+ * saying what is wrong. (`loadImage` downscales instead of refusing.)
+ */
+export async function checkImage(bytes: Uint8Array, display: string): Promise<CheckedImage> {
+  const info = await inspectImage(bytes, display);
+  const over = overLimits(info, bytes.length);
+  if (over !== undefined) throw new ImageError("too_large", `${display} is ${over}: shrink or crop it first`);
+  return { ...info, bytes: bytes.length, data: Buffer.from(bytes).toString("base64") };
 }

@@ -1,3 +1,4 @@
+export { DOWNSCALE_MAX_SIDE, type Downscaled, downscaleImage } from "./downscale.ts";
 export {
   type CheckedImage,
   checkImage,
@@ -5,9 +6,12 @@ export {
   IMAGE_MAX_SIDE,
   ImageError,
   type ImageErrorCode,
+  type ImageInfo,
   type ImageMediaType,
   imageTypeOfPath,
+  inspectImage,
+  overLimits,
   sniffImageType,
 } from "./image-file.ts";
 export { type ResolvedImageRef, resolveImageRef } from "./image-ref.ts";
-export { imageLabel, loadImage } from "./load-image.ts";
+export { IMAGE_READ_MAX_BYTES, imageLabel, loadImage } from "./load-image.ts";

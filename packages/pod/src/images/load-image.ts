@@ -1,25 +1,67 @@
 import type { ScopedFs } from "../scoped-fs.ts";
-import { type CheckedImage, checkImage, IMAGE_MAX_BYTES, ImageError } from "./image-file.ts";
+import { downscaleImage } from "./downscale.ts";
+import { type CheckedImage, ImageError, inspectImage, overLimits } from "./image-file.ts";
+
+/** Largest file read as an image at all (larger ones are refused unread). */
+export const IMAGE_READ_MAX_BYTES = 50 * 1024 * 1024;
 
 /**
- * Reads and checks the image at `path` through the scope. Rejects with
- * ScopeError (missing, out of scope) or ImageError (damaged, too large).
+ * Reads and checks the image at `path` through the scope; one over the
+ * size limits is downscaled (in a worker thread) to fit. Rejects with
+ * ScopeError (missing, out of scope) or ImageError (damaged, or too large
+ * and not downscalable).
  */
 export async function loadImage(fs: ScopedFs, path: string): Promise<CheckedImage & { real: string }> {
   const real = (await fs.resolve(path, "read")).real;
   // One byte past the cap tells an oversized file without reading all of it.
-  const read = await fs.readFile(path, { maxBytes: IMAGE_MAX_BYTES + 1 });
-  if (read.size > IMAGE_MAX_BYTES) {
+  const read = await fs.readFile(path, { maxBytes: IMAGE_READ_MAX_BYTES + 1 });
+  if (read.size > IMAGE_READ_MAX_BYTES) {
     throw new ImageError(
       "too_large",
-      `${path} is ${(read.size / 1024 / 1024).toFixed(1)} MiB; images over ${IMAGE_MAX_BYTES / 1024 / 1024} MiB are not sent (models refuse them): shrink or crop it first`,
+      `${path} is ${(read.size / 1024 / 1024).toFixed(1)} MiB; image files over ${IMAGE_READ_MAX_BYTES / 1024 / 1024} MiB are not read: shrink or crop it first`,
     );
   }
-  return { ...(await checkImage(read.bytes, path)), real };
+  const info = await inspectImage(read.bytes, path);
+  const over = overLimits(info, read.bytes.length);
+  if (over === undefined) {
+    return { ...info, bytes: read.bytes.length, data: read.bytes.toString("base64"), real };
+  }
+  let small: Awaited<ReturnType<typeof downscaleImage>>;
+  try {
+    small = await downscaleImage(read.bytes);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ImageError(
+      "too_large",
+      `${path} is ${over}, and it could not be downscaled (${why}): shrink or crop it first`,
+    );
+  }
+  if (overLimits(small, small.bytes.length) !== undefined) {
+    throw new ImageError(
+      "too_large",
+      `${path} is ${over}, and even downscaled it is too large: shrink or crop it first`,
+    );
+  }
+  return {
+    mediaType: small.mediaType,
+    width: small.width,
+    height: small.height,
+    bytes: small.bytes.length,
+    data: small.bytes.toString("base64"),
+    downscaledFrom: { width: info.width, height: info.height, bytes: read.bytes.length },
+    real,
+  };
 }
 
 /** The one-line label that goes with an image: `[Image: a.png] (3×2, image/png, 1.2 KiB)`. */
 export function imageLabel(path: string, image: CheckedImage): string {
-  const size = image.bytes < 1024 ? `${image.bytes} B` : `${(image.bytes / 1024).toFixed(1)} KiB`;
-  return `[Image: ${path}] (${image.width}×${image.height}, ${image.mediaType}, ${size})`;
+  const size = (n: number) =>
+    n < 1024
+      ? `${n} B`
+      : n < 1024 * 1024
+        ? `${(n / 1024).toFixed(1)} KiB`
+        : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  const from = image.downscaledFrom;
+  const note = from ? `; downscaled from ${from.width}×${from.height}, ${size(from.bytes)}` : "";
+  return `[Image: ${path}] (${image.width}×${image.height}, ${image.mediaType}, ${size(image.bytes)}${note})`;
 }
