@@ -316,6 +316,7 @@ export class Pod {
   #lastUsage: Usage | undefined;
   /** Usage of the subagents of the run in progress (added to its result). */
   #childUsage: Usage = {};
+  readonly #agentProblems: Error[] = [];
   #logBroken = false;
   #closed = false;
 
@@ -604,7 +605,7 @@ export class Pod {
         config: configSnapshot(parts.config),
       });
     const pod = new Pod({ ...parts, id, createLog, history: [], options });
-    pod.#reportAgentProblems(parts.agentProblems);
+    pod.#agentProblems.push(...parts.agentProblems);
     return pod;
   }
 
@@ -628,7 +629,7 @@ export class Pod {
     }
     for (const warning of opened.warnings)
       pod.alerts.warn("session_log", `line ${warning.line}: ${warning.message}`);
-    pod.#reportAgentProblems(parts.agentProblems);
+    pod.#agentProblems.push(...parts.agentProblems);
     return pod;
   }
 
@@ -881,6 +882,7 @@ export class Pod {
     }
     this.#controller = controller;
     this.#childUsage = {};
+    this.#reportAgentProblems();
     return controller;
   }
 
@@ -889,8 +891,10 @@ export class Pod {
     return { ...result, usage: sumUsage(result.usage, this.#childUsage) };
   }
 
-  #reportAgentProblems(problems: readonly Error[]): void {
-    for (const problem of problems) this.alerts.warn("agents", `${problem.message} (agent not loaded)`);
+  /** Agent files that could not be used, said once, at the first run (when a UI is listening). */
+  #reportAgentProblems(): void {
+    for (const problem of this.#agentProblems.splice(0))
+      this.alerts.warn("agents", `${problem.message} (agent not loaded)`);
   }
 
   #onSubagentEvent(info: SubagentEventInfo): void {

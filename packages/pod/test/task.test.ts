@@ -227,7 +227,7 @@ describe("task (subagents)", () => {
   });
 
   it("named agents: tools, prompt and refusal of unknown names; bad files raise an alert", async () => {
-    const { s, pod, dataDir } = await setup(
+    const { s, pod, dataDir, events } = await setup(
       (_i, body) => {
         if (isChild(body)) return reply("reviewed");
         if (turnOf(body) === 0)
