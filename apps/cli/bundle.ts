@@ -43,7 +43,11 @@ if (undeclared.length > 0) {
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
 await build({
-  entryPoints: { bin: path.join(here, "src", "bin.ts") },
+  entryPoints: {
+    bin: path.join(here, "src", "bin.ts"),
+    // A worker thread's module (the pod's image downscaler) must be a file of its own.
+    "downscale-worker": "@yoi/pod/images/downscale-worker",
+  },
   outdir,
   bundle: true,
   splitting: true,

@@ -6,10 +6,12 @@ import * as path from "node:path";
 import type { LlmClient } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
 import {
+  checkImageFile,
   FileRefError,
   fileRefs,
   forkSession,
   isPermissionModeError,
+  imageTypeOfPath,
   type PermissionPrompt,
   Pod,
   PodFsView,
@@ -156,7 +158,8 @@ export function restoreWarnings(pod: Pod): string[] {
 
 /**
  * Checks every `@path` of `input` before anything is sent: each must be a
- * readable text file inside the scope. Returns one message per failure.
+ * readable text file, or an image (png, jpeg, gif, webp), inside the scope.
+ * Returns one message per failure.
  */
 export async function checkFileRefs(setup: ModelSetup, input: string): Promise<string[]> {
   const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
@@ -182,6 +185,11 @@ export async function checkFileRefs(setup: ModelSetup, input: string): Promise<s
   let bytes = Buffer.byteLength(input);
   for (const ref of refs) {
     try {
+      if (imageTypeOfPath(ref) !== undefined) {
+        // An image costs what its pixels cost, not its bytes; the pod downscales large ones.
+        await checkImageFile(fs, ref);
+        continue;
+      }
       const resolved = await view.resolveFileRef(ref, config.toolOutput.maxBytes);
       bytes += Buffer.byteLength(JSON.stringify(resolved.item.content));
     } catch (error) {

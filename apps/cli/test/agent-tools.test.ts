@@ -89,4 +89,18 @@ describe("agent tools in stream-json", () => {
     expect(String(taskEnd?.preview)).toContain("a.txt says hi");
     expect(lines.at(-1)).toMatchObject({ type: "result", status: "completed", text: "It says hi." });
   }, 60_000);
+
+  it("checks an @image before sending: a damaged one stops the submit with the reason", async () => {
+    const server = await startScriptedServer({ provider: "anthropic", validate: true, script: [] });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "shot.png": "not really a png" });
+    const result = await runYoi(["-p", "--model", "anthropic/claude-haiku-4-5", "what is in @shot.png ?"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.baseURL }),
+    });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain("@shot.png: shot.png is not a valid PNG image");
+    expect(result.stderr).toContain("nothing was sent");
+    expect(server.requests).toHaveLength(0);
+  }, 60_000);
 });

@@ -6,8 +6,9 @@
  * the grep tool's worker thread, and the start-up trace.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
+import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI_DIR, cleanEnv, type RunResult, tempWorld } from "./helpers.ts";
@@ -139,4 +140,50 @@ describe("the bundled yoi", () => {
     expect(JSON.stringify(server.requests[1])).toContain("done\\n[exit code: 0]");
     expect(readFileSync(path.join(project, "out.txt"), "utf8")).toBe("hi\n");
   }, 60_000);
+
+  it("downscales an oversized image in its worker thread (a file of the bundle's own)", async () => {
+    expect(existsSync(path.join(OUT, "downscale-worker.js"))).toBe(true);
+    const { home, project } = await tempWorld();
+    writeFileSync(path.join(project, "wide.png"), redPng(9000, 20));
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [{ type: "reply", text: "a red strip" }],
+    });
+    servers.push(server);
+    const r = await runBundle(
+      ["-p", "what is @wide.png ?", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
+      cleanEnv(home, { ANTHROPIC_API_KEY: "test-key" }),
+      project,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("a red strip");
+    expect(JSON.stringify(server.requests[0])).toMatch(
+      /\[Image: wide\.png\] \(2048×5, image\/jpeg, .*downscaled from 9000×20/,
+    );
+  }, 60_000);
 });
+
+/** An RGB PNG of red pixels. */
+function redPng(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.writeUInt32BE(data.length, 0);
+    head.write(type, 4, "ascii");
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([head.subarray(4), data])) >>> 0, 0);
+    return Buffer.concat([head, data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3).fill(Buffer.from([255, 0, 0]))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(Buffer.concat(Array.from({ length: height }, () => row)))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}

@@ -63,6 +63,15 @@ export {
 } from "./file-ref.ts";
 export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
 export {
+  checkImageFile,
+  IMAGE_MAX_BYTES,
+  IMAGE_MAX_SIDE,
+  ImageError,
+  type ImageErrorCode,
+  type ImageMediaType,
+  imageTypeOfPath,
+} from "./images/index.ts";
+export {
   INSTRUCTIONS_HEADING,
   type InstructionFile,
   type InstructionsOptions,

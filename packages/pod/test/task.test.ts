@@ -273,6 +273,9 @@ describe("task (subagents)", () => {
     expect(alerts.some((m) => m.startsWith("agents: ") && m.includes("broken.md: no front matter"))).toBe(
       true,
     );
+    // Said at the first run, so a UI that subscribed after creating the pod sees it.
+    const seen = events.flatMap((e) => (e.type === "alert" ? [e.alert.message] : []));
+    expect(seen.some((m) => m.includes("broken.md: no front matter"))).toBe(true);
   });
 
   it("children get `task` only below task.maxDepth", async () => {

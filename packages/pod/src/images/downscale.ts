@@ -4,6 +4,8 @@
  * does not freeze the agent. WebP cannot be decoded by jimp: such files are
  * refused instead.
  */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 
 /** Longest side of a downscaled image; what providers scale large images to anyway. */
@@ -22,16 +24,33 @@ type Reply =
   | { ok: true; bytes: Uint8Array; mediaType: Downscaled["mediaType"]; width: number; height: number }
   | { ok: false; message: string };
 
-// From source the thread runs the .ts file (Node strips the types), from dist the .js one.
-const WORKER_URL = new URL(
-  `./downscale-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`,
-  import.meta.url,
-);
+/**
+ * The thread's module file: beside this one (the .ts source, Node strips
+ * the types; or the .js of `dist`), or, inside the CLI's esbuild bundle,
+ * `downscale-worker.js` at the bundle's root (this code then sits in
+ * `chunks/` or in `bin.js` itself).
+ */
+function workerFile(): URL {
+  const candidates = [
+    new URL(`./downscale-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url),
+    new URL("../downscale-worker.js", import.meta.url),
+  ];
+  const found = candidates.find((url) => existsSync(fileURLToPath(url)));
+  if (found === undefined)
+    throw new Error("the image downscaler (downscale-worker.js) is missing from this install");
+  return found;
+}
 
 /** Re-encodes `bytes` to fit {@link DOWNSCALE_MAX_SIDE}; rejects with an Error saying why it could not. */
 export function downscaleImage(bytes: Uint8Array, maxSide = DOWNSCALE_MAX_SIDE): Promise<Downscaled> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_URL, { workerData: { bytes, maxSide } });
+    let worker: Worker;
+    try {
+      worker = new Worker(workerFile(), { workerData: { bytes, maxSide } });
+    } catch (error) {
+      reject(error);
+      return;
+    }
     const timer = setTimeout(() => {
       void worker.terminate();
       reject(new Error(`it took longer than ${DOWNSCALE_TIMEOUT_MS / 1000} s`));

@@ -14,4 +14,4 @@ export {
   sniffImageType,
 } from "./image-file.ts";
 export { type ResolvedImageRef, resolveImageRef } from "./image-ref.ts";
-export { IMAGE_READ_MAX_BYTES, imageLabel, loadImage } from "./load-image.ts";
+export { checkImageFile, IMAGE_READ_MAX_BYTES, imageLabel, loadImage } from "./load-image.ts";

@@ -1,6 +1,6 @@
 import type { ScopedFs } from "../scoped-fs.ts";
 import { downscaleImage } from "./downscale.ts";
-import { type CheckedImage, ImageError, inspectImage, overLimits } from "./image-file.ts";
+import { type CheckedImage, ImageError, type ImageInfo, inspectImage, overLimits } from "./image-file.ts";
 
 /** Largest file read as an image at all (larger ones are refused unread). */
 export const IMAGE_READ_MAX_BYTES = 50 * 1024 * 1024;
@@ -12,16 +12,8 @@ export const IMAGE_READ_MAX_BYTES = 50 * 1024 * 1024;
  * and not downscalable).
  */
 export async function loadImage(fs: ScopedFs, path: string): Promise<CheckedImage & { real: string }> {
-  const real = (await fs.resolve(path, "read")).real;
-  // One byte past the cap tells an oversized file without reading all of it.
-  const read = await fs.readFile(path, { maxBytes: IMAGE_READ_MAX_BYTES + 1 });
-  if (read.size > IMAGE_READ_MAX_BYTES) {
-    throw new ImageError(
-      "too_large",
-      `${path} is ${(read.size / 1024 / 1024).toFixed(1)} MiB; image files over ${IMAGE_READ_MAX_BYTES / 1024 / 1024} MiB are not read: shrink or crop it first`,
-    );
-  }
-  const info = await inspectImage(read.bytes, path);
+  const { real, bytes, info } = await readImage(fs, path);
+  const read = { bytes };
   const over = overLimits(info, read.bytes.length);
   if (over === undefined) {
     return { ...info, bytes: read.bytes.length, data: read.bytes.toString("base64"), real };
@@ -51,6 +43,31 @@ export async function loadImage(fs: ScopedFs, path: string): Promise<CheckedImag
     downscaledFrom: { width: info.width, height: info.height, bytes: read.bytes.length },
     real,
   };
+}
+
+async function readImage(
+  fs: ScopedFs,
+  path: string,
+): Promise<{ real: string; bytes: Buffer; info: ImageInfo }> {
+  const real = (await fs.resolve(path, "read")).real;
+  // One byte past the cap tells an oversized file without reading all of it.
+  const read = await fs.readFile(path, { maxBytes: IMAGE_READ_MAX_BYTES + 1 });
+  if (read.size > IMAGE_READ_MAX_BYTES) {
+    throw new ImageError(
+      "too_large",
+      `${path} is ${(read.size / 1024 / 1024).toFixed(1)} MiB; image files over ${IMAGE_READ_MAX_BYTES / 1024 / 1024} MiB are not read: shrink or crop it first`,
+    );
+  }
+  return { real, bytes: read.bytes, info: await inspectImage(read.bytes, path) };
+}
+
+/**
+ * Checks that `path` is an image `loadImage` can take (in scope, whole, a
+ * known format, not over 50 MiB) without downscaling it: the quick check a
+ * UI makes before sending. Rejects like `loadImage`.
+ */
+export async function checkImageFile(fs: ScopedFs, path: string): Promise<ImageInfo> {
+  return (await readImage(fs, path)).info;
 }
 
 /** The one-line label that goes with an image: `[Image: a.png] (3×2, image/png, 1.2 KiB)`. */
