@@ -266,6 +266,15 @@ describe("session log round trip", () => {
     await log.error({ code: "network", message: "reset" });
     await log.configChange({ effort: "low" });
     await log.alert("info", "pod", "hi");
+    await log.subagent({
+      callId: "c9",
+      description: "scan",
+      model: "anthropic/m",
+      status: "completed",
+      turns: 1,
+      usage: { inputTokens: 3 },
+      items: [ITEMS[0] as Item],
+    });
     await log.title("Greeting");
     await log.close();
     await expect(log.item(ITEMS[0] as Item, "user")).rejects.toMatchObject({ code: "closed" });

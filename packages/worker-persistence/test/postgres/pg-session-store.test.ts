@@ -83,6 +83,16 @@ async function writeConversation(log: SessionWriter | SessionLog): Promise<void>
   await log.item(user("and now?"), "user");
   await log.title("Bug fix");
   await log.alert("warn", "hook", "a warning");
+  await log.subagent({
+    callId: "c9",
+    description: "scan",
+    model: "p/m1",
+    status: "completed",
+    turns: 2,
+    usage: { inputTokens: 40, outputTokens: 4 },
+    blobId: "0190a0a0-0000-7000-8000-000000000002",
+    items: [user("look around"), assistant("found it")],
+  });
   await log.cancel("cancelled by the user");
   await log.error({ code: "rate_limited", message: "slow down", retryable: true });
 }
@@ -115,7 +125,7 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     expect({ ...fromPg.meta, path: "" }).toEqual({ ...fromFile.meta, path: "" });
     expect(fromPg.warnings).toEqual(fromFile.warnings);
     expect(fromPg.history).toEqual([user("summary of before"), assistant("ok"), user("and now?")]);
-    expect(fromPg.meta).toMatchObject({ model: "m2", title: "Bug fix", turns: 1, records: 15, lastSeq: 14 });
+    expect(fromPg.meta).toMatchObject({ model: "m2", title: "Bug fix", turns: 1, records: 16, lastSeq: 15 });
 
     // And the same calls on the file store give the same records, up to their times.
     const fileLog = await createSession({
@@ -140,10 +150,10 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     const opened = await store.sessions.open(id);
     writers.push(opened.log);
     expect(opened.history).toEqual(fromPg.history);
-    expect(opened.log.nextSeq).toBe(15);
+    expect(opened.log.nextSeq).toBe(16);
     expect(opened.log.historyLength).toBe(3);
     const next = await opened.log.item(assistant("continuing"), "assistant");
-    expect(next).toMatchObject({ seq: 15, index: 3 });
+    expect(next).toMatchObject({ seq: 16, index: 3 });
   });
 
   it("keeps concurrent appends in call order, each committed when it resolves", async () => {
