@@ -36,6 +36,7 @@ const end = (callId: string, name: string, isError = false): WorkerEvent => ({
   durationMs: 12,
   preview: "",
   outputBytes: 10,
+  fullBytes: 10,
 });
 const sub = (event: WorkerEvent): PodEvent => ({
   type: "subagent",
@@ -55,6 +56,13 @@ const story: PodEvent[] = [
   sub({ type: "turn_end", turnIndex: 0, stopReason: "tool_use", toolCalls: 2 }),
   sub({ type: "turn_end", turnIndex: 1, stopReason: "end_turn", toolCalls: 0 }),
   end("t1", "task"),
+  // The task's line is printed with its result, once committed.
+  {
+    type: "item_committed",
+    item: { type: "tool_result", callId: "t1", name: "task", output: "the parser is fine", isError: false },
+    index: 2,
+    reason: "tool_result",
+  },
 ];
 
 describe("subagents in the CLI", () => {

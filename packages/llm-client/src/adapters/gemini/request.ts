@@ -9,8 +9,8 @@ import type {
 import { LlmError } from "../../errors.ts";
 import type { ContentPart, ToolCallItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
-import { systemReminder } from "../system-reminder.ts";
 import { acceptsToolResultImages, omittedToolResultImages } from "../../tool-result-images.ts";
+import { systemReminder } from "../system-reminder.ts";
 
 export interface BuiltGeminiRequest {
   contents: Content[];

@@ -5,8 +5,8 @@
 import type OpenAI from "openai";
 import type { ContentPart, ReasoningItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
-import { systemReminder } from "../system-reminder.ts";
 import { omittedToolResultImages } from "../../tool-result-images.ts";
+import { systemReminder } from "../system-reminder.ts";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
 type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
