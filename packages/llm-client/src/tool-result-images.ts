@@ -4,10 +4,8 @@
  * Gemini 3 (`functionResponse.parts`). OpenAI Chat tool messages are text
  * only, and Gemini before 3 rejects function response parts.
  */
-import type { ProviderKind } from "./item.ts";
-
-/** Whether `model` on `provider` accepts images in a tool result. */
-export function acceptsToolResultImages(provider: ProviderKind, model: string): boolean {
+/** Whether `model` on `provider` (a built-in kind; any other provider: no) accepts images in a tool result. */
+export function acceptsToolResultImages(provider: string, model: string): boolean {
   switch (provider) {
     case "anthropic":
     case "openai-responses":
@@ -20,6 +18,6 @@ export function acceptsToolResultImages(provider: ProviderKind, model: string): 
 }
 
 /** What replaces images a provider cannot take in a tool result. */
-export function omittedToolResultImages(count: number, provider: ProviderKind, model: string): string {
+export function omittedToolResultImages(count: number, provider: string, model: string): string {
   return `[${count} image${count === 1 ? "" : "s"} omitted: ${provider} ${model} does not take images in tool results]`;
 }

@@ -38,6 +38,8 @@ import {
   findModel,
   type ModelInfo,
   type PermissionMode,
+  PROVIDER_KINDS,
+  type ProviderKind,
   resolveModel,
   sandboxSettings,
 } from "@yoi/manifest";
@@ -996,9 +998,16 @@ export class Pod {
     this.#instructionProblems = seen;
   }
 
+  /** The catalog's entry of the current model; undefined for a model or an outside provider it does not know. */
+  #catalogEntry(): ModelInfo | undefined {
+    const provider = this.#client.provider;
+    if (!(PROVIDER_KINDS as readonly string[]).includes(provider)) return undefined;
+    return findModel(provider as ProviderKind, this.#client.model, this.#catalog);
+  }
+
   /** Why the current model cannot take an image, when the catalog marks it text-only. */
   #imageRefusal(): string | undefined {
-    const info = findModel(this.#client.provider, this.#client.model, this.#catalog);
+    const info = this.#catalogEntry();
     if (info === undefined || info.capabilities.vision) return undefined;
     return `${this.#client.model} does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words`;
   }
@@ -1007,7 +1016,7 @@ export class Pod {
   #toolImageRefusal(): string | undefined {
     const provider = this.#client.provider;
     const model = this.#client.model;
-    const info = findModel(provider, model, this.#catalog);
+    const info = this.#catalogEntry();
     if (info !== undefined && !info.capabilities.vision)
       return `${model} does not accept images (the model catalog marks it text-only)`;
     if (!acceptsToolResultImages(provider, model))
