@@ -123,10 +123,16 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     await tty2.waitFor("Continuing where we left off.");
     await tty2.waitFor(/^›\s*$/m);
     expect(JSON.stringify(server.requests.at(-1))).toContain("cancelled a slow command");
-    // Ctrl-C twice at the empty prompt leaves
+    // One Ctrl-C at the empty prompt only warns: yoi still takes input (and a Ctrl-C on text clears it).
     tty2.keys("C-c");
     await tty2.waitFor("press Ctrl-C again to exit");
+    tty2.type("still here");
+    await tty2.waitFor(/^› still here/m);
     tty2.keys("C-c");
+    await tty2.waitFor((screen) => !screen.includes("still here") && /^›\s*$/m.test(screen));
+    // Ctrl-C twice leaves. Both go in one send-keys: the second must come within 2 s of the first,
+    // and the test's own screen polling on a loaded machine could take longer than that.
+    tty2.keys("C-c", "C-c");
     expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
     expect(server.rejections).toEqual([]);
   }, 360_000);
