@@ -34,8 +34,10 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
           options: { usage: { inputTokens: 2000, outputTokens: 20 } },
         },
         {
+          // Long enough to still run through the resizes below on a loaded machine, and under the
+          // 120 s tool timeout: only Ctrl-C may end it.
           type: "reply",
-          toolCalls: [{ id: "toolu_sleep", name: "bash", arguments: { command: "sleep 30" } }],
+          toolCalls: [{ id: "toolu_sleep", name: "bash", arguments: { command: "sleep 90" } }],
         },
         {
           type: "reply",
@@ -73,25 +75,25 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     await tty.waitFor("[y]es · [n]o · [a]lways");
     // One key answers: no Enter.
     tty.type("y");
-    await tty.waitFor(/bash sleep 30 \d/);
+    await tty.waitFor(/bash sleep 90 \d/);
     // A resize while the spinner runs redraws it in place for the new width, leaving no stale copy:
-    // at 16 columns the line is cut to 15 ("⠋ bash sleep 3…"), back at 120 it is whole again.
+    // at 16 columns the line is cut to 15 ("⠋ bash sleep 9…"), back at 120 it is whole again.
     const spinners = (s: string) => s.split("\n").filter((row) => /^[\u2800-\u28ff] bash/.test(row));
     tty.resize(16, 30);
     await tty.waitFor((s) => {
       const rows = spinners(s);
-      return rows.length === 1 && /^\S bash sleep 3…\s*$/.test(rows[0] ?? "");
+      return rows.length === 1 && /^\S bash sleep 9…\s*$/.test(rows[0] ?? "");
     });
     tty.resize(120, 40);
     screen = await tty.waitFor((s) => {
       const rows = spinners(s);
-      return rows.length === 1 && /^\S bash sleep 30 \d/.test(rows[0] ?? "");
+      return rows.length === 1 && /^\S bash sleep 90 \d/.test(rows[0] ?? "");
     });
     expect(spinners(screen)).toHaveLength(1);
     tty.keys("C-c");
     screen = await tty.waitFor("⊘ cancelled");
     expect(screen).toContain("→ allowed");
-    expect(screen).toMatch(/✗ bash sleep 30/);
+    expect(screen).toMatch(/✗ bash sleep 90/);
     await tty.waitFor(/^›\s*$/m);
 
     tty.type("/compact");
@@ -121,13 +123,19 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     await tty2.waitFor("Continuing where we left off.");
     await tty2.waitFor(/^›\s*$/m);
     expect(JSON.stringify(server.requests.at(-1))).toContain("cancelled a slow command");
-    // Ctrl-C twice at the empty prompt leaves
+    // One Ctrl-C at the empty prompt only warns: yoi still takes input (and a Ctrl-C on text clears it).
     tty2.keys("C-c");
     await tty2.waitFor("press Ctrl-C again to exit");
+    tty2.type("still here");
+    await tty2.waitFor(/^› still here/m);
     tty2.keys("C-c");
+    await tty2.waitFor((screen) => !screen.includes("still here") && /^›\s*$/m.test(screen));
+    // Ctrl-C twice leaves. Both go in one send-keys: the second must come within 2 s of the first,
+    // and the test's own screen polling on a loaded machine could take longer than that.
+    tty2.keys("C-c", "C-c");
     expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
     expect(server.rejections).toEqual([]);
-  }, 240_000);
+  }, 360_000);
 
   it("a missing @file is refused before anything is sent, and the line comes back for editing", async () => {
     const server = await startScriptedServer({ provider: "anthropic", script: [] });
