@@ -1,6 +1,6 @@
 /**
  * Crash test of `yoi serve` on PostgreSQL: a serving host is SIGKILLed in
- * the middle of a run, 14 times, at a different point of the stream each
+ * the middle of a run, 20 times, at a different point of the stream each
  * time; a surviving host continues every session once the dead host's
  * lease expires, and no record the client was acknowledged (the SSE id of
  * an event it received) is lost.
@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanEnv, tempWorld } from "./helpers.ts";
 import { post, type ServeProcess, sseEvents, startServe } from "./serve-helpers.ts";
 
-// The kill point is i % 7 (after the session event ... at the tool's end): 14 kills hit each point twice.
-const KILLS = 14;
+// The kill point is i % 7 (after the session event ... at the tool's end): 20 kills hit each point two or three times.
+const KILLS = 20;
 const PARALLEL = 7;
 // long enough that the first takeover attempt after a kill meets the live lease even on a loaded machine
 const LEASE_MS = 2500;
