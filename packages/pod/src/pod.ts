@@ -480,7 +480,8 @@ export class Pod {
               client: this.#client,
               clientFor: (ref) =>
                 clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
-              tools: () => subagentTools,
+              // Read at each task call: MCP servers that came up since start-up lend their tools too.
+              tools: () => [...subagentTools, ...this.mcp.tools()],
               agents: init.agents,
               root: init.fs.cwd,
               instructions: () => this.#instructions?.render(),

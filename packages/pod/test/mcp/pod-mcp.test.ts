@@ -77,6 +77,32 @@ function toolsSent(
 }
 
 describe("MCP servers in a pod", () => {
+  it("a subagent (task) gets the MCP tools of the servers that are up, under the same rules", async () => {
+    const s = await model([
+      {
+        type: "reply",
+        toolCalls: [
+          { id: "t_task", name: "task", arguments: { description: "echo", prompt: "echo via mcp" } },
+        ],
+      },
+      // the child's turns
+      {
+        type: "reply",
+        toolCalls: [{ id: "c_echo", name: "mcp__ev__echo", arguments: { message: "from child" } }],
+      },
+      { type: "reply", text: "child heard: Echo: from child" },
+      // the parent's last turn
+      { type: "reply", text: "done" },
+    ]);
+    const pod = await openPod(s, { mcpServers: { ev: everythingStdio() }, ...allowMcp });
+    const result = await pod.run("delegate");
+    expect(result.status).toBe("completed");
+    // The child's request offered the MCP tool, and its result reached the child.
+    expect(toolsSent(s, 1).map((t) => t.name)).toContain("mcp__ev__echo");
+    expect(JSON.stringify(s.requests[2])).toContain("Echo: from child");
+    expect(results(pod.history).t_task?.output).toContain("child heard: Echo: from child");
+  }, 60_000);
+
   it("offers a stdio server's tools as mcp__<server>__<tool> with their JSON Schema and maps every kind of result", async () => {
     const s = await model([
       {
