@@ -18,12 +18,23 @@ export function createStreamTextRedaction(): (event: PodEvent) => PodEvent[] {
     thinking_delta: new StreamRedactor(),
   };
   let turnIndex = 0;
+  // Each subagent (task call) streams its own text: one filter per child, so a key split over its deltas is held too.
+  const children = new Map<string, (event: PodEvent) => PodEvent[]>();
   const flush = (kind: DeltaKind, out: PodEvent[]) => {
     const text = redactors[kind].flush();
     if (text !== "") out.push({ type: kind, turnIndex, text });
   };
   return (event) => {
     const out: PodEvent[] = [];
+    if (event.type === "subagent") {
+      let child = children.get(event.callId);
+      if (child === undefined) {
+        child = createStreamTextRedaction();
+        children.set(event.callId, child);
+      }
+      for (const inner of child(event.event)) out.push({ ...event, event: inner as typeof event.event });
+      return out;
+    }
     if (event.type === "text_delta" || event.type === "thinking_delta") {
       flush(event.type === "text_delta" ? "thinking_delta" : "text_delta", out);
       turnIndex = event.turnIndex;

@@ -37,6 +37,27 @@ describe("createStreamTextRedaction", () => {
     expect(out.at(-1)?.type).toBe("turn_end");
   });
 
+  it("masks a key split over a subagent's deltas, each child on its own", () => {
+    registerSecret(KEY);
+    const filter = createStreamTextRedaction();
+    const child = (callId: string, event: PodEvent): PodEvent =>
+      ({ type: "subagent", callId, description: "d", model: "m/x", depth: 1, event }) as PodEvent;
+    const out: PodEvent[] = [];
+    for (const e of [
+      child("a", text(`A ${KEY.slice(0, 6)}`)),
+      child("b", text("B says hi ")),
+      child("a", text(`${KEY.slice(6)} done`)),
+      child("a", { type: "turn_end", turnIndex: 0, stopReason: "end_turn", toolCalls: 0 }),
+      child("b", { type: "turn_end", turnIndex: 0, stopReason: "end_turn", toolCalls: 0 }),
+    ])
+      out.push(...filter(e));
+    const of = (id: string) =>
+      shownText(out.flatMap((e) => (e.type === "subagent" && e.callId === id ? [e.event as PodEvent] : [])));
+    expect(of("a")).toBe("A <redacted> done[turn_end]");
+    expect(of("b")).toBe("B says hi [turn_end]");
+    expect(JSON.stringify(out)).not.toContain(KEY.slice(0, 6));
+  });
+
   it("ends a thinking block when text starts, and keeps each kind's text apart", () => {
     const filter = createStreamTextRedaction();
     const out = [...filter(thinking("I will ans")), ...filter(text("Answer")), ...filter(text(" here."))];
