@@ -56,6 +56,7 @@ import {
   WorkerEventRecords,
 } from "@yoi/worker-persistence";
 import { v7 as uuidv7 } from "uuid";
+import { abortable } from "./abortable.ts";
 import { type AgentDefinition, agentDirs, loadAgents } from "./agents/index.ts";
 import { AlertBus } from "./alerts.ts";
 import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./auto-read.ts";
@@ -1092,25 +1093,6 @@ function inputRecord(text: string, segments: readonly Segment[]): [string, Segme
   const preview =
     text.length > USER_INPUT_PREVIEW_CHARS ? `${text.slice(0, USER_INPUT_PREVIEW_CHARS)}…` : text;
   return [preview, refs.length > 0 ? refs : undefined];
-}
-
-/** Settles with `work`'s value, or with undefined as soon as `signal` aborts. */
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise<T | undefined>((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /** The config for the session_start record, without anything that could hold a secret (headers). */

@@ -23,6 +23,7 @@ import {
   type PermissionRule,
   type PermissionsConfig,
 } from "@yoi/manifest";
+import { abortable } from "../abortable.ts";
 import type { ScopedFs } from "../scoped-fs.ts";
 import { WEB_FETCH_TOOL_NAME, webFetchHost } from "../tools/web-fetch.ts";
 import { commandMatcher, pathMatcher } from "./matchers.ts";
@@ -557,18 +558,19 @@ export class PermissionPolicy {
     let decision: PermissionDecision;
     try {
       // A cancelled run must not wait on a question nobody will answer: abort counts as deny.
-      decision = await untilAborted(
-        ask({
-          callId: call.callId,
-          tool,
-          args: call.args,
-          subject,
-          summary: subject === undefined ? tool : `${tool}: ${subject.split("\n")[0]}`,
-          ...(evaluated.by === "sandbox" || evaluated.by === "parse" ? reasonField : {}),
+      decision =
+        (await abortable(
+          ask({
+            callId: call.callId,
+            tool,
+            args: call.args,
+            subject,
+            summary: subject === undefined ? tool : `${tool}: ${subject.split("\n")[0]}`,
+            ...(evaluated.by === "sandbox" || evaluated.by === "parse" ? reasonField : {}),
+            signal,
+          }),
           signal,
-        }),
-        signal,
-      );
+        )) ?? "deny";
     } catch {
       decision = "deny";
     }
@@ -647,24 +649,6 @@ export class PermissionPolicy {
       },
     };
   }
-}
-
-function untilAborted(answer: Promise<PermissionDecision>, signal: AbortSignal): Promise<PermissionDecision> {
-  if (signal.aborted) return Promise.resolve("deny");
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve("deny");
-    signal.addEventListener("abort", onAbort, { once: true });
-    answer.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function firstLine(text: string): string {
