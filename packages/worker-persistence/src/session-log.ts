@@ -1,17 +1,11 @@
 import type { FileHandle } from "node:fs/promises";
-import type { Item, StopReason, Usage } from "@yoi/llm-client";
-import type { HistoryReplacement } from "@yoi/llm-worker";
 import { SessionLogError, sessionIoError } from "./session-error.ts";
 import type { SessionLock } from "./session-lock.ts";
+import { SessionRecordWriter } from "./session-record-writer.ts";
 import {
-  type AlertRecord,
-  type InputSegment,
-  type ItemReason,
-  type ItemRecord,
   SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
-  type SubagentRecord,
   serializeRecord,
 } from "./session-records.ts";
 
@@ -35,7 +29,7 @@ const BOUNDARY = new Set<string>(["session_start", "turn_end", "cancel", "error"
  * descriptor; appends are serialized, so `seq` order is file order. An
  * append resolves once the line is written (and synced, per the policy).
  */
-export class SessionLog {
+export class SessionLog extends SessionRecordWriter {
   readonly id: string;
   readonly path: string;
   readonly fsync: FsyncPolicy;
@@ -59,6 +53,7 @@ export class SessionLog {
     size: number;
     historyLength: number;
   }) {
+    super();
     this.id = init.id;
     this.path = init.path;
     this.fsync = init.fsync;
@@ -75,7 +70,7 @@ export class SessionLog {
   }
 
   /** Length of the history the logged records describe. */
-  get historyLength(): number {
+  override get historyLength(): number {
     return this.#historyLength;
   }
 
@@ -85,7 +80,9 @@ export class SessionLog {
   }
 
   /** Appends one record; resolves with it (seq and ts filled in) once written. */
-  append<T extends SessionRecordInput>(input: T): Promise<Extract<SessionRecord, { type: T["type"] }>> {
+  override append<T extends SessionRecordInput>(
+    input: T,
+  ): Promise<Extract<SessionRecord, { type: T["type"] }>> {
     if (this.#state !== "open") return Promise.reject(this.#closedError());
     const run = this.#queue.then(() => this.#write(input));
     this.#queue = run.catch(() => {});
@@ -180,89 +177,5 @@ export class SessionLog {
       await this.#handle.close().catch(() => {});
       await this.#lock.release();
     }
-  }
-
-  // ---- typed helpers for each record type ----
-
-  /** What the user submitted, with its segments (text and `@path` refs). */
-  userInput(text: string, segments?: InputSegment[], turn?: number): Promise<SessionRecord> {
-    return this.append({
-      type: "user_input",
-      text,
-      ...(segments && { segments }),
-      ...(turn !== undefined && { turn }),
-    });
-  }
-
-  /**
-   * A committed history item and why. `index` defaults to the current end
-   * of history (the log tracks its length across items and replacements).
-   */
-  item(item: Item, reason: ItemReason, options: { index?: number; turn?: number } = {}): Promise<ItemRecord> {
-    return this.append({
-      type: "item",
-      index: options.index ?? this.#historyLength,
-      reason,
-      item,
-      ...(options.turn !== undefined && { turn: options.turn }),
-    });
-  }
-
-  usage(
-    usage: Usage,
-    details: { model?: string; turn?: number; durationMs?: number; responseId?: string } = {},
-  ) {
-    return this.append({ type: "usage", usage, ...details });
-  }
-
-  turnEnd(details: { turn?: number; stopReason?: StopReason; durationMs?: number } = {}) {
-    return this.append({ type: "turn_end", ...details });
-  }
-
-  cancel(reason?: string, turn?: number) {
-    return this.append({
-      type: "cancel",
-      ...(reason !== undefined && { reason }),
-      ...(turn !== undefined && { turn }),
-    });
-  }
-
-  error(error: { code: string; message: string; retryable?: boolean }, turn?: number) {
-    return this.append({
-      type: "error",
-      code: error.code,
-      message: error.message,
-      ...(error.retryable !== undefined && { retryable: error.retryable }),
-      ...(turn !== undefined && { turn }),
-    });
-  }
-
-  /** A compaction/trim boundary: the worker's `HistoryReplacement`, logged whole. */
-  historyReplaced(
-    replacement: HistoryReplacement | { history: Item[]; reason: string; detail?: Record<string, unknown> },
-  ) {
-    return this.append({
-      type: "history_replaced",
-      reason: replacement.reason,
-      history: replacement.history,
-      ...(replacement.detail !== undefined && { detail: replacement.detail }),
-    });
-  }
-
-  configChange(changes: Record<string, unknown>, model?: string) {
-    return this.append({ type: "config_change", changes, ...(model !== undefined && { model }) });
-  }
-
-  /** A subagent's transcript (see `SubagentRecord`). */
-  subagent(record: Omit<SubagentRecord, "type" | "v" | "seq" | "ts">) {
-    return this.append({ type: "subagent", ...record });
-  }
-
-  alert(level: AlertRecord["level"], source: string, message: string) {
-    return this.append({ type: "alert", level, source, message });
-  }
-
-  title(title: string) {
-    return this.append({ type: "title", title });
   }
 }

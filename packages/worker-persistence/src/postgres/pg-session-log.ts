@@ -1,17 +1,11 @@
-import type { Item, StopReason, Usage } from "@yoi/llm-client";
-import type { HistoryReplacement } from "@yoi/llm-worker";
 import type { Sql } from "postgres";
 import { SessionLogError } from "../session-error.ts";
 import type { FsyncPolicy } from "../session-log.ts";
+import { SessionRecordWriter } from "../session-record-writer.ts";
 import {
-  type AlertRecord,
-  type InputSegment,
-  type ItemReason,
-  type ItemRecord,
   SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
-  type SubagentRecord,
   serializeRecord,
 } from "../session-records.ts";
 import type { SessionWriter } from "../session-store-port.ts";
@@ -30,7 +24,7 @@ import type { PgLease } from "./pg-lease.ts";
  * appends reject with `closed`, as a JSONL log that cannot repair itself
  * does; reopen the session to continue from what was committed.
  */
-export class PgSessionLog implements SessionWriter {
+export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
   readonly id: string;
   /** Where the session lives: `postgres://host:port/db#<id>` (no credentials). */
   readonly path: string;
@@ -53,6 +47,7 @@ export class PgSessionLog implements SessionWriter {
     nextSeq: number;
     historyLength: number;
   }) {
+    super();
     this.id = init.id;
     this.path = init.path;
     this.#sql = init.sql;
@@ -65,12 +60,14 @@ export class PgSessionLog implements SessionWriter {
     return this.#nextSeq;
   }
 
-  get historyLength(): number {
+  override get historyLength(): number {
     return this.#historyLength;
   }
 
   /** Appends one record; resolves with it (seq and ts filled in) once committed. */
-  append<T extends SessionRecordInput>(input: T): Promise<Extract<SessionRecord, { type: T["type"] }>> {
+  override append<T extends SessionRecordInput>(
+    input: T,
+  ): Promise<Extract<SessionRecord, { type: T["type"] }>> {
     if (this.#state !== "open") return Promise.reject(this.#closedError());
     const run = this.#queue.then(() => this.#write(input));
     this.#queue = run.catch(() => {});
@@ -154,83 +151,5 @@ export class PgSessionLog implements SessionWriter {
     this.#state = previous === "broken" ? "broken" : "closed";
     await this.lease.release();
     if (this.#state !== "broken") this.#state = "closed";
-  }
-
-  // ---- typed helpers, the same as SessionLog's ----
-
-  userInput(text: string, segments?: InputSegment[], turn?: number): Promise<SessionRecord> {
-    return this.append({
-      type: "user_input",
-      text,
-      ...(segments && { segments }),
-      ...(turn !== undefined && { turn }),
-    });
-  }
-
-  item(item: Item, reason: ItemReason, options: { index?: number; turn?: number } = {}): Promise<ItemRecord> {
-    return this.append({
-      type: "item",
-      index: options.index ?? this.#historyLength,
-      reason,
-      item,
-      ...(options.turn !== undefined && { turn: options.turn }),
-    });
-  }
-
-  usage(
-    usage: Usage,
-    details: { model?: string; turn?: number; durationMs?: number; responseId?: string } = {},
-  ) {
-    return this.append({ type: "usage", usage, ...details });
-  }
-
-  turnEnd(details: { turn?: number; stopReason?: StopReason; durationMs?: number } = {}) {
-    return this.append({ type: "turn_end", ...details });
-  }
-
-  cancel(reason?: string, turn?: number) {
-    return this.append({
-      type: "cancel",
-      ...(reason !== undefined && { reason }),
-      ...(turn !== undefined && { turn }),
-    });
-  }
-
-  error(error: { code: string; message: string; retryable?: boolean }, turn?: number) {
-    return this.append({
-      type: "error",
-      code: error.code,
-      message: error.message,
-      ...(error.retryable !== undefined && { retryable: error.retryable }),
-      ...(turn !== undefined && { turn }),
-    });
-  }
-
-  historyReplaced(
-    replacement: HistoryReplacement | { history: Item[]; reason: string; detail?: Record<string, unknown> },
-  ) {
-    return this.append({
-      type: "history_replaced",
-      reason: replacement.reason,
-      history: replacement.history,
-      ...(replacement.detail !== undefined && { detail: replacement.detail }),
-    });
-  }
-
-  configChange(changes: Record<string, unknown>, model?: string) {
-    return this.append({ type: "config_change", changes, ...(model !== undefined && { model }) });
-  }
-
-  alert(level: AlertRecord["level"], source: string, message: string) {
-    return this.append({ type: "alert", level, source, message });
-  }
-
-  /** A subagent's transcript (see `SubagentRecord`). */
-  subagent(record: Omit<SubagentRecord, "type" | "v" | "seq" | "ts">) {
-    return this.append({ type: "subagent", ...record });
-  }
-
-  title(title: string) {
-    return this.append({ type: "title", title });
   }
 }
