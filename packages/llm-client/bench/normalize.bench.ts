@@ -1,24 +1,36 @@
 /**
  * Normalization overhead: the CPU time of `createClient(...).stream` against
  * iterating the raw SDK stream over the same bytes, from the same local
- * server, in the same run. Large synthetic streams are built with each
- * provider's wire format: thousands of text deltas, and many tool-argument
- * deltas. Target: client <= 1.3x raw SDK. A second set of rows shows the
- * cost per delta stays flat from 1k to 100k deltas.
+ * server. Large synthetic streams are built with each provider's wire
+ * format: thousands of text deltas, and many tool-argument deltas. Target:
+ * client <= 1.3x raw SDK. A second set of rows shows the cost per delta
+ * stays flat from 1k to 100k deltas.
+ *
+ * Each side runs in its own Node process (a round is one raw process and
+ * one client process, in alternating order; the rows are medians over
+ * rounds of each process's median). Both sides in one heap measured each
+ * other's garbage: V8 sizes its heap from whatever ran before, so the same
+ * code measured 0.75x or 1.7x the other depending on what it followed, and
+ * a forced collection before each run only moved the cost into regrowing
+ * the heap. In separate processes each side pays for exactly its own work.
  *
  * Adding a provider is one entry in PROVIDERS (its raw SDK iteration).
+ *
+ *   BENCH_PROVIDERS=anthropic,openai-chat   limits the providers (development)
+ *   BENCH_ROUNDS=5                          rounds per provider (default 5, Gemini 3)
  */
+import { spawnSync } from "node:child_process";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
-import { compare, measure, median, report } from "../../../scripts/bench-kit.ts";
+import { median, report } from "../../../scripts/bench-kit.ts";
 import { createClient, type ProviderKind, userMessage } from "../src/index.ts";
 import { sdkBaseURL, WIRE_FORMATS } from "../src/testing/index.ts";
 import { startWorkloadServer, workloadBytes } from "./workload.ts";
 
 interface BenchProvider {
   provider: ProviderKind;
-  /** The SDK itself is slow per payload (Gemini): one timed run at the largest size keeps the file under a minute. */
+  /** The SDK itself is slow per payload (Gemini): fewer runs and rounds keep the file under a few minutes. */
   slow?: boolean;
   /** Whether tool arguments stream as deltas (Gemini sends them whole). */
   toolDeltas: boolean;
@@ -26,42 +38,14 @@ interface BenchProvider {
   raw(baseURL: string): () => Promise<number>;
 }
 
+type Side = "raw" | "client";
+type Kind = "text" | "tool";
+/** One process's result: the median CPU ms per workload, keyed `kind:size`. */
+type SideResult = Record<string, number>;
+
 const MODEL = "bench-model";
 /** Present with --expose-gc (as `pnpm bench` runs it). */
 const gc = (globalThis as { gc?: () => void }).gc;
-
-/**
- * `compare` (interleaved A B A B, CPU time, medians) with a full collection
- * before every timed run, outside the timing: a 20 MB stream leaves enough
- * garbage that otherwise whichever side runs next pays for the other's.
- * Without --expose-gc it is bench-kit's `compare`.
- */
-async function compareCollected(
-  subject: () => Promise<unknown>,
-  baseline: () => Promise<unknown>,
-  runs: number,
-  warmup: number,
-): Promise<{ subject: number; baseline: number }> {
-  if (!gc) return compare(subject, baseline, { cpu: true, runs, warmup });
-  for (let i = 0; i < warmup; i++) {
-    await baseline();
-    await subject();
-  }
-  const cpu = async (fn: () => Promise<unknown>) => {
-    gc!();
-    const start = process.cpuUsage();
-    await fn();
-    const used = process.cpuUsage(start);
-    return (used.user + used.system) / 1000;
-  };
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    b.push(await cpu(baseline));
-    a.push(await cpu(subject));
-  }
-  return { subject: median(a), baseline: median(b) };
-}
 
 const PROVIDERS: BenchProvider[] = [
   {
@@ -136,79 +120,127 @@ const PROVIDERS: BenchProvider[] = [
 ];
 
 const SIZES = [1_000, 10_000, 100_000];
-const server = await startWorkloadServer();
-const origin = server.origin;
-const workload = (provider: ProviderKind, kind: "text" | "tool", deltas: number): Buffer =>
-  workloadBytes(provider, kind, deltas);
-let current: Buffer = Buffer.alloc(0);
-const setBody = (body: Buffer) => {
-  current = body;
-  server.body = body;
-};
+const KINDS: Kind[] = ["text", "tool"];
+const key = (kind: Kind, size: number) => `${kind}:${size}`;
 
-// BENCH_PROVIDERS=anthropic,openai-chat limits the run (development).
+/** CPU milliseconds of one run, after a full collection outside the timing (when --expose-gc). */
+async function cpu(fn: () => Promise<unknown>): Promise<number> {
+  gc?.();
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
+/** Child: times one side over every workload of one provider; prints a JSON SideResult. */
+async function runSide(entry: BenchProvider, side: Side): Promise<SideResult> {
+  const server = await startWorkloadServer();
+  const baseURL = sdkBaseURL(entry.provider, server.origin);
+  let run: () => Promise<number>;
+  if (side === "raw") run = entry.raw(baseURL);
+  else {
+    const client = createClient({ provider: entry.provider, model: MODEL, apiKey: "k", baseURL });
+    run = async () => {
+      let n = 0;
+      let failed: string | undefined;
+      for await (const event of client.stream({ items: [userMessage("hi")] })) {
+        n++;
+        if (event.type === "error") failed = event.message;
+      }
+      if (failed !== undefined) throw new Error(`${entry.provider}: ${failed}`);
+      return n;
+    };
+  }
+  const result: SideResult = {};
+  try {
+    // Warm the path up (JIT) before anything is timed.
+    server.body = workloadBytes(entry.provider, "text", 10_000);
+    for (let i = 0; i < 5; i++) await run();
+    for (const kind of KINDS) {
+      if (kind === "tool" && !entry.toolDeltas) continue;
+      for (const size of [0, ...SIZES]) {
+        server.body = workloadBytes(entry.provider, kind, size);
+        // Runs of a few ms are noisy on a shared machine: take more of them, they cost little.
+        const runs = size >= 100_000 ? (entry.slow ? 1 : 3) : size <= 1_000 ? 21 : entry.slow ? 5 : 9;
+        if (size < 100_000) await run();
+        const samples: number[] = [];
+        for (let i = 0; i < runs; i++) samples.push(await cpu(run));
+        result[key(kind, size)] = median(samples);
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  return result;
+}
+
+const childArgs = process.argv.indexOf("--side");
+if (childArgs >= 0) {
+  const side = process.argv[childArgs + 1] as Side;
+  const provider = process.argv[childArgs + 2] as ProviderKind;
+  const entry = PROVIDERS.find((p) => p.provider === provider)!;
+  process.stdout.write(`@@side ${JSON.stringify(await runSide(entry, side))}\n`);
+  process.exit(0);
+}
+
+/** Parent: rounds of one raw and one client process per provider, then the rows. */
+function spawnSide(side: Side, provider: ProviderKind): SideResult {
+  const res = spawnSync(
+    process.execPath,
+    [...process.execArgv, import.meta.filename, "--side", side, provider],
+    {
+      encoding: "utf8",
+      maxBuffer: 16 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const line = (res.stdout ?? "").split("\n").find((l) => l.startsWith("@@side "));
+  if (res.status !== 0 || !line)
+    throw new Error(`${provider} ${side}: exited with ${res.status ?? res.signal}`);
+  return JSON.parse(line.slice(7)) as SideResult;
+}
+
 const only = process.env.BENCH_PROVIDERS?.split(",");
 for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider))) {
-  const baseURL = sdkBaseURL(entry.provider, origin);
   try {
     WIRE_FORMATS[entry.provider].response("probe", [], {});
   } catch (error) {
     process.stderr.write(`skipping ${entry.provider}: its wire format is not available (${String(error)})\n`);
     continue;
   }
-  const client = createClient({ provider: entry.provider, model: MODEL, apiKey: "k", baseURL });
-  const subject = async () => {
-    let n = 0;
-    let failed: string | undefined;
-    for await (const event of client.stream({ items: [userMessage("hi")] })) {
-      n++;
-      if (event.type === "error") failed = event.message;
-    }
-    if (failed !== undefined) throw new Error(`${entry.provider}: ${failed}`);
-    return n;
-  };
-  const raw = entry.raw(baseURL);
-
-  // Warm both paths up (JIT) before anything is timed; a provider whose adapter fails is skipped, not fatal.
-  setBody(workload(entry.provider, "text", 10_000));
+  const rounds = Number(process.env.BENCH_ROUNDS ?? (entry.slow ? 3 : 5));
+  const results: Record<Side, SideResult[]> = { raw: [], client: [] };
   try {
-    for (let i = 0; i < 3; i++) {
-      await raw();
-      await subject();
+    for (let round = 0; round < rounds; round++) {
+      // Alternate which side goes first, so drift of a shared machine hits both alike.
+      const order: Side[] = round % 2 === 0 ? ["raw", "client"] : ["client", "raw"];
+      for (const side of order) results[side].push(spawnSide(side, entry.provider));
     }
   } catch (error) {
     process.stderr.write(`skipping ${entry.provider}: ${String(error)}\n`);
     continue;
   }
-
-  for (const kind of ["text", "tool"] as const) {
+  const med = (side: Side, k: string) => median(results[side].map((r) => r[k]!));
+  for (const kind of KINDS) {
     if (kind === "tool" && !entry.toolDeltas) continue;
     const label = kind === "text" ? "text deltas" : "tool-argument deltas";
-    const perSize: { size: number; subject: number }[] = [];
     for (const size of SIZES) {
-      setBody(workload(entry.provider, kind, size));
-      const big = size >= 100_000;
-      // Runs of a few ms are noisy on a shared machine: take more of them, they cost little.
-      const runs = big ? (entry.slow ? 1 : 3) : size <= 1_000 ? 21 : entry.slow ? 5 : 9;
-      const result = await compareCollected(subject, raw, runs, big ? 0 : 1);
-      perSize.push({ size, subject: result.subject });
       report({
         group: "llm-client",
         name: `${entry.provider} ${size / 1000}k ${label}`,
-        subject: result.subject,
-        baseline: result.baseline,
+        subject: med("client", key(kind, size)),
+        baseline: med("raw", key(kind, size)),
         baselineName: "raw SDK iteration",
         unit: "ms",
         target: 1.3,
-        note: `${(current.length / 1e6).toFixed(1)} MB, CPU time`,
+        note: `${(workloadBytes(entry.provider, kind, size).length / 1e6).toFixed(1)} MB, CPU time, ${rounds} rounds of one process per side`,
       });
     }
     // The fixed cost of one request (connect, headers, start/stop events), for the marginal cost per delta.
-    setBody(workload(entry.provider, kind, 0));
-    const fixed = await measure(subject, { cpu: true, runs: 7, warmup: 2 });
-    const marginal = perSize.map((p) => ({
-      size: p.size,
-      us: (Math.max(0, p.subject - fixed) * 1000) / p.size,
+    const fixed = med("client", key(kind, 0));
+    const marginal = SIZES.map((size) => ({
+      size,
+      us: (Math.max(0, med("client", key(kind, size)) - fixed) * 1000) / size,
     }));
     const first = marginal[0]!;
     for (const m of marginal.slice(1)) {
@@ -225,5 +257,3 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
     }
   }
 }
-
-await server.close();

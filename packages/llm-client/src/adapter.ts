@@ -1,8 +1,9 @@
 /**
  * `@yoi/llm-client/adapter`: what a provider that is not built in needs to
- * plug into the client. Write a {@link ProviderAdapter} (usually a
- * {@link Normalizer} driven by {@link pumpEvents} over the provider SDK's
- * stream, with its errors described as an {@link ErrorTable}), then hand its
+ * plug into the client. Write a {@link ProviderAdapter} whose `open` returns
+ * the provider SDK's parsed stream with a {@link Normalizer} that maps each
+ * payload to Events (or, for an adapter that makes Events itself,
+ * {@link eventStream}), with its errors described as an {@link ErrorTable}), then hand its
  * factory to {@link createClientWithAdapter}: the client adds the retry
  * policy, timeouts, cancellation and the stream contract, exactly as for
  * the built-in providers. The adapter names its provider in
@@ -11,7 +12,13 @@
  * {@link dropForeignReasoning} keeps only its own. test/example-adapter.test.ts
  * is a complete example.
  */
-export type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
+export {
+  type AdapterFactory,
+  type AdapterStream,
+  eventStream,
+  type Normalizer,
+  type ProviderAdapter,
+} from "./adapters/adapter.ts";
 export {
   classifyNoResponse,
   classifyWithTable,
@@ -21,7 +28,6 @@ export {
   type ProviderErrorInfo,
   STATUS_CODES,
 } from "./adapters/classify.ts";
-export { type Normalizer, pumpEvents } from "./adapters/event-pump.ts";
 export { dropForeignReasoning, type ForeignReasoningResult } from "./adapters/foreign-reasoning.ts";
 export {
   abortFailure,

@@ -3,7 +3,7 @@
  * stream contract of `event.ts` and the one owner of retries.
  */
 import type { ModelCapabilities } from "@yoi/manifest";
-import type { ProviderAdapter } from "./adapters/adapter.ts";
+import type { Normalizer, ProviderAdapter } from "./adapters/adapter.ts";
 import { cancellation, errorEvent, OpenBlocks } from "./adapters/stream-end.ts";
 import { applyCapabilities } from "./capabilities.ts";
 import { errorMessage } from "./error-message.ts";
@@ -64,11 +64,12 @@ export function asLlmError(error: unknown, provider: string): LlmError {
  *   first content event or terminal status. Until then `started`, `usage`
  *   and `ping` are held back, so a failure there is retried without the
  *   caller seeing anything but one `started` and a `retry` event.
- * - `follow`: passes the adapter's events through with constant work per
- *   event (hand-written rather than an async generator: this is the
- *   per-delta hot path), holding the contract when the adapter does not (a
- *   throw, a missing terminal status, a timeout reported as a cancellation).
- *   A retryable failure here is retried from the start while nothing is
+ * - `follow`: pulls the provider's payloads and maps each through the
+ *   adapter's normalizer, with constant work per event (hand-written rather
+ *   than an async generator: this is the per-delta hot path, one promise per
+ *   payload), holding the contract when the adapter does not (a throw, a
+ *   missing terminal status, a timeout reported as a cancellation). A
+ *   retryable failure here is retried from the start while nothing is
  *   committed (no tool call has completed): open blocks are aborted and a
  *   `retry` event with `discarded: true` tells the caller to drop what the
  *   broken attempt streamed.
@@ -84,12 +85,20 @@ export class ClientStream implements AsyncIterableIterator<Event> {
   private readonly input: Request;
   private readonly signal: AbortSignal | undefined;
   private readonly provider: string;
+  private readonly onRawEvent: ((payload: unknown) => void) | undefined;
   private phase: "start" | "attempt" | "follow" | "backoff" | "done" = "start";
+  /** Events ready for the caller. */
   private readonly queue: Event[] = [];
   private head = 0;
+  /** The normalizer's output for one payload, before the contract has seen it. */
+  private readonly raw: Event[] = [];
   private request: Request | undefined;
   private adapter: ProviderAdapter | undefined;
-  private inner: AsyncIterator<Event> | undefined;
+  /** The current attempt's payloads and their normalizer. */
+  private source: AsyncIterator<unknown> | undefined;
+  private normalizer: Normalizer | undefined;
+  /** The current attempt's normalizer has ended (`end` or `fail` was called): nothing more is read. */
+  private ended = false;
   private watchdog: Watchdog | undefined;
   private controller: AbortController | undefined;
   private onAbort: (() => void) | undefined;
@@ -115,6 +124,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     this.input = input;
     this.signal = signal;
     this.provider = settings.options.provider;
+    this.onRawEvent = settings.options.onRawEvent;
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<Event> {
@@ -126,7 +136,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     switch (this.phase) {
       case "follow":
         this.watchdog!.waiting = true;
-        return this.inner!.next().then(this.received, this.threw);
+        return this.source!.next().then(this.received, this.threw);
       case "done":
         return Promise.resolve(DONE);
       case "start":
@@ -139,13 +149,14 @@ export class ClientStream implements AsyncIterableIterator<Event> {
   }
 
   async return(): Promise<IteratorResult<Event>> {
-    const inner = this.inner;
+    const source = this.source;
     const following = this.phase === "follow";
     this.phase = "done";
     this.queue.length = 0;
     this.head = 0;
+    this.raw.length = 0;
     this.release();
-    if (following) await inner?.return?.();
+    if (following) await source?.return?.();
     return DONE;
   }
 
@@ -166,12 +177,12 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     this.controller?.abort(cancellation());
   }
 
-  /** The attempt is over: release it and let the adapter release what it holds. */
+  /** The attempt is over: release it and let the SDK release what it holds. */
   private closeAttempt(): void {
     this.release();
-    const inner = this.inner;
-    this.inner = undefined;
-    void inner?.return?.()?.catch(() => undefined);
+    const source = this.source;
+    this.source = undefined;
+    void source?.return?.()?.catch(() => undefined);
   }
 
   private sendStarted(started?: Event): void {
@@ -180,13 +191,118 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     this.queue.push(started ?? { type: "status", status: "started" });
   }
 
+  /**
+   * Maps one pulled payload (or the end of the payloads) through the
+   * normalizer into `raw`. A throwing normalizer is the adapter's bug: the
+   * attempt breaks with it.
+   */
+  private normalize(result: IteratorResult<unknown>): LlmError | undefined {
+    const normalizer = this.normalizer!;
+    const raw = this.raw;
+    try {
+      if (result.done) {
+        this.ended = true;
+        normalizer.end(raw);
+        return undefined;
+      }
+      this.onRawEvent?.(result.value);
+      if (normalizer.payload(result.value, raw)) {
+        // The provider's terminal marker: stop reading there.
+        this.ended = true;
+        normalizer.end(raw);
+      }
+    } catch (error) {
+      raw.length = 0;
+      this.ended = true;
+      return asLlmError(error, this.provider);
+    }
+    return undefined;
+  }
+
+  /** Reading the payloads threw: the normalizer says how the stream ends. */
+  private normalizeFailure(error: unknown): LlmError | undefined {
+    this.ended = true;
+    try {
+      this.normalizer!.fail(error, this.raw);
+    } catch {
+      this.raw.length = 0;
+    }
+    return this.raw.length === 0 ? asLlmError(error, this.provider) : undefined;
+  }
+
   private readonly received = (
-    result: IteratorResult<Event>,
+    result: IteratorResult<unknown>,
   ): IteratorResult<Event> | Promise<IteratorResult<Event>> => {
-    const watchdog = this.watchdog!;
-    watchdog.pulled();
+    this.watchdog!.pulled();
     if (this.phase !== "follow") return DONE; // return() was called while waiting
-    if (result.done) {
+    const failure = this.normalize(result);
+    if (failure) return this.broke(this.watchdog!.timedOut ?? failure);
+    const raw = this.raw;
+    // The common case, one text or argument delta per payload: nothing to track, no queue.
+    if (raw.length === 1 && raw[0]!.type === "block_delta" && !this.ended) {
+      return { value: raw.pop()!, done: false };
+    }
+    return this.serve();
+  };
+
+  private readonly threw = (error: unknown): Promise<IteratorResult<Event>> => {
+    this.watchdog?.pulled();
+    if (this.phase !== "follow") return Promise.resolve(DONE);
+    const failure = this.normalizeFailure(error);
+    if (failure) return this.broke(this.watchdog?.timedOut ?? failure);
+    return this.serve();
+  };
+
+  /**
+   * Passes the normalizer's events (`raw`) to the caller through the
+   * contract: block bookkeeping, one `started`, the first terminal status
+   * ends the attempt, an error breaks it. Then the next event, or the next
+   * payload when these produced none.
+   */
+  private serve(): Promise<IteratorResult<Event>> {
+    const raw = this.raw;
+    const watchdog = this.watchdog!;
+    for (let i = 0; i < raw.length && this.phase === "follow"; i++) {
+      const event = raw[i]!;
+      let failure: LlmError | undefined;
+      switch (event.type) {
+        case "block_start":
+          this.output = true;
+          this.blocks.start(event.index, event.block);
+          break;
+        case "block_stop":
+          if (event.block === "tool_use") this.committed = true;
+          this.blocks.stop(event.index);
+          break;
+        case "block_abort":
+          this.blocks.stop(event.index);
+          break;
+        case "error":
+          failure =
+            watchdog.timedOut && event.code === "aborted"
+              ? watchdog.timedOut
+              : errorFromEvent(event, this.provider);
+          break;
+        case "status":
+          if (event.status === "started") continue; // one start per stream
+          if (event.status === "cancelled" && watchdog.timedOut) {
+            failure = watchdog.timedOut;
+            break;
+          }
+          this.phase = "done";
+          this.closeAttempt();
+          break;
+        default:
+          break;
+      }
+      if (failure) {
+        raw.length = 0;
+        return this.broke(failure);
+      }
+      this.queue.push(event);
+    }
+    raw.length = 0;
+    if (this.phase === "follow" && this.ended) {
       return this.broke(
         watchdog.timedOut ??
           new LlmError("incomplete_stream", `${this.provider}: the stream ended without a terminal status`, {
@@ -194,44 +310,8 @@ export class ClientStream implements AsyncIterableIterator<Event> {
           }),
       );
     }
-    const event = result.value;
-    switch (event.type) {
-      case "block_delta":
-        return { value: event, done: false };
-      case "block_start":
-        this.output = true;
-        this.blocks.start(event.index, event.block);
-        break;
-      case "block_stop":
-        if (event.block === "tool_use") this.committed = true;
-        this.blocks.stop(event.index);
-        break;
-      case "block_abort":
-        this.blocks.stop(event.index);
-        break;
-      case "error":
-        return this.broke(
-          watchdog.timedOut && event.code === "aborted"
-            ? watchdog.timedOut
-            : errorFromEvent(event, this.provider),
-        );
-      case "status":
-        if (event.status === "started") return this.next(); // one start per stream
-        if (event.status === "cancelled" && watchdog.timedOut) return this.broke(watchdog.timedOut);
-        this.phase = "done";
-        this.closeAttempt();
-        break;
-      default:
-        break;
-    }
-    return { value: event, done: false };
-  };
-
-  private readonly threw = (error: unknown): Promise<IteratorResult<Event>> => {
-    this.watchdog?.pulled();
-    if (this.phase !== "follow") return Promise.resolve(DONE);
-    return this.broke(this.watchdog?.timedOut ?? asLlmError(error, this.provider));
-  };
+    return this.next();
+  }
 
   /**
    * A committed attempt broke. Cancelled when the caller aborted (and no
@@ -251,7 +331,6 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     if (this.committed) return this.fail(error, false);
     return this.retryOrFail(error);
   }
-
   private fail(error: LlmError, beforeOutput: boolean): Promise<IteratorResult<Event>> {
     this.sendStarted();
     const event: ErrorEvent = errorEvent(error);
@@ -343,63 +422,76 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     this.controller = controller;
     this.onAbort = onAbort;
     this.watchdog = watchdog;
-    let iterator: AsyncIterator<Event> | undefined;
+    this.ended = false;
+    const raw = this.raw;
     let failure: LlmError | undefined;
     let cancelled = false;
     const held: Event[] = [];
     try {
-      const iterable = await this.adapter!.open(this.request!, controller.signal);
-      iterator = iterable[Symbol.asyncIterator]();
+      const stream = await this.adapter!.open(this.request!, controller.signal);
+      this.source = stream.payloads[Symbol.asyncIterator]();
+      this.normalizer = stream.normalizer;
       let first = true;
-      for (;;) {
+      pull: for (;;) {
         watchdog.waiting = true;
-        const next = await iterator.next();
+        let result: IteratorResult<unknown> | undefined;
+        try {
+          result = await this.source.next();
+        } catch (error) {
+          failure = this.normalizeFailure(error);
+        }
         watchdog.pulled();
         if (first) {
           watchdog.firstEvent();
           first = false;
         }
-        if (next.done) {
+        if (result) failure = this.normalize(result);
+        if (failure) break;
+        for (let i = 0; i < raw.length; i++) {
+          const event = raw[i]!;
+          if (event.type === "error") {
+            failure = errorFromEvent(event, provider);
+            break pull;
+          }
+          if (event.type === "status" && event.status === "cancelled") {
+            cancelled = true;
+            break pull;
+          }
+          if (isPreamble(event)) {
+            // Pings before the commit carry nothing worth replaying; a second start is dropped.
+            if (
+              event.type !== "ping" &&
+              !(event.type === "status" && held.some((h) => h.type === "status"))
+            ) {
+              held.push(event);
+            }
+            continue;
+          }
+          // Committed: from here on the events are served.
+          const started = held.find((h) => h.type === "status");
+          this.sendStarted(started);
+          for (const h of held) if (h !== started) this.queue.push(h);
+          raw.splice(0, i);
+          this.phase = "follow";
+          return this.serve();
+        }
+        raw.length = 0;
+        if (this.ended) {
           failure = new LlmError("incomplete_stream", `${provider}: the stream ended before any output`, {
             provider,
           });
           break;
         }
-        const event = next.value;
-        if (event.type === "error") {
-          failure = errorFromEvent(event, provider);
-          break;
-        }
-        if (event.type === "status" && event.status === "cancelled") {
-          cancelled = true;
-          break;
-        }
-        if (isPreamble(event)) {
-          // Pings before the commit carry nothing worth replaying; a second start is dropped.
-          if (event.type !== "ping" && !(event.type === "status" && held.some((h) => h.type === "status"))) {
-            held.push(event);
-          }
-          continue;
-        }
-        // Committed: from here on the adapter's events are served.
-        this.inner = iterator;
-        const started = held.find((h) => h.type === "status");
-        this.sendStarted(started);
-        for (const h of held) if (h !== started) this.queue.push(h);
-        this.phase = "follow";
-        watchdog.waiting = true; // received() counts this event as pulled
-        const firstResult = this.received({ value: event, done: false });
-        if (firstResult instanceof Promise) return firstResult;
-        if (firstResult.done) return firstResult;
-        this.queue.push(firstResult.value);
-        return this.next();
       }
     } catch (error) {
       failure = asLlmError(error, provider);
     }
     // Not committed: the attempt failed or was cancelled before any output.
+    raw.length = 0;
     this.release();
-    await iterator?.return?.();
+    const source = this.source;
+    this.source = undefined;
+    await source?.return?.()?.catch(() => undefined);
     if (watchdog.timedOut) failure = watchdog.timedOut;
     else if (signal?.aborted || cancelled) return this.cancel();
     failure ??= new LlmError("server", `${provider}: the attempt failed without a cause`, { provider });

@@ -1,9 +1,9 @@
 /**
  * The client holds the stream contract around any adapter, including one
- * that does not use the event pump (an async generator) and misbehaves.
+ * that makes its Events itself (an async generator) and misbehaves.
  */
 import { describe, expect, it } from "vitest";
-import type { AdapterFactory } from "../src/adapters/adapter.ts";
+import { type AdapterFactory, eventStream } from "../src/adapters/adapter.ts";
 import { createClient, createClientWithAdapter } from "../src/client.ts";
 import { LlmError } from "../src/errors.ts";
 import type { Event } from "../src/event.ts";
@@ -16,7 +16,7 @@ function fake(script: (signal: AbortSignal, attempt: number) => AsyncIterable<Ev
 } {
   let attempts = 0;
   const factory: AdapterFactory = () => ({
-    open: async (_request, signal) => script(signal, ++attempts),
+    open: async (_request, signal) => eventStream(script(signal, ++attempts)),
   });
   return { factory: async () => factory, attempts: () => attempts };
 }
@@ -92,6 +92,46 @@ describe("client contract around a generic adapter", () => {
     expect(r.events.slice(0, 2).map((e) => e.type)).toEqual(["status", "retry"]);
     expect(r.text).toBe("ok");
     expect(warnings).toEqual([]);
+  });
+
+  it("a normalizer that throws on a payload fails the stream as events, with its open block aborted", async () => {
+    let calls = 0;
+    const factory: AdapterFactory = () => ({
+      open: async () => ({
+        payloads: (async function* () {
+          yield "start";
+          yield "text";
+          yield "boom";
+          yield "never read";
+        })(),
+        normalizer: {
+          payload(payload, out) {
+            calls++;
+            if (payload === "start") {
+              out.push(
+                { type: "status", status: "started" },
+                { type: "block_start", index: 0, block: "text" },
+              );
+            } else if (payload === "text") {
+              out.push({ type: "block_delta", index: 0, delta: "text", text: "hi" });
+            } else throw new TypeError("cannot read 'delta' of undefined");
+            return false;
+          },
+          end() {},
+          fail() {},
+        },
+      }),
+    });
+    const client = createClientWithAdapter(
+      { provider: "anthropic", model: "m", ...FAST, retry: { maxAttempts: 1 } },
+      async () => factory,
+    );
+    const r = await collect(client.stream(hello()));
+    expect(r.status).toBe("failed");
+    expect(r.text).toBe("hi");
+    expect(r.aborts).toHaveLength(1);
+    expect(r.errors[0]!.message).toContain("cannot read 'delta'");
+    expect(calls).toBe(3);
   });
 
   it("a failure to open is classified and not retried when it is not retryable", async () => {

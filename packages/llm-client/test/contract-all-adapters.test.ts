@@ -6,7 +6,7 @@
  * `fold` asserts the contract on every stream it sees.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { AdapterFactory } from "../src/adapters/adapter.ts";
+import { type AdapterFactory, eventStream } from "../src/adapters/adapter.ts";
 import { createClientWithAdapter } from "../src/client.ts";
 import type { Event } from "../src/event.ts";
 import type { ProviderKind } from "../src/item.ts";
@@ -39,7 +39,7 @@ const real = (provider: ProviderKind): Subject => ({
 
 /**
  * A provider that is not built in: an async generator adapter that plays
- * the same scripted behaviours (it does not use the event pump).
+ * the same scripted behaviours, its Events passed through `eventStream`.
  */
 const generic: Subject = {
   name: "generic adapter",
@@ -54,22 +54,24 @@ const generic: Subject = {
         }
         const text = step.type === "reply" ? (step.text ?? "") : "";
         const end = "end" in step ? step.end : undefined;
-        return (async function* (): AsyncGenerator<Event> {
-          yield { type: "status", status: "started" };
-          yield { type: "block_start", index: 0, block: "text" };
-          for (let i = 0; i < text.length; i += 4) {
-            yield { type: "block_delta", index: 0, delta: "text", text: text.slice(i, i + 4) };
-            if (end !== undefined && end !== "complete" && i >= 8) break;
-          }
-          if (end === "close") throw new Error("socket hang up");
-          if (end === "hang") {
-            if (!signal.aborted)
-              await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
-            return; // ends without its terminal status: the client decides what the abort meant
-          }
-          yield { type: "block_stop", index: 0, block: "text" };
-          yield { type: "status", status: "completed", stopReason: "end_turn" };
-        })();
+        return eventStream(
+          (async function* (): AsyncGenerator<Event> {
+            yield { type: "status", status: "started" };
+            yield { type: "block_start", index: 0, block: "text" };
+            for (let i = 0; i < text.length; i += 4) {
+              yield { type: "block_delta", index: 0, delta: "text", text: text.slice(i, i + 4) };
+              if (end !== undefined && end !== "complete" && i >= 8) break;
+            }
+            if (end === "close") throw new Error("socket hang up");
+            if (end === "hang") {
+              if (!signal.aborted)
+                await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+              return; // ends without its terminal status: the client decides what the abort meant
+            }
+            yield { type: "block_stop", index: 0, block: "text" };
+            yield { type: "status", status: "completed", stopReason: "end_turn" };
+          })(),
+        );
       },
     });
     return createClientWithAdapter(
@@ -140,6 +142,27 @@ for (const subject of SUBJECTS) {
       const r = fold(events);
       expect(r.status).toBe("cancelled");
       expect(r.errors).toEqual([]);
+    });
+
+    it("onRawEvent sees every payload the normalizer is given, in order, before its events", async () => {
+      const payloads: unknown[] = [];
+      let deltasSeen = 0;
+      let rawBeforeEachDelta = true;
+      const client = await subject.client(
+        { type: "reply", text: TEXT, options: { chunkSize: 4 } },
+        { onRawEvent: (payload) => payloads.push(payload) },
+      );
+      for await (const event of client.stream(hello())) {
+        if (event.type === "block_delta") {
+          deltasSeen++;
+          if (payloads.length < deltasSeen) rawBeforeEachDelta = false;
+        }
+      }
+      expect(deltasSeen).toBe(Math.ceil(TEXT.length / 4));
+      expect(rawBeforeEachDelta).toBe(true);
+      // Real adapters get the SDK's parsed payloads (objects); the generic one its own Events.
+      expect(payloads.length).toBeGreaterThanOrEqual(deltasSeen);
+      expect(payloads.every((p) => typeof p === "object" && p !== null)).toBe(true);
     });
 
     it("a stall after output fails with a timeout within the idle limit", async () => {

@@ -22,7 +22,6 @@ import {
   incompleteStream,
   type Normalizer,
   OpenBlocks,
-  pumpEvents,
   retryAfterFromHeaders,
 } from "../src/adapter.ts";
 // An outside package imports these as "@yoi/llm-client" and "@yoi/llm-client/adapter".
@@ -136,7 +135,7 @@ const ndjsonAdapter =
           retryAfterMs: retryAfterFromHeaders(response.headers),
         });
       }
-      return pumpEvents(lines(response.body!), new NdjsonNormalizer(signal, options.provider));
+      return { payloads: lines(response.body!), normalizer: new NdjsonNormalizer(signal, options.provider) };
     },
   });
 

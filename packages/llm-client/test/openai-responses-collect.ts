@@ -4,6 +4,7 @@
  * fixture files.
  */
 import { createServer } from "node:http";
+import type { AdapterStream } from "../src/adapters/adapter.ts";
 import type { Event, StopReason, ThinkingReplay, Usage } from "../src/event.ts";
 import type { Item, ProviderData, ProviderKind } from "../src/item.ts";
 import { closeServer, frameLines, listen, readBody, sdkBaseURL } from "../src/testing/replay-server.ts";
@@ -31,10 +32,31 @@ export interface Collected {
   items: Item[];
 }
 
-export async function collect(stream: AsyncIterable<Event>, provider: ProviderKind): Promise<Collected> {
+/** The Events an adapter's normalizer makes of its payloads, without the client around it. */
+export async function adapterEvents(stream: AdapterStream): Promise<Event[]> {
+  const { normalizer } = stream;
   const events: Event[] = [];
-  for await (const event of stream) events.push(event);
-  return fold(events, provider);
+  const payloads = stream.payloads[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const result = await payloads.next();
+      if (result.done) break;
+      if (normalizer.payload(result.value, events)) {
+        await payloads.return?.();
+        break;
+      }
+    }
+  } catch (error) {
+    normalizer.fail(error, events);
+    return events;
+  }
+  normalizer.end(events);
+  return events;
+}
+
+/** Folds what an adapter's stream normalizes to (see {@link adapterEvents}). */
+export async function collect(stream: AdapterStream, provider: ProviderKind): Promise<Collected> {
+  return fold(await adapterEvents(stream), provider);
 }
 
 /** Folds events into Items the way the worker's collectors do. Also checks the stream contract. */

@@ -53,7 +53,7 @@ export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter
       } catch (error) {
         throw abortFailure(signal) ?? classifyAnthropicError(error);
       }
-      return normalizeAnthropicStream(stream, { signal, onRawEvent: options.onRawEvent });
+      return normalizeAnthropicStream(stream, { signal });
     },
   };
 };

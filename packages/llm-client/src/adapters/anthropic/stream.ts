@@ -4,11 +4,11 @@
  * Block indices are Anthropic's own content-block indices (stable, unique
  * per response). Server-side tool blocks (`server_tool_use`,
  * `web_search_tool_result`, code execution results) and unknown block or
- * event types are passed over: they reach `onRawEvent` only.
+ * event types are passed over: they reach `ClientOptions.onRawEvent` only.
  */
 
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Normalizer, pumpEvents } from "../event-pump.ts";
+import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyAnthropicError } from "./errors.ts";
 
@@ -56,7 +56,6 @@ interface BlockState {
 
 export interface NormalizeOptions {
   signal: AbortSignal;
-  onRawEvent?: ((payload: unknown) => void) | undefined;
 }
 
 const STOP_REASONS: Record<string, StopReason> = {
@@ -71,12 +70,12 @@ const STOP_REASONS: Record<string, StopReason> = {
   pause_turn: "end_turn",
 };
 
-/** An Event iterator over the SDK's parsed Anthropic stream. */
+/** The SDK's parsed Anthropic stream with its normalizer. */
 export function normalizeAnthropicStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
-): AsyncIterableIterator<Event> {
-  return pumpEvents(stream, new AnthropicNormalizer(options.signal), options.onRawEvent);
+): AdapterStream {
+  return { payloads: stream, normalizer: new AnthropicNormalizer(options.signal) };
 }
 
 export class AnthropicNormalizer implements Normalizer {

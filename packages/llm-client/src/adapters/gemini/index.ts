@@ -68,7 +68,6 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
       }
       return normalizeGeminiStream(stream, {
         signal,
-        onRawEvent: options.onRawEvent,
         retryAfterMs: () => retryAfterMs,
       });
     },

@@ -7,7 +7,7 @@ import type {
 import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
 import type { ProviderData } from "../../item.ts";
-import { type Normalizer, pumpEvents } from "../event-pump.ts";
+import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, OpenBlocks } from "../stream-end.ts";
 import { classifyGeminiError } from "./errors.ts";
 import { FUNCTION_CALL_ID, THOUGHT_SIGNATURE } from "./request.ts";
@@ -29,7 +29,6 @@ interface PendingCall {
 
 export interface GeminiNormalizeOptions {
   signal: AbortSignal;
-  onRawEvent?: ((payload: unknown) => void) | undefined;
   /** Retry-after of the last HTTP error, for classification. */
   retryAfterMs?: () => number | undefined;
 }
@@ -45,9 +44,9 @@ const FILTERED = new Set(["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLI
 export function normalizeGeminiStream(
   stream: AsyncIterable<GenerateContentResponse>,
   options: GeminiNormalizeOptions,
-): AsyncIterable<Event> {
-  const { signal, onRawEvent } = options;
-  // The pump hands its queue to every call; events are pushed onto it.
+): AdapterStream {
+  const { signal } = options;
+  // The client hands its queue to every call; events are pushed onto it.
   let out: Event[] = [];
   let started = false;
   let nextIndex = 0;
@@ -262,7 +261,7 @@ export function normalizeGeminiStream(
       fail(classifyGeminiError(error, { inStream: true, retryAfterHeaderMs: options.retryAfterMs?.() }));
     },
   };
-  return pumpEvents(stream, normalizer, onRawEvent);
+  return { payloads: stream, normalizer };
 }
 
 function stopReasonOf(

@@ -64,7 +64,7 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIChatError(error);
       }
-      return normalizeOpenAIChatStream(stream, { signal, onRawEvent: options.onRawEvent });
+      return normalizeOpenAIChatStream(stream, { signal });
     },
   };
 };

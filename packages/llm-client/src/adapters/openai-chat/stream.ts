@@ -9,7 +9,7 @@
  */
 
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Normalizer, pumpEvents } from "../event-pump.ts";
+import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 
@@ -57,7 +57,6 @@ interface ToolState {
 
 export interface NormalizeOptions {
   signal: AbortSignal;
-  onRawEvent?: ((payload: unknown) => void) | undefined;
 }
 
 const FINISH_REASONS: Record<string, StopReason> = {
@@ -72,8 +71,8 @@ const FINISH_REASONS: Record<string, StopReason> = {
 export function normalizeOpenAIChatStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
-): AsyncIterableIterator<Event> {
-  return pumpEvents(stream, new OpenAIChatNormalizer(options.signal), options.onRawEvent);
+): AdapterStream {
+  return { payloads: stream, normalizer: new OpenAIChatNormalizer(options.signal) };
 }
 
 export class OpenAIChatNormalizer implements Normalizer {

@@ -56,7 +56,7 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
       } catch (error) {
         throw abortFailure(signal) ?? classifyOpenAIError(error);
       }
-      return normalizeResponsesStream(stream, { signal, onRawEvent: options.onRawEvent });
+      return normalizeResponsesStream(stream, { signal });
     },
   };
 };

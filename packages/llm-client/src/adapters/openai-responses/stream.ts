@@ -1,7 +1,7 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
-import { type Normalizer, pumpEvents } from "../event-pump.ts";
+import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIError, classifyStreamError } from "./errors.ts";
 
@@ -39,7 +39,6 @@ const partKey = (outputIndex: number, contentIndex: number): number => outputInd
 
 export interface NormalizeOptions {
   signal: AbortSignal;
-  onRawEvent?: ((payload: unknown) => void) | undefined;
 }
 
 /**
@@ -53,9 +52,9 @@ export interface NormalizeOptions {
 export function normalizeResponsesStream(
   stream: AsyncIterable<unknown>,
   options: NormalizeOptions,
-): AsyncIterable<Event> {
-  const { signal, onRawEvent } = options;
-  // The pump hands its queue to every call; events are pushed onto it.
+): AdapterStream {
+  const { signal } = options;
+  // The client hands its queue to every call; events are pushed onto it.
   let out: Event[] = [];
   let terminated = false;
   const open = new Map<number, OpenBlock>();
@@ -291,7 +290,7 @@ export function normalizeResponsesStream(
       );
     },
   };
-  return pumpEvents(stream, normalizer, onRawEvent);
+  return { payloads: stream, normalizer };
 }
 
 function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {
