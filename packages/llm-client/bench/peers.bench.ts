@@ -4,14 +4,19 @@
  * `@ai-sdk/openai` Responses and Chat, `@ai-sdk/google`) and pi-ai
  * (`@mariozechner/pi-ai` `stream`). Every side reads the whole stream as
  * its users would (yoi: `client.stream`, ai: `fullStream`, pi-ai: its event
- * stream). CPU time, medians of interleaved rounds (yoi, ai, pi, yoi, ...).
+ * stream). CPU time. Each side runs in a Node process of its own, as in
+ * normalize.bench.ts (in one heap each side paid for the others' garbage);
+ * a round is one process per side, in rotating order, and the rows are
+ * medians over rounds of each process's median.
  *
  * Rows: `<peer> / yoi` per provider and workload (above 1: yoi is faster),
  * and each side's cost per delta at 100k against 1k (flat is good; a
  * growing cost per delta is quadratic work).
  *
  *   BENCH_PROVIDERS=anthropic,openai-chat   limits the providers (development)
+ *   BENCH_ROUNDS=3                          rounds per provider (default 3)
  */
+import { spawnSync } from "node:child_process";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
@@ -26,6 +31,9 @@ const MODEL = "bench-model";
 const gc = (globalThis as { gc?: () => void }).gc;
 
 type Side = () => Promise<number>;
+type SideName = "yoi" | "ai" | "pi";
+/** One process's result: the median CPU ms per workload, keyed `kind:size`. */
+type SideResult = Record<string, number>;
 
 /** The Vercel AI SDK's model for a provider, pointed at the local server. */
 function aiModel(provider: ProviderKind, origin: string): LanguageModel {
@@ -125,75 +133,114 @@ async function cpu(fn: Side): Promise<number> {
   return (used.user + used.system) / 1000;
 }
 
-/** Medians of `runs` interleaved rounds (every side once per round). */
-async function rounds(all: Record<string, Side>, runs: number): Promise<Record<string, number>> {
-  const times: Record<string, number[]> = {};
-  for (const name of Object.keys(all)) times[name] = [];
-  for (let i = 0; i < runs; i++) {
-    for (const [name, fn] of Object.entries(all)) times[name]!.push(await cpu(fn));
-  }
-  return Object.fromEntries(Object.entries(times).map(([name, t]) => [name, median(t)]));
-}
-
-const server = await startWorkloadServer();
-const only = process.env.BENCH_PROVIDERS?.split(",");
 const PROVIDERS: ProviderKind[] = ["anthropic", "openai-responses", "openai-chat", "gemini"];
 const WORKLOADS: { kind: "text" | "tool"; sizes: number[] }[] = [
   { kind: "text", sizes: [1_000, 10_000, 100_000] },
   { kind: "tool", sizes: [1_000, 10_000] },
 ];
+const key = (kind: string, size: number) => `${kind}:${size}`;
+const NAMES: Record<SideName, string> = { yoi: "yoi", ai: "Vercel AI SDK", pi: "pi-ai" };
 
+/** Child: one side over every workload of one provider. */
+async function runSide(name: SideName, provider: ProviderKind): Promise<SideResult> {
+  const server = await startWorkloadServer();
+  try {
+    const fn = sides(provider, server.origin)[name];
+    // Warm up (JIT); a peer that cannot read this provider's stream fails here, and the parent says why.
+    server.body = workloadBytes(provider, "text", 1_000);
+    for (let i = 0; i < 3; i++) await fn();
+    const result: SideResult = {};
+    for (const { kind, sizes } of WORKLOADS) {
+      // Gemini sends tool calls whole: there are no argument deltas to compare.
+      if (kind === "tool" && provider === "gemini") continue;
+      for (const size of sizes) {
+        server.body = workloadBytes(provider, kind, size);
+        // Few runs: the slowest peer takes seconds per run at the large sizes; the whole file stays within minutes.
+        const runs = size >= 10_000 ? 3 : 7;
+        const samples: number[] = [];
+        for (let i = 0; i < runs; i++) samples.push(await cpu(fn));
+        result[key(kind, size)] = median(samples);
+      }
+    }
+    return result;
+  } finally {
+    await server.close();
+  }
+}
+
+const childAt = process.argv.indexOf("--side");
+if (childAt >= 0) {
+  const name = process.argv[childAt + 1] as SideName;
+  const provider = process.argv[childAt + 2] as ProviderKind;
+  process.stdout.write(`@@side ${JSON.stringify(await runSide(name, provider))}\n`);
+  process.exit(0);
+}
+
+function spawnSide(name: SideName, provider: ProviderKind): SideResult | string {
+  const res = spawnSync(
+    process.execPath,
+    [...process.execArgv, import.meta.filename, "--side", name, provider],
+    {
+      encoding: "utf8",
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  const line = (res.stdout ?? "").split("\n").find((l) => l.startsWith("@@side "));
+  if (res.status !== 0 || !line)
+    return (res.stderr ?? "").trim().split("\n").slice(-3).join(" ") || `exit ${res.status}`;
+  return JSON.parse(line.slice(7)) as SideResult;
+}
+
+const only = process.env.BENCH_PROVIDERS?.split(",");
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 for (const provider of PROVIDERS.filter((p) => !only || only.includes(p))) {
-  const all = sides(provider, server.origin);
-  // Warm up (JIT), and drop a peer that cannot read this provider's stream here, saying why.
-  server.body = workloadBytes(provider, "text", 1_000);
-  const usable: Record<string, Side> = {};
-  for (const [name, fn] of Object.entries(all)) {
-    try {
-      for (let i = 0; i < 3; i++) await fn();
-      usable[name] = fn;
-    } catch (error) {
-      process.stderr.write(`peers: ${name} skipped for ${provider}: ${String(error)}\n`);
+  const results: Partial<Record<SideName, SideResult[]>> = {};
+  let names: SideName[] = ["yoi", "ai", "pi"];
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the order, so drift of a shared machine hits every side alike.
+    const order = names.map((_, i) => names[(i + round) % names.length]!);
+    for (const name of order) {
+      const result = spawnSide(name, provider);
+      if (typeof result === "string") {
+        process.stderr.write(`peers: ${NAMES[name]} skipped for ${provider}: ${result}\n`);
+        names = names.filter((n) => n !== name);
+        delete results[name];
+        continue;
+      }
+      const list = results[name] ?? [];
+      list.push(result);
+      results[name] = list;
     }
   }
-  if (!usable.yoi) continue;
+  if (!results.yoi) continue;
+  const med = (name: SideName, k: string) => median(results[name]!.map((r) => r[k]!));
   for (const { kind, sizes } of WORKLOADS) {
-    // Gemini sends tool calls whole: there are no argument deltas to compare.
     if (kind === "tool" && provider === "gemini") continue;
     const label = kind === "text" ? "text deltas" : "tool-argument deltas";
-    const perSize = new Map<number, Record<string, number>>();
     for (const size of sizes) {
-      server.body = workloadBytes(provider, kind, size);
-      // Few rounds: the slowest peer takes seconds per run at the large sizes; the whole file stays within minutes.
-      const runs = size >= 10_000 ? 3 : 7;
-      const t = await rounds(usable, runs);
-      perSize.set(size, t);
-      for (const peer of ["ai", "pi"]) {
-        if (t[peer] === undefined) continue;
+      for (const peer of ["ai", "pi"] as const) {
+        if (!results[peer]) continue;
         report({
           group: "llm-client peers",
-          name: `${provider} ${size / 1000}k ${label}: ${peer === "ai" ? "Vercel AI SDK" : "pi-ai"}`,
-          subject: t[peer]!,
-          baseline: t.yoi!,
+          name: `${provider} ${size / 1000}k ${label}: ${NAMES[peer]}`,
+          subject: med(peer, key(kind, size)),
+          baseline: med("yoi", key(kind, size)),
           baselineName: "yoi client.stream",
           unit: "ms",
           // No target: the ratio says how far the peer is from yoi (above 1: yoi is ahead).
-          note: `${(server.body.length / 1e6).toFixed(1)} MB, CPU time, median of ${runs} interleaved rounds`,
+          note: `${(workloadBytes(provider, kind, size).length / 1e6).toFixed(1)} MB, CPU time, ${rounds} rounds of one process per side`,
         });
       }
     }
     // Cost per delta at the largest size against the smallest: flat means linear work.
     const small = sizes[0]!;
     const large = sizes[sizes.length - 1]!;
-    for (const name of Object.keys(usable)) {
-      const a = perSize.get(small)?.[name];
-      const b = perSize.get(large)?.[name];
-      if (a === undefined || b === undefined) continue;
+    for (const name of Object.keys(results) as SideName[]) {
       report({
         group: "llm-client peers",
-        name: `${provider} ${kind} cost/delta ${large / 1000}k vs ${small / 1000}k: ${name === "yoi" ? "yoi" : name === "ai" ? "Vercel AI SDK" : "pi-ai"}`,
-        subject: (b * 1000) / large,
-        baseline: (a * 1000) / small,
+        name: `${provider} ${kind} cost/delta ${large / 1000}k vs ${small / 1000}k: ${NAMES[name]}`,
+        subject: (med(name, key(kind, large)) * 1000) / large,
+        baseline: (med(name, key(kind, small)) * 1000) / small,
         baselineName: `cost/delta at ${small / 1000}k`,
         unit: "us",
         ...(name === "yoi" ? { target: 1.25 } : {}),
@@ -202,5 +249,3 @@ for (const provider of PROVIDERS.filter((p) => !only || only.includes(p))) {
     }
   }
 }
-
-await server.close();
