@@ -2,9 +2,18 @@
  * Which OS sandbox this machine offers, probed once per process: on Linux a
  * `bwrap` on PATH that can actually create its namespaces here (a container
  * without user namespaces cannot), on macOS /usr/bin/sandbox-exec.
+ *
+ * The Linux probe runs bwrap once, which costs the main thread a fork (about
+ * 4 ms) and the caller bwrap's start-up, on the way to every session's first
+ * request. A probe that succeeded is remembered in
+ * `$XDG_CACHE_HOME/yoi/sandbox-probe.json` (default `~/.cache/yoi`) for the
+ * same bwrap binary (path, size, mtime, inode), user and boot: whether user
+ * namespaces work changes with a kernel setting or a new binary, which a
+ * reboot or the key catches. A failed probe is never remembered.
  */
 import { execFile } from "node:child_process";
-import { access, constants } from "node:fs/promises";
+import { access, constants, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
 import * as path from "node:path";
 import { bwrapSandbox } from "./bwrap.ts";
 import type { Sandbox, SandboxUnavailable } from "./sandbox.ts";
@@ -39,6 +48,8 @@ async function probe(): Promise<Sandbox | SandboxUnavailable> {
       reason:
         "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
     };
+  const key = await probeKey(bwrap);
+  if (key !== undefined && (await cachedProbe()) === key) return bwrapSandbox(bwrap);
   const error = await run(bwrap, [
     "--ro-bind",
     "/",
@@ -57,7 +68,49 @@ async function probe(): Promise<Sandbox | SandboxUnavailable> {
     "true",
   ]);
   if (error !== undefined) return { reason: `bubblewrap (${bwrap}) cannot create a sandbox here: ${error}` };
+  if (key !== undefined) await rememberProbe(key);
   return bwrapSandbox(bwrap);
+}
+
+function probeCacheFile(): string {
+  const base = process.env.XDG_CACHE_HOME || path.join(process.env.HOME || homedir(), ".cache");
+  return path.join(base, "yoi", "sandbox-probe.json");
+}
+
+/** What a successful probe holds for: this bwrap binary, this user, this boot. Undefined when unknowable. */
+async function probeKey(bwrap: string): Promise<string | undefined> {
+  try {
+    const [info, boot] = await Promise.all([
+      stat(bwrap),
+      readFile("/proc/sys/kernel/random/boot_id", "utf8"),
+    ]);
+    const uid = process.getuid?.() ?? -1;
+    return [bwrap, info.size, info.mtimeMs, info.ino, uid, boot.trim()].join(":");
+  } catch {
+    return undefined;
+  }
+}
+
+async function cachedProbe(): Promise<string | undefined> {
+  try {
+    const saved = JSON.parse(await readFile(probeCacheFile(), "utf8")) as { ok?: unknown };
+    return typeof saved.ok === "string" ? saved.ok : undefined;
+  } catch {
+    return undefined; // no cache yet, or an unreadable one: probe
+  }
+}
+
+/** Best effort: a cache that cannot be written only means probing next time. */
+async function rememberProbe(key: string): Promise<void> {
+  const file = probeCacheFile();
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, `${JSON.stringify({ ok: key })}\n`);
+    await rename(temp, file);
+  } catch {
+    // read-only home, full disk: nothing lost
+  }
 }
 
 async function executable(file: string): Promise<boolean> {
