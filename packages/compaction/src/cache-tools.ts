@@ -8,6 +8,7 @@ import { z } from "zod";
 import { DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT } from "./cache-read.ts";
 import { isCompactionError } from "./errors.ts";
 import { GREP_TOOL_NAME, READ_TOOL_NAME } from "./in-context-view.ts";
+import { CACHE_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import type { ToolOutputCache } from "./tool-output-cache.ts";
 
 const refId = z
@@ -43,6 +44,12 @@ export const grepInputSchema = z.object({
     .describe(`Most matching lines shown. Default ${DEFAULT_MAX_MATCHES}.`),
 });
 
+/** The input schemas of the two tools by name (their JSON Schemas are generated into json-schemas.generated.ts). */
+export const CACHE_TOOL_INPUT_SCHEMAS: Record<string, z.ZodType> = {
+  [READ_TOOL_NAME]: readInputSchema,
+  [GREP_TOOL_NAME]: grepInputSchema,
+};
+
 async function asToolError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -60,6 +67,7 @@ export function createCacheTools(cache: ToolOutputCache): Tool[] {
     description:
       "Read a cached tool output by its ref id. Older or large tool outputs in this conversation are shortened or replaced by `[tool output trimmed; ref=<id>]`; this returns their full lines, numbered like a file read (offset/limit are line based). The footer says how to continue.",
     inputSchema: readInputSchema,
+    jsonSchema: CACHE_TOOL_JSON_SCHEMAS[READ_TOOL_NAME],
     ...limits,
     execute: (input, ctx) =>
       asToolError(async () => {
@@ -73,6 +81,7 @@ export function createCacheTools(cache: ToolOutputCache): Tool[] {
     description:
       "Search a cached tool output (by its ref id, from `ref=<id>`) for lines matching a regular expression. Prints `N:line` for matches and `N-line` for context lines, like grep -n; use tool_output_cache with offset N to read around a match.",
     inputSchema: grepInputSchema,
+    jsonSchema: CACHE_TOOL_JSON_SCHEMAS[GREP_TOOL_NAME],
     ...limits,
     execute: (input, ctx) =>
       asToolError(async () => {

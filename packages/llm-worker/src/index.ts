@@ -56,6 +56,7 @@ export { contentText } from "./output-processing.ts";
 export { type SummaryLimits, summarize } from "./summary.ts";
 export {
   defineTool,
+  inputJsonSchema,
   type Tool,
   ToolError,
   type ToolExecutionContext,

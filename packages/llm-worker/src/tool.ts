@@ -41,9 +41,12 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
   readonly inputSchema: Schema;
   /**
    * The JSON Schema sent to the model instead of one generated from
-   * `inputSchema`, for tools whose schema arrives as JSON Schema (MCP
-   * servers). Must describe an object. `inputSchema` still validates the
-   * arguments (a permissive `z.record` leaves validation to the tool).
+   * `inputSchema`: for tools whose schema arrives as JSON Schema (MCP
+   * servers), and for tools that ship theirs generated ahead of time with
+   * {@link inputJsonSchema} (converting costs milliseconds on the way to a
+   * session's first request). Must describe an object. `inputSchema` still
+   * validates the arguments (a permissive `z.record` leaves validation to
+   * the tool).
    */
   readonly jsonSchema?: Readonly<Record<string, unknown>>;
   execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;
@@ -74,20 +77,21 @@ export class ToolError extends Error {
 
 const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** The ToolSpec sent to the model: JSON Schema generated from the zod schema (input side). */
+/** The JSON Schema of a tool's zod input schema, as it is sent to the model (input side, no `$schema`). */
+export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+/** The ToolSpec sent to the model: `jsonSchema`, or JSON Schema generated from the zod schema (input side). */
 export function toolSpec(tool: Tool): ToolSpec {
   if (!TOOL_NAME_RE.test(tool.name)) {
     throw new TypeError(
       `Tool name ${JSON.stringify(tool.name)} is invalid: use 1-64 letters, digits, "_" or "-" (providers reject other names).`,
     );
   }
-  const schema =
-    tool.jsonSchema !== undefined
-      ? { ...tool.jsonSchema }
-      : (z.toJSONSchema(tool.inputSchema, { io: "input", unrepresentable: "any" }) as Record<
-          string,
-          unknown
-        >);
+  const schema = tool.jsonSchema !== undefined ? { ...tool.jsonSchema } : inputJsonSchema(tool.inputSchema);
   delete schema.$schema;
   if (schema.type !== "object") {
     throw new TypeError(

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Sandbox, SandboxPolicy } from "../sandbox/index.ts";
 import type { ScopedFs } from "../scoped-fs.ts";
 import { plural } from "./deps.ts";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** Longest timeout a call may ask for. */
 export const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -33,7 +34,8 @@ export interface BashToolOptions {
   sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
 }
 
-const input = z.object({
+/** The arguments `bash` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const bashInput = z.object({
   command: z.string().min(1).describe("The shell command (bash -c). Runs in the project root."),
   timeout_ms: z
     .number()
@@ -118,7 +120,8 @@ export function bashTool(options: BashToolOptions) {
       (options.sandbox === undefined
         ? ""
         : ` Commands run in a sandbox: only the project${options.sandbox.policy.network ? "" : " and a private /tmp are writable, and there is no network"}${options.sandbox.policy.network ? " and a private /tmp are writable" : ""}.`),
-    inputSchema: input,
+    inputSchema: bashInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.bash,
     // Our own timer reports partial output; the worker's limit is only the backstop.
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
     maxOutputBytes: cap + 1024,

@@ -8,6 +8,7 @@ import { ScopeError } from "../scope-error.ts";
 import { classifyBytes, SNIFF_BYTES } from "../text-sniff.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
 import { type FileMatch, GREP_TIMEOUT_MS, GrepMatcher } from "./grep-matcher.ts";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
 export const GREP_DEFAULT_MAX_MATCHES = 100;
@@ -23,7 +24,8 @@ const GREP_MATCH_AHEAD_BYTES = 32 * 1024 * 1024;
 /** Longest matching line shown, in characters. */
 export const GREP_MAX_LINE_LENGTH = 300;
 
-const input = z.object({
+/** The arguments `grep` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const grepInput = z.object({
   pattern: z.string().min(1).describe("JavaScript regular expression, e.g. `function\\s+\\w+` or `TODO`."),
   path: z.string().optional().describe("File or directory to search. Default: the project root."),
   glob: z
@@ -124,7 +126,8 @@ export function grepTool(deps: BuiltinToolDeps, options: GrepToolOptions = {}) {
       "Search file contents with a JavaScript regular expression. Skips binary files, .git, node_modules and what .gitignore excludes (include_ignored to search those). " +
       `Returns path:line:text (lines cut at ${GREP_MAX_LINE_LENGTH} characters), at most max_matches lines ` +
       `(default ${GREP_DEFAULT_MAX_MATCHES}). Filter files with glob; use output_mode "files_with_matches" to list files.`,
-    inputSchema: input,
+    inputSchema: grepInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.grep,
     storeLargeOutput: false,
     async execute(args, ctx) {
       const fs = deps.view.fs;

@@ -1,11 +1,13 @@
 import { defineTool } from "@yoi/llm-worker";
 import { z } from "zod";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** Most entries list_dir shows. */
 export const LIST_DIR_MAX_ENTRIES = 1000;
 
-const input = z.object({
+/** The arguments `list_dir` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const listDirInput = z.object({
   path: z.string().optional().describe('Directory, relative to the project root. Default ".".'),
 });
 
@@ -16,7 +18,8 @@ export function listDirTool(deps: BuiltinToolDeps) {
     description:
       "List the entries of a directory (not recursive). Directories end with `/`, symlinks with `@`. " +
       `At most ${LIST_DIR_MAX_ENTRIES} entries. Use glob to find files recursively.`,
-    inputSchema: input,
+    inputSchema: listDirInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.list_dir,
     storeLargeOutput: false,
     async execute({ path }) {
       const dir = path ?? ".";

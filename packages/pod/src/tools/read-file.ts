@@ -3,13 +3,15 @@ import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { z } from "zod";
 import { ImageError, imageLabel, imageTypeOfPath, loadImage } from "../images/index.ts";
 import { type BuiltinToolDeps, guarded } from "./deps.ts";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** Default lines per read (as Claude Code). */
 export const READ_FILE_DEFAULT_LIMIT = 2000;
 /** Longest line shown by read_file, in characters. */
 export const READ_FILE_MAX_LINE_LENGTH = 2000;
 
-const input = z.object({
+/** The arguments `read_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const readFileInput = z.object({
   path: z.string().describe("File path, relative to the project root (or absolute inside it)."),
   offset: z.number().int().min(1).optional().describe("1-based line to start at. Default 1."),
   limit: z
@@ -28,7 +30,8 @@ export function readFileTool(deps: BuiltinToolDeps) {
       "Read a UTF-8 text file. Returns numbered lines (`cat -n` style). Use offset/limit to page through long files; " +
       `output is capped at ${TOOL_OUTPUT_MAX_BYTES} bytes and lines longer than ${READ_FILE_MAX_LINE_LENGTH} characters are cut. ` +
       "PNG, JPEG, GIF and WebP files are returned as images (where the model can see images). Other binary files are refused.",
-    inputSchema: input,
+    inputSchema: readFileInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.read_file,
     storeLargeOutput: false,
     async execute({ path, offset, limit }) {
       if (imageTypeOfPath(path) !== undefined) {

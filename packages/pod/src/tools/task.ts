@@ -20,6 +20,7 @@ import {
 } from "@yoi/llm-worker";
 import { z } from "zod";
 import type { AgentDefinition } from "../agents/agent-definition.ts";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 export const TASK_TOOL_NAME = "task";
 
@@ -82,7 +83,8 @@ export interface TaskToolOptions {
   onDone?: (result: SubagentResult) => void;
 }
 
-const input = z.object({
+/** The arguments `task` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const taskInput = z.object({
   description: z
     .string()
     .trim()
@@ -171,7 +173,8 @@ export function taskTool(options: TaskToolOptions): Tool {
   return defineTool({
     name: TASK_TOOL_NAME,
     description: describeTool(options),
-    inputSchema: input,
+    inputSchema: taskInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.task,
     timeoutMs: options.timeoutMs,
     // The answer is the point of the call: never hide it behind a blob summary.
     storeLargeOutput: false,

@@ -1,5 +1,6 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import { z } from "zod";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { renderTodos, TODO_WRITE_TOOL_NAME, type TodoList, todoCounts } from "./todo-list.ts";
 
 /** Most items one list may hold. */
@@ -7,7 +8,8 @@ export const TODO_MAX_ITEMS = 100;
 /** Longest `content` of one item, in characters. */
 export const TODO_MAX_CONTENT = 500;
 
-const input = z.object({
+/** The arguments `todo_write` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const todoWriteInput = z.object({
   todos: z
     .array(
       z.object({
@@ -33,7 +35,8 @@ export function todoWriteTool(todos: TodoList) {
       "call (it replaces the previous one). Status: pending, in_progress, completed. Keep exactly one " +
       "item in_progress while working; mark items completed as soon as they are done. Skip it for " +
       "trivial one-step requests.",
-    inputSchema: input,
+    inputSchema: todoWriteInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.todo_write,
     storeLargeOutput: false,
     execute({ todos: items }) {
       const lines = items.map((t) => t.content);

@@ -9,6 +9,7 @@ import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { z } from "zod";
 import { htmlTitle, htmlToMarkdown } from "./html-to-markdown.ts";
+import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 export const WEB_FETCH_TOOL_NAME = "web_fetch";
 
@@ -40,7 +41,8 @@ const DEFAULTS = {
   userAgent: "yoi-web-fetch/1 (+https://github.com/yoi)",
 };
 
-const input = z.object({
+/** The arguments `web_fetch` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const webFetchInput = z.object({
   url: z.string().min(1, "url must not be empty").describe("An absolute http:// or https:// URL."),
   prompt: z
     .string()
@@ -167,7 +169,8 @@ export function webFetchTool(options: WebFetchOptions = {}) {
       "Fetch one web page (http/https) and return it as Markdown (HTML converted; text and JSON as is). " +
       "Redirects to another host are not followed: you get the new URL to fetch. Large pages come back " +
       "as a summary with a blob id; read the rest with inspect. Needs the user's permission per host.",
-    inputSchema: input,
+    inputSchema: webFetchInput,
+    jsonSchema: TOOL_JSON_SCHEMAS.web_fetch,
     timeoutMs: o.timeoutMs + 5_000,
     storeLargeOutput: false,
     async execute({ url: raw, prompt }, ctx) {
