@@ -14,7 +14,7 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import * as path from "node:path";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 
 const here = import.meta.dirname;
 const outdir = path.resolve(here, process.argv[2] ?? "dist");
@@ -38,6 +38,39 @@ if (undeclared.length > 0) {
     `bundle.ts: ${undeclared.join(", ")} must be dependencies of @yoi/cli (they are left unbundled and resolved from its node_modules)`,
   );
 }
+
+/**
+ * `@google/genai` imports `google-auth-library` (Vertex AI credentials) at
+ * its top level, and evaluating that library and its dependencies took
+ * 14 ms of every Gemini session's way to its first request, though yoi's
+ * Gemini adapter authenticates with an API key and never constructs it.
+ * For the SDK, this plugin puts a stand-in in its place whose `GoogleAuth`
+ * loads the real library (still bundled) the first time one is constructed.
+ * The SDK uses nothing else of it (checked by test/bundle.test.ts).
+ */
+const lazyGoogleAuth: Plugin = {
+  name: "lazy-google-auth",
+  setup(build) {
+    build.onResolve({ filter: /^google-auth-library$/ }, (args) =>
+      args.importer.includes(`${path.sep}@google${path.sep}genai${path.sep}`)
+        ? { path: "google-auth-library", namespace: "yoi-lazy", pluginData: args.resolveDir }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "yoi-lazy" }, (args) => ({
+      // Resolved from the SDK's own directory, the require below finds the real library.
+      resolveDir: args.pluginData as string,
+      loader: "js",
+      contents: `let real;
+export class GoogleAuth {
+  constructor(options) {
+    real ??= require("google-auth-library");
+    return new real.GoogleAuth(options);
+  }
+}
+`,
+    }));
+  },
+};
 
 // Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
@@ -66,6 +99,7 @@ await build({
     js: 'import { createRequire as __yoiRequire } from "node:module"; const require = __yoiRequire(import.meta.url);',
   },
   legalComments: "linked",
+  plugins: [lazyGoogleAuth],
   logLevel: "warning",
   sourcemap: false,
 });

@@ -7,6 +7,7 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
@@ -140,6 +141,25 @@ describe("the bundled yoi", () => {
     expect(JSON.stringify(server.requests[1])).toContain("done\\n[exit code: 0]");
     expect(readFileSync(path.join(project, "out.txt"), "utf8")).toBe("hi\n");
   }, 60_000);
+
+  it("loads google-auth-library (Vertex credentials) only when the Gemini SDK constructs a GoogleAuth", () => {
+    // The stand-in of bundle.ts covers `new GoogleAuth(...)`: the SDK must import nothing else of it.
+    const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@yoi/llm-client"));
+    // The SDK's Node build (dist/node/index.cjs for require; the bundle reads index.mjs next to it).
+    const genai = readFileSync(
+      path.join(path.dirname(sdkRequire.resolve("@google/genai")), "index.mjs"),
+      "utf8",
+    );
+    const imports = genai.match(/^import .* from 'google-auth-library';$/gm);
+    expect(imports).toEqual(["import { GoogleAuth } from 'google-auth-library';"]);
+    expect(genai.match(/\bGoogleAuth\b/g)?.length).toBe(2); // the import and one `new GoogleAuth(...)`
+    const chunk = readdirSync(path.join(OUT, "chunks")).find((f) => f.startsWith("gemini-"))!;
+    const code = readFileSync(path.join(OUT, "chunks", chunk), "utf8");
+    expect(code).toContain("// yoi-lazy:google-auth-library");
+    // Still bundled, behind the stand-in's first construction.
+    expect(code).toMatch(/real \?\?= require_src\d*\(\);\s+return new real\.GoogleAuth\(options\);/);
+    expect(code).toContain("google-auth-library/build/src/index.js");
+  });
 
   it("downscales an oversized image in its worker thread (a file of the bundle's own)", async () => {
     expect(existsSync(path.join(OUT, "downscale-worker.js"))).toBe(true);
