@@ -11,6 +11,7 @@
 import { errorMessage } from "@yoi/llm-client";
 import { z } from "zod";
 import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
+import { INSPECT_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { contentKind, describeValue, splitLines } from "./summary.ts";
 import { defineTool, type Tool, ToolError } from "./tool.ts";
 import { byteLength, truncateUtf8 } from "./utf8.ts";
@@ -22,7 +23,8 @@ const PREVIEW_LINES = 40;
 /** Array entries shown when no selector is given. */
 const PREVIEW_ENTRIES = 5;
 
-const inputSchema = z.object({
+/** The arguments `inspect` takes (its JSON Schema is generated into json-schemas.generated.ts). */
+export const inspectInput = z.object({
   blob_id: z.string().describe("The id from a [blob:<id>] marker in a tool result."),
   selector: z
     .string()
@@ -37,14 +39,15 @@ export interface InspectToolOptions {
   maxOutputBytes: number;
 }
 
-export function createInspectTool(store: BlobStore, options: InspectToolOptions): Tool<typeof inputSchema> {
+export function createInspectTool(store: BlobStore, options: InspectToolOptions): Tool<typeof inspectInput> {
   return defineTool({
     name: INSPECT_TOOL_NAME,
     description:
       "Read part of a large tool output that was stored instead of shown in full (its result starts with [blob:<id>]). " +
       "Without a selector you get its size and the first part. Selectors: `lines:20-50` (text, 1-based inclusive), " +
       "`slice:3..8` (JSON array, 0-based end-exclusive), `key:name` (JSON object).",
-    inputSchema,
+    inputSchema: inspectInput,
+    jsonSchema: INSPECT_TOOL_JSON_SCHEMAS[INSPECT_TOOL_NAME],
     storeLargeOutput: false,
     maxOutputBytes: options.maxOutputBytes,
     async execute({ blob_id, selector }) {

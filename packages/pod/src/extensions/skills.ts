@@ -17,6 +17,7 @@ import { lstat, readdir, readFile, realpath } from "node:fs/promises";
 import * as path from "node:path";
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
 import { z } from "zod";
+import { TOOL_JSON_SCHEMAS } from "../tools/json-schemas.generated.ts";
 import type { ExtensionDirs, ExtensionProblem, ExtensionSource } from "./commands.ts";
 import { FrontMatterError, parseFrontMatter } from "./front-matter.ts";
 
@@ -91,7 +92,8 @@ export function skillsPrompt(skills: readonly Skill[]): string {
   ].join("\n");
 }
 
-const inputSchema = z.object({
+/** The arguments `skill` takes (its JSON Schema is generated into tools/json-schemas.generated.ts). */
+export const skillInput = z.object({
   name: z.string().describe("The skill's name, as listed in the system prompt."),
   file: z
     .string()
@@ -102,14 +104,15 @@ const inputSchema = z.object({
 });
 
 /** The `skill` tool: SKILL.md's body and the folder's file list, or one of its files. */
-export function createSkillTool(skills: readonly Skill[]): Tool<typeof inputSchema> {
+export function createSkillTool(skills: readonly Skill[]): Tool<typeof skillInput> {
   const byName = new Map(skills.map((s) => [s.name, s]));
   return defineTool({
     name: SKILL_TOOL_NAME,
     description:
       "Load a skill listed in the system prompt: returns its instructions (SKILL.md) and the files of its folder. " +
       "Pass `file` to read one of those files.",
-    inputSchema,
+    inputSchema: skillInput,
+    jsonSchema: TOOL_JSON_SCHEMAS[SKILL_TOOL_NAME],
     async execute({ name, file }) {
       const skill = byName.get(name);
       if (skill === undefined)

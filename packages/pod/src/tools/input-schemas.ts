@@ -4,6 +4,7 @@
  * test/tool-json-schemas.test.ts checks that file against.
  */
 import type { z } from "zod";
+import { skillInput } from "../extensions/skills.ts";
 import { bashInput } from "./bash.ts";
 import { editFileInput } from "./edit-file.ts";
 import { globInput } from "./glob.ts";
@@ -26,4 +27,5 @@ export const TOOL_INPUT_SCHEMAS: Record<string, z.ZodType> = {
   web_fetch: webFetchInput,
   todo_write: todoWriteInput,
   task: taskInput,
+  skill: skillInput,
 };

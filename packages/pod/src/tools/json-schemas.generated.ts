@@ -219,4 +219,19 @@ export const TOOL_JSON_SCHEMAS: Readonly<Record<string, Readonly<Record<string, 
     },
     required: ["description", "prompt"],
   },
+  skill: {
+    type: "object",
+    properties: {
+      name: {
+        type: "string",
+        description: "The skill's name, as listed in the system prompt.",
+      },
+      file: {
+        description:
+          "A file of the skill's folder, relative to it (as listed when the skill is loaded). Omit for SKILL.md.",
+        type: "string",
+      },
+    },
+    required: ["name"],
+  },
 };
