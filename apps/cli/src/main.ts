@@ -3,18 +3,11 @@
  * `--version` and `--help` load no provider SDK and nothing heavy), turn
  * errors into one clear line and an exit code.
  */
-import { z } from "zod";
 import { type Command, parseCommand } from "./args.ts";
 import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { HELP } from "./help.ts";
 import { cliVersion } from "./version.ts";
-
-// zod compiles a fast path for each object schema (generated code, `new Function`) on its first
-// parse; that pays off for a schema parsed thousands of times, and a yoi process parses each a
-// handful of times (config layers, tool inputs). Interpreted, loading the config takes 5-10 ms
-// instead of 13-27 ms, which is on the way to the first request.
-z.config({ jitless: true });
 
 /** Runs `yoi` with `argv` (without node and the script) and returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
