@@ -5,6 +5,7 @@
  * a few MB of memory, not gigabytes.
  */
 import { BYTES_PER_TOKEN_ESTIMATE, estimateTokens, MODEL_CATALOG } from "@yoi/manifest";
+import { groupDigits } from "./format-number.ts";
 
 /** Tokens of the largest window any catalog model has (and at least 2M): stdin is never read past this. */
 const LARGEST_WINDOW_TOKENS = Math.max(2_000_000, ...MODEL_CATALOG.map((m) => m.contextWindow));
@@ -58,8 +59,8 @@ export function inputTooLarge(
   if (window <= 0) return undefined;
   const tokens = Math.ceil(bytes / BYTES_PER_TOKEN_ESTIMATE);
   if (tokens <= window) return undefined;
-  const size = `${options.atLeast ? "more than " : ""}${megabytes(bytes)} (about ${tokens.toLocaleString("en-US")} tokens)`;
-  return `${options.what ?? "the input"} is ${size}, more than ${model}'s context window of ${window.toLocaleString("en-US")} tokens; nothing was sent. Send a smaller part, or let the model read the file with read_file instead of attaching it`;
+  const size = `${options.atLeast ? "more than " : ""}${megabytes(bytes)} (about ${groupDigits(tokens)} tokens)`;
+  return `${options.what ?? "the input"} is ${size}, more than ${model}'s context window of ${groupDigits(window)} tokens; nothing was sent. Send a smaller part, or let the model read the file with read_file instead of attaching it`;
 }
 
 /** Estimated tokens of a text, for callers that add up several parts. */

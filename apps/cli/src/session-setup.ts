@@ -23,6 +23,7 @@ import { z } from "zod";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
+import { groupDigits } from "./format-number.ts";
 import { applyPermissionFlags } from "./permission-flags.ts";
 import {
   isTrusted,
@@ -219,7 +220,7 @@ export async function setupModel(flags: SessionFlags, options: SetupOptions = {}
     if (!customServer) throw usageError(unknownModel(resolved));
     contextWindow = UNKNOWN_MODEL_CONTEXT_WINDOW;
     notes.push(
-      `model "${resolved.model}" is not in yoi's catalog; assuming a ${contextWindow.toLocaleString("en-US")}-token context window (set its real one in .yoi/config.jsonc "models")`,
+      `model "${resolved.model}" is not in yoi's catalog; assuming a ${groupDigits(contextWindow)}-token context window (set its real one in .yoi/config.jsonc "models")`,
     );
   }
   const keyEnv = resolved.provider.apiKeyEnv;

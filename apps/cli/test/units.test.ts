@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseCommand } from "../src/args.ts";
 import { CliError } from "../src/cli-error.ts";
 import { describeFailure, scrub } from "../src/describe-error.ts";
+import { groupDigits } from "../src/format-number.ts";
 import { toStreamJson } from "../src/stream-json.ts";
 import { colorEnabled } from "../src/style.ts";
 import { truncate, visibleWidth } from "../src/text-width.ts";
@@ -92,6 +93,12 @@ describe("errors never show keys", () => {
 });
 
 describe("output helpers", () => {
+  it("groups digits as en-US does, without loading ICU", () => {
+    for (const n of [0, 7, 999, 1000, 131_072, 1_000_000, 2_097_152, -4500, 12.9]) {
+      expect(groupDigits(n)).toBe(Math.trunc(n).toLocaleString("en-US"));
+    }
+  });
+
   it("colour only on a terminal, never with NO_COLOR or --no-color", () => {
     expect(colorEnabled({ isTTY: true }, {}, [])).toBe(true);
     expect(colorEnabled({ isTTY: false }, {}, [])).toBe(false);
