@@ -73,7 +73,9 @@ async function probe(): Promise<Sandbox | SandboxUnavailable> {
 }
 
 function probeCacheFile(): string {
-  const base = process.env.XDG_CACHE_HOME || path.join(process.env.HOME || homedir(), ".cache");
+  // A relative XDG_CACHE_HOME is invalid (XDG Base Directory spec) and ignored.
+  const xdg = process.env.XDG_CACHE_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(process.env.HOME || homedir(), ".cache");
   return path.join(base, "yoi", "sandbox-probe.json");
 }
 
