@@ -331,6 +331,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     if (this.committed) return this.fail(error, false);
     return this.retryOrFail(error);
   }
+
   private fail(error: LlmError, beforeOutput: boolean): Promise<IteratorResult<Event>> {
     this.sendStarted();
     const event: ErrorEvent = errorEvent(error);

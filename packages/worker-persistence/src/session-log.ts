@@ -3,10 +3,10 @@ import { SessionLogError, sessionIoError } from "./session-error.ts";
 import type { SessionLock } from "./session-lock.ts";
 import { SessionRecordWriter } from "./session-record-writer.ts";
 import {
-  SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
   serializeRecord,
+  stampRecord,
 } from "./session-records.ts";
 
 /**
@@ -91,12 +91,7 @@ export class SessionLog extends SessionRecordWriter {
 
   async #write(input: SessionRecordInput): Promise<SessionRecord> {
     if (this.#state === "broken" || this.#state === "closed") throw this.#closedError();
-    // `v` first: recovery splits glued lines at `{"v":`.
-    const record = { v: SESSION_LOG_VERSION, seq: this.#nextSeq, ts: "", ...input } as SessionRecord;
-    // assigned after the spread so a caller cannot override them
-    record.v = SESSION_LOG_VERSION;
-    record.seq = this.#nextSeq;
-    record.ts = new Date().toISOString();
+    const record = stampRecord(input, this.#nextSeq);
     const bytes = Buffer.from(serializeRecord(record), "utf8");
     const before = this.#size;
     try {

@@ -376,6 +376,17 @@ export function recordProblem(value: unknown): string | undefined {
   }
 }
 
+/** The stored form of a record: format version, its sequence number and the time, set here only. */
+export function stampRecord(input: SessionRecordInput, seq: number): SessionRecord {
+  // `v` first: recovery splits glued lines at `{"v":`.
+  const record = { v: SESSION_LOG_VERSION, seq, ts: "", ...input } as SessionRecord;
+  // assigned after the spread so a caller cannot override them
+  record.v = SESSION_LOG_VERSION;
+  record.seq = seq;
+  record.ts = new Date().toISOString();
+  return record;
+}
+
 /**
  * Serializes a record as one line (with the trailing newline), `v` first,
  * with every secret yoi knows of redacted (keys, header values, URL

@@ -3,10 +3,10 @@ import { SessionLogError } from "../session-error.ts";
 import type { FsyncPolicy } from "../session-log.ts";
 import { SessionRecordWriter } from "../session-record-writer.ts";
 import {
-  SESSION_LOG_VERSION,
   type SessionRecord,
   type SessionRecordInput,
   serializeRecord,
+  stampRecord,
 } from "../session-records.ts";
 import type { SessionWriter } from "../session-store-port.ts";
 import { describeDbError } from "./pg-error.ts";
@@ -78,10 +78,7 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
     if (this.#state === "broken" || this.#state === "closed") throw this.#closedError();
     const lost = this.lease.lost;
     if (lost !== undefined) throw this.#break("locked", `the lease on session ${this.id} was lost: ${lost}`);
-    const record = { v: SESSION_LOG_VERSION, seq: this.#nextSeq, ts: "", ...input } as SessionRecord;
-    record.v = SESSION_LOG_VERSION;
-    record.seq = this.#nextSeq;
-    record.ts = new Date().toISOString();
+    const record = stampRecord(input, this.#nextSeq);
     const line = serializeRecord(record).slice(0, -1);
     let rows: { seq: number }[];
     try {
