@@ -1,20 +1,26 @@
 /**
- * Bundles the `yoi` executable: `dist/bin.js` plus one chunk per lazily
- * imported command or dependency (`dist/chunks/`). Without it, a run of
- * `yoi -p` resolves and loads several hundred files (our packages, zod, the
+ * Bundles the `yoi` executable: `dist/bin.js` (the entry, with `--version`,
+ * `--help` and the chunk loader) plus the rest of the CLI split into chunks
+ * at each dynamic import (`dist/chunks/`). Without it, a run of `yoi -p`
+ * resolves and loads several hundred files (our packages, zod, the
  * provider SDKs) before the first request leaves; bundled, module
- * resolution is paid once and Node's compile cache keeps whole chunks.
- * Dynamic `import()` stays a split point, so `--version`, `--help` and
- * print mode still load only what they use.
+ * resolution is paid once, and a command loads only the chunks it uses.
+ *
+ * The chunks are then rewritten from ES modules into plain scripts, which
+ * the chunk loader (src/chunk-loader.ts) runs with V8 code caches taken
+ * after the code ran: Node's compile cache holds only top-level code, so
+ * every function start-up calls was compiled afresh on every run.
  *
  *   node bundle.ts [outdir]     (default: dist)
  *
  * `tsc -p tsconfig.build.json` still emits the library entry and its
  * declarations; this step replaces only `dist/bin.js`.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { build, type Plugin } from "esbuild";
+import { init as initLexer, parse as parseModule } from "es-module-lexer";
+import { type BuildOptions, build, type Plugin, transform } from "esbuild";
 
 const here = import.meta.dirname;
 const outdir = path.resolve(here, process.argv[2] ?? "dist");
@@ -75,15 +81,8 @@ export class GoogleAuth {
 // Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
-await build({
-  entryPoints: {
-    bin: path.join(here, "src", "bin.ts"),
-    // A worker thread's module (the pod's image downscaler) must be a file of its own.
-    "downscale-worker": "@yoi/pod/images/downscale-worker",
-  },
-  outdir,
+const common = {
   bundle: true,
-  splitting: true,
   format: "esm",
   platform: "node",
   target: "node22",
@@ -91,15 +90,97 @@ await build({
   conditions: ["@yoi/source"],
   // Prefer ESM builds (some dependencies' CommonJS builds require files by computed paths).
   mainFields: ["module", "main"],
-  chunkNames: "chunks/[name]-[hash]",
   external: UNBUNDLED,
   define: { __YOI_CLI_VERSION__: JSON.stringify(pkg.version) },
+  legalComments: "linked",
+  logLevel: "warning",
+  sourcemap: false,
+} satisfies BuildOptions;
+
+/*
+ * The CLI proper: `chunks/main.js` and everything it imports, split at each
+ * dynamic import as usual, then rewritten from modules into scripts for the
+ * chunk loader (src/chunk-loader.ts), whose code caches are taken after the
+ * code ran. `startup-trace` is an entry of its own so that bin.js and the
+ * commands share one instance of it.
+ */
+await build({
+  ...common,
+  entryPoints: {
+    main: path.join(here, "src", "main.ts"),
+    "startup-trace": path.join(here, "src", "startup-trace.ts"),
+  },
+  outdir: path.join(outdir, "chunks"),
+  splitting: true,
+  entryNames: "[name]",
+  chunkNames: "[name]-[hash]",
+  plugins: [lazyGoogleAuth],
+});
+const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
+const buildHash = createHash("sha256");
+await initLexer;
+for (const name of chunkFiles.sort()) {
+  const file = path.join(outdir, "chunks", name);
+  const script = await toChunkScript(readFileSync(file, "utf8"), name);
+  writeFileSync(file, script);
+  buildHash.update(name).update(script);
+}
+
+// `bin.js`: one small module (no splitting) holding the chunk loader; `--version` and `--help` load nothing else.
+await build({
+  ...common,
+  entryPoints: { bin: path.join(here, "src", "bin.ts") },
+  outdir,
+  define: { ...common.define, __YOI_BUILD_ID__: JSON.stringify(buildHash.digest("hex").slice(0, 16)) },
+});
+
+// A worker thread's module (the pod's image downscaler) must be a file of its own, with what it imports inside.
+await build({
+  ...common,
+  entryPoints: { "downscale-worker": "@yoi/pod/images/downscale-worker" },
+  outdir,
   // CommonJS dependencies inside the bundle still call require().
   banner: {
     js: 'import { createRequire as __yoiRequire } from "node:module"; const require = __yoiRequire(import.meta.url);',
   },
-  legalComments: "linked",
-  plugins: [lazyGoogleAuth],
-  logLevel: "warning",
-  sourcemap: false,
 });
+
+/**
+ * One chunk, as esbuild wrote it (an ES module), as the script the chunk
+ * loader runs: `import()` and `import.meta` become the loader's
+ * `__yoiImport` and `__yoiMeta` (found by es-module-lexer, which knows a
+ * string or a regular expression from code), then esbuild turns the static
+ * imports and exports into `require` and `module.exports`, and the whole is
+ * wrapped in the function the loader calls. Chunks refer to one another as
+ * `./<name>.js`, which the loader's `require` and `__yoiImport` load.
+ */
+async function toChunkScript(code: string, name: string): Promise<string> {
+  const [imports] = parseModule(code, name);
+  let out = "";
+  let at = 0;
+  for (const imp of imports) {
+    if (imp.d === -1) continue; // a static import: esbuild's transform below
+    out += code.slice(at, imp.ss);
+    if (imp.d === -2) {
+      out += "__yoiMeta";
+      at = imp.ss + "import.meta".length;
+    } else {
+      out += "__yoiImport";
+      at = imp.ss + "import".length;
+    }
+  }
+  out += code.slice(at);
+  const { code: cjs } = await transform(out, {
+    format: "cjs",
+    platform: "node",
+    target: "node22",
+    loader: "js",
+    sourcefile: name,
+  });
+  const script = `(function (exports, require, module, __yoiImport, __yoiMeta) {"use strict";${cjs}\n})`;
+  // Nothing of a module may be left: the loader runs scripts, where `import` would be a syntax error.
+  const [left] = parseModule(script, name);
+  if (left.length > 0)
+    throw new Error(`bundle.ts: ${name} still has ${left.length} import(s) after the rewrite`);
+  return script;
+}

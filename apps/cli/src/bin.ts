@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 /**
  * The `yoi` executable. Kept tiny: `--version` and `--help` load only the
- * argument parser; every command is imported when it runs.
+ * argument parser; every command is imported when it runs. Bundled, the
+ * rest of the CLI is loaded from `chunks/` by the chunk loader (with code
+ * caches that hold what start-up compiles); from source, as modules.
  */
 import module from "node:module";
+import * as path from "node:path";
+
+/** Set by bundle.ts: the build's id (a hash of its chunks); absent when running from source. */
+declare const __YOI_BUILD_ID__: string | undefined;
 
 // Cache compiled (and type-stripped) modules across runs: start-up is most of a short command's time.
 module.enableCompileCache?.();
@@ -14,19 +20,42 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-// Phase timings on request only: `--version` and `--help` load nothing for it otherwise.
-const trace = process.env.YOI_TRACE_STARTUP === "1" ? await import("./startup-trace.ts") : undefined;
-trace?.markStartup("bin loaded");
-trace?.traceFirstRequest();
-
 const argv = process.argv.slice(2);
-// The two commands people time: answered with one module each.
+// The two commands people time: answered without loading anything else.
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${(await import("./version.ts")).cliVersion()}\n`);
 } else if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
   process.stdout.write((await import("./help.ts")).HELP);
+} else if (typeof __YOI_BUILD_ID__ === "string") {
+  const { createChunkLoader } = await import("./chunk-loader.ts");
+  const chunks = createChunkLoader(path.join(import.meta.dirname, "chunks"), __YOI_BUILD_ID__, runKind(argv));
+  const trace =
+    process.env.YOI_TRACE_STARTUP === "1"
+      ? (chunks.load("startup-trace.js") as typeof import("./startup-trace.ts"))
+      : undefined;
+  trace?.markStartup("bin loaded");
+  trace?.traceFirstRequest();
+  const { main } = chunks.load("main.js") as typeof import("./main.ts");
+  const { loaded, cached } = chunks.stats();
+  trace?.markStartup(`main loaded (${cached} of ${loaded} chunks from the code cache)`);
+  process.exitCode = await main(argv);
 } else {
+  const trace = process.env.YOI_TRACE_STARTUP === "1" ? await import("./startup-trace.ts") : undefined;
+  trace?.markStartup("bin loaded");
+  trace?.traceFirstRequest();
   const { main } = await import("./main.ts");
   trace?.markStartup("main loaded");
   process.exitCode = await main(argv);
+}
+
+/**
+ * The kind of run, for the chunk loader: each kind adds what it compiles to
+ * the code caches once. Three kinds, so a cache is rewritten at most three
+ * times a build besides when it is missing.
+ */
+function runKind(args: readonly string[]): string {
+  if (args.includes("-p") || args.includes("--print")) return "print";
+  const first = args.find((a) => !a.startsWith("-"));
+  // A subcommand is one lower-case word; a prompt is anything else.
+  return first !== undefined && /^[a-z]+$/.test(first) ? "command" : "chat";
 }

@@ -6,7 +6,7 @@
  * the grep tool's worker thread, and the start-up trace.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
@@ -155,10 +155,98 @@ describe("the bundled yoi", () => {
     expect(genai.match(/\bGoogleAuth\b/g)?.length).toBe(2); // the import and one `new GoogleAuth(...)`
     const chunk = readdirSync(path.join(OUT, "chunks")).find((f) => f.startsWith("gemini-"))!;
     const code = readFileSync(path.join(OUT, "chunks", chunk), "utf8");
-    expect(code).toContain("// yoi-lazy:google-auth-library");
-    // Still bundled, behind the stand-in's first construction.
+    // The stand-in; the real library is still bundled, required on its first construction.
     expect(code).toMatch(/real \?\?= require_src\d*\(\);\s+return new real\.GoogleAuth\(options\);/);
-    expect(code).toContain("google-auth-library/build/src/index.js");
+    expect(code).toMatch(/exports\d*\.GoogleAuth = GoogleAuth\d*;/);
+  });
+
+  describe("code caches taken after the run", () => {
+    const codeDir = (home: string) => path.join(home, ".cache", "yoi", "code");
+    const cacheFiles = (home: string) => {
+      const [build] = readdirSync(codeDir(home));
+      const dir = path.join(codeDir(home), build!);
+      return readdirSync(dir)
+        .filter((f) => f.endsWith(".cache"))
+        .map((f) => path.join(dir, f));
+    };
+    /** How many of the chunks loaded before `main` ran came from the code cache, from the start-up trace. */
+    const fromCache = (stderr: string) => {
+      const m = /main loaded \((\d+) of (\d+) chunks from the code cache\)/.exec(stderr);
+      expect(m, stderr).not.toBeNull();
+      return { cached: Number(m![1]), loaded: Number(m![2]) };
+    };
+    async function printRun(home: string, project: string, extra: Record<string, string> = {}) {
+      const server = await startScriptedServer({
+        provider: "anthropic",
+        script: [{ type: "reply", text: "ok" }],
+      });
+      servers.push(server);
+      const r = await runBundle(
+        ["-p", "hi", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
+        cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", YOI_TRACE_STARTUP: "1", ...extra }),
+        project,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe("ok");
+      return r;
+    }
+
+    it("are written by the first run and used by the next", async () => {
+      const { home, project } = await tempWorld();
+      const first = fromCache((await printRun(home, project)).stderr);
+      expect(first.cached).toBe(0);
+      expect(first.loaded).toBeGreaterThan(1);
+      const files = cacheFiles(home);
+      expect(files.length).toBeGreaterThan(first.loaded);
+      const written = files.map((f) => statSync(f).mtimeMs);
+      const second = fromCache((await printRun(home, project)).stderr);
+      expect(second).toEqual({ cached: first.loaded, loaded: first.loaded });
+      // A kind of run seen before with every cache taken: nothing is written again.
+      expect(files.map((f) => statSync(f).mtimeMs)).toEqual(written);
+    }, 60_000);
+
+    it("a damaged or foreign cache file is not used, and is rewritten", async () => {
+      const { home, project } = await tempWorld();
+      await printRun(home, project);
+      const files = cacheFiles(home);
+      const main = files.find((f) => path.basename(f) === "main.js.cache")!;
+      const other = files.find((f) => f !== main)!;
+      // One bit flipped: the CRC no longer matches.
+      const damaged = readFileSync(main);
+      damaged[damaged.length - 1]! ^= 1;
+      writeFileSync(main, damaged);
+      // Another chunk's cache, whole and with its own CRC: V8 rejects it (another source).
+      writeFileSync(other, readFileSync(main.replace("main.js", "startup-trace.js")));
+      const r = await printRun(home, project);
+      const { cached, loaded } = fromCache(r.stderr);
+      expect(cached).toBeLessThan(loaded);
+      const again = fromCache((await printRun(home, project)).stderr);
+      expect(again.cached).toBe(again.loaded);
+    }, 60_000);
+
+    it("are neither read nor written in a directory others can write to", async () => {
+      const { home, project } = await tempWorld();
+      await printRun(home, project);
+      const dir = path.dirname(cacheFiles(home)[0]!);
+      chmodSync(dir, 0o777);
+      const before = cacheFiles(home).map((f) => statSync(f).mtimeMs);
+      const r = await printRun(home, project);
+      expect(fromCache(r.stderr).cached).toBe(0);
+      expect(cacheFiles(home).map((f) => statSync(f).mtimeMs)).toEqual(before);
+      chmodSync(dir, 0o700);
+      const again = fromCache((await printRun(home, project)).stderr);
+      expect(again.cached).toBe(again.loaded);
+    }, 60_000);
+
+    it("run without one when the cache directory cannot be written, or when NODE_DISABLE_COMPILE_CACHE is set", async () => {
+      const { home, project } = await tempWorld();
+      // A file where the cache directory would go: even root cannot make a directory under it.
+      writeFileSync(path.join(home, "not-a-dir"), "");
+      const blocked = await printRun(home, project, { XDG_CACHE_HOME: path.join(home, "not-a-dir") });
+      expect(fromCache(blocked.stderr).cached).toBe(0);
+      await printRun(home, project, { NODE_DISABLE_COMPILE_CACHE: "1" });
+      expect(existsSync(codeDir(home))).toBe(false);
+    }, 60_000);
   });
 
   it("downscales an oversized image in its worker thread (a file of the bundle's own)", async () => {

@@ -1,0 +1,219 @@
+/**
+ * Loads the bundle's chunks (`dist/chunks`, written by bundle.ts as one
+ * function-wrapped script each) with V8 code caches taken after the code
+ * ran. Node's own compile cache (used for `bin.js`) is taken right after a
+ * module is compiled, so it holds only top-level code: every function that
+ * start-up calls (zod, the provider SDK, the pod) was parsed and compiled
+ * again on every run, 40-50 ms before the first request. A cache taken at
+ * exit holds those functions too.
+ *
+ * Caches live in `$XDG_CACHE_HOME/yoi/code/<node>-<arch>-<build>/` (default
+ * `~/.cache/yoi`), one file per chunk, each checked by a CRC before V8
+ * sees it; V8 then checks its own version, flags and the source's length,
+ * and a cache it rejects is simply not used (and is rewritten at exit).
+ * A chunk's cache is written at exit when it had none, and once more for
+ * each kind of run (print, interactive, a subcommand) that has not
+ * contributed yet, so what an interactive session compiles is cached too;
+ * each write costs some 15 ms at exit, never before the first request.
+ * `NODE_DISABLE_COMPILE_CACHE=1` (Node's switch for its own cache) turns
+ * this one off as well; an unwritable cache directory only means no cache.
+ */
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
+import vm from "node:vm";
+
+/** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta) {...})`. */
+type ChunkFunction = (
+  exports: unknown,
+  require: NodeJS.Require,
+  module: { exports: unknown },
+  importChunk: (specifier: string) => Promise<unknown>,
+  meta: { url: string; filename: string; dirname: string },
+) => void;
+
+interface LoadedChunk {
+  exports: unknown;
+  script: vm.Script;
+  /** True when V8 took the cache this run: no write is needed for this chunk's sake. */
+  cached: boolean;
+}
+
+/** zlib's CRC-32, loaded on first use: bin.js holds this module, and `--version` should not pay for zlib. */
+function crc32(data: Uint8Array): number {
+  return (process.getBuiltinModule("node:zlib") as typeof import("node:zlib")).crc32(data) >>> 0;
+}
+
+/** The first bytes of a cache file; the CRC-32 of the V8 data follows, then the data. */
+const MAGIC = Buffer.from("yoic1\n");
+const HEADER_BYTES = MAGIC.length + 4;
+/** Build directories of other versions not used for this long are removed when a cache is written. */
+const STALE_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface ChunkLoaderStats {
+  /** Chunks loaded so far. */
+  loaded: number;
+  /** Of those, how many V8 took a code cache for. */
+  cached: number;
+}
+
+export interface ChunkLoader {
+  /** Loads (once) and returns the exports of `chunks/<name>`. */
+  load(name: string): unknown;
+  stats(): ChunkLoaderStats;
+}
+
+/**
+ * @param chunksDir the bundle's `chunks` directory
+ * @param buildId identifies the build (a hash of all chunks); caches of other builds are never read
+ * @param runKind what kind of run this is (`print`, `interactive`, a subcommand): each kind refreshes the caches once
+ */
+export function createChunkLoader(chunksDir: string, buildId: string, runKind: string): ChunkLoader {
+  const chunks = new Map<string, LoadedChunk>();
+  const cacheDir = trustedDir(codeCacheDir(buildId));
+
+  const load = (name: string): unknown => {
+    const known = chunks.get(name);
+    if (known) return known.exports;
+    const file = path.join(chunksDir, name);
+    const url = pathToFileURL(file).href;
+    const source = readFileSync(file, "utf8");
+    const cachedData = cacheDir ? readCache(path.join(cacheDir, `${name}.cache`)) : undefined;
+    const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
+    const module = { exports: {} as unknown };
+    const chunk: LoadedChunk = {
+      exports: module.exports,
+      script,
+      cached: cachedData !== undefined && !script.cachedDataRejected,
+    };
+    chunks.set(name, chunk);
+    const real = createRequire(file);
+    const require = Object.assign(
+      (specifier: string) => (isChunk(specifier) ? load(specifier.slice(2)) : real(specifier)),
+      real,
+    ) as NodeJS.Require;
+    const importChunk = (specifier: string): Promise<unknown> =>
+      isChunk(specifier)
+        ? Promise.resolve().then(() => load(specifier.slice(2)))
+        : // Anything else (a package left unbundled, a user's extension) goes to Node's loader, resolved from here.
+          import(specifier.startsWith(".") ? new URL(specifier, url).href : specifier);
+    const fn = script.runInThisContext() as ChunkFunction;
+    fn(module.exports, require, module, importChunk, { url, filename: file, dirname: chunksDir });
+    chunk.exports = module.exports;
+    return module.exports;
+  };
+
+  if (cacheDir) process.once("exit", () => saveCaches(cacheDir, chunks, runKind));
+
+  return {
+    load,
+    stats: () => ({
+      loaded: chunks.size,
+      cached: [...chunks.values()].filter((c) => c.cached).length,
+    }),
+  };
+}
+
+/** `./name.js` as bundle.ts writes references between chunks (all in one directory). */
+function isChunk(specifier: string): boolean {
+  return specifier.startsWith("./") && specifier.endsWith(".js") && !specifier.includes("/", 2);
+}
+
+/** `$XDG_CACHE_HOME/yoi/code/<node>-<arch>-<build>`, or undefined when caching is off or there is no home. */
+function codeCacheDir(buildId: string): string | undefined {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  const xdg = process.env.XDG_CACHE_HOME;
+  // A relative XDG_CACHE_HOME is invalid (XDG Base Directory spec) and ignored.
+  let base = xdg && path.isAbsolute(xdg) ? xdg : undefined;
+  if (!base) {
+    const home = homedir();
+    if (!home) return undefined;
+    base = path.join(home, ".cache");
+  }
+  return path.join(base, "yoi", "code", `${process.version}-${process.arch}-${buildId}`);
+}
+
+/**
+ * The cache directory, unless it or its parent exists and belongs to
+ * someone else or can be written by others: a code cache is code, and one
+ * planted there would run as this user. Missing directories are made 0700.
+ */
+function trustedDir(dir: string | undefined): string | undefined {
+  if (!dir) return undefined;
+  const uid = process.getuid?.();
+  for (const d of [path.dirname(dir), dir]) {
+    let info: ReturnType<typeof statSync>;
+    try {
+      info = statSync(d);
+    } catch {
+      continue;
+    }
+    if ((uid !== undefined && info.uid !== uid) || (info.mode & 0o022) !== 0) return undefined;
+  }
+  return dir;
+}
+
+/** The V8 data of a cache file whose CRC matches, else undefined (missing, torn or damaged: compiled afresh). */
+function readCache(file: string): Buffer | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch {
+    return undefined;
+  }
+  if (bytes.length <= HEADER_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  const data = bytes.subarray(HEADER_BYTES);
+  return bytes.readUInt32BE(MAGIC.length) === crc32(data) ? data : undefined;
+}
+
+/**
+ * At exit: writes the caches that were missing or rejected, and all loaded
+ * chunks' caches once for a kind of run not seen before. Never throws: a
+ * cache that cannot be written only means the next run compiles again.
+ */
+function saveCaches(cacheDir: string, chunks: Map<string, LoadedChunk>, runKind: string): void {
+  try {
+    const kindsFile = path.join(cacheDir, "kinds");
+    let kinds: string[] = [];
+    try {
+      kinds = readFileSync(kindsFile, "utf8").split("\n").filter(Boolean);
+    } catch {}
+    const newKind = !kinds.includes(runKind);
+    const stale = [...chunks].filter(([, c]) => newKind || !c.cached);
+    if (stale.length === 0) return;
+    mkdirSync(path.dirname(cacheDir), { recursive: true, mode: 0o700 });
+    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+    for (const [name, chunk] of stale) {
+      const data = chunk.script.createCachedData();
+      const crc = Buffer.alloc(4);
+      crc.writeUInt32BE(crc32(data));
+      writeAtomically(path.join(cacheDir, `${name}.cache`), Buffer.concat([MAGIC, crc, data]));
+    }
+    if (newKind) writeAtomically(kindsFile, Buffer.from(`${[...kinds, runKind].join("\n")}\n`));
+    removeStaleBuilds(cacheDir);
+  } catch {
+    // Read-only or full disk: no cache this time.
+  }
+}
+
+/** Written beside and renamed into place, so a reader never sees half a file. */
+function writeAtomically(file: string, bytes: Buffer): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, bytes, { mode: 0o600 });
+  renameSync(temp, file);
+}
+
+/** Removes the cache directories of other builds and Node versions that no run has written for 30 days. */
+function removeStaleBuilds(current: string): void {
+  const parent = path.dirname(current);
+  const now = Date.now();
+  for (const name of readdirSync(parent)) {
+    const dir = path.join(parent, name);
+    if (dir === current) continue;
+    try {
+      if (now - statSync(dir).mtimeMs > STALE_MS) rmSync(dir, { recursive: true, force: true });
+    } catch {}
+  }
+}
