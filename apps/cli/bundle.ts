@@ -176,9 +176,19 @@ async function toChunkScript(code: string, name: string): Promise<string> {
     target: "node22",
     loader: "js",
     sourcefile: name,
+    // ASCII only, comments dropped (some are not ASCII): a chunk is then read as a one-byte string,
+    // half the memory of a two-byte one and some 3 ms sooner on the way to the first request.
+    charset: "ascii",
+    minifyWhitespace: true,
   });
   const script = `(function (exports, require, module, __yoiImport, __yoiMeta) {"use strict";${cjs}\n})`;
   // Nothing of a module may be left: the loader runs scripts, where `import` would be a syntax error.
+  // The loader reads chunks as Latin-1, which is UTF-8 only while every byte is ASCII.
+  const wide = /[^\x00-\x7f]/.exec(script);
+  if (wide)
+    throw new Error(
+      `bundle.ts: ${name} has a non-ASCII character at ${wide.index}; the loader reads chunks as ASCII`,
+    );
   const [left] = parseModule(script, name);
   if (left.length > 0)
     throw new Error(`bundle.ts: ${name} still has ${left.length} import(s) after the rewrite`);

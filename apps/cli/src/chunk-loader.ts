@@ -79,7 +79,8 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     if (known) return known.exports;
     const file = path.join(chunksDir, name);
     const url = pathToFileURL(file).href;
-    const source = readFileSync(file, "utf8");
+    // bundle.ts writes chunks in ASCII: read as Latin-1 (the same text), a one-byte string without UTF-8 decoding.
+    const source = readFileSync(file, "latin1");
     const cachedData = cacheDir ? readCache(path.join(cacheDir, `${name}.cache`)) : undefined;
     const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
     const module = { exports: {} as unknown };

@@ -29,14 +29,26 @@ export function startupTraceEnabled(): boolean {
  */
 export function traceFirstRequest(): void {
   if (!enabled) return;
-  const original = globalThis.fetch;
-  globalThis.fetch = (...args: Parameters<typeof fetch>) => {
-    if (!printed) {
-      markStartup("first request sent");
-      printStartupTrace();
-    }
-    return original(...args);
+  // Wrapped when first read, not now: reading Node's `fetch` loads undici, which would then count as "bin loaded".
+  const own = Object.getOwnPropertyDescriptor(globalThis, "fetch");
+  const wrap = (original: typeof fetch): typeof fetch => {
+    const wrapped = (...args: Parameters<typeof fetch>) => {
+      if (!printed) {
+        markStartup("first request sent");
+        printStartupTrace();
+      }
+      return original(...args);
+    };
+    Object.defineProperty(globalThis, "fetch", { value: wrapped, writable: true, configurable: true });
+    return wrapped;
   };
+  Object.defineProperty(globalThis, "fetch", {
+    configurable: true,
+    get: () => wrap((own?.get ? own.get.call(globalThis) : own?.value) as typeof fetch),
+    set: (value: typeof fetch) => {
+      wrap(value);
+    },
+  });
   process.once("exit", () => printStartupTrace());
 }
 
