@@ -19,7 +19,6 @@ import {
   type ResolvedModel,
   resolveModel,
 } from "@yoi/manifest";
-import { z } from "zod";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
@@ -32,13 +31,6 @@ import {
   sensitiveProjectSettings,
   withoutProjectSettings,
 } from "./project-trust.ts";
-
-// zod compiles a fast path for each object schema (generated code, `new Function`) on its first
-// parse; that pays off for a schema parsed thousands of times, and a yoi process parses each a
-// handful of times (config layers, tool inputs). Interpreted, loading the config takes 5-10 ms
-// instead of 13-27 ms, which is on the way to the first request. Set here, where every command
-// that loads a config comes through, so `--help` and the argument parser still load no zod.
-z.config({ jitless: true });
 
 type Env = Readonly<Record<string, string | undefined>>;
 

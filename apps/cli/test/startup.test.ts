@@ -1,10 +1,12 @@
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { startScriptedServer } from "@yoi/llm-client/testing";
 import { describe, expect, it } from "vitest";
 import { cleanEnv, FIXTURES, runYoi, tempWorld } from "./helpers.ts";
 
 const TRACER = fileURLToPath(new URL("./fixtures/trace-loads.mjs", import.meta.url));
+const COUNT_EVAL = fileURLToPath(new URL("./fixtures/count-eval.mjs", import.meta.url));
 
 /** Runs the CLI with the load tracer and returns the modules it loaded. */
 async function loadedModules(
@@ -77,5 +79,33 @@ describe("start-up", () => {
     expect(modules.some((m) => m.endsWith("/apps/cli/src/commands/print.ts"))).toBe(true);
     const screen = [/string-width/, /get-east-asian-width/, /\/marked\//, /cli-highlight/, /\/diff\//];
     expect(modules.filter((m) => screen.some((re) => re.test(m)))).toEqual([]);
+  });
+
+  it("builds no functions from strings: zod's generated parsers are off before the first schema is built", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", toolCalls: [{ id: "c1", name: "read_file", arguments: { path: "a.txt" } }] },
+        { type: "reply", text: "ok" },
+      ],
+    });
+    try {
+      const { home, project } = await tempWorld({ "a.txt": "x\n" });
+      const counted = path.join(home, "evals.txt");
+      const result = await runYoi(
+        ["-p", "hi", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
+        {
+          env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", YOI_EVAL_FILE: counted }),
+          cwd: project,
+          nodeArgs: [`--import=${COUNT_EVAL}`],
+        },
+      );
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trim()).toBe("ok");
+      // Config layers and a tool's input were parsed; zod compiled none of them.
+      expect(await readFile(counted, "utf8")).toBe("0");
+    } finally {
+      await server.close();
+    }
   });
 });
