@@ -78,7 +78,17 @@ const PROVIDERS: { kind: ProviderKind; model: string; env: Record<string, string
   { kind: "gemini", model: "gemini/gemini-2.5-flash", env: { GEMINI_API_KEY: "bench" } },
 ];
 
-async function firstRequest(kind: ProviderKind, model: string, env: Record<string, string>): Promise<void> {
+/**
+ * Spawn of `yoi -p` until the scripted server has its request, against
+ * `node -e 0`. `cold`: each run with an empty cache directory, as the first
+ * run after an install is (no code caches of the bundle's chunks yet).
+ */
+async function firstRequest(
+  kind: ProviderKind,
+  model: string,
+  env: Record<string, string>,
+  cold = false,
+): Promise<void> {
   let arrived = 0;
   const server = await startScriptedServer({
     provider: kind,
@@ -92,13 +102,14 @@ async function firstRequest(kind: ProviderKind, model: string, env: Record<strin
     const baseline: number[] = [];
     for (let i = 0; i < WARMUP + RUNS; i++) {
       arrived = 0;
+      const cache = cold ? mkdtempSync(path.join(home, "cold-cache-")) : undefined;
       const start = performance.now();
       const child = spawn(
         process.execPath,
         [DIST, "-p", "hi", "--model", model, "--base-url", server.baseURL],
         {
           cwd: home,
-          env: { ...baseEnv, ...env },
+          env: { ...baseEnv, ...env, ...(cache ? { XDG_CACHE_HOME: cache } : {}) },
           stdio: ["ignore", "ignore", "pipe"],
         },
       );
@@ -114,7 +125,17 @@ async function firstRequest(kind: ProviderKind, model: string, env: Record<strin
         baseline.push(base);
       }
     }
-    reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline);
+    if (cold) {
+      report({
+        group: "cli",
+        name: `process start -> first request, yoi -p (${kind}), first run after an install`,
+        subject: median(subject),
+        baseline: median(baseline),
+        baselineName: "node -e 0 (spawned)",
+        unit: "ms",
+        note: "empty cache directory: no code caches (all compiled, written at exit), bwrap probed (no target)",
+      });
+    } else reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline);
   } finally {
     await server.close();
   }
@@ -152,6 +173,7 @@ async function promptReady(): Promise<number> {
 }
 
 for (const p of PROVIDERS) await firstRequest(p.kind, p.model, p.env);
+await firstRequest("anthropic", PROVIDERS[0]!.model, PROVIDERS[0]!.env, true);
 
 if (spawnSync("script", ["--version"]).status === 0) {
   const subject: number[] = [];

@@ -1,8 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll } from "vitest";
 
 export const CLI_DIR = fileURLToPath(new URL("..", import.meta.url));
 export const BIN = path.join(CLI_DIR, "src", "bin.ts");
@@ -56,11 +57,23 @@ export function runYoi(
   });
 }
 
+/**
+ * What tempWorld made in this test file, removed when the file's tests are
+ * done (under vitest; a benchmark that borrows these helpers cleans up itself).
+ */
+const worlds: string[] = [];
+if (process.env.VITEST) {
+  afterAll(async () => {
+    await Promise.all(worlds.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+}
+
 /** A temp dir with a HOME and a project holding `files`. */
 export async function tempWorld(
   files: Record<string, string> = {},
 ): Promise<{ home: string; project: string }> {
   const base = await mkdtemp(path.join(tmpdir(), "yoi-cli-test-"));
+  worlds.push(base);
   const home = path.join(base, "home");
   const project = path.join(base, "project");
   await mkdir(home, { recursive: true });
