@@ -102,15 +102,19 @@ const common = {
  * dynamic import as usual, then rewritten from modules into scripts for the
  * chunk loader (src/chunk-loader.ts), whose code caches are taken after the
  * code ran. `startup-trace` is an entry of its own so that bin.js and the
- * commands share one instance of it.
+ * commands share one instance of it; `string-width` is one so that
+ * text-width.ts can require it by a name known in advance.
  */
 await build({
   ...common,
   entryPoints: {
     main: path.join(here, "src", "main.ts"),
     "startup-trace": path.join(here, "src", "startup-trace.ts"),
+    // Required (not imported) by text-width.ts the first time a text needs it; see there.
+    "string-width": "string-width",
   },
   outdir: path.join(outdir, "chunks"),
+  define: { ...common.define, __YOI_CHUNKS__: "true" },
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { describe, expect, it } from "vitest";
 import { cleanEnv, FIXTURES, runYoi, tempWorld } from "./helpers.ts";
+import { TmuxSession, waitForFile, yoiCommand } from "./tmux.ts";
 
 const TRACER = fileURLToPath(new URL("./fixtures/trace-loads.mjs", import.meta.url));
 const COUNT_EVAL = fileURLToPath(new URL("./fixtures/count-eval.mjs", import.meta.url));
@@ -108,4 +109,41 @@ describe("start-up", () => {
       await server.close();
     }
   });
+
+  it.skipIf(!TmuxSession.available())(
+    "the interactive screen measures plain text without loading string-width (its load took 20 ms before the prompt)",
+    async () => {
+      const server = await startScriptedServer({
+        provider: "anthropic",
+        script: [{ type: "reply", text: "plain answer" }],
+      });
+      const { home, project } = await tempWorld();
+      const trace = path.join(home, "trace.txt");
+      const tty = TmuxSession.start(
+        yoiCommand({
+          project,
+          home,
+          baseURL: server.baseURL,
+          args: [],
+          out: path.join(home, "out.txt"),
+          env: [`YOI_TRACE_FILE=${trace}`],
+          nodeArgs: [`--import=${TRACER}`],
+        }),
+      );
+      try {
+        await tty.waitFor(/^›\s*$/m);
+        tty.type("hello");
+        tty.keys("Enter");
+        await tty.waitFor("plain answer");
+        tty.keys("C-c");
+        tty.keys("C-c");
+        const modules = (await waitForFile(trace)).split("\n");
+        expect(modules.some((m) => m.endsWith("/apps/cli/src/commands/interactive.ts"))).toBe(true);
+        expect(modules.filter((m) => /string-width|get-east-asian-width/.test(m))).toEqual([]);
+      } finally {
+        tty.kill();
+        await server.close();
+      }
+    },
+  );
 });

@@ -148,6 +148,8 @@ export function yoiCommand(opts: {
   model?: string;
   /** Leave ANTHROPIC_BASE_URL unset (the test passes --base-url instead). */
   noBaseURLEnv?: boolean;
+  /** Flags for node, before the script (`--import=...`). */
+  nodeArgs?: string[];
 }): string {
   const env = [
     `HOME=${quote(opts.home)}`,
@@ -160,6 +162,7 @@ export function yoiCommand(opts: {
   ].join(" ");
   const yoi = [
     process.execPath,
+    ...(opts.nodeArgs ?? []),
     "--conditions=@yoi/source",
     BIN,
     "-m",

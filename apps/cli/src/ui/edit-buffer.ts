@@ -5,12 +5,12 @@
  * terminal here, so it is tested on its own.
  */
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+import { graphemes } from "../text-width.ts";
 
 /** Offsets (UTF-16) where grapheme clusters start, plus the end. */
 function boundaries(text: string): number[] {
   const out: number[] = [];
-  for (const { index } of graphemes.segment(text)) out.push(index);
+  for (const { index } of graphemes(text)) out.push(index);
   out.push(text.length);
   return out;
 }

@@ -9,9 +9,8 @@
  * While the session is busy the editor is hidden but still takes keys, so
  * what is typed ahead is kept (and Enter hands it over to be queued).
  */
-import stringWidth from "string-width";
 import type { Style } from "../style.ts";
-import { visibleWidth } from "../text-width.ts";
+import { graphemes, visibleWidth } from "../text-width.ts";
 import type { Completion } from "./completer.ts";
 import { EditBuffer } from "./edit-buffer.ts";
 import { type Key, KeyDecoder } from "./keys.ts";
@@ -75,8 +74,6 @@ type Mode =
       done: (text: string | undefined) => void;
       wasVisible: boolean;
     };
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /** How a key is named for `bind`: `shift+tab`, `ctrl+o`, `meta+enter`. */
 export function keyId(key: Key): string {
@@ -643,9 +640,9 @@ function lay(first: string, rest: string, text: string, cursor: number, cols: nu
       line = rest;
       width = visibleWidth(rest);
     }
-    for (const { segment, index } of graphemes.segment(logical)) {
+    for (const { segment, index } of graphemes(logical)) {
       const shown = display(segment);
-      const w = stringWidth(shown);
+      const w = visibleWidth(shown);
       if (width + w > cols) {
         rows.push(line);
         line = "";

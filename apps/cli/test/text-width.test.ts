@@ -1,0 +1,54 @@
+/**
+ * text-width.ts measures common text itself and leaves the rest to
+ * string-width, which it loads only then: the two must never disagree.
+ */
+import stringWidth from "string-width";
+import { describe, expect, it } from "vitest";
+import { graphemes, truncate, visibleWidth } from "../src/text-width.ts";
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const clusters = (text: string) =>
+  [...segmenter.segment(text)].map(({ segment, index }) => ({ segment, index }));
+
+describe("text width", () => {
+  it("agrees with string-width and Intl.Segmenter on every character up to U+2FFF, alone and beside others", () => {
+    const wrong: string[] = [];
+    for (let cp = 0x20; cp < 0x3000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const ch = String.fromCodePoint(cp);
+      for (const text of [ch, `a${ch}`, `${ch}a`, `${ch}${ch}`, `\x1b[1m${ch}\x1b[0m`]) {
+        if (visibleWidth(text) !== stringWidth(text)) wrong.push(`width of ${JSON.stringify(text)}`);
+        const ours = [...graphemes(text)];
+        if (JSON.stringify(ours) !== JSON.stringify(clusters(text)))
+          wrong.push(`clusters of ${JSON.stringify(text)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("measures wide, joined and combined text as string-width does", () => {
+    for (const text of [
+      "日本語のテスト",
+      "👍🏽 thumbs",
+      "👨‍👩‍👧 family",
+      "cafe\u0301",
+      "🇯🇵 flag",
+      "a\u200bb",
+      "\x1b]8;;https://example.com\x07link\x1b]8;;\x07",
+      "tab\there",
+    ]) {
+      expect(visibleWidth(text), text).toBe(stringWidth(text));
+      expect([...graphemes(text)], text).toEqual(clusters(text));
+    }
+  });
+
+  it("truncates to a width without splitting a cluster, and keeps escapes that are not colours", () => {
+    expect(truncate("hello world", 8)).toBe("hello w…");
+    expect(truncate("日本語のテスト", 7)).toBe("日本語…");
+    expect(truncate("\x1b[1mbold text here\x1b[0m", 6)).toBe("\x1b[1mbold …\x1b[0m");
+    // A hyperlink (OSC 8) once made this loop for ever.
+    const linked = "\x1b]8;;https://example.com\x07a long link text\x1b]8;;\x07 and more";
+    expect(visibleWidth(truncate(linked, 10))).toBeLessThanOrEqual(10);
+    expect(truncate("short", 10)).toBe("short");
+  });
+});
