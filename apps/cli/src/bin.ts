@@ -11,9 +11,6 @@ import * as path from "node:path";
 /** Set by bundle.ts: the build's id (a hash of its chunks); absent when running from source. */
 declare const __YOI_BUILD_ID__: string | undefined;
 
-// Cache compiled (and type-stripped) modules across runs: start-up is most of a short command's time.
-module.enableCompileCache?.();
-
 // A closed pipe (`yoi ... | head`) is the reader's choice, not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
@@ -27,6 +24,8 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
 } else if (argv.length === 1 && (argv[0] === "--help" || argv[0] === "-h")) {
   process.stdout.write((await import("./help.ts")).HELP);
 } else if (typeof __YOI_BUILD_ID__ === "string") {
+  // Node's compile cache, for the modules it still loads itself (the packages left unbundled).
+  module.enableCompileCache?.();
   const { createChunkLoader } = await import("./chunk-loader.ts");
   const chunks = createChunkLoader(path.join(import.meta.dirname, "chunks"), __YOI_BUILD_ID__, runKind(argv));
   const trace =
@@ -40,6 +39,8 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   trace?.markStartup(`main loaded (${cached} of ${loaded} chunks from the code cache)`);
   process.exitCode = await main(argv);
 } else {
+  // Cache compiled (and type-stripped) modules across runs: start-up is most of a short command's time.
+  module.enableCompileCache?.();
   const trace = process.env.YOI_TRACE_STARTUP === "1" ? await import("./startup-trace.ts") : undefined;
   trace?.markStartup("bin loaded");
   trace?.traceFirstRequest();
