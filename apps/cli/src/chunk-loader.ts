@@ -35,7 +35,8 @@ type ChunkFunction = (
 ) => void;
 
 interface LoadedChunk {
-  exports: unknown;
+  /** Read at each load, as Node's require does: esbuild's scripts replace `module.exports` first thing. */
+  module: { exports: unknown };
   script: vm.Script;
   /** True when V8 took the cache this run: no write is needed for this chunk's sake. */
   cached: boolean;
@@ -76,7 +77,8 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
 
   const load = (name: string): unknown => {
     const known = chunks.get(name);
-    if (known) return known.exports;
+    // A chunk still running (a cycle between chunks) gives what it has exported so far, as in Node.
+    if (known) return known.module.exports;
     const file = path.join(chunksDir, name);
     const url = pathToFileURL(file).href;
     // bundle.ts writes chunks in ASCII: read as Latin-1 (the same text), a one-byte string without UTF-8 decoding.
@@ -85,7 +87,7 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
     const module = { exports: {} as unknown };
     const chunk: LoadedChunk = {
-      exports: module.exports,
+      module,
       script,
       cached: cachedData !== undefined && !script.cachedDataRejected,
     };
@@ -100,9 +102,14 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
         ? Promise.resolve().then(() => load(specifier.slice(2)))
         : // Anything else (a package left unbundled, a user's extension) goes to Node's loader, resolved from here.
           import(specifier.startsWith(".") ? new URL(specifier, url).href : specifier);
-    const fn = script.runInThisContext() as ChunkFunction;
-    fn(module.exports, require, module, importChunk, { url, filename: file, dirname: chunksDir });
-    chunk.exports = module.exports;
+    try {
+      const fn = script.runInThisContext() as ChunkFunction;
+      fn(module.exports, require, module, importChunk, { url, filename: file, dirname: chunksDir });
+    } catch (error) {
+      // As Node's require does: a chunk that failed is not kept half-done; the next load tries again.
+      chunks.delete(name);
+      throw error;
+    }
     return module.exports;
   };
 
