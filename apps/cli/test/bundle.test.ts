@@ -3,7 +3,9 @@
  * lazily loaded chunks), not the sources the other tests run. These tests
  * build it into a scratch folder and use it as a user would: the version,
  * a print-mode run with tools against every provider's scripted server,
- * the grep tool's worker thread, and the start-up trace.
+ * the grep tool's worker thread, the start-up trace, and the code caches
+ * the chunk loader keeps (written, used, refused when damaged, foreign or
+ * in a directory others can write to).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
