@@ -186,13 +186,13 @@ async function toChunkScript(code: string, name: string): Promise<string> {
     minifyWhitespace: true,
   });
   const script = `(function (exports, require, module, __yoiImport, __yoiMeta) {"use strict";${cjs}\n})`;
-  // Nothing of a module may be left: the loader runs scripts, where `import` would be a syntax error.
   // The loader reads chunks as Latin-1, which is UTF-8 only while every byte is ASCII.
   const wide = /[^\x00-\x7f]/.exec(script);
   if (wide)
     throw new Error(
       `bundle.ts: ${name} has a non-ASCII character at ${wide.index}; the loader reads chunks as ASCII`,
     );
+  // Nothing of a module may be left: the loader runs scripts, where `import` would be a syntax error.
   const [left] = parseModule(script, name);
   if (left.length > 0)
     throw new Error(`bundle.ts: ${name} still has ${left.length} import(s) after the rewrite`);

@@ -20,10 +20,10 @@
  */
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import vm from "node:vm";
+import { yoiCacheDir } from "@yoi/manifest";
 
 /** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta) {...})`. */
 type ChunkFunction = (
@@ -129,18 +129,11 @@ function isChunk(specifier: string): boolean {
   return specifier.startsWith("./") && specifier.endsWith(".js") && !specifier.includes("/", 2);
 }
 
-/** `$XDG_CACHE_HOME/yoi/code/<node>-<arch>-<build>`, or undefined when caching is off or there is no home. */
+/** `<yoi's cache dir>/code/<node>-<arch>-<build>`, or undefined when caching is off or there is no home. */
 function codeCacheDir(buildId: string): string | undefined {
   if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined;
-  const xdg = process.env.XDG_CACHE_HOME;
-  // A relative XDG_CACHE_HOME is invalid (XDG Base Directory spec) and ignored.
-  let base = xdg && path.isAbsolute(xdg) ? xdg : undefined;
-  if (!base) {
-    const home = homedir();
-    if (!home) return undefined;
-    base = path.join(home, ".cache");
-  }
-  return path.join(base, "yoi", "code", `${process.version}-${process.arch}-${buildId}`);
+  const base = yoiCacheDir();
+  return base && path.join(base, "code", `${process.version}-${process.arch}-${buildId}`);
 }
 
 /**

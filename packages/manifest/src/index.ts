@@ -1,4 +1,5 @@
 export { qualifyModelRef } from "./bare-model-name.ts";
+export { yoiCacheDir } from "./cache-dir.ts";
 export type { ModelCapabilities, ModelInfo, ModelPricing, ProviderKind } from "./catalog.ts";
 export { findModel, PROVIDER_KINDS } from "./catalog.ts";
 export { MODEL_CATALOG } from "./catalog-data.ts";

@@ -13,8 +13,8 @@
  */
 import { execFile } from "node:child_process";
 import { access, constants, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import * as path from "node:path";
+import { yoiCacheDir } from "@yoi/manifest";
 import { bwrapSandbox } from "./bwrap.ts";
 import type { Sandbox, SandboxUnavailable } from "./sandbox.ts";
 import { seatbeltSandbox } from "./seatbelt.ts";
@@ -72,11 +72,9 @@ async function probe(): Promise<Sandbox | SandboxUnavailable> {
   return bwrapSandbox(bwrap);
 }
 
-function probeCacheFile(): string {
-  // A relative XDG_CACHE_HOME is invalid (XDG Base Directory spec) and ignored.
-  const xdg = process.env.XDG_CACHE_HOME;
-  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(process.env.HOME || homedir(), ".cache");
-  return path.join(base, "yoi", "sandbox-probe.json");
+function probeCacheFile(): string | undefined {
+  const dir = yoiCacheDir();
+  return dir && path.join(dir, "sandbox-probe.json");
 }
 
 /** What a successful probe holds for: this bwrap binary, this user, this boot. Undefined when unknowable. */
@@ -95,7 +93,9 @@ async function probeKey(bwrap: string): Promise<string | undefined> {
 
 async function cachedProbe(): Promise<string | undefined> {
   try {
-    const saved = JSON.parse(await readFile(probeCacheFile(), "utf8")) as { ok?: unknown };
+    const file = probeCacheFile();
+    if (!file) return undefined;
+    const saved = JSON.parse(await readFile(file, "utf8")) as { ok?: unknown };
     return typeof saved.ok === "string" ? saved.ok : undefined;
   } catch {
     return undefined; // no cache yet, or an unreadable one: probe
@@ -105,6 +105,7 @@ async function cachedProbe(): Promise<string | undefined> {
 /** Best effort: a cache that cannot be written only means probing next time. */
 async function rememberProbe(key: string): Promise<void> {
   const file = probeCacheFile();
+  if (!file) return;
   try {
     await mkdir(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
