@@ -27,7 +27,8 @@ const SIMPLE =
   /^[\x20-\x7e\u00a0-\u00a8\u00aa-\u00ac\u00af-\u00ff\u2010-\u2027\u202f-\u203b\u203d-\u2048\u204a-\u205e\u2190-\u2193\u219a-\u21a8\u21ab-\u21ff\u2500-\u25a9\u25ac-\u25b5\u25b7-\u25bf\u25c1-\u25fa\u25ff\u2800-\u28ff]*$/;
 /** ANSI CSI sequences (colours, cursor moves): no columns. Any other escape is left to string-width. */
 const CSI = /\x1b\[[0-?]*[ -/]*[@-~]/g;
-const ANSI_AT = /^\x1b\[[0-9;?]*[A-Za-z]/;
+/** The same, matched only where `lastIndex` points. */
+const CSI_AT = new RegExp(CSI.source, "y");
 
 type StringWidth = (text: string) => number;
 let stringWidth: StringWidth | undefined;
@@ -72,7 +73,8 @@ export function truncate(text: string, width: number): string {
   let styled = false;
   // Walk the text as ANSI sequences and grapheme clusters, so an emoji sequence or a combining mark is never split.
   for (let i = 0; i < text.length; ) {
-    const ansi = ANSI_AT.exec(text.slice(i, i + 16));
+    CSI_AT.lastIndex = i;
+    const ansi = CSI_AT.exec(text);
     if (ansi) {
       out += ansi[0];
       styled = true;

@@ -50,5 +50,7 @@ describe("text width", () => {
     const linked = "\x1b]8;;https://example.com\x07a long link text\x1b]8;;\x07 and more";
     expect(visibleWidth(truncate(linked, 10))).toBeLessThanOrEqual(10);
     expect(truncate("short", 10)).toBe("short");
+    // Any CSI sequence counts 0 columns here as in visibleWidth, not only the common ones.
+    expect(truncate("\x1b[200~pasted text here", 7)).toBe("\x1b[200~pasted…\x1b[0m");
   });
 });
