@@ -78,6 +78,29 @@ export class GoogleAuth {
   },
 };
 
+/**
+ * zod's namespaces re-export all of its locales (some 50, 290 KB of the
+ * bundle's zod) for `z.locales`; yoi uses English only, which zod installs
+ * itself (it imports `locales/en.js` directly, not through this index).
+ * The index is replaced with one that exports English alone, so every run
+ * neither reads nor evaluates the rest.
+ */
+const englishZodLocale: Plugin = {
+  name: "english-zod-locale",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|core|mini)$/.test(args.resolveDir)
+        ? { path: path.join(args.resolveDir, "..", "locales", "index.js"), namespace: "yoi-zod-locales" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "yoi-zod-locales" }, (args) => ({
+      resolveDir: path.dirname(args.path),
+      loader: "js",
+      contents: 'export { default as en } from "./en.js";\n',
+    }));
+  },
+};
+
 // Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
@@ -118,7 +141,7 @@ await build({
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",
-  plugins: [lazyGoogleAuth],
+  plugins: [lazyGoogleAuth, englishZodLocale],
 });
 const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
 const buildHash = createHash("sha256");
@@ -130,12 +153,32 @@ for (const name of chunkFiles.sort()) {
   buildHash.update(name).update(script);
 }
 
+/**
+ * Node's built-in modules, for `bin.js`, taken with `process.getBuiltinModule`
+ * rather than imported. A static `import` of a built-in gives it an ES module
+ * face, which reads every export: for `node:fs` that loads `fs.promises`
+ * and its dependencies, some 4 ms before the first line of `bin.js` runs,
+ * which `--version` paid in full. (The chunks are scripts and `require`
+ * their built-ins, which has no such cost.)
+ */
+const builtinsAtRunTime: Plugin = {
+  name: "builtins-at-run-time",
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, namespace: "yoi-builtin" }));
+    build.onLoad({ filter: /.*/, namespace: "yoi-builtin" }, (args) => ({
+      loader: "js",
+      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+    }));
+  },
+};
+
 // `bin.js`: one small module (no splitting) holding the chunk loader; `--version` and `--help` load nothing else.
 await build({
   ...common,
   entryPoints: { bin: path.join(here, "src", "bin.ts") },
   outdir,
   define: { ...common.define, __YOI_BUILD_ID__: JSON.stringify(buildHash.digest("hex").slice(0, 16)) },
+  plugins: [builtinsAtRunTime],
 });
 
 // A worker thread's module (the pod's image downscaler) must be a file of its own, with what it imports inside.

@@ -58,6 +58,18 @@ describe("the bundled yoi", () => {
     expect(r.stdout.trim()).toBe(version);
   });
 
+  it("imports no built-in module as an ES module, and carries zod's English messages only", () => {
+    // A static import of node:fs alone costs some 4 ms before bin.js runs (see bundle.ts).
+    const bin = readFileSync(path.join(OUT, "bin.js"), "utf8");
+    expect(bin.match(/^\s*import\b[^(].*$/gm) ?? []).toEqual([]);
+    expect(bin).toContain('process.getBuiltinModule("node:fs")');
+    const chunks = readdirSync(path.join(OUT, "chunks")).filter((f) => f.endsWith(".js"));
+    const read = (f: string) => readFileSync(path.join(OUT, "chunks", f), "latin1");
+    // zod's English locale ("Invalid input") is in; its German one (and so the other 50) is not.
+    expect(chunks.filter((f) => read(f).includes("Invalid input")).length).toBeGreaterThan(0);
+    expect(chunks.filter((f) => read(f).includes("Ung\\xFCltig"))).toEqual([]);
+  });
+
   const servers: ScriptedServer[] = [];
   afterAll(async () => {
     for (const s of servers) await s.close();
