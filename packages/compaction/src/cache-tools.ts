@@ -11,38 +11,48 @@ import { GREP_TOOL_NAME, READ_TOOL_NAME } from "./in-context-view.ts";
 import { CACHE_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import type { ToolOutputCache } from "./tool-output-cache.ts";
 
-const refId = z
-  .string()
-  .min(1)
-  .describe(
-    "The ref id of a cached tool output: the <id> of `ref=<id>` in a trimmed or truncated tool output.",
-  );
-
-export const readInputSchema = z.object({
-  ref_id: refId,
-  offset: z.number().int().min(1).optional().describe("1-based line number to start at. Default 1."),
-  limit: z.number().int().min(1).optional().describe(`Most lines to return. Default ${DEFAULT_READ_LIMIT}.`),
-});
-
-export const grepInputSchema = z.object({
-  ref_id: refId,
-  pattern: z.string().min(1).describe("JavaScript regular expression searched for in each line."),
-  ignore_case: z.boolean().optional().describe("Match case-insensitively. Default false."),
-  context: z
-    .number()
-    .int()
-    .min(0)
-    .max(50)
-    .optional()
-    .describe("Lines of context shown before and after each match. Default 0."),
-  max_matches: z
-    .number()
-    .int()
+const refId = () =>
+  z
+    .string()
     .min(1)
-    .max(1000)
-    .optional()
-    .describe(`Most matching lines shown. Default ${DEFAULT_MAX_MATCHES}.`),
-});
+    .describe(
+      "The ref id of a cached tool output: the <id> of `ref=<id>` in a trimmed or truncated tool output.",
+    );
+
+export const readInputSchema = z.lazy(() =>
+  z.object({
+    ref_id: refId(),
+    offset: z.number().int().min(1).optional().describe("1-based line number to start at. Default 1."),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Most lines to return. Default ${DEFAULT_READ_LIMIT}.`),
+  }),
+);
+
+export const grepInputSchema = z.lazy(() =>
+  z.object({
+    ref_id: refId(),
+    pattern: z.string().min(1).describe("JavaScript regular expression searched for in each line."),
+    ignore_case: z.boolean().optional().describe("Match case-insensitively. Default false."),
+    context: z
+      .number()
+      .int()
+      .min(0)
+      .max(50)
+      .optional()
+      .describe("Lines of context shown before and after each match. Default 0."),
+    max_matches: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(`Most matching lines shown. Default ${DEFAULT_MAX_MATCHES}.`),
+  }),
+);
 
 /** The input schemas of the two tools by name (their JSON Schemas are generated into json-schemas.generated.ts). */
 export const CACHE_TOOL_INPUT_SCHEMAS: Record<string, z.ZodType> = {

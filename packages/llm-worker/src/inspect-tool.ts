@@ -24,15 +24,17 @@ const PREVIEW_LINES = 40;
 const PREVIEW_ENTRIES = 5;
 
 /** The arguments `inspect` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const inspectInput = z.object({
-  blob_id: z.string().describe("The id from a [blob:<id>] marker in a tool result."),
-  selector: z
-    .string()
-    .optional()
-    .describe(
-      "Omit for an overview. `lines:20-50` (1-based, inclusive) for text; `slice:3..8` (0-based, end exclusive) for JSON arrays; `key:name` for JSON objects.",
-    ),
-});
+export const inspectInput = z.lazy(() =>
+  z.object({
+    blob_id: z.string().describe("The id from a [blob:<id>] marker in a tool result."),
+    selector: z
+      .string()
+      .optional()
+      .describe(
+        "Omit for an overview. `lines:20-50` (1-based, inclusive) for text; `slice:3..8` (0-based, end exclusive) for JSON arrays; `key:name` for JSON objects.",
+      ),
+  }),
+);
 
 export interface InspectToolOptions {
   /** Cap of one answer in bytes; larger selections are cut with a note to narrow the range. */

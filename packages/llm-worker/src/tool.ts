@@ -46,7 +46,8 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
    * {@link inputJsonSchema} (converting costs milliseconds on the way to a
    * session's first request). Must describe an object. `inputSchema` still
    * validates the arguments (a permissive `z.record` leaves validation to
-   * the tool).
+   * the tool); with `jsonSchema` given, it can be a `z.lazy` one, built
+   * when the first call is parsed rather than when its module loads.
    */
   readonly jsonSchema?: Readonly<Record<string, unknown>>;
   execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;

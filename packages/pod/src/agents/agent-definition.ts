@@ -38,32 +38,36 @@ export class AgentDefinitionError extends Error {
 /** What an agent file's name may be (it becomes a tool argument). */
 export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-const toolList = z.union([
-  z.array(z.string().min(1)),
-  // `tools: read_file, grep` as Claude Code's agent files write it.
-  z
-    .string()
-    .min(1)
-    .transform((s) =>
-      s
-        .split(",")
-        .map((t) => t.trim())
-        .filter((t) => t !== ""),
-    ),
-]);
+const toolList = () =>
+  z.union([
+    z.array(z.string().min(1)),
+    // `tools: read_file, grep` as Claude Code's agent files write it.
+    z
+      .string()
+      .min(1)
+      .transform((s) =>
+        s
+          .split(",")
+          .map((t) => t.trim())
+          .filter((t) => t !== ""),
+      ),
+  ]);
 
-const FrontMatter = z.strictObject({
-  description: z.string().trim().min(1, "description must not be empty"),
-  tools: toolList.optional(),
-  model: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\/\S+$/, 'model must be "<provider>/<model>" or "inherit"')
-    .or(z.literal("inherit"))
-    .optional(),
-  // Other tools' agent files carry these; accepted and ignored.
-  name: z.string().optional(),
-  color: z.string().optional(),
-});
+// Built on first parse: most sessions have no agent files.
+const FrontMatter = z.lazy(() =>
+  z.strictObject({
+    description: z.string().trim().min(1, "description must not be empty"),
+    tools: toolList().optional(),
+    model: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\/\S+$/, 'model must be "<provider>/<model>" or "inherit"')
+      .or(z.literal("inherit"))
+      .optional(),
+    // Other tools' agent files carry these; accepted and ignored.
+    name: z.string().optional(),
+    color: z.string().optional(),
+  }),
+);
 
 const FENCE = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 

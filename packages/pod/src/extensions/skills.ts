@@ -93,15 +93,17 @@ export function skillsPrompt(skills: readonly Skill[]): string {
 }
 
 /** The arguments `skill` takes (its JSON Schema is generated into tools/json-schemas.generated.ts). */
-export const skillInput = z.object({
-  name: z.string().describe("The skill's name, as listed in the system prompt."),
-  file: z
-    .string()
-    .optional()
-    .describe(
-      "A file of the skill's folder, relative to it (as listed when the skill is loaded). Omit for SKILL.md.",
-    ),
-});
+export const skillInput = z.lazy(() =>
+  z.object({
+    name: z.string().describe("The skill's name, as listed in the system prompt."),
+    file: z
+      .string()
+      .optional()
+      .describe(
+        "A file of the skill's folder, relative to it (as listed when the skill is loaded). Omit for SKILL.md.",
+      ),
+  }),
+);
 
 /** The `skill` tool: SKILL.md's body and the folder's file list, or one of its files. */
 export function createSkillTool(skills: readonly Skill[]): Tool<typeof skillInput> {

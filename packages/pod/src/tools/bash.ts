@@ -35,17 +35,19 @@ export interface BashToolOptions {
 }
 
 /** The arguments `bash` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const bashInput = z.object({
-  command: z.string().min(1).describe("The shell command (bash -c). Runs in the project root."),
-  timeout_ms: z
-    .number()
-    .int()
-    .min(1)
-    .max(BASH_MAX_TIMEOUT_MS)
-    .optional()
-    .describe(`Kill the command after this many milliseconds. Default ${TOOL_TIMEOUT_MS}.`),
-  description: z.string().optional().describe("A few words on what the command does, for the user."),
-});
+export const bashInput = z.lazy(() =>
+  z.object({
+    command: z.string().min(1).describe("The shell command (bash -c). Runs in the project root."),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(BASH_MAX_TIMEOUT_MS)
+      .optional()
+      .describe(`Kill the command after this many milliseconds. Default ${TOOL_TIMEOUT_MS}.`),
+    description: z.string().optional().describe("A few words on what the command does, for the user."),
+  }),
+);
 
 /**
  * The default environment: inherited, minus provider API keys (the known

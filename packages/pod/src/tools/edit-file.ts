@@ -9,15 +9,17 @@ import { staleMessage } from "./write-file.ts";
 export const EDIT_FILE_MAX_BYTES = 10 * 1024 * 1024;
 
 /** The arguments `edit_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const editFileInput = z.object({
-  path: z.string().describe("File to edit, relative to the project root."),
-  old_string: z.string().describe("The exact text to replace (whitespace and indentation included)."),
-  new_string: z.string().describe("The replacement text."),
-  replace_all: z
-    .boolean()
-    .optional()
-    .describe("Replace every occurrence. Default false: old_string must be unique."),
-});
+export const editFileInput = z.lazy(() =>
+  z.object({
+    path: z.string().describe("File to edit, relative to the project root."),
+    old_string: z.string().describe("The exact text to replace (whitespace and indentation included)."),
+    new_string: z.string().describe("The replacement text."),
+    replace_all: z
+      .boolean()
+      .optional()
+      .describe("Replace every occurrence. Default false: old_string must be unique."),
+  }),
+);
 
 function occurrences(haystack: string, needle: string): number[] {
   const at: number[] = [];

@@ -11,14 +11,16 @@ import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 export const GLOB_MAX_RESULTS = 200;
 
 /** The arguments `glob` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const globInput = z.object({
-  pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
-  path: z.string().optional().describe("Directory to search from. Default: the project root."),
-  include_ignored: z
-    .boolean()
-    .optional()
-    .describe("Also search files that .gitignore excludes. Default false."),
-});
+export const globInput = z.lazy(() =>
+  z.object({
+    pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
+    path: z.string().optional().describe("Directory to search from. Default: the project root."),
+    include_ignored: z
+      .boolean()
+      .optional()
+      .describe("Also search files that .gitignore excludes. Default false."),
+  }),
+);
 
 /** `glob`: files matching a pattern, most recently modified first. */
 export function globTool(deps: BuiltinToolDeps) {

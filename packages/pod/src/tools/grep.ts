@@ -25,39 +25,43 @@ const GREP_MATCH_AHEAD_BYTES = 32 * 1024 * 1024;
 export const GREP_MAX_LINE_LENGTH = 300;
 
 /** The arguments `grep` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const grepInput = z.object({
-  pattern: z.string().min(1).describe("JavaScript regular expression, e.g. `function\\s+\\w+` or `TODO`."),
-  path: z.string().optional().describe("File or directory to search. Default: the project root."),
-  glob: z
-    .string()
-    .optional()
-    .describe('Only files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.ts".'),
-  ignore_case: z.boolean().optional().describe("Case-insensitive match. Default false."),
-  output_mode: z
-    .enum(["content", "files_with_matches", "count"])
-    .optional()
-    .describe(
-      '"content" (default): matching lines as path:line:text; "files_with_matches": paths; "count": path:count.',
-    ),
-  context: z
-    .number()
-    .int()
-    .min(0)
-    .max(10)
-    .optional()
-    .describe("Lines of context around each match (content mode)."),
-  max_matches: z
-    .number()
-    .int()
-    .min(1)
-    .max(GREP_MAX_MATCHES)
-    .optional()
-    .describe(`Stop after this many matching lines. Default ${GREP_DEFAULT_MAX_MATCHES}.`),
-  include_ignored: z
-    .boolean()
-    .optional()
-    .describe("Also search files that .gitignore excludes. Default false."),
-});
+export const grepInput = z.lazy(() =>
+  z.object({
+    pattern: z.string().min(1).describe("JavaScript regular expression, e.g. `function\\s+\\w+` or `TODO`."),
+    path: z.string().optional().describe("File or directory to search. Default: the project root."),
+    glob: z
+      .string()
+      .optional()
+      .describe(
+        'Only files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.ts".',
+      ),
+    ignore_case: z.boolean().optional().describe("Case-insensitive match. Default false."),
+    output_mode: z
+      .enum(["content", "files_with_matches", "count"])
+      .optional()
+      .describe(
+        '"content" (default): matching lines as path:line:text; "files_with_matches": paths; "count": path:count.',
+      ),
+    context: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .optional()
+      .describe("Lines of context around each match (content mode)."),
+    max_matches: z
+      .number()
+      .int()
+      .min(1)
+      .max(GREP_MAX_MATCHES)
+      .optional()
+      .describe(`Stop after this many matching lines. Default ${GREP_DEFAULT_MAX_MATCHES}.`),
+    include_ignored: z
+      .boolean()
+      .optional()
+      .describe("Also search files that .gitignore excludes. Default false."),
+  }),
+);
 
 function compile(pattern: string, ignoreCase: boolean): RegExp {
   const flags = ignoreCase ? "i" : "";

@@ -7,9 +7,11 @@ import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 export const LIST_DIR_MAX_ENTRIES = 1000;
 
 /** The arguments `list_dir` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const listDirInput = z.object({
-  path: z.string().optional().describe('Directory, relative to the project root. Default ".".'),
-});
+export const listDirInput = z.lazy(() =>
+  z.object({
+    path: z.string().optional().describe('Directory, relative to the project root. Default ".".'),
+  }),
+);
 
 /** `list_dir`: the entries of one directory; `/` marks directories, `@` symlinks. */
 export function listDirTool(deps: BuiltinToolDeps) {

@@ -11,16 +11,18 @@ export const READ_FILE_DEFAULT_LIMIT = 2000;
 export const READ_FILE_MAX_LINE_LENGTH = 2000;
 
 /** The arguments `read_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const readFileInput = z.object({
-  path: z.string().describe("File path, relative to the project root (or absolute inside it)."),
-  offset: z.number().int().min(1).optional().describe("1-based line to start at. Default 1."),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe(`Most lines to return. Default ${READ_FILE_DEFAULT_LIMIT}.`),
-});
+export const readFileInput = z.lazy(() =>
+  z.object({
+    path: z.string().describe("File path, relative to the project root (or absolute inside it)."),
+    offset: z.number().int().min(1).optional().describe("1-based line to start at. Default 1."),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(`Most lines to return. Default ${READ_FILE_DEFAULT_LIMIT}.`),
+  }),
+);
 
 /** `read_file`: numbered lines like `cat -n`, bounded by lines and bytes. */
 export function readFileTool(deps: BuiltinToolDeps) {

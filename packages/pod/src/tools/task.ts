@@ -84,20 +84,22 @@ export interface TaskToolOptions {
 }
 
 /** The arguments `task` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const taskInput = z.object({
-  description: z
-    .string()
-    .trim()
-    .min(1, "description must not be empty")
-    .max(120, "description must be at most 120 characters")
-    .describe("3-8 words saying what the subagent does (shown to the user)."),
-  prompt: z
-    .string()
-    .trim()
-    .min(1, "prompt must not be empty")
-    .describe("The complete task: the subagent sees nothing of this conversation but this text."),
-  agent: z.string().optional().describe("Name of a defined agent to run (default: a general-purpose one)."),
-});
+export const taskInput = z.lazy(() =>
+  z.object({
+    description: z
+      .string()
+      .trim()
+      .min(1, "description must not be empty")
+      .max(120, "description must be at most 120 characters")
+      .describe("3-8 words saying what the subagent does (shown to the user)."),
+    prompt: z
+      .string()
+      .trim()
+      .min(1, "prompt must not be empty")
+      .describe("The complete task: the subagent sees nothing of this conversation but this text."),
+    agent: z.string().optional().describe("Name of a defined agent to run (default: a general-purpose one)."),
+  }),
+);
 
 function describeTool(options: TaskToolOptions): string {
   const lines = [

@@ -9,22 +9,24 @@ export const TODO_MAX_ITEMS = 100;
 export const TODO_MAX_CONTENT = 500;
 
 /** The arguments `todo_write` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const todoWriteInput = z.object({
-  todos: z
-    .array(
-      z.object({
-        content: z
-          .string()
-          .trim()
-          .min(1, "content must not be empty")
-          .max(TODO_MAX_CONTENT, `content must be at most ${TODO_MAX_CONTENT} characters`)
-          .describe("The task, one line, imperative (e.g. `Run the tests`)."),
-        status: z.enum(["pending", "in_progress", "completed"]),
-      }),
-    )
-    .max(TODO_MAX_ITEMS, `at most ${TODO_MAX_ITEMS} items`)
-    .describe("The whole list, in order. Items left out are removed; [] clears the list."),
-});
+export const todoWriteInput = z.lazy(() =>
+  z.object({
+    todos: z
+      .array(
+        z.object({
+          content: z
+            .string()
+            .trim()
+            .min(1, "content must not be empty")
+            .max(TODO_MAX_CONTENT, `content must be at most ${TODO_MAX_CONTENT} characters`)
+            .describe("The task, one line, imperative (e.g. `Run the tests`)."),
+          status: z.enum(["pending", "in_progress", "completed"]),
+        }),
+      )
+      .max(TODO_MAX_ITEMS, `at most ${TODO_MAX_ITEMS} items`)
+      .describe("The whole list, in order. Items left out are removed; [] clears the list."),
+  }),
+);
 
 /** `todo_write`: replaces the session's todo list as a whole. */
 export function todoWriteTool(todos: TodoList) {

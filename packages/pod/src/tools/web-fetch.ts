@@ -42,15 +42,17 @@ const DEFAULTS = {
 };
 
 /** The arguments `web_fetch` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const webFetchInput = z.object({
-  url: z.string().min(1, "url must not be empty").describe("An absolute http:// or https:// URL."),
-  prompt: z
-    .string()
-    .optional()
-    .describe(
-      "What you want from the page; for a large page, lines that mention its words are quoted first.",
-    ),
-});
+export const webFetchInput = z.lazy(() =>
+  z.object({
+    url: z.string().min(1, "url must not be empty").describe("An absolute http:// or https:// URL."),
+    prompt: z
+      .string()
+      .optional()
+      .describe(
+        "What you want from the page; for a large page, lines that mention its words are quoted first.",
+      ),
+  }),
+);
 
 /** The host a web_fetch call would reach (what permission rules match), or undefined for a URL it would refuse. */
 export function webFetchHost(url: unknown): string | undefined {

@@ -4,12 +4,14 @@ import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** The arguments `write_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const writeFileInput = z.object({
-  path: z
-    .string()
-    .describe("File path, relative to the project root. Missing parent directories are created."),
-  content: z.string().describe("The complete new content of the file."),
-});
+export const writeFileInput = z.lazy(() =>
+  z.object({
+    path: z
+      .string()
+      .describe("File path, relative to the project root. Missing parent directories are created."),
+    content: z.string().describe("The complete new content of the file."),
+  }),
+);
 
 function countLines(text: string): number {
   if (text === "") return 0;
