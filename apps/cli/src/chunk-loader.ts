@@ -75,12 +75,25 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
   const chunks = new Map<string, LoadedChunk>();
   const cacheDir = trustedDir(codeCacheDir(buildId));
 
+  // One require and one import for every chunk: they all live in `chunksDir`, so each resolves the same.
+  const real = createRequire(chunksDir + path.sep);
+  const require = Object.assign(
+    (specifier: string) => (isChunk(specifier) ? load(specifier.slice(2)) : real(specifier)),
+    real,
+  ) as NodeJS.Require;
+  const importChunk = (specifier: string): Promise<unknown> =>
+    isChunk(specifier)
+      ? Promise.resolve().then(() => load(specifier.slice(2)))
+      : // Anything else (a package left unbundled, a user's extension) goes to Node's loader, resolved from here.
+        import(
+          specifier.startsWith(".") ? new URL(specifier, pathToFileURL(chunksDir + path.sep)).href : specifier
+        );
+
   const load = (name: string): unknown => {
     const known = chunks.get(name);
     // A chunk still running (a cycle between chunks) gives what it has exported so far, as in Node.
     if (known) return known.module.exports;
     const file = path.join(chunksDir, name);
-    const url = pathToFileURL(file).href;
     // bundle.ts writes chunks in ASCII: read as Latin-1 (the same text), a one-byte string without UTF-8 decoding.
     const source = readFileSync(file, "latin1");
     const cachedData = cacheDir ? readCache(path.join(cacheDir, `${name}.cache`)) : undefined;
@@ -92,19 +105,17 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
       cached: cachedData !== undefined && !script.cachedDataRejected,
     };
     chunks.set(name, chunk);
-    const real = createRequire(file);
-    const require = Object.assign(
-      (specifier: string) => (isChunk(specifier) ? load(specifier.slice(2)) : real(specifier)),
-      real,
-    ) as NodeJS.Require;
-    const importChunk = (specifier: string): Promise<unknown> =>
-      isChunk(specifier)
-        ? Promise.resolve().then(() => load(specifier.slice(2)))
-        : // Anything else (a package left unbundled, a user's extension) goes to Node's loader, resolved from here.
-          import(specifier.startsWith(".") ? new URL(specifier, url).href : specifier);
+    // `import.meta` of the chunk; its URL is worked out when read (few chunks read it).
+    const meta = {
+      get url() {
+        return pathToFileURL(file).href;
+      },
+      filename: file,
+      dirname: chunksDir,
+    };
     try {
       const fn = script.runInThisContext() as ChunkFunction;
-      fn(module.exports, require, module, importChunk, { url, filename: file, dirname: chunksDir });
+      fn(module.exports, require, module, importChunk, meta);
     } catch (error) {
       // As Node's require does: a chunk that failed is not kept half-done; the next load tries again.
       chunks.delete(name);
