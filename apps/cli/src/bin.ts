@@ -12,10 +12,27 @@ import * as path from "node:path";
 declare const __YOI_BUILD_ID__: string | undefined;
 
 // A closed pipe (`yoi ... | head`) is the reader's choice, not an error.
-process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+const onStdoutError = (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
   throw error;
-});
+};
+// Attached when stdout is first used, not now: Node creates the stream on first use, which costs 2-4 ms
+// (a pipe loads the net module), and `yoi -p` first writes after its first answer.
+const stdoutGetter = Object.getOwnPropertyDescriptor(process, "stdout")?.get;
+if (stdoutGetter) {
+  let stdout: NodeJS.WriteStream | undefined;
+  Object.defineProperty(process, "stdout", {
+    configurable: true,
+    enumerable: true,
+    get: () => {
+      if (stdout === undefined) {
+        stdout = stdoutGetter.call(process) as NodeJS.WriteStream;
+        stdout.on("error", onStdoutError);
+      }
+      return stdout;
+    },
+  });
+} else process.stdout.on("error", onStdoutError);
 
 const argv = process.argv.slice(2);
 // The two commands people time: answered without loading anything else.

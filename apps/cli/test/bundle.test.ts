@@ -70,6 +70,36 @@ describe("the bundled yoi", () => {
     expect(chunks.filter((f) => read(f).includes("Ung\\xFCltig"))).toEqual([]);
   });
 
+  it("ends quietly, with its own exit code, when the reader of its output has gone", async () => {
+    // The handler is attached when stdout is first used (see bin.ts): the write that fails must still find it.
+    const { home, project } = await tempWorld();
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "ok" }],
+    });
+    try {
+      for (const args of [
+        ["--help"],
+        ["-p", "hi", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
+      ]) {
+        const child = spawn(process.execPath, [path.join(OUT, "bin.js"), ...args], {
+          cwd: project,
+          env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key" }),
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        child.stdout.destroy(); // the reader is gone before the first write
+        let stderr = "";
+        child.stderr.setEncoding("utf8").on("data", (d: string) => {
+          stderr += d;
+        });
+        const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+        expect({ args: args[0], code, stderr }).toEqual({ args: args[0], code: 0, stderr: "" });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
   const servers: ScriptedServer[] = [];
   afterAll(async () => {
     for (const s of servers) await s.close();
