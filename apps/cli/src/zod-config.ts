@@ -10,6 +10,6 @@
  * them. main.ts imports it, and awaits it, before it imports a command;
  * `--version`, `--help` and the argument parser still load no zod.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 z.config({ jitless: true });

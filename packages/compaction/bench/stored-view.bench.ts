@@ -12,7 +12,7 @@ import type { Request } from "@yoi/llm-client";
 import { defineTool, Worker } from "@yoi/llm-worker";
 import { createScriptedClient, type ScriptStep } from "@yoi/llm-worker/testing";
 import { estimateTokens } from "@yoi/manifest";
-import { z } from "zod";
+import * as z from "zod";
 import { report } from "../../../scripts/bench-kit.ts";
 import { createContextPolicy, type StoredView } from "../src/index.ts";
 import { TestBlobStore } from "../test/support/memory-store.ts";

@@ -4,7 +4,7 @@
  * go back to the model as `ToolError`s that say what to do.
  */
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT } from "./cache-read.ts";
 import { isCompactionError } from "./errors.ts";
 import { GREP_TOOL_NAME, READ_TOOL_NAME } from "./in-context-view.ts";

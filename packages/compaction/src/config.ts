@@ -6,7 +6,7 @@ import {
   TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
   TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
 } from "@yoi/manifest";
-import { z } from "zod";
+import * as z from "zod";
 import { CompactionError } from "./errors.ts";
 import { DEFAULT_RETAIN_PROMPT, DEFAULT_SUMMARY_PROMPT } from "./prompts.ts";
 

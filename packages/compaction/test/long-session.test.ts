@@ -11,7 +11,7 @@ import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/
 import { defineTool, Worker, type WorkerEvent } from "@yoi/llm-worker";
 import { buildModelCatalog, ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { createContextPolicy, isCompactionMessage, SUMMARY_HEADER } from "../src/index.ts";
 import { TestBlobStore } from "./support/memory-store.ts";
 

@@ -14,7 +14,7 @@
  */
 import { performance } from "node:perf_hooks";
 import type { Event, LlmClient, Request } from "@yoi/llm-client";
-import { z } from "zod";
+import * as z from "zod";
 import { compare, median, report } from "../../../scripts/bench-kit.ts";
 import { defineTool, Worker } from "../src/index.ts";
 import { responseEvents } from "../src/testing/index.ts";

@@ -9,7 +9,7 @@
  */
 
 import { errorMessage } from "@yoi/llm-client";
-import { z } from "zod";
+import * as z from "zod";
 import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
 import { INSPECT_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { contentKind, describeValue, splitLines } from "./summary.ts";

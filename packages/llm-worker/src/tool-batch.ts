@@ -7,7 +7,7 @@
  */
 import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { BlobStore } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
 import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";

@@ -3,7 +3,7 @@
  * `execute(input, ctx)` with the ToolExecutionContext.
  */
 import type { ToolSpec } from "@yoi/llm-client";
-import { z } from "zod";
+import * as z from "zod";
 import type { ToolOutput } from "./tool-output.ts";
 
 /**

@@ -1,7 +1,7 @@
 import type { Event } from "@yoi/llm-client";
 import { LlmError } from "@yoi/llm-client";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { ContextPolicy } from "../src/context-policy.ts";
 import { createScriptedClient, delayedEvents, responseEvents } from "../src/testing/scripted-client.ts";
 import { defineTool } from "../src/tool.ts";

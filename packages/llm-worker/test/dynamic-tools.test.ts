@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { createScriptedClient } from "../src/testing/scripted-client.ts";
 import { defineTool, toolSpec } from "../src/tool.ts";
 import { Worker } from "../src/worker.ts";

@@ -6,7 +6,7 @@
 import { createClient, type ProviderKind } from "@yoi/llm-client";
 import { frameLines, type ScriptedServer, startScriptedServer, WIRE_FORMATS } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkerEvent } from "../src/events.ts";
 import { createMemoryBlobStore } from "../src/testing/memory-blob-store.ts";
 import { defineTool } from "../src/tool.ts";

@@ -1,5 +1,5 @@
 import type { Item } from "@yoi/llm-client";
-import { z } from "zod";
+import * as z from "zod";
 import type { WorkerEvent } from "../src/events.ts";
 import { defineTool } from "../src/tool.ts";
 import type { Worker } from "../src/worker.ts";

@@ -1,6 +1,6 @@
 import { systemMessage, userMessage } from "@yoi/llm-client";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { Hook } from "../src/hook.ts";
 import type { Interceptor } from "../src/interceptor.ts";
 import { createScriptedClient } from "../src/testing/scripted-client.ts";

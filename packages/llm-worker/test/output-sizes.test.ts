@@ -1,6 +1,6 @@
 import type { ToolResultItem } from "@yoi/llm-client";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { ContextPolicy } from "../src/context-policy.ts";
 import type { ToolCallEndEvent } from "../src/events.ts";
 import { createMemoryBlobStore } from "../src/testing/memory-blob-store.ts";

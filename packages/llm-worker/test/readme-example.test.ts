@@ -3,7 +3,7 @@
 import { createClient } from "@yoi/llm-client";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { defineTool, Worker } from "../src/index.ts";
 
 let close: (() => Promise<void>) | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import type { Interceptor } from "../src/interceptor.ts";
 import { createScriptedClient } from "../src/testing/scripted-client.ts";
 import { defineTool, type ToolExecutionContext } from "../src/tool.ts";

@@ -1,6 +1,6 @@
 import { LlmError, userMessage } from "@yoi/llm-client";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { createScriptedClient } from "../src/testing/scripted-client.ts";
 import { defineTool, ToolError } from "../src/tool.ts";
 import { Worker } from "../src/worker.ts";

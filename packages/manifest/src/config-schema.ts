@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ModelInfo, ProviderKind } from "./catalog.ts";
 import { findModel, PROVIDER_KINDS } from "./catalog.ts";
 import { MODEL_CATALOG } from "./catalog-data.ts";

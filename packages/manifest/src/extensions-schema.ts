@@ -8,7 +8,7 @@
  * peers (Claude Code, gemini-cli) behave. The config layer only requires
  * each entry to be an object.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const expecting = (text: string) => ({ error: () => text });
 

@@ -3,7 +3,7 @@
  * source add up (see ACCUMULATING_ARRAYS in merge-layers.ts); a deny rule
  * anywhere wins over an allow rule anywhere.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { PERMISSION_DEFAULTS, type PermissionAction } from "./defaults.ts";
 
 // The same "expected ..." convention as config-schema.ts: the message is the expectation.

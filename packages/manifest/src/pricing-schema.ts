@@ -3,7 +3,7 @@
  * million tokens, overriding the built-in catalog's (or giving prices to a
  * model it does not know). Costs shown by the CLI come from these.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const EXPECTED = "a price in US dollars per million tokens (a number >= 0)";
 const price = () =>

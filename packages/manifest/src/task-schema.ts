@@ -2,7 +2,7 @@
  * The `task` section of the config: how far subagents (`task` tool) may
  * nest and how long one may run.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Levels of subagents below the main agent. 1: the main agent's children cannot delegate further. */
 export const TASK_MAX_DEPTH = 1;

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { type ConfigIssue, describeFound, makeIssue } from "./config-error.ts";
 import { formatPath, type PathSegment, valueAt } from "./config-path.ts";
 import { ConfigLayerSchema } from "./config-schema.ts";

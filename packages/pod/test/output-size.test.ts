@@ -4,7 +4,7 @@ import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testin
 import { defineTool, type ToolCallEndEvent } from "@yoi/llm-worker";
 import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { Pod } from "../src/pod.ts";
 import { tempDir } from "./helpers.ts";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { defineTool, Worker } from "@yoi/llm-worker";
 import { createScriptedClient } from "@yoi/llm-worker/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import {
   createSession,
   FsBlobStore,

@@ -3,7 +3,7 @@
  * validated with them (a 400 carries the zod issues) and the OpenAPI
  * document is generated from them.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const CreateSessionBody = z
   .strictObject({

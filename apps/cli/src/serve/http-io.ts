@@ -1,6 +1,6 @@
 /** Reading JSON bodies and writing JSON answers on node:http. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { z } from "zod";
+import type * as z from "zod";
 import { HttpError } from "./http-error.ts";
 
 /** Largest accepted request body. */

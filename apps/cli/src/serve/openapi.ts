@@ -1,5 +1,5 @@
 /** The OpenAPI 3.1 document of `yoi serve`, built from the zod schemas of api-schemas.ts. */
-import { z } from "zod";
+import * as z from "zod";
 import {
   CancelAccepted,
   CreateSessionBody,

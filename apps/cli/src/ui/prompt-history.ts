@@ -7,7 +7,7 @@
  */
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 
 /** Entries kept per project in memory. */
 const PER_PROJECT = 1000;

@@ -3,7 +3,7 @@
  * says what it is for (`description`), which tools it may use (`tools`) and
  * on which model it runs (`model`); the body is its system prompt.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 /** A subagent the `task` tool can run by name. */
 export interface AgentDefinition {

@@ -16,7 +16,7 @@
 import { lstat, readdir, readFile, realpath } from "node:fs/promises";
 import * as path from "node:path";
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
-import { z } from "zod";
+import * as z from "zod";
 import { TOOL_JSON_SCHEMAS } from "../tools/json-schemas.generated.ts";
 import type { ExtensionDirs, ExtensionProblem, ExtensionSource } from "./commands.ts";
 import { FrontMatterError, parseFrontMatter } from "./front-matter.ts";

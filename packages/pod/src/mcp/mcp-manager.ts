@@ -6,7 +6,7 @@
  */
 import type { BlobStore, Tool } from "@yoi/llm-worker";
 import { checkMcpServer } from "@yoi/manifest";
-import { z } from "zod";
+import * as z from "zod";
 import { McpConnection, type McpPromptInfo, type McpServerState } from "./mcp-connection.ts";
 import { mcpName } from "./tool-name.ts";
 import { toToolReturn } from "./tool-result.ts";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { defineTool, storedText, ToolError, type ToolReturn } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_TIMEOUT_MS } from "@yoi/manifest";
-import { z } from "zod";
+import * as z from "zod";
 import type { Sandbox, SandboxPolicy } from "../sandbox/index.ts";
 import type { ScopedFs } from "../scoped-fs.ts";
 import { plural } from "./deps.ts";

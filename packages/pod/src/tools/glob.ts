@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import picomatch from "picomatch";
-import { z } from "zod";
+import * as z from "zod";
 import { ScopeError } from "../scope-error.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import picomatch from "picomatch";
-import { z } from "zod";
+import * as z from "zod";
 import { ScopeError } from "../scope-error.ts";
 import { classifyBytes, SNIFF_BYTES } from "../text-sniff.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";

@@ -8,7 +8,7 @@
  * JSON Schema, and building the tools' zod schemas took some 3 ms of every
  * session's way to its first request.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import { skillInput } from "../extensions/skills.ts";
 import { bashInput } from "./bash.ts";
 import { editFileInput } from "./edit-file.ts";

@@ -1,6 +1,6 @@
 import { defineTool, inlineOutput, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { z } from "zod";
+import * as z from "zod";
 import { ImageError, imageLabel, imageTypeOfPath, loadImage } from "../images/index.ts";
 import { type BuiltinToolDeps, guarded } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";

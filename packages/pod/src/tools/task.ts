@@ -18,7 +18,7 @@ import {
   Worker,
   type WorkerEvent,
 } from "@yoi/llm-worker";
-import { z } from "zod";
+import * as z from "zod";
 import type { AgentDefinition } from "../agents/agent-definition.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 

@@ -1,5 +1,5 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
-import { z } from "zod";
+import * as z from "zod";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { renderTodos, TODO_WRITE_TOOL_NAME, type TodoList, todoCounts } from "./todo-list.ts";
 

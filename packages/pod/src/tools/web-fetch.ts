@@ -7,7 +7,7 @@
  */
 import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { z } from "zod";
+import * as z from "zod";
 import { htmlTitle, htmlToMarkdown } from "./html-to-markdown.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 

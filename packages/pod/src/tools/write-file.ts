@@ -1,5 +1,5 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
-import { z } from "zod";
+import * as z from "zod";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
