@@ -27,30 +27,18 @@ import {
 import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
 import { ModelPricingSchema } from "./pricing-schema.ts";
+import {
+  bool,
+  boundedNumber,
+  expecting,
+  intAtLeast,
+  nonEmpty,
+  nonNegativeInt,
+  positiveInt,
+  text,
+} from "./schema-helpers.ts";
 import { TaskSchema } from "./task-schema.ts";
 
-/*
- * Every schema carries its own "expected ..." phrase as the zod error message,
- * so a problem reads `worker.maxTurns: expected a positive integer, found "ten"`
- * without a second table of descriptions to keep in sync.
- */
-const expecting = (text: string) => ({ error: () => text });
-
-function positiveInt(text = "a positive integer") {
-  const e = expecting(text);
-  return z.number(e).int(e).positive(e);
-}
-function intAtLeast(min: number) {
-  const e = expecting(`an integer of at least ${min}`);
-  return z.number(e).int(e).min(min, e);
-}
-function nonNegativeInt(text = "a non-negative integer") {
-  const e = expecting(text);
-  return z.number(e).int(e).nonnegative(e);
-}
-const bool = () => z.boolean(expecting("true or false"));
-const text = (what = "a string") => z.string(expecting(what));
-const nonEmpty = (what: string) => z.string(expecting(what)).min(1, expecting(what));
 const stringList = (what = "an array of strings") =>
   z.array(text("a string"), expecting(what)).meta({ description: "Replaced as a whole by a later source." });
 const obj = <S extends z.core.$ZodLooseShape>(shape: S) => z.strictObject(shape, expecting("an object"));
@@ -138,16 +126,8 @@ const WorkerSchema = obj({
     .default(WORKER_MAX_TOKENS)
     .meta({ description: "max_tokens of each model request." }),
   maxTurns: positiveInt().default(WORKER_MAX_TURNS).meta({ description: "Most model turns in one submit." }),
-  temperature: z
-    .number(expecting("a number from 0 to 2"))
-    .min(0, expecting("a number from 0 to 2"))
-    .max(2, expecting("a number from 0 to 2"))
-    .optional(),
-  topP: z
-    .number(expecting("a number greater than 0 and at most 1"))
-    .gt(0, expecting("a number greater than 0 and at most 1"))
-    .lte(1, expecting("a number greater than 0 and at most 1"))
-    .optional(),
+  temperature: boundedNumber("a number from 0 to 2", { gte: 0, lte: 2 }).optional(),
+  topP: boundedNumber("a number greater than 0 and at most 1", { gt: 0, lte: 1 }).optional(),
   reasoning: ReasoningSchema.optional(),
   toolTimeoutMs: positiveInt()
     .default(TOOL_TIMEOUT_MS)
@@ -186,11 +166,7 @@ const RATIO = "a number greater than 0 and at most 1";
 const CompactionSchema = obj({
   enabled: bool().default(COMPACTION_ENABLED),
   auto: bool().default(COMPACTION_AUTO),
-  thresholdRatio: z
-    .number(expecting(RATIO))
-    .gt(0, expecting(RATIO))
-    .lte(1, expecting(RATIO))
-    .default(COMPACTION_THRESHOLD_RATIO),
+  thresholdRatio: boundedNumber(RATIO, { gt: 0, lte: 1 }).default(COMPACTION_THRESHOLD_RATIO),
   model: modelRef()
     .nullable()
     .default(null)

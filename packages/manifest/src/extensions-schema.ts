@@ -9,8 +9,7 @@
  * each entry to be an object.
  */
 import * as z from "zod";
-
-const expecting = (text: string) => ({ error: () => text });
+import { expecting, nonEmpty, positiveInt } from "./schema-helpers.ts";
 
 /** Server names: they become part of tool names (`mcp__<server>__<tool>`), so providers' name rules apply. */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
@@ -18,9 +17,6 @@ const SERVER_NAME_EXPECTED = "a server name of 1-32 letters, digits, '_' or '-'"
 
 const stringMap = (what: string) =>
   z.record(z.string(), z.string(expecting(`a string ${what} value`)), expecting(`an object of ${what}s`));
-
-const positiveInt = (what = "a positive integer") =>
-  z.number(expecting(what)).int(expecting(what)).positive(expecting(what));
 
 const common = {
   disabled: z.boolean(expecting("true or false")).optional().meta({ description: "Leave the server off." }),
@@ -36,9 +32,7 @@ const common = {
 export const McpStdioServerSchema = z.strictObject(
   {
     type: z.literal("stdio", expecting('"stdio"')).optional(),
-    command: z
-      .string(expecting('the program to run, like "node" or "uvx"'))
-      .min(1, expecting('the program to run, like "node" or "uvx"')),
+    command: nonEmpty('the program to run, like "node" or "uvx"'),
     args: z.array(z.string(expecting("a string")), expecting("an array of strings")).optional(),
     env: stringMap("environment variable")
       .optional()
@@ -146,10 +140,9 @@ export type HookEventName = (typeof HOOK_EVENTS)[number];
 
 const HookCommandSchema = z.strictObject(
   {
-    command: z
-      .string(expecting("a shell command"))
-      .min(1, expecting("a shell command"))
-      .meta({ description: "Run with sh -c in the project root; the event arrives as JSON on stdin." }),
+    command: nonEmpty("a shell command").meta({
+      description: "Run with sh -c in the project root; the event arrives as JSON on stdin.",
+    }),
     matcher: z.string(expecting('a glob on the tool name, like "bash" or "mcp__*"')).optional().meta({
       description:
         'PreToolUse/PostToolUse: glob on the tool name ("bash", "mcp__fs__*"). Default: every tool.',

@@ -5,11 +5,7 @@
  */
 import * as z from "zod";
 import { PERMISSION_DEFAULTS, type PermissionAction } from "./defaults.ts";
-
-// The same "expected ..." convention as config-schema.ts: the message is the expectation.
-const expecting = (text: string) => ({ error: () => text });
-const nonEmpty = (what: string) => z.string(expecting(what)).min(1, expecting(what));
-const bool = () => z.boolean(expecting("true or false"));
+import { bool, expecting, nonEmpty } from "./schema-helpers.ts";
 
 /**
  * How much a session may do without asking:

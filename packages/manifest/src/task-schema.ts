@@ -3,6 +3,7 @@
  * nest and how long one may run.
  */
 import * as z from "zod";
+import { expecting, intAtLeast } from "./schema-helpers.ts";
 
 /** Levels of subagents below the main agent. 1: the main agent's children cannot delegate further. */
 export const TASK_MAX_DEPTH = 1;
@@ -11,20 +12,16 @@ export const TASK_TIMEOUT_MS = 30 * 60_000;
 /** Model calls one subagent may make. */
 export const TASK_MAX_TURNS = 50;
 
-const expecting = (text: string) => ({ error: () => text });
-const int = (min: number, what: string) =>
-  z.number(expecting(what)).int(expecting(what)).min(min, expecting(what));
-
 export const TaskSchema = z.strictObject(
   {
-    maxDepth: int(0, "a non-negative integer (0 turns the task tool off)")
+    maxDepth: intAtLeast(0, "a non-negative integer (0 turns the task tool off)")
       .max(5, expecting("at most 5"))
       .default(TASK_MAX_DEPTH)
       .meta({ description: "Levels of subagents below the main agent; 0 turns `task` off." }),
-    timeoutMs: int(1000, "an integer of at least 1000 (milliseconds)")
+    timeoutMs: intAtLeast(1000, "an integer of at least 1000 (milliseconds)")
       .default(TASK_TIMEOUT_MS)
       .meta({ description: "Wall-clock limit of one subagent run, in ms." }),
-    maxTurns: int(1, "a positive integer")
+    maxTurns: intAtLeast(1, "a positive integer")
       .default(TASK_MAX_TURNS)
       .meta({ description: "Model calls one subagent may make." }),
   },

@@ -1,0 +1,48 @@
+/**
+ * The building blocks of the config schemas (config-schema.ts and the
+ * sections in their own files).
+ *
+ * Every schema carries its own "expected ..." phrase as the zod error
+ * message, so a problem reads `worker.maxTurns: expected a positive integer,
+ * found "ten"` without a second table of descriptions to keep in sync.
+ */
+import * as z from "zod";
+
+/** zod's `error` parameter that makes `text` the message of every problem the schema finds. */
+export const expecting = (text: string) => ({ error: () => text });
+
+/** An integer greater than 0. */
+export function positiveInt(what = "a positive integer") {
+  const e = expecting(what);
+  return z.number(e).int(e).positive(e);
+}
+
+/** An integer of 0 or more. */
+export function nonNegativeInt(what = "a non-negative integer") {
+  const e = expecting(what);
+  return z.number(e).int(e).nonnegative(e);
+}
+
+/** An integer of `min` or more. */
+export function intAtLeast(min: number, what = `an integer of at least ${min}`) {
+  const e = expecting(what);
+  return z.number(e).int(e).min(min, e);
+}
+
+/** A number with `gt`/`gte` and `lte` bounds, all problems reported as `what`. */
+export function boundedNumber(what: string, bounds: { gt?: number; gte?: number; lte: number }) {
+  const e = expecting(what);
+  const number = z.number(e);
+  return (bounds.gt !== undefined ? number.gt(bounds.gt, e) : number.gte(bounds.gte ?? 0, e)).lte(
+    bounds.lte,
+    e,
+  );
+}
+
+export const bool = () => z.boolean(expecting("true or false"));
+export const text = (what = "a string") => z.string(expecting(what));
+/** A string of at least one character. */
+export const nonEmpty = (what: string) => {
+  const e = expecting(what);
+  return z.string(e).min(1, e);
+};
