@@ -99,3 +99,24 @@ export function truncate(text: string, width: number): string {
   }
   return `${out}…${styled ? "\x1b[0m" : ""}`;
 }
+
+/**
+ * Word-wraps text (ANSI styles allowed) to lines of at most `width`
+ * columns, breaking at spaces. A word longer than a line is cut to it
+ * (`cut`, the default) or left whole on a line of its own.
+ */
+export function wrapWords(text: string, width: number, { cut = true }: { cut?: boolean } = {}): string[] {
+  const lines: string[] = [];
+  let current = "";
+  for (const word of text.split(/ +/)) {
+    const candidate = current === "" ? word : `${current} ${word}`;
+    if (visibleWidth(candidate) <= width) {
+      current = candidate;
+      continue;
+    }
+    if (current !== "") lines.push(current);
+    current = !cut || visibleWidth(word) <= width ? word : truncate(word, width);
+  }
+  lines.push(current);
+  return lines;
+}

@@ -213,4 +213,32 @@ describe.skipIf(!TmuxSession.available())("what the interactive session shows (t
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 180_000);
+  it("wraps its own lines at spaces in an 80-column terminal, descriptions kept in their column", async () => {
+    const server = await startScriptedServer({ provider: "anthropic", script: [] });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }), {
+      width: 80,
+      height: 50,
+    });
+    sessions.push(tty);
+    let screen = await tty.waitFor(PROMPT);
+    // The banner's last line is wider than 80 columns: it goes on at a word, not mid-word.
+    const banner = "/help · @path attaches a file · !cmd runs a command · Esc cancels · Ctrl-C twice exits";
+    const lines = screen.split("\n").map((l) => l.trimEnd());
+    const at = lines.findIndex((l) => l.startsWith("/help ·"));
+    expect(lines.slice(at, at + 2).join(" ")).toBe(banner);
+    tty.type("/help");
+    tty.keys("Enter");
+    screen = await tty.waitFor("cancels the running turn");
+    // A long summary goes on under its own column.
+    expect(screen).toMatch(
+      /^\/init \[focus\] {2}ask the model to write AGENTS\.md \(project instructions read by$/m,
+    );
+    expect(screen).toMatch(/^ {15}every session\)$/m);
+    expect(screen).toMatch(/^@path \+ Tab {8}attach a file .* Ctrl-C$/m);
+    expect(screen).toMatch(/^ {19}cancels the running turn$/m);
+    for (const line of screen.split("\n")) expect(line.trimEnd().length).toBeLessThan(80);
+  }, 60_000);
 });

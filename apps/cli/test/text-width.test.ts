@@ -4,7 +4,7 @@
  */
 import stringWidth from "string-width";
 import { describe, expect, it } from "vitest";
-import { graphemes, truncate, visibleWidth } from "../src/text-width.ts";
+import { graphemes, truncate, visibleWidth, wrapWords } from "../src/text-width.ts";
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const clusters = (text: string) =>
@@ -52,5 +52,19 @@ describe("text width", () => {
     expect(truncate("short", 10)).toBe("short");
     // Any CSI sequence counts 0 columns here as in visibleWidth, not only the common ones.
     expect(truncate("\x1b[200~pasted text here", 7)).toBe("\x1b[200~pasted…\x1b[0m");
+  });
+});
+
+describe("wrapWords", () => {
+  it("breaks at spaces, counts colour codes as nothing, and cuts or keeps a word wider than a line", () => {
+    expect(wrapWords("one two three four", 9)).toEqual(["one two", "three", "four"]);
+    expect(wrapWords("\x1b[2mone two\x1b[22m three", 7)).toEqual(["\x1b[2mone two\x1b[22m", "three"]);
+    expect(wrapWords("a https://example.com/a/long/path b", 10)).toEqual(["a", "https://e…", "b"]);
+    expect(wrapWords("a https://example.com/a/long/path b", 10, { cut: false })).toEqual([
+      "a",
+      "https://example.com/a/long/path",
+      "b",
+    ]);
+    expect(wrapWords("宽字符 wide", 6)).toEqual(["宽字符", "wide"]);
   });
 });

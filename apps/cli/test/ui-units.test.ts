@@ -179,6 +179,32 @@ describe("Renderer notes", () => {
   });
 });
 
+describe("Renderer.hanging", () => {
+  it("wraps the text after its head at spaces, further lines under the text's column, as wide as the terminal allows", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    const render = (columns: number | undefined) => {
+      let text = "";
+      const renderer = new Renderer({
+        out: { write: (chunk: string) => (text += chunk), columns, isTTY: true },
+        style: createStyle(false),
+        animate: false,
+        window: 0,
+        provider: { provider: "anthropic" },
+      });
+      renderer.hanging("/init [focus]", "ask the model to write AGENTS.md (project instructions)", 15);
+      renderer.hanging("", "a line without a head that is long", 0);
+      return text;
+    };
+    expect(render(40)).toBe(
+      "/init [focus]  ask the model to write\n               AGENTS.md (project\n               instructions)\na line without a head that is long\n",
+    );
+    // Wide enough, or no width known (not a terminal): one line each.
+    expect(render(undefined)).toBe(
+      "/init [focus]  ask the model to write AGENTS.md (project instructions)\na line without a head that is long\n",
+    );
+  });
+});
+
 describe("Renderer while Markdown streams", () => {
   it("previews a block still being written on a live line, then prints it rendered", async () => {
     const { Renderer } = await import("../src/ui/renderer.ts");

@@ -39,7 +39,7 @@ import { complete } from "../ui/completer.ts";
 import {
   type ExpandedCommand,
   expandSlash,
-  extensionHelpLines,
+  extensionHelpRows,
   extensionSlashNames,
 } from "../ui/extension-commands.ts";
 import type { Key } from "../ui/keys.ts";
@@ -249,8 +249,10 @@ class InteractiveSession {
       for (const warning of restoreWarnings(pod)) this.#renderer.line(s.yellow(`! ${warning}`));
       for (const line of transcriptLines(pod.history, s)) this.#renderer.line(line);
     }
-    this.#renderer.line(
+    this.#renderer.hanging(
+      "",
       s.dim("/help · @path attaches a file · !cmd runs a command · Esc cancels · Ctrl-C twice exits"),
+      0,
     );
   }
 
@@ -578,10 +580,12 @@ class InteractiveSession {
   }
 
   #help(): void {
-    for (const line of slashHelp(this.#commands)) this.#renderer.line(line);
-    for (const line of extensionHelpLines(this.#opened.pod, this.#style)) this.#renderer.line(line);
-    this.#renderer.line(
-      "@path + Tab        attach a file (@<server>:<uri>: an MCP resource); Ctrl-C cancels the running turn",
+    for (const row of [...slashHelp(this.#commands), ...extensionHelpRows(this.#opened.pod, this.#style)])
+      this.#renderer.hanging(row.head, row.body, row.indent);
+    this.#renderer.hanging(
+      "@path + Tab",
+      "attach a file (@<server>:<uri>: an MCP resource); Ctrl-C cancels the running turn",
+      19,
     );
   }
 
@@ -720,7 +724,7 @@ class InteractiveSession {
   #note(text: string): void {
     if (this.#notes.has(text)) return;
     this.#notes.add(text);
-    this.#renderer.line(this.#style.dim(`· ${text}`));
+    this.#renderer.hanging(this.#style.dim("·"), this.#style.dim(text), 2);
   }
 
   /**

@@ -7,6 +7,10 @@
 import type { Pod } from "@yoi/pod";
 import { expandCommand } from "@yoi/pod";
 import type { Style } from "../style.ts";
+import type { HelpRow } from "./slash-commands.ts";
+
+/** Where the descriptions of the session's own commands start in `/help`. */
+const HELP_COLUMN = 19;
 
 /** What a slash command submits. */
 export interface ExpandedCommand {
@@ -65,29 +69,35 @@ export function callsExtensionCommand(pod: Pod, input: string): boolean {
   );
 }
 
-/** `/help` lines for the session's own commands, each with where it comes from. */
-export function extensionHelpLines(pod: Pod, style: Style): string[] {
-  const lines: string[] = [];
+/** `/help` rows for the session's own commands, each with where it comes from. */
+export function extensionHelpRows(pod: Pod, style: Style): HelpRow[] {
+  const rows: HelpRow[] = [];
   for (const c of pod.extensions.commands) {
     const usage = `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}`;
-    lines.push(
-      `${column(usage)}${c.description} ${style.dim(`(${c.source}: ${shortFile(c.file, c.source)})`)}`,
-    );
+    rows.push({
+      head: usage,
+      body: `${c.description} ${style.dim(`(${c.source}: ${shortFile(c.file, c.source)})`)}`,
+      indent: HELP_COLUMN,
+    });
   }
   for (const p of pod.mcp.prompts()) {
     const args = (p.prompt.arguments ?? [])
       .map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`))
       .join(" ");
     const usage = `/${p.command}${args ? ` ${args}` : ""}`;
-    lines.push(
-      `${column(usage)}${p.prompt.description ?? p.prompt.title ?? ""} ${style.dim(`(mcp: ${p.server})`)}`,
-    );
+    rows.push({
+      head: usage,
+      body: `${p.prompt.description ?? p.prompt.title ?? ""} ${style.dim(`(mcp: ${p.server})`)}`,
+      indent: HELP_COLUMN,
+    });
   }
   if (pod.extensions.skills.length > 0)
-    lines.push(
-      style.dim(`skills: ${pod.extensions.skills.map((s) => `${s.name} (${s.source})`).join(", ")}`),
-    );
-  return lines;
+    rows.push({
+      head: "",
+      body: style.dim(`skills: ${pod.extensions.skills.map((s) => `${s.name} (${s.source})`).join(", ")}`),
+      indent: 0,
+    });
+  return rows;
 }
 
 /** Slash commands to offer on Tab besides the built-in ones. */
@@ -99,9 +109,6 @@ export function extensionSlashNames(pod: Pod): string[] {
 }
 
 /** The usage column of /help: padded, and never glued to the text after it. */
-function column(usage: string): string {
-  return usage.length >= 18 ? `${usage}  ` : usage.padEnd(19);
-}
 
 /** `.yoi/commands/x.md` of the project, `~/.yoi/commands/x.md` of the user. */
 function shortFile(file: string, source: "project" | "user"): string {

@@ -11,6 +11,7 @@ import type { PodEvent } from "@yoi/pod";
 import { describeFailure, type ProviderContext } from "../describe-error.ts";
 import { contextTokens } from "../stream-json.ts";
 import type { Style } from "../style.ts";
+import { visibleWidth, wrapWords } from "../text-width.ts";
 import { costOf, formatCost } from "./cost.ts";
 import { type LiveOutput, LiveRegion } from "./live-region.ts";
 import { MarkdownStream } from "./markdown/markdown-stream.ts";
@@ -173,6 +174,28 @@ export class Renderer {
     this.#endBlock();
     this.#live.print(`${text}\n`);
     this.#atLineStart = true;
+  }
+
+  /**
+   * Permanent output in two columns: `head` padded to `indent` columns, then
+   * `body` word-wrapped to the terminal's width, its further lines indented
+   * by `indent` (help lists, notes), so no word is cut at the edge. A word
+   * wider than a line is left whole for the terminal to wrap.
+   */
+  hanging(head: string, body: string, indent: number): void {
+    // A head as wide as its column or wider is followed by two spaces.
+    const gap = indent - visibleWidth(head);
+    const first = `${head}${" ".repeat(gap > 0 ? gap : 2)}`;
+    const lead = head === "" && indent === 0 ? "" : first;
+    const columns = this.#o.out.columns;
+    if (columns === undefined || visibleWidth(lead) + visibleWidth(body) < columns) {
+      this.line(`${lead}${body}`);
+      return;
+    }
+    const room = Math.max(20, columns - 1 - visibleWidth(lead));
+    const [line0 = "", ...rest] = wrapWords(body, room, { cut: false });
+    const pad = " ".repeat(visibleWidth(lead));
+    this.line([`${lead}${line0}`, ...rest.map((l) => `${pad}${l}`)].join("\n"));
   }
 
   /** Clears the spinners before a question; `resume()` brings them back. */

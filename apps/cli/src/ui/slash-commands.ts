@@ -30,9 +30,16 @@ export function parseSlash(text: string): { name: string; arg: string } {
   return { name: match?.[1] ?? "", arg: (match?.[2] ?? "").trim() };
 }
 
-/** The `/help` lines: synopsis padded to one column, then the summary. */
-export function slashHelp(commands: readonly SlashCommand[]): string[] {
+/** One row of `/help`: what to type, what it does, and the column where that starts. */
+export interface HelpRow {
+  readonly head: string;
+  readonly body: string;
+  readonly indent: number;
+}
+
+/** The `/help` rows of the commands: synopses in one column, summaries in the next. */
+export function slashHelp(commands: readonly SlashCommand[]): HelpRow[] {
   const synopsis = commands.map((c) => (c.args ? `${c.name} ${c.args}` : c.name));
-  const width = Math.max(...synopsis.map((s) => s.length)) + 2;
-  return commands.map((c, i) => `${(synopsis[i] ?? "").padEnd(width)}${c.summary}`);
+  const indent = Math.max(...synopsis.map((s) => s.length)) + 2;
+  return commands.map((c, i) => ({ head: synopsis[i] ?? "", body: c.summary, indent }));
 }

@@ -12,7 +12,7 @@
 
 import { styleText } from "node:util";
 import { marked, type Token, type Tokens } from "marked";
-import { truncate, visibleWidth } from "../../text-width.ts";
+import { visibleWidth, wrapWords } from "../../text-width.ts";
 
 export interface MarkdownOptions {
   /** Columns available. */
@@ -115,7 +115,7 @@ function table(token: Tokens.Table, o: MarkdownOptions): string[] {
   const line = (l: string, m: string, r: string) =>
     paint("dim", `${l}${widths.map((w) => "─".repeat(w + 2)).join(m)}${r}`);
   const row = (cells: string[], bold: boolean) => {
-    const wrapped = cells.map((c, i) => wrap(c, widths[i] ?? 3));
+    const wrapped = cells.map((c, i) => wrapWords(c, widths[i] ?? 3));
     const height = Math.max(1, ...wrapped.map((w) => w.length));
     const lines: string[] = [];
     for (let k = 0; k < height; k++) {
@@ -148,23 +148,6 @@ function fit(natural: number[], room: number): number[] {
     total -= 1;
   }
   return widths;
-}
-
-/** Word-wraps styled text to `width` columns (words longer than a line are cut). */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let current = "";
-  for (const word of text.split(/ +/)) {
-    const candidate = current === "" ? word : `${current} ${word}`;
-    if (visibleWidth(candidate) <= width) {
-      current = candidate;
-      continue;
-    }
-    if (current !== "") lines.push(current);
-    current = visibleWidth(word) <= width ? word : truncate(word, width);
-  }
-  lines.push(current);
-  return lines;
 }
 
 function align(text: string, width: number, how: "center" | "left" | "right" | null): string {
