@@ -9,6 +9,8 @@
  *
  *   pnpm exec node --conditions=@yoi/source apps/cli/bench/serve.bench.ts
  */
+import { rm } from "node:fs/promises";
+import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { findPostgresBinDir, startTestPostgres } from "@yoi/worker-persistence/postgres/testing";
@@ -118,4 +120,6 @@ try {
   await Promise.all(hosts.map((h) => h.stop()));
   await model.close();
   await pg.stop();
+  // tempWorld cleans up after vitest only: the home and project are this script's to remove.
+  await rm(path.dirname(home), { recursive: true, force: true });
 }
