@@ -19,6 +19,13 @@ export interface BenchRow {
   /** What the baseline is, e.g. `raw SDK iteration`. */
   baselineName?: string;
   unit: "ms" | "us" | "ns" | "MB" | "ops/s" | "x" | "tokens";
+  /**
+   * The subject/baseline ratio, when it is not `subject / baseline`: the
+   * median of ratios taken pair by pair (each subject run next to its own
+   * baseline run), which holds when the machine's speed drifts during the
+   * run. See {@link pairedRatio}.
+   */
+  ratio?: number;
   /** Target ratio subject/baseline (e.g. 1.1), when there is one. */
   target?: number;
   /** Free text: sizes, counts, notes. */
@@ -98,6 +105,11 @@ export async function compare(
   const s = median(a);
   const base = median(b);
   return { subject: s, baseline: base, ratio: base === 0 ? Number.NaN : s / base };
+}
+
+/** The median of `subject[i] / baseline[i]`: runs measured in pairs, one next to the other. */
+export function pairedRatio(subject: readonly number[], baseline: readonly number[]): number {
+  return median(subject.map((s, i) => s / (baseline[i] ?? Number.NaN)));
 }
 
 export function median(values: number[]): number {

@@ -81,7 +81,7 @@ if (json) {
   ];
   const table: string[][] = [header];
   for (const r of rows) {
-    const ratio = r.baseline === undefined ? undefined : r.subject / r.baseline;
+    const ratio = r.baseline === undefined ? undefined : (r.ratio ?? r.subject / r.baseline);
     const ok = r.target === undefined || ratio === undefined ? "" : ratio <= r.target ? "yes" : "NO";
     if (ok === "NO") misses++;
     table.push([

@@ -2,9 +2,10 @@
  * Time to first request: from spawning `yoi -p hi` until a scripted
  * provider server on 127.0.0.1 has the request, for each provider kind,
  * and from spawning the interactive `yoi` (on a pseudo-terminal, through
- * util-linux `script`) until its prompt is on screen. Each is interleaved
- * with a spawned `node -e 0` (spawn to exit) measured in the same run, so
- * the ratio holds on a busy machine. The CLI runs as published: the bundled
+ * util-linux `script`) until its prompt is on screen. Each run is paired
+ * with a spawned `node -e 0` (spawn to exit) right after it, and the ratio
+ * is the median of the pairs' ratios, so it holds when the machine's speed
+ * drifts during the run. The CLI runs as published: the bundled
  * `dist/bin.js` that the package's build writes.
  *
  * `YOI_TRACE_STARTUP=1 yoi -p ...` prints the phases of one run.
@@ -17,7 +18,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { ProviderKind } from "@yoi/llm-client";
 import { startScriptedServer } from "@yoi/llm-client/testing";
-import { median, report } from "../../../scripts/bench-kit.ts";
+import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
 
 const CLI = fileURLToPath(new URL("..", import.meta.url));
 const DIST = path.join(CLI, "dist", "bin.js");
@@ -56,9 +57,10 @@ function reportStart(name: string, subject: number[], baseline: number[], extra?
     name,
     subject: s,
     baseline: b,
+    ratio: pairedRatio(subject, baseline),
     baselineName: "node -e 0 (spawned)",
     unit: "ms",
-    note: `ratio to Node's own start-up${extra ? `; ${extra}` : ""}`,
+    note: `ratio to Node's own start-up, run by run${extra ? `; ${extra}` : ""}`,
   });
   report({
     group: "cli",
@@ -132,6 +134,7 @@ async function firstRequest(
         name: `process start -> first request, yoi -p (${kind}), first run after an install`,
         subject: median(subject),
         baseline: median(baseline),
+        ratio: pairedRatio(subject, baseline),
         baselineName: "node -e 0 (spawned)",
         unit: "ms",
         note: "empty cache directory: no code caches (all compiled, written at exit), bwrap probed (no target)",
@@ -208,6 +211,7 @@ async function fetchFloor(): Promise<void> {
       name: "process start -> first request, node with fetch alone (the floor)",
       subject: median(subject),
       baseline: median(baseline),
+      ratio: pairedRatio(subject, baseline),
       baselineName: "node -e 0 (spawned)",
       unit: "ms",
       note: "Node's start-up and its fetch (undici), which the provider SDKs use: what no yoi row can go below",
