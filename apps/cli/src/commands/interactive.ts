@@ -49,7 +49,13 @@ import { permissionPreview } from "../ui/permission-preview.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
 import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
-import { findSlashCommand, parseSlash, type SlashCommand, slashHelp } from "../ui/slash-commands.ts";
+import {
+  findSlashCommand,
+  HELP_COLUMN,
+  parseSlash,
+  type SlashCommand,
+  slashHelp,
+} from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
@@ -585,7 +591,7 @@ class InteractiveSession {
     this.#renderer.hanging(
       "@path + Tab",
       "attach a file (@<server>:<uri>: an MCP resource); Ctrl-C cancels the running turn",
-      19,
+      HELP_COLUMN,
     );
   }
 

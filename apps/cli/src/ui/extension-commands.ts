@@ -7,10 +7,7 @@
 import type { Pod } from "@yoi/pod";
 import { expandCommand } from "@yoi/pod";
 import type { Style } from "../style.ts";
-import type { HelpRow } from "./slash-commands.ts";
-
-/** Where the descriptions of the session's own commands start in `/help`. */
-const HELP_COLUMN = 19;
+import { HELP_COLUMN, type HelpRow } from "./slash-commands.ts";
 
 /** What a slash command submits. */
 export interface ExpandedCommand {
@@ -107,8 +104,6 @@ export function extensionSlashNames(pod: Pod): string[] {
     ...pod.mcp.prompts().map((p) => `/${p.command}`),
   ];
 }
-
-/** The usage column of /help: padded, and never glued to the text after it. */
 
 /** `.yoi/commands/x.md` of the project, `~/.yoi/commands/x.md` of the user. */
 function shortFile(file: string, source: "project" | "user"): string {

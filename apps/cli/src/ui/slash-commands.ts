@@ -30,6 +30,9 @@ export function parseSlash(text: string): { name: string; arg: string } {
   return { name: match?.[1] ?? "", arg: (match?.[2] ?? "").trim() };
 }
 
+/** Where `/help` starts the descriptions of rows other than the built-in commands (the session's own commands, keys). */
+export const HELP_COLUMN = 19;
+
 /** One row of `/help`: what to type, what it does, and the column where that starts. */
 export interface HelpRow {
   readonly head: string;
