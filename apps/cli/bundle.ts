@@ -157,7 +157,7 @@ for (const name of chunkFiles.sort()) {
  * Node's built-in modules, for `bin.js`, taken with `process.getBuiltinModule`
  * rather than imported. A static `import` of a built-in gives it an ES module
  * face, which reads every export: for `node:fs` that loads `fs.promises`
- * and its dependencies, some 4 ms before the first line of `bin.js` runs,
+ * and its dependencies before the first line of `bin.js` runs (1-4 ms here),
  * which `--version` paid in full. (The chunks are scripts and `require`
  * their built-ins, which has no such cost.)
  */
