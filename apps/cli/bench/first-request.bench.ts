@@ -82,16 +82,16 @@ const PROVIDERS: { kind: ProviderKind; model: string; env: Record<string, string
 ];
 
 /**
- * Spawn of `yoi -p` until the scripted server has its request, against
- * `node -e 0`. `cold`: each run with an empty cache directory, as the first
- * run after an install is (no code caches of the bundle's chunks yet).
+ * Spawns `node` with `args(baseURL)` against a scripted `kind` server, each
+ * run followed by a spawned `node -e 0`: the times from spawn until the
+ * server had the request, and their baselines (warm-up runs left out).
  */
-async function firstRequest(
+async function timeToRequest(
   kind: ProviderKind,
-  model: string,
-  env: Record<string, string>,
-  cold = false,
-): Promise<void> {
+  what: string,
+  args: (baseURL: string) => string[],
+  env: () => Record<string, string> = () => ({}),
+): Promise<{ subject: number[]; baseline: number[] }> {
   let arrived = 0;
   const server = await startScriptedServer({
     provider: kind,
@@ -105,44 +105,58 @@ async function firstRequest(
     const baseline: number[] = [];
     for (let i = 0; i < WARMUP + RUNS; i++) {
       arrived = 0;
-      const cache = cold ? mkdtempSync(path.join(home, "cold-cache-")) : undefined;
       const start = performance.now();
-      const child = spawn(
-        process.execPath,
-        [DIST, "-p", "hi", "--model", model, "--base-url", server.baseURL],
-        {
-          cwd: home,
-          env: { ...baseEnv, ...env, ...(cache ? { XDG_CACHE_HOME: cache } : {}) },
-          stdio: ["ignore", "ignore", "pipe"],
-        },
-      );
+      const child = spawn(process.execPath, args(server.baseURL), {
+        cwd: home,
+        env: { ...baseEnv, ...env() },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => {
         stderr += d.toString();
       });
       const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-      if (code !== 0 || arrived === 0) throw new Error(`yoi -p (${kind}) exited ${code}: ${stderr}`);
+      if (code !== 0 || arrived === 0) throw new Error(`${what} exited ${code}: ${stderr}`);
       const base = await nodeBaseline();
       if (i >= WARMUP) {
         subject.push(arrived - start);
         baseline.push(base);
       }
     }
-    if (cold) {
-      report({
-        group: "cli",
-        name: `process start -> first request, yoi -p (${kind}), first run after an install`,
-        subject: median(subject),
-        baseline: median(baseline),
-        ratio: pairedRatio(subject, baseline),
-        baselineName: "node -e 0 (spawned)",
-        unit: "ms",
-        note: "empty cache directory: no code caches (all compiled, written at exit), bwrap probed (no target)",
-      });
-    } else reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline);
+    return { subject, baseline };
   } finally {
     await server.close();
   }
+}
+
+/**
+ * Spawn of `yoi -p` until the scripted server has its request, against
+ * `node -e 0`. `cold`: each run with an empty cache directory, as the first
+ * run after an install is (no code caches of the bundle's chunks yet).
+ */
+async function firstRequest(
+  kind: ProviderKind,
+  model: string,
+  env: Record<string, string>,
+  cold = false,
+): Promise<void> {
+  const { subject, baseline } = await timeToRequest(
+    kind,
+    `yoi -p (${kind})`,
+    (baseURL) => [DIST, "-p", "hi", "--model", model, "--base-url", baseURL],
+    () => ({ ...env, ...(cold ? { XDG_CACHE_HOME: mkdtempSync(path.join(home, "cold-cache-")) } : {}) }),
+  );
+  if (!cold) return reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline);
+  report({
+    group: "cli",
+    name: `process start -> first request, yoi -p (${kind}), first run after an install`,
+    subject: median(subject),
+    baseline: median(baseline),
+    ratio: pairedRatio(subject, baseline),
+    baselineName: "node -e 0 (spawned)",
+    unit: "ms",
+    note: "empty cache directory: no code caches (all compiled, written at exit), bwrap probed (no target)",
+  });
 }
 
 /** Spawn of interactive `yoi` on a pty until the prompt (`›`) is drawn. */
@@ -182,43 +196,22 @@ async function promptReady(): Promise<number> {
  * the server has it. No yoi row can go below this one.
  */
 async function fetchFloor(): Promise<void> {
-  let arrived = 0;
-  const server = await startScriptedServer({
-    provider: "anthropic",
-    script: () => {
-      arrived = performance.now();
-      return { type: "reply", text: "ok" };
-    },
-  });
   const code = `fetch(process.argv[1] + "/v1/messages", { method: "POST", headers: new Headers({ "content-type": "application/json", "x-api-key": "sk-bench" }), body: JSON.stringify({ model: "m", max_tokens: 8, stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text())`;
-  try {
-    const subject: number[] = [];
-    const baseline: number[] = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      arrived = 0;
-      const start = performance.now();
-      const child = spawn(process.execPath, ["-e", code, server.baseURL], { stdio: "ignore" });
-      await new Promise((resolve) => child.on("exit", resolve));
-      if (arrived === 0) throw new Error("the bare fetch did not reach the scripted server");
-      const base = await nodeBaseline();
-      if (i >= WARMUP) {
-        subject.push(arrived - start);
-        baseline.push(base);
-      }
-    }
-    report({
-      group: "cli",
-      name: "process start -> first request, node with fetch alone (the floor)",
-      subject: median(subject),
-      baseline: median(baseline),
-      ratio: pairedRatio(subject, baseline),
-      baselineName: "node -e 0 (spawned)",
-      unit: "ms",
-      note: "Node's start-up and its fetch (undici), which the provider SDKs use: what no yoi row can go below",
-    });
-  } finally {
-    await server.close();
-  }
+  const { subject, baseline } = await timeToRequest("anthropic", "the bare fetch", (baseURL) => [
+    "-e",
+    code,
+    baseURL,
+  ]);
+  report({
+    group: "cli",
+    name: "process start -> first request, node with fetch alone (the floor)",
+    subject: median(subject),
+    baseline: median(baseline),
+    ratio: pairedRatio(subject, baseline),
+    baselineName: "node -e 0 (spawned)",
+    unit: "ms",
+    note: "Node's start-up and its fetch (undici), which the provider SDKs use: what no yoi row can go below",
+  });
 }
 
 await fetchFloor();
