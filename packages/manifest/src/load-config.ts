@@ -3,7 +3,8 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError, type ConfigIssue, makeIssue } from "./config-error.ts";
 import { formatPath, isAtOrBelow, isPlainObject, type PathSegment } from "./config-path.ts";
-import { type Config, type ConfigInput, ConfigLayerSchema, ConfigSchema } from "./config-schema.ts";
+import { CONFIG_DEFAULTS } from "./config-defaults.generated.ts";
+import { type Config, type ConfigInput, parseMergedConfig } from "./config-schema.ts";
 import { CONFIG_DIR_NAME, CONFIG_FILE_NAME } from "./defaults.ts";
 import { readEnvLayer } from "./env-layer.ts";
 import { type JsoncDocument, parseJsoncDocument } from "./jsonc-document.ts";
@@ -137,19 +138,22 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
-  const merged = ConfigLayerSchema.parse({}) as Record<string, unknown>;
+  const merged = structuredClone(CONFIG_DEFAULTS) as Record<string, unknown>;
   const sources = new Map<string, string>();
   recordLeaves(merged, [], () => DEFAULT_SOURCE, sources);
+  // The sections some source sets: only these are parsed again (the rest hold their defaults).
+  const changed = new Set<string>();
   for (const layer of layers) {
     const { $schema: _editorOnly, ...value } = layer.value;
     mergeLayer(merged, value, layer.source, sources);
+    for (const key of Object.keys(value)) changed.add(key);
   }
   resolvePaths(merged, cwd, home);
 
-  const result = ConfigSchema.safeParse(merged);
+  const result = parseMergedConfig(merged, changed);
   if (!result.success) {
     const fileFor = (p: readonly PathSegment[]) => sourceOf(sources, p);
-    const located = zodIssuesToConfigIssues(result.error.issues, merged, {
+    const located = zodIssuesToConfigIssues(result.issues, merged, {
       fileFor,
       locate: (p, at) => documents.get(fileFor(p))?.locate(p, at),
       home,

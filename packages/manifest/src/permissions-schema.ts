@@ -23,54 +23,61 @@ export const PermissionModeSchema = z.enum(PERMISSION_MODES, expecting(`one of $
 
 const PermissionActionSchema = z.enum(["allow", "deny", "ask"], expecting('one of "allow", "deny", "ask"'));
 
-const PermissionRuleSchema = z.strictObject(
-  {
-    tool: nonEmpty('a tool name or glob, like "bash" or "*"').meta({
-      description: 'Tool name or glob ("*").',
-    }),
-    match: nonEmpty("a glob on the tool's primary argument (a path or a command)").optional().meta({
-      description:
-        'Glob on the primary argument: a path for file tools, each simple command of the line for bash ("git status *").',
-    }),
-    action: PermissionActionSchema,
-  },
-  expecting("an object"),
+const permissionRuleSchema = () =>
+  z.strictObject(
+    {
+      tool: nonEmpty('a tool name or glob, like "bash" or "*"').meta({
+        description: 'Tool name or glob ("*").',
+      }),
+      match: nonEmpty("a glob on the tool's primary argument (a path or a command)").optional().meta({
+        description:
+          'Glob on the primary argument: a path for file tools, each simple command of the line for bash ("git status *").',
+      }),
+      action: PermissionActionSchema,
+    },
+    expecting("an object"),
+  );
+
+// The sections are built when first used (a config that sets them), not when the module loads.
+export const PermissionsSchema = z.lazy(() =>
+  z.strictObject(
+    {
+      mode: PermissionModeSchema.default("default").meta({
+        description: `Permission mode a session starts in: ${MODE_LIST}.`,
+      }),
+      rules: z.array(permissionRuleSchema(), expecting("an array of rules")).default([]).meta({
+        description:
+          "Rules of every source add up (a later file never drops an earlier file's). A deny anywhere wins, then ask, then allow.",
+      }),
+      default: z
+        .record(
+          z.string(expecting("a tool name")),
+          PermissionActionSchema,
+          expecting("an object of tool names to actions"),
+        )
+        .default({ ...PERMISSION_DEFAULTS } as Record<string, PermissionAction>)
+        .meta({ description: 'Per-tool decision when no rule matches; "*" covers other tools.' }),
+    },
+    expecting("an object"),
+  ),
 );
 
-export const PermissionsSchema = z.strictObject(
-  {
-    mode: PermissionModeSchema.default("default").meta({
-      description: `Permission mode a session starts in: ${MODE_LIST}.`,
-    }),
-    rules: z.array(PermissionRuleSchema, expecting("an array of rules")).default([]).meta({
-      description:
-        "Rules of every source add up (a later file never drops an earlier file's). A deny anywhere wins, then ask, then allow.",
-    }),
-    default: z
-      .record(
-        z.string(expecting("a tool name")),
-        PermissionActionSchema,
-        expecting("an object of tool names to actions"),
-      )
-      .default({ ...PERMISSION_DEFAULTS } as Record<string, PermissionAction>)
-      .meta({ description: 'Per-tool decision when no rule matches; "*" covers other tools.' }),
-  },
-  expecting("an object"),
-);
-
-const SandboxObjectSchema = z.strictObject(
-  {
-    enabled: bool()
-      .default(true)
-      .meta({ description: "Run bash in the OS sandbox (bubblewrap on Linux, sandbox-exec on macOS)." }),
-    network: bool().default(false).meta({ description: "Let sandboxed commands use the network." }),
-  },
-  expecting("an object"),
-);
+const sandboxObjectSchema = () =>
+  z.strictObject(
+    {
+      enabled: bool()
+        .default(true)
+        .meta({ description: "Run bash in the OS sandbox (bubblewrap on Linux, sandbox-exec on macOS)." }),
+      network: bool().default(false).meta({ description: "Let sandboxed commands use the network." }),
+    },
+    expecting("an object"),
+  );
 
 /** `sandbox`: `true` (the default), `false` (bash runs unsandboxed), or `{ enabled, network }`. */
 export const SandboxSchema = z
-  .union([bool(), SandboxObjectSchema], expecting("true, false, or an object { enabled, network }"))
+  .lazy(() =>
+    z.union([bool(), sandboxObjectSchema()], expecting("true, false, or an object { enabled, network }")),
+  )
   .default(true)
   .meta({
     description:

@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { type ConfigIssue, describeFound, makeIssue } from "./config-error.ts";
 import { formatPath, type PathSegment, valueAt } from "./config-path.ts";
-import { ConfigLayerSchema } from "./config-schema.ts";
+import { ConfigLayerSchema, parseConfigSections } from "./config-schema.ts";
 import type { JsoncDocument } from "./jsonc-document.ts";
 import { knownKeysAt } from "./schema-walk.ts";
 
@@ -14,11 +14,15 @@ export interface LayerOrigin {
   home: string;
 }
 
-/** Validate one source's config against the layer schema and turn zod's issues into ConfigIssues. */
-export function validateLayer(raw: unknown, origin: LayerOrigin): ConfigIssue[] {
-  const result = ConfigLayerSchema.safeParse(raw);
-  if (result.success) return [];
-  return zodIssuesToConfigIssues(result.error.issues, raw, origin);
+/**
+ * Validate one source's config (an object) against the layer schema, section
+ * by section (only the sections it sets are built), and turn zod's issues
+ * into ConfigIssues.
+ */
+export function validateLayer(raw: Readonly<Record<string, unknown>>, origin: LayerOrigin): ConfigIssue[] {
+  const set = new Set(Object.keys(raw).filter((key) => raw[key] !== undefined));
+  const { issues } = parseConfigSections(raw, set);
+  return issues.length === 0 ? [] : zodIssuesToConfigIssues(issues, raw, origin);
 }
 
 /** Convert zod issues (whose messages are "expected" phrases, see config-schema.ts) to ConfigIssues. */
