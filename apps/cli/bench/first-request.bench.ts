@@ -236,4 +236,6 @@ if (spawnSync("script", ["--version"]).status === 0) {
     "includes util-linux script's pty set-up",
   );
 }
-rmSync(home, { recursive: true, force: true });
+// An interactive yoi killed through its pty may still be writing its session
+// for a moment after script(1) has gone, so the removal retries.
+rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
