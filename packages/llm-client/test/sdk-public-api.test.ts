@@ -1,7 +1,9 @@
 /**
  * The adapters use the SDKs through their public API only (the package
- * roots and the documented `openai/resources/*` types), so a caret range is
- * safe: a minor or patch release of an SDK cannot move what we import.
+ * roots, the documented `openai/resources/*` types, and the Anthropic SDK's
+ * `client` and `resources/*` entry points, which its `exports` map lists),
+ * so a caret range is safe: a minor or patch release of an SDK cannot move
+ * what we import.
  * `pnpm --filter @yoi/llm-client test:latest-sdks` runs the adapter tests
  * against the newest versions the registry serves.
  */
@@ -17,8 +19,13 @@ const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8
 
 const SDKS = ["openai", "@anthropic-ai/sdk", "@google/genai"];
 
-/** What a source file may import from an SDK: the root, or `openai`'s public resource types. */
-const ALLOWED = /^(?:openai|openai\/resources\/[a-z/-]+|@anthropic-ai\/sdk|@google\/genai)$/;
+/**
+ * What a source file may import from an SDK: the root, `openai`'s public
+ * resource types, or the Anthropic SDK's client without resources and its
+ * resources (the adapter builds a client with only `messages`).
+ */
+const ALLOWED =
+  /^(?:openai|openai\/resources\/[a-z/-]+|@anthropic-ai\/sdk|@anthropic-ai\/sdk\/(?:client|resources\/[a-z/-]+)|@google\/genai)$/;
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
@@ -52,9 +59,19 @@ describe("SDKs through their public API", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("the Anthropic SDK's exports map lists the entry points the adapter imports", () => {
+    const sdkManifest = JSON.parse(
+      readFileSync(join(packageDir, "node_modules", "@anthropic-ai", "sdk", "package.json"), "utf8"),
+    ) as { exports: Record<string, unknown> };
+    expect(sdkManifest.exports["./client"]).toBeTruthy();
+    expect(sdkManifest.exports["./resources/*"]).toBeTruthy();
+  });
+
   it("an SDK-internal path is caught (the check can fail)", () => {
     expect(ALLOWED.test("openai/core/streaming")).toBe(false);
     expect(ALLOWED.test("@anthropic-ai/sdk/core/streaming")).toBe(false);
+    expect(ALLOWED.test("@anthropic-ai/sdk/lib/internal/tracing")).toBe(false);
+    expect(ALLOWED.test("@anthropic-ai/sdk/resources/messages")).toBe(true);
     expect(ALLOWED.test("openai/resources/responses/responses")).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
-import Anthropic from "@anthropic-ai/sdk";
+import { BaseAnthropic } from "@anthropic-ai/sdk/client";
+import { Messages } from "@anthropic-ai/sdk/resources/messages";
 import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { abortFailure } from "../stream-end.ts";
@@ -9,14 +10,24 @@ import { normalizeAnthropicStream } from "./stream.ts";
 export { ANTHROPIC_DEFAULT_MAX_TOKENS, buildAnthropicRequest } from "./request.ts";
 
 /**
+ * The SDK's client with the one resource yoi calls. `Anthropic` wires every
+ * resource of the API (admin, files, skills, beta...), so importing it loads
+ * the whole SDK: 3x the code this needs, read and run before each
+ * session's first request.
+ */
+class MessagesClient extends BaseAnthropic {
+  messages = new Messages(this);
+}
+
+/**
  * Anthropic Messages adapter on `@anthropic-ai/sdk`. The SDK's retries are
  * off and its timeout is left far out: the client's policy and timeouts own
  * both. The key comes from `options.apiKey`, else `ANTHROPIC_API_KEY` (or
  * `ANTHROPIC_AUTH_TOKEN` for a bearer token).
  */
 export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter => {
-  let client: Anthropic | undefined;
-  const sdk = (): Anthropic => {
+  let client: MessagesClient | undefined;
+  const sdk = (): MessagesClient => {
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     const authToken = apiKey === undefined ? process.env.ANTHROPIC_AUTH_TOKEN : undefined;
@@ -30,7 +41,7 @@ export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter
         },
       );
     }
-    client = new Anthropic({
+    client = new MessagesClient({
       ...(apiKey ? { apiKey } : { apiKey: null, authToken: authToken ?? null }),
       ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
       ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
