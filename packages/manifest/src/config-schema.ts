@@ -356,7 +356,6 @@ export const ConfigSchema = z.lazy(() =>
 ) as unknown as z.ZodType<Config, ConfigInput>;
 // The cast narrows `providers[*].kind` to required, which the refinement above guarantees.
 
-
 /**
  * Checks each section of `value` that `sections` names against its own
  * schema (in the layer schema's order, as its strict object would), and
@@ -379,7 +378,13 @@ export function parseConfigSections(
   }
   const unknown = Object.keys(value).filter((key) => !Object.hasOwn(shape, key));
   if (unknown.length > 0)
-    issues.push({ code: "unrecognized_keys", keys: unknown, path: [], message: "unknown keys", input: value });
+    issues.push({
+      code: "unrecognized_keys",
+      keys: unknown,
+      path: [],
+      message: "unknown keys",
+      input: value,
+    });
   return { parsed, issues };
 }
 

@@ -10,50 +10,54 @@ import { mergeLayer } from "./merge-layers.ts";
  */
 
 /** Layers as a file, the env or flags may give them: valid, invalid, and both in one. */
-const LAYERS: Record<string, Record<string, unknown>>[] = [
-  { empty: {} },
-  { model: { model: "anthropic/claude-haiku-4-5" } },
-  { "model not a string": { model: 5 } },
-  { "model without a provider": { model: "gpt-5" } },
-  { "worker typo": { worker: { maxTurns: "ten" } } },
-  { "unknown keys among good ones": { bogus: 1, worker: {}, zzz: true, model: "openai/gpt-5" } },
-  {
-    "a local provider and its model": {
+const cases: [string, Record<string, unknown>][] = [
+  ["empty", {}],
+  ["model", { model: "anthropic/claude-haiku-4-5" }],
+  ["model not a string", { model: 5 }],
+  ["model without a provider", { model: "gpt-5" }],
+  ["worker typo", { worker: { maxTurns: "ten" } }],
+  ["unknown keys among good ones", { bogus: 1, worker: {}, zzz: true, model: "openai/gpt-5" }],
+  [
+    "a local provider and its model",
+    {
       providers: { local: { kind: "openai-chat", baseURL: "http://127.0.0.1:8080/v1" } },
       model: "local/m",
       models: { m: { provider: "local", contextWindow: 1000, maxOutputTokens: 100 } },
     },
-  },
-  { "a built-in provider's base URL": { providers: { anthropic: { baseURL: "http://127.0.0.1:9/" } } } },
-  { "an ftp base URL": { providers: { local: { kind: "openai-chat", baseURL: "ftp://x" } } } },
-  { "a provider without a kind": { providers: { local: { baseURL: "http://x/v1" } } } },
-  { "a provider name with a space": { providers: { "my local": { kind: "openai-chat" } } } },
-  {
-    permissions: {
+  ],
+  ["a built-in provider's base URL", { providers: { anthropic: { baseURL: "http://127.0.0.1:9/" } } }],
+  ["an ftp base URL", { providers: { local: { kind: "openai-chat", baseURL: "ftp://x" } } }],
+  ["a provider without a kind", { providers: { local: { baseURL: "http://x/v1" } } }],
+  ["a provider name with a space", { providers: { "my local": { kind: "openai-chat" } } }],
+  [
+    "permissions",
+    {
       permissions: { mode: "plan", rules: [{ tool: "bash", match: "git *", action: "deny" }] },
     },
-  },
-  { "a bad rule": { permissions: { rules: [{ tool: "bash", action: "maybe" }], mode: "yolo" } } },
-  { "sandbox object": { sandbox: { network: true } } },
-  { "sandbox string": { sandbox: "on" } },
-  { "mcp and hooks": { mcpServers: { fs: { command: "npx" } }, hooks: { Stop: [{ command: "true" }] } } },
-  { "a bad hook event": { hooks: { Finish: [{ command: "true" }] } } },
-  { "task depth too deep": { task: { maxDepth: 9 } } },
-  { "compaction model of an unknown provider": { compaction: { model: "nope/x", thresholdRatio: 0.5 } } },
-  { "a model of an unknown provider": { model: "unknown/x" } },
-  { "a new model without its window": { models: { "my-model": { provider: "anthropic" } } } },
-  { "an empty scope root": { scope: { root: "" }, session: { dir: "/tmp/s" } } },
-  { "editor schema": { $schema: "./schema.json", toolOutput: { maxBytes: 100 } } },
-  {
-    "problems in several sections": {
+  ],
+  ["a bad rule", { permissions: { rules: [{ tool: "bash", action: "maybe" }], mode: "yolo" } }],
+  ["sandbox object", { sandbox: { network: true } }],
+  ["sandbox string", { sandbox: "on" }],
+  ["mcp and hooks", { mcpServers: { fs: { command: "npx" } }, hooks: { Stop: [{ command: "true" }] } }],
+  ["a bad hook event", { hooks: { Finish: [{ command: "true" }] } }],
+  ["task depth too deep", { task: { maxDepth: 9 } }],
+  ["compaction model of an unknown provider", { compaction: { model: "nope/x", thresholdRatio: 0.5 } }],
+  ["a model of an unknown provider", { model: "unknown/x" }],
+  ["a new model without its window", { models: { "my-model": { provider: "anthropic" } } }],
+  ["an empty scope root", { scope: { root: "" }, session: { dir: "/tmp/s" } }],
+  ["editor schema", { $schema: "./schema.json", toolOutput: { maxBytes: 100 } }],
+  [
+    "problems in several sections",
+    {
       toolOutputCache: { storedView: "bad", maxLineLength: 1 },
       worker: { temperature: 3, reasoning: { effort: "max" } },
       compaction: { enabled: "yes" },
       nope: 1,
     },
-  },
-  {
-    "pricing and capabilities": {
+  ],
+  [
+    "pricing and capabilities",
+    {
       models: {
         x: {
           provider: "openai",
@@ -64,10 +68,8 @@ const LAYERS: Record<string, Record<string, unknown>>[] = [
         },
       },
     },
-  },
-].map((entry) => entry as Record<string, Record<string, unknown>>);
-
-const cases = LAYERS.flatMap((entry) => Object.entries(entry));
+  ],
+];
 
 /** What the messages are made of: the code, where, what was expected, the unknown keys. */
 function shapeOf(issues: readonly z.core.$ZodIssue[]) {

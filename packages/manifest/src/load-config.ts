@@ -1,9 +1,9 @@
 import { lstat, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { CONFIG_DEFAULTS } from "./config-defaults.generated.ts";
 import { ConfigError, type ConfigIssue, makeIssue } from "./config-error.ts";
 import { formatPath, isAtOrBelow, isPlainObject, type PathSegment } from "./config-path.ts";
-import { CONFIG_DEFAULTS } from "./config-defaults.generated.ts";
 import { type Config, type ConfigInput, parseMergedConfig } from "./config-schema.ts";
 import { CONFIG_DIR_NAME, CONFIG_FILE_NAME } from "./defaults.ts";
 import { readEnvLayer } from "./env-layer.ts";

@@ -22,11 +22,9 @@ export const ModelPricingSchema = z.lazy(() =>
         cacheRead: price()
           .optional()
           .meta({ description: "Cached input tokens read, USD per million. Default: input." }),
-        cacheWrite: price()
-          .optional()
-          .meta({
-            description: "Input tokens written to the prompt cache, USD per million. Default: input.",
-          }),
+        cacheWrite: price().optional().meta({
+          description: "Input tokens written to the prompt cache, USD per million. Default: input.",
+        }),
       },
       { error: () => 'an object like { "input": 3, "output": 15 } (USD per million tokens)' },
     )
