@@ -183,6 +183,12 @@ describe("malformed config files", () => {
     expect(err.issues[3]?.file).toBe("env:YOI_MAX_TURNS");
   });
 
+  it("13a. a bad value below a union (sandbox: true, false or an object) names its variable", async () => {
+    const err = await failure({ env: { YOI_CONFIG__sandbox__network: "maybe" } });
+    expect(err.issues.map((i) => i.file)).toEqual(["env:YOI_CONFIG__sandbox__network"]);
+    expect(err.message).toContain("sandbox: expected true, false, or an object { enabled, network }");
+  });
+
   it("13b. a bad JSON value for headers does not echo the value", async () => {
     const err = await failure({
       env: { YOI_CONFIG__providers__openai__headers: '{"Authorization": "Bearer sk-live-1' },

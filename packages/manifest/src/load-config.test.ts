@@ -221,6 +221,12 @@ describe("loadConfig: environment", () => {
     expect(sources["permissions.rules[0]"]).toBe("env:YOI_CONFIG__permissions__rules");
   });
 
+  it("converts a variable below a union by the option that has the field (sandbox: true, false or an object)", async () => {
+    const { config, sources } = await load({ env: { YOI_CONFIG__sandbox__network: "true" } });
+    expect(config.sandbox).toEqual({ enabled: true, network: true });
+    expect(sources["sandbox.network"]).toBe("env:YOI_CONFIG__sandbox__network");
+  });
+
   it("treats an empty variable as unset", async () => {
     dirs.writeUser(`{ "model": "openai/gpt-5" }`);
     const { config, sources } = await load({ env: { YOI_MODEL: "" } });

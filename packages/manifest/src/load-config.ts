@@ -106,9 +106,13 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const envLayer = readEnvLayer(env, home);
   const envProblems = [...envLayer.issues];
   const envSource = (path: string) => {
-    let best = "";
-    for (const p of envLayer.origins.keys()) if (isAtOrBelow(path, p) && p.length >= best.length) best = p;
-    return `env:${envLayer.origins.get(best) ?? "YOI_?"}`;
+    let best: string | undefined;
+    for (const p of envLayer.origins.keys())
+      if (isAtOrBelow(path, p) && (best === undefined || p.length >= best.length)) best = p;
+    // A problem reported above the variables' own paths (a union such as `sandbox` reports at
+    // itself): the variable that set something below it.
+    best ??= [...envLayer.origins.keys()].sort().find((p) => isAtOrBelow(p, path));
+    return `env:${(best !== undefined && envLayer.origins.get(best)) || "YOI_?"}`;
   };
   const envIssues = validateLayer(envLayer.value, { fileFor: (p) => envSource(formatPath(p)), home });
   // By variable name, so the list does not depend on the order zod found them in.

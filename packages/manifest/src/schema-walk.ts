@@ -14,6 +14,7 @@ type Def = {
   shape?: Record<string, z.core.$ZodType>;
   valueType?: z.core.$ZodType;
   element?: z.core.$ZodType;
+  options?: readonly z.core.$ZodType[];
 };
 const defOf = (schema: z.core.$ZodType): Def => schema._zod.def as unknown as Def;
 
@@ -36,9 +37,17 @@ function unwrap(schema: z.core.$ZodType): { base: z.core.$ZodType; nullable: boo
 /** The schema of the field at `path`, or `undefined` when the path does not exist. */
 export function schemaAt(root: z.core.$ZodType, path: readonly PathSegment[]): z.core.$ZodType | undefined {
   let cur: z.core.$ZodType | undefined = root;
-  for (const seg of path) {
+  for (const [i, seg] of path.entries()) {
     if (!cur) return undefined;
     const def = defOf(unwrap(cur).base);
+    if (def.type === "union") {
+      // `sandbox` is true, false or an object: the path goes on in whichever option has it.
+      for (const option of def.options ?? []) {
+        const found = schemaAt(option, path.slice(i));
+        if (found) return found;
+      }
+      return undefined;
+    }
     if (def.type === "object") cur = typeof seg === "string" && def.shape ? def.shape[seg] : undefined;
     else if (def.type === "record") cur = def.valueType;
     else if (def.type === "array") cur = typeof seg === "number" ? def.element : undefined;
