@@ -3,6 +3,7 @@ import {
   COMPACTION_ENABLED,
   COMPACTION_RETAIN_LAST_TURNS,
   COMPACTION_THRESHOLD_RATIO,
+  TOOL_OUTPUT_CACHE_ENABLED,
   TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
   TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
 } from "@yoi/manifest";
@@ -97,32 +98,70 @@ export interface ResolvedCompactionConfig {
   retainLastTurns: number;
 }
 
-/** zod schema of `ToolOutputCacheConfig`; parsing applies the seed defaults. Unknown keys are rejected. */
-export const toolOutputCacheConfigSchema = z
-  .object({
-    enabled: z.boolean().default(true),
-    contextBudgetTokens: z.number().int().positive().nullable().default(null),
-    maxMessageBytes: z.number().int().min(1024).default(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES),
-    maxLineLength: z.number().int().min(16).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
-    deleteUnreferencedRefs: z.boolean().default(false),
-    storedView: z.enum(["summary", "view"]).default("summary"),
-  })
-  .strict();
+/** What `resolveToolOutputCacheConfig` gives for an empty config (the seed defaults). */
+const TOOL_OUTPUT_CACHE_DEFAULTS: Readonly<ResolvedToolOutputCacheConfig> = Object.freeze({
+  enabled: TOOL_OUTPUT_CACHE_ENABLED,
+  contextBudgetTokens: null,
+  maxMessageBytes: TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  maxLineLength: TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
+  deleteUnreferencedRefs: false,
+  storedView: "summary",
+});
 
-/** zod schema of `CompactionConfig`; parsing applies the seed defaults. Unknown keys are rejected. */
-export const compactionConfigSchema = z
-  .object({
-    enabled: z.boolean().default(COMPACTION_ENABLED),
-    auto: z.boolean().default(COMPACTION_AUTO),
-    thresholdRatio: z.number().gt(0).lte(1).default(COMPACTION_THRESHOLD_RATIO),
-    model: z.string().trim().min(1).nullable().default(null),
-    summaryPrompt: z.string().trim().min(1).default(DEFAULT_SUMMARY_PROMPT),
-    summaryDirectives: z.array(z.string()).default([]),
-    retainPrompt: z.string().trim().min(1).nullable().default(DEFAULT_RETAIN_PROMPT),
-    retainDirectives: z.array(z.string()).default([]),
-    retainLastTurns: z.number().int().min(0).default(COMPACTION_RETAIN_LAST_TURNS),
-  })
-  .strict();
+/** What `resolveCompactionConfig` gives for an empty config (the seed defaults). */
+const COMPACTION_DEFAULTS: Readonly<ResolvedCompactionConfig> = Object.freeze({
+  enabled: COMPACTION_ENABLED,
+  auto: COMPACTION_AUTO,
+  thresholdRatio: COMPACTION_THRESHOLD_RATIO,
+  model: null,
+  summaryPrompt: DEFAULT_SUMMARY_PROMPT,
+  summaryDirectives: [],
+  retainPrompt: DEFAULT_RETAIN_PROMPT,
+  retainDirectives: [],
+  retainLastTurns: COMPACTION_RETAIN_LAST_TURNS,
+});
+
+/**
+ * zod schema of `ToolOutputCacheConfig`; parsing applies the seed defaults.
+ * Unknown keys are rejected. Built on first use (`z.lazy`; `.unwrap()` is
+ * the object schema): a config that only restates the defaults, which is
+ * what a pod passes unless the user set this section, is resolved without it.
+ */
+export const toolOutputCacheConfigSchema = z.lazy(() =>
+  z
+    .object({
+      enabled: z.boolean().default(TOOL_OUTPUT_CACHE_DEFAULTS.enabled),
+      contextBudgetTokens: z
+        .number()
+        .int()
+        .positive()
+        .nullable()
+        .default(TOOL_OUTPUT_CACHE_DEFAULTS.contextBudgetTokens),
+      maxMessageBytes: z.number().int().min(1024).default(TOOL_OUTPUT_CACHE_DEFAULTS.maxMessageBytes),
+      maxLineLength: z.number().int().min(16).default(TOOL_OUTPUT_CACHE_DEFAULTS.maxLineLength),
+      deleteUnreferencedRefs: z.boolean().default(TOOL_OUTPUT_CACHE_DEFAULTS.deleteUnreferencedRefs),
+      storedView: z.enum(["summary", "view"]).default(TOOL_OUTPUT_CACHE_DEFAULTS.storedView),
+    })
+    .strict(),
+);
+
+/** zod schema of `CompactionConfig`; parsing applies the seed defaults. Unknown keys are rejected. Built on first use, as `toolOutputCacheConfigSchema`. */
+export const compactionConfigSchema = z.lazy(() =>
+  z
+    .object({
+      enabled: z.boolean().default(COMPACTION_DEFAULTS.enabled),
+      auto: z.boolean().default(COMPACTION_DEFAULTS.auto),
+      thresholdRatio: z.number().gt(0).lte(1).default(COMPACTION_DEFAULTS.thresholdRatio),
+      model: z.string().trim().min(1).nullable().default(COMPACTION_DEFAULTS.model),
+      summaryPrompt: z.string().trim().min(1).default(COMPACTION_DEFAULTS.summaryPrompt),
+      // A fresh array each parse: the resolved config belongs to its caller.
+      summaryDirectives: z.array(z.string()).default(() => []),
+      retainPrompt: z.string().trim().min(1).nullable().default(COMPACTION_DEFAULTS.retainPrompt),
+      retainDirectives: z.array(z.string()).default(() => []),
+      retainLastTurns: z.number().int().min(0).default(COMPACTION_DEFAULTS.retainLastTurns),
+    })
+    .strict(),
+);
 
 // Compile-time check that the schemas and the documented interfaces agree.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -135,12 +174,32 @@ void _compactionOut;
 export function resolveToolOutputCacheConfig(
   input: ToolOutputCacheConfig = {},
 ): ResolvedToolOutputCacheConfig {
+  if (restatesDefaults(input, TOOL_OUTPUT_CACHE_DEFAULTS)) return structuredClone(TOOL_OUTPUT_CACHE_DEFAULTS);
   return parseOrThrow(toolOutputCacheConfigSchema, input, "toolOutputCache");
 }
 
 /** Validates a compaction config and applies defaults; throws `CompactionError("invalid_config")`. */
 export function resolveCompactionConfig(input: CompactionConfig = {}): ResolvedCompactionConfig {
+  if (restatesDefaults(input, COMPACTION_DEFAULTS)) return structuredClone(COMPACTION_DEFAULTS);
   return parseOrThrow(compactionConfigSchema, input, "compaction");
+}
+
+/**
+ * True when `input` is an object whose every field is absent, undefined or
+ * equal to its default: the schema would give the defaults back, so there
+ * is nothing to check (a test holds the two to the same answer). Anything
+ * else, a bad value or an unknown key included, goes to the schema.
+ */
+function restatesDefaults(input: unknown, defaults: Readonly<Record<string, unknown>>): boolean {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return false;
+  for (const [key, value] of Object.entries(input)) {
+    if (!Object.hasOwn(defaults, key)) return false;
+    const fallback = defaults[key];
+    if (value === undefined || value === fallback) continue;
+    if (!Array.isArray(value) || !Array.isArray(fallback) || value.length !== fallback.length) return false;
+    if (value.some((element, i) => element !== fallback[i])) return false;
+  }
+  return true;
 }
 
 function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, section: string): z.output<S> {

@@ -5,20 +5,13 @@
  * what must survive verbatim (tool output refs, decisions, paths).
  */
 
-/** The default summary prompt; its answer goes in `<summary>` tags. */
-export const DEFAULT_SUMMARY_PROMPT = `Your context window is filling up, so the conversation above will be replaced by a summary you write now. Write it for yourself: after this point you will only see the summary (and the most recent turn), and you must be able to continue the work without asking the user to repeat anything.
+import { COMPACTION_RETAIN_PROMPT, COMPACTION_SUMMARY_PROMPT } from "@yoi/manifest";
 
-Cover, in this order:
-1. The user's requests and intent, in their own words where the wording matters, including every constraint and preference they stated.
-2. What has been done so far: files read, created or changed (with paths), commands run and their outcome, and the key facts learned from tool outputs.
-3. Decisions made and why, and approaches that were tried and failed (so they are not retried).
-4. Errors met and how they were resolved, or that they are still open.
-5. The current state: what was being worked on right before this summary, and the exact next step.
+/** The default summary prompt; its answer goes in `<summary>` tags. The manifest holds the text, as the default of the `compaction` config section. */
+export const DEFAULT_SUMMARY_PROMPT = COMPACTION_SUMMARY_PROMPT;
 
-Be specific (names, paths, numbers, identifiers) and concise. Do not invent anything that is not in the conversation. Put the whole summary inside <summary></summary> tags.`;
-
-/** The default retain prompt; its answer goes in `<retain>` tags. */
-export const DEFAULT_RETAIN_PROMPT = `Before the summary, list inside <retain></retain> tags the facts that must survive word for word: tool output references (every \`ref=<id>\` / \`[blob:<id>]\` that may be needed again, with what it contains), file paths, identifiers, exact error messages, and the user's explicit instructions. One item per line. Write <retain></retain> with nothing inside when there is nothing to keep.`;
+/** The default retain prompt; its answer goes in `<retain>` tags. The text is the manifest's, like the summary prompt's. */
+export const DEFAULT_RETAIN_PROMPT = COMPACTION_RETAIN_PROMPT;
 
 /** Appends directives to a prompt as a bullet list (seed 004 2.6.3/2.6.4); the prompt itself is kept. */
 export function withDirectives(prompt: string, directives: readonly string[]): string {

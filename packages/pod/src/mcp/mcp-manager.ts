@@ -57,7 +57,8 @@ export interface McpResourceText {
   text: string;
 }
 
-const ARGS_SCHEMA = z.record(z.string(), z.unknown());
+/** The input schema of every MCP tool (the server checks its own arguments); built when the first is listed. */
+const ARGS_SCHEMA = z.lazy(() => z.record(z.string(), z.unknown()));
 
 export class McpManager {
   readonly #options: McpManagerOptions;
