@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { ScopeError } from "../scope-error.ts";
-import { isInside, type ScopedFs } from "../scoped-fs.ts";
+import { type DirEntry, isInside, type ScopedFs } from "../scoped-fs.ts";
 import { type IgnoreRule, isIgnored, parseGitignore } from "./gitignore.ts";
 
 /** Version-control directories: never walked into. */
@@ -58,10 +58,24 @@ export interface WalkStats {
   capped: boolean;
 }
 
+/** Directories listed ahead of the walk, at most: their reads overlap instead of queueing one by one. */
+const LIST_AHEAD = 16;
+
+interface PendingDir {
+  abs: string;
+  rel: string;
+  rules: IgnoreRule[];
+  /** The listing and the directory's own rules, once started. */
+  listing?: Promise<{ entries: DirEntry[]; rules: IgnoreRule[] }>;
+}
+
 /**
  * Walks a directory through ScopedFs, depth-first in name order. Symlinked
  * directories are not descended (no loops, no escapes); symlinked files are
- * yielded only when they resolve inside the scope.
+ * yielded only when they resolve inside the scope. The directories next in
+ * line are listed ahead (up to LIST_AHEAD at once): each listing is several
+ * checked reads, and a tree of many small directories would otherwise wait
+ * on them one at a time.
  */
 export async function* walk(
   fs: ScopedFs,
@@ -72,25 +86,39 @@ export async function* walk(
   const maxVisited = options.maxVisited ?? 200_000;
   const skip = options.skipDirs ?? DEFAULT_SKIP_DIRS;
   const useIgnore = options.gitignore ?? false;
-  const stack: Array<{ abs: string; rel: string; rules: IgnoreRule[] }> = [
+  const list = async (dir: PendingDir) => {
+    const { entries } = await fs.readdir(dir.abs);
+    let rules = dir.rules;
+    if (useIgnore && entries.some((e) => e.name === ".gitignore" && e.kind === "file")) {
+      rules = [...rules, ...(await readIgnore(fs, dir.abs, dir.rel, ""))];
+    }
+    return { entries, rules };
+  };
+  const start = (dir: PendingDir) => {
+    if (dir.listing) return;
+    dir.listing = list(dir);
+    // Handled when the walk reaches it; one it never reaches (stopped early) must not be an unhandled rejection.
+    dir.listing.catch(() => {});
+  };
+  const stack: PendingDir[] = [
     { abs: baseReal, rel: "", rules: useIgnore ? await ancestorRules(fs, baseReal) : [] },
   ];
   while (stack.length > 0) {
     options.signal?.throwIfAborted();
     const dir = stack.pop()!;
-    let entries: Awaited<ReturnType<ScopedFs["readdir"]>>["entries"];
+    start(dir);
+    // The next in line (the top of the stack) are listed meanwhile.
+    for (let i = stack.length - 1; i >= Math.max(0, stack.length - LIST_AHEAD); i--) start(stack[i]!);
+    let entries: DirEntry[];
+    let rules: IgnoreRule[];
     try {
-      entries = (await fs.readdir(dir.abs)).entries;
+      ({ entries, rules } = await dir.listing!);
     } catch (error) {
       // A directory that vanished or turned out of scope mid-walk is skipped, not fatal.
       if (error instanceof ScopeError && dir.rel !== "") continue;
       throw error;
     }
-    let rules = dir.rules;
-    if (useIgnore && entries.some((e) => e.name === ".gitignore" && e.kind === "file")) {
-      rules = [...rules, ...(await readIgnore(fs, dir.abs, dir.rel, ""))];
-    }
-    const subdirs: Array<{ abs: string; rel: string; rules: IgnoreRule[] }> = [];
+    const subdirs: PendingDir[] = [];
     for (const entry of entries) {
       stats.visited += 1;
       if (stats.visited > maxVisited) {
