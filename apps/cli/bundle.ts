@@ -101,6 +101,34 @@ const englishZodLocale: Plugin = {
   },
 };
 
+/**
+ * uuid draws its random bytes from the global `crypto.getRandomValues`
+ * (WebCrypto), and reading that global loads Node's whole WebCrypto
+ * implementation (some 0.7 ms, before every session's first request, for
+ * 16 bytes). Here its `rng.js` draws them from `node:crypto`'s
+ * `randomFillSync` instead, the same CSPRNG, which the CLI has loaded by
+ * then; uuid's own v7 keeps its monotonic state.
+ */
+const uuidNodeRng: Plugin = {
+  name: "uuid-node-rng",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/rng\.js$/ }, (args) =>
+      /[\\/]uuid[\\/]dist(-node)?$/.test(args.resolveDir)
+        ? { path: path.join(args.resolveDir, "rng.js"), namespace: "yoi-uuid-rng" }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "yoi-uuid-rng" }, () => ({
+      loader: "js",
+      contents: `import { randomFillSync } from "node:crypto";
+const bytes = new Uint8Array(16);
+export default function rng() {
+  return randomFillSync(bytes);
+}
+`,
+    }));
+  },
+};
+
 // Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
@@ -141,7 +169,7 @@ await build({
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",
-  plugins: [lazyGoogleAuth, englishZodLocale],
+  plugins: [lazyGoogleAuth, englishZodLocale, uuidNodeRng],
 });
 const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
 const buildHash = createHash("sha256");

@@ -186,6 +186,41 @@ describe("the bundled yoi", () => {
     expect(readFileSync(path.join(project, "out.txt"), "utf8")).toBe("hi\n");
   }, 60_000);
 
+  it("loads no built-in module the first request does not need before it sends it", async () => {
+    // A preload that notes Node's module list when the SDK first calls fetch.
+    const { home, project } = await tempWorld();
+    const list = path.join(home, "modules-at-first-request.txt");
+    const preload = path.join(home, "note-modules.cjs");
+    writeFileSync(
+      preload,
+      `const fetch = globalThis.fetch;
+globalThis.fetch = (...args) => {
+  require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n"));
+  globalThis.fetch = fetch;
+  return fetch(...args);
+};
+`,
+    );
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "ok" }],
+    });
+    servers.push(server);
+    const r = await runBundle(
+      ["-p", "hi", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
+      cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", NODE_OPTIONS: `--require=${preload}` }),
+      project,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const loaded = readFileSync(list, "utf8").split("\n");
+    expect(loaded).toContain("NativeModule internal/crypto/random");
+    // uuid's random bytes come from node:crypto (bundle.ts), not WebCrypto.
+    expect(loaded.filter((m) => /webcrypto/.test(m))).toEqual([]);
+    // ...and its ids are still version 7 (the session log is named by one).
+    const [log] = readdirSync(path.join(home, ".yoi", "sessions")).filter((f) => f.endsWith(".jsonl"));
+    expect(log).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.jsonl$/);
+  }, 60_000);
+
   it("loads google-auth-library (Vertex credentials) only when the Gemini SDK constructs a GoogleAuth", () => {
     // The stand-in of bundle.ts covers `new GoogleAuth(...)`: the SDK must import nothing else of it.
     const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@yoi/llm-client"));
