@@ -14,7 +14,6 @@
  * - any other exit, a crash, a timeout: a reported failure; the run goes on
  *   as if the hook had not been there.
  */
-import { spawn } from "node:child_process";
 
 /** Default limit of one hook. */
 export const HOOK_TIMEOUT_MS = 60_000;
@@ -49,6 +48,8 @@ export function runHook(options: HookRunOptions): Promise<HookRun> {
     let stderr = "";
     let settled = false;
     let timedOut = false;
+    // Loaded here, not imported: a session without hooks never starts a process for them.
+    const { spawn } = process.getBuiltinModule("node:child_process");
     const child = spawn("/bin/sh", ["-c", options.command], {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv,

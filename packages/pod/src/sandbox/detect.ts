@@ -11,7 +11,6 @@
  * namespaces work changes with a kernel setting or a new binary, which a
  * reboot or the key catches. A failed probe is never remembered.
  */
-import { execFile } from "node:child_process";
 import { access, constants, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { yoiCacheDir } from "@yoi/manifest";
@@ -136,6 +135,8 @@ async function onPath(name: string): Promise<string | undefined> {
 
 function run(file: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
+    // Loaded here, not imported: a cached probe (every run but the first) starts no process.
+    const { execFile } = process.getBuiltinModule("node:child_process");
     execFile(file, args, { timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
       if (error === null) resolve(undefined);
       else resolve((stderr.trim().split("\n")[0] ?? "") || error.message);
