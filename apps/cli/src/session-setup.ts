@@ -16,6 +16,7 @@ import {
   type ProviderKind,
   parseModelRef,
   qualifyModelRef,
+  readConfigFiles,
   type ResolvedModel,
   resolveModel,
 } from "@yoi/manifest";
@@ -109,7 +110,11 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
   let env = options.env ?? process.env;
   const homeDir = path.resolve(options.homeDir ?? env.HOME ?? homedir());
   const cwd = path.resolve(options.cwd ?? process.cwd(), flags.cwd ?? ".");
-  const info = await stat(cwd).catch(() => undefined);
+  // The files are read once, alongside the check of the directory, for the two or three loads below.
+  const [info, files] = await Promise.all([
+    stat(cwd).catch(() => undefined),
+    readConfigFiles({ cwd, homeDir }),
+  ]);
   if (!info?.isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
 
   const overrides: ConfigInput & { providers?: Record<string, Record<string, string>> } = {};
@@ -126,8 +131,7 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     // A bare name (`gpt-5`): the catalog says which declared provider serves it.
     const bare = ref;
     const base = await loadConfig({
-      cwd,
-      homeDir,
+      files,
       env: { ...env, YOI_MODEL: undefined },
       overrides: { providers },
     });
@@ -154,8 +158,7 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
   const kindRef = parsed !== undefined && isKind(parsed.provider);
   const firstEnv = kindRef && flags.model === undefined ? { ...env, YOI_MODEL: undefined } : env;
   const first = await loadConfig({
-    cwd,
-    homeDir,
+    files,
     env: firstEnv,
     overrides: { ...(kindRef ? {} : overrides), providers },
   });
@@ -180,7 +183,7 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     providers[providerName] = { ...providers[providerName], baseURL: flags.baseURL };
     cliSources[`providers.${providerName}.baseURL`] = "flag:--base-url";
   }
-  const loaded = await loadConfig({ cwd, homeDir, env, overrides: { ...overrides, providers } });
+  const loaded = await loadConfig({ files, env, overrides: { ...overrides, providers } });
   const sources: Record<string, string> = { ...loaded.sources };
   for (const [key, source] of Object.entries(cliSources))
     if (sources[key] === "override") sources[key] = source;

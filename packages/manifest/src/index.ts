@@ -70,8 +70,8 @@ export {
 } from "./extensions-schema.ts";
 export { formatConfig } from "./format-config.ts";
 export { configJsonSchema } from "./json-schema.ts";
-export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";
-export { loadConfig } from "./load-config.ts";
+export type { ConfigFiles, LoadConfigOptions, LoadedConfig } from "./load-config.ts";
+export { loadConfig, readConfigFiles } from "./load-config.ts";
 export {
   PERMISSION_MODES,
   type PermissionMode,

@@ -1,10 +1,13 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ConfigDirs, makeConfigDirs } from "./__tests__/config-dirs.ts";
+import { ConfigError } from "./config-error.ts";
 import { ConfigLayerSchema, ConfigSchema } from "./config-schema.ts";
 import { buildModelCatalog } from "./effective-catalog.ts";
 import { ENV_VARIABLES } from "./env-layer.ts";
 import { formatConfig } from "./format-config.ts";
-import { loadConfig } from "./load-config.ts";
+import { loadConfig, readConfigFiles } from "./load-config.ts";
 import { schemaAt } from "./schema-walk.ts";
 
 let dirs: ConfigDirs;
@@ -163,6 +166,41 @@ describe("loadConfig: sources and precedence", () => {
     dirs.writeProject(`{ "$schema": "../node_modules/@yoi/manifest/schema/config.schema.json" }`);
     const { config } = await load();
     expect(config).not.toHaveProperty("$schema");
+  });
+});
+
+describe("readConfigFiles: the files read once for several loads", () => {
+  it("loads what loadConfig reads itself, with other overrides each time, and never reads again", async () => {
+    dirs.writeUser(`{ "worker": { "maxTurns": 10 } }`);
+    dirs.writeProject(`{ "model": "anthropic/claude-sonnet-4-5" }`);
+    const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
+    expect(await loadConfig({ files, env: {} })).toEqual(await load());
+    const withOverride = await loadConfig({ files, env: {}, overrides: { worker: { maxTurns: 3 } } });
+    expect(withOverride.config.worker.maxTurns).toBe(3);
+    expect(withOverride.sources["worker.maxTurns"]).toBe("override");
+    // A later edit is not seen by loads over the same read: they agree with one another.
+    dirs.writeUser(`{ "worker": { "maxTurns": 99 } }`);
+    expect((await loadConfig({ files, env: {} })).config.worker.maxTurns).toBe(10);
+    expect((await load()).config.worker.maxTurns).toBe(99);
+  });
+
+  it("keeps each problem of reading for the load, which reports it", async () => {
+    dirs.writeUser(`{ "worker": { "maxTurns": 10 } }`);
+    dirs.writeProject("{}");
+    writeFileSync(join(dirs.cwd, ".yoi", "config.json"), "{}");
+    const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
+    const err = await loadConfig({ files, env: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).code).toBe("ambiguous_file");
+    expect((err as ConfigError).message).toBe(((await load().catch((e: unknown) => e)) as ConfigError).message);
+  });
+
+  it("refuses other directories than the files were read for", async () => {
+    const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
+    await expect(loadConfig({ files, cwd: dirs.home, env: {} })).rejects.toThrow(
+      /files were read for cwd .* pass those or leave cwd and homeDir out/,
+    );
+    expect((await loadConfig({ files, cwd: dirs.cwd, homeDir: dirs.home, env: {} })).files).toEqual([]);
   });
 });
 

@@ -21,6 +21,48 @@ export interface LoadConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Highest-precedence values, e.g. from command-line flags (`--model`). Validated like a file. */
   overrides?: ConfigInput;
+  /**
+   * The config files as {@link readConfigFiles} read them, for a caller that
+   * loads several times over the same directories (with other overrides):
+   * each load then reads nothing again. Their `cwd` and `homeDir` are used;
+   * giving other `cwd` or `homeDir` as well is a TypeError.
+   */
+  files?: ConfigFiles;
+}
+
+/**
+ * The user and project config files of a home and project directory, read
+ * once (see {@link LoadConfigOptions.files}). Opaque: what a file holds is
+ * checked by `loadConfig`, which also reports what could not be read.
+ */
+export interface ConfigFiles {
+  readonly homeDir: string;
+  readonly cwd: string;
+  /** @internal Each directory's file, in precedence order, with the problems of reading it. */
+  readonly read: readonly { file?: { path: string; text: string }; issues: readonly ConfigIssue[] }[];
+}
+
+/**
+ * Reads the user file `~/.yoi/config.jsonc` and the project file
+ * `<cwd>/.yoi/config.jsonc` (or their `config.json`), all probes at once.
+ * Never throws for a file: what cannot be read is reported by the
+ * `loadConfig` that is given the result.
+ */
+export async function readConfigFiles(
+  options: Pick<LoadConfigOptions, "cwd" | "homeDir"> = {},
+): Promise<ConfigFiles> {
+  const homeDir = resolve(options.homeDir ?? homedir());
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const dirs = [join(homeDir, CONFIG_DIR_NAME)];
+  if (cwd !== homeDir) dirs.push(join(cwd, CONFIG_DIR_NAME));
+  const read = await Promise.all(
+    dirs.map(async (dir) => {
+      const issues: ConfigIssue[] = [];
+      const file = await readConfigFile(dir, homeDir, issues);
+      return { ...(file ? { file } : {}), issues };
+    }),
+  );
+  return { homeDir, cwd, read };
 }
 
 /** The effective configuration and where each value came from. */
@@ -53,18 +95,24 @@ export const OVERRIDE_SOURCE = "override";
  * absolute: `~` is the home directory, relative paths are relative to `cwd`.
  */
 export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
-  const home = resolve(options.homeDir ?? homedir());
-  const cwd = resolve(options.cwd ?? process.cwd());
+  if (options.files && (options.cwd !== undefined || options.homeDir !== undefined)) {
+    const { cwd, homeDir } = options.files;
+    if (resolve(options.cwd ?? cwd) !== cwd || resolve(options.homeDir ?? homeDir) !== homeDir)
+      throw new TypeError(
+        `loadConfig: files were read for cwd ${cwd} and home ${homeDir}; pass those or leave cwd and homeDir out`,
+      );
+  }
+  const read = options.files ?? (await readConfigFiles(options));
+  const home = read.homeDir;
+  const cwd = read.cwd;
   const env = options.env ?? process.env;
   const issues: ConfigIssue[] = [];
   const layers: { value: Record<string, unknown>; source: string | ((path: string) => string) }[] = [];
   const documents = new Map<string, JsoncDocument>();
   const files: string[] = [];
 
-  const dirs = [join(home, CONFIG_DIR_NAME)];
-  if (cwd !== home) dirs.push(join(cwd, CONFIG_DIR_NAME));
-  for (const dir of dirs) {
-    const file = await readConfigFile(dir, home, issues);
+  for (const { file, issues: readIssues } of read.read) {
+    issues.push(...readIssues);
     if (!file) continue;
     files.push(file.path);
     const doc = parseJsoncDocument(file.text);
@@ -189,9 +237,9 @@ async function readConfigFile(
 ): Promise<{ path: string; text: string } | undefined> {
   const jsoncPath = join(dir, CONFIG_FILE_NAME);
   const jsonPath = join(dir, "config.json");
-  const jsonc = await probe(jsoncPath);
-  // config.json is only a fallback: look at it when config.jsonc is certainly absent, or to report both.
-  const json = jsonc.state === "error" ? ({ state: "missing" } as const) : await probe(jsonPath);
+  // Both at once; config.json is only a fallback, looked at when config.jsonc is certainly absent, or to report both.
+  const [jsonc, jsonProbe] = await Promise.all([probe(jsoncPath), probe(jsonPath)]);
+  const json = jsonc.state === "error" ? ({ state: "missing" } as const) : jsonProbe;
   if (jsonc.state === "present" && json.state !== "missing") {
     issues.push(
       makeIssue(
