@@ -84,6 +84,29 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
     expect(await runs()).toBe(2);
   });
 
+  it("finds bwrap past PATH entries that are missing, not directories, or hold no runnable bwrap", async () => {
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexec '${await realBwrap()}' "$@"\n`);
+    await chmod(wrapper, 0o755);
+    const dir = path.dirname(bin);
+    const notRunnable = path.join(dir, "plain");
+    await mkdir(path.join(notRunnable), { recursive: true });
+    await writeFile(path.join(notRunnable, "bwrap"), "not a program");
+    await mkdir(path.join(dir, "dirs", "bwrap"), { recursive: true }); // a directory named bwrap
+    await writeFile(path.join(dir, "a-file"), "");
+    process.env.PATH = [
+      path.join(dir, "missing"),
+      path.join(dir, "a-file"),
+      path.join(dir, "dirs"),
+      notRunnable,
+      bin,
+    ].join(path.delimiter);
+    const { found, sandboxed } = await detect();
+    expect(sandboxed).toBe(true);
+    expect(JSON.parse(await readFile(cacheFile, "utf8")).ok).toContain(wrapper);
+    expect(found).toMatchObject({ kind: "bwrap" });
+  });
+
   it("an unreadable cache file means probing, not a failure", async () => {
     const wrapper = path.join(bin, "bwrap");
     await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexec '${await realBwrap()}' "$@"\n`);
