@@ -192,7 +192,9 @@ describe("readConfigFiles: the files read once for several loads", () => {
     const err = await loadConfig({ files, env: {} }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).code).toBe("ambiguous_file");
-    expect((err as ConfigError).message).toBe(((await load().catch((e: unknown) => e)) as ConfigError).message);
+    expect((err as ConfigError).message).toBe(
+      ((await load().catch((e: unknown) => e)) as ConfigError).message,
+    );
   });
 
   it("refuses other directories than the files were read for", async () => {
