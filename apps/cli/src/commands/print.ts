@@ -4,6 +4,7 @@
  * Diagnostics go to stderr, so stdout stays parseable.
  */
 import { fstatSync } from "node:fs";
+import { isatty } from "node:tty";
 import { type Item, messageText, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import { detectSandbox, type PodEvent } from "@yoi/pod";
@@ -195,7 +196,8 @@ export function lastText(items: readonly Item[]): string {
  * otherwise hang us); without one it is the only place a prompt can be.
  */
 async function readPipedStdin(havePrompt: boolean): Promise<BoundedText | undefined> {
-  if (process.stdin.isTTY) return undefined;
+  // isatty, not process.stdin.isTTY: creating process.stdin builds a stream (some 0.3 ms), needed only to read.
+  if (isatty(0)) return undefined;
   let kind: "fifo" | "file" | "socket" | "other" = "other";
   try {
     const st = fstatSync(0);
