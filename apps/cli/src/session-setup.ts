@@ -3,7 +3,7 @@
  * and model, its base URL and key, the context window, and where sessions
  * live. Every way this can fail is a CliError that says what to set.
  */
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
 import { type ClientWarning, createClient, type LlmClient, registerClientSecrets } from "@yoi/llm-client";
@@ -16,8 +16,8 @@ import {
   type ProviderKind,
   parseModelRef,
   qualifyModelRef,
-  readConfigFiles,
   type ResolvedModel,
+  readConfigFiles,
   resolveModel,
 } from "@yoi/manifest";
 import type { SessionFlags } from "./args.ts";
@@ -110,12 +110,14 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
   let env = options.env ?? process.env;
   const homeDir = path.resolve(options.homeDir ?? env.HOME ?? homedir());
   const cwd = path.resolve(options.cwd ?? process.cwd(), flags.cwd ?? ".");
-  // The files are read once, alongside the check of the directory, for the two or three loads below.
-  const [info, files] = await Promise.all([
-    stat(cwd).catch(() => undefined),
-    readConfigFiles({ cwd, homeDir }),
-  ]);
+  // statSync: one call, where an asynchronous one costs the way to the first request far more CPU.
+  let info: ReturnType<typeof statSync> | undefined;
+  try {
+    info = statSync(cwd, { throwIfNoEntry: false });
+  } catch {}
   if (!info?.isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
+  // Read once for the two or three loads below.
+  const files = await readConfigFiles({ cwd, homeDir });
 
   const overrides: ConfigInput & { providers?: Record<string, Record<string, string>> } = {};
   const cliSources: Record<string, string> = {};

@@ -8,7 +8,15 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { constants as fsc, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants as fsc,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import * as fsp from "node:fs/promises";
 import * as path from "node:path";
@@ -107,18 +115,17 @@ export function isInside(root: string, child: string): boolean {
 }
 
 /** Whether `/proc/self/fd/<n>` names open files here (Linux). Probed once. */
-let procProbe: Promise<boolean> | undefined;
-function procAvailable(): Promise<boolean> {
-  procProbe ??= (async () => {
-    let handle: FileHandle | undefined;
+let procProbe: boolean | undefined;
+function procAvailable(): boolean {
+  procProbe ??= (() => {
+    let fd: number | undefined;
     try {
-      handle = await fsp.open(path.parse(process.cwd()).root, fsc.O_RDONLY | fsc.O_DIRECTORY);
-      const target = await fsp.readlink(`/proc/self/fd/${handle.fd}`);
-      return path.isAbsolute(target);
+      fd = openSync(path.parse(process.cwd()).root, fsc.O_RDONLY | fsc.O_DIRECTORY);
+      return path.isAbsolute(readlinkSync(`/proc/self/fd/${fd}`));
     } catch {
       return false;
     } finally {
-      await handle?.close().catch(() => {});
+      if (fd !== undefined) closeSync(fd);
     }
   })();
   return procProbe;
@@ -154,23 +161,25 @@ export class ScopedFs {
 
   /** Realpaths the roots (each must be an existing directory) and builds the scope. */
   static async create(options: ScopedFsOptions): Promise<ScopedFs> {
-    const realRoot = async (root: string): Promise<string> => {
+    // Synchronous: a few calls once per scope, on every session's way to its first request, where the
+    // asynchronous ones cost far more CPU than the calls themselves. Every access later is asynchronous.
+    const realRoot = (root: string): string => {
       if (typeof root !== "string" || root === "" || root.includes("\0")) {
         throw new ScopeError("invalid_path", String(root), `invalid scope root ${JSON.stringify(root)}`);
       }
       let real: string;
       try {
-        real = await fsp.realpath(path.resolve(root));
+        real = realpathSync.native(path.resolve(root));
       } catch (error) {
         throw scopeErrorFromOs(error, root, "use as scope root");
       }
-      const st = await fsp.stat(real);
+      const st = statSync(real);
       if (!st.isDirectory())
         throw new ScopeError("invalid_path", root, `scope root ${root} is not a directory`);
       return real;
     };
-    const writeRoots = await Promise.all((options.writeRoots ?? []).map(realRoot));
-    const readOnly = await Promise.all((options.readRoots ?? []).map(realRoot));
+    const writeRoots = (options.writeRoots ?? []).map(realRoot);
+    const readOnly = (options.readRoots ?? []).map(realRoot);
     const readRoots = [...new Set([...writeRoots, ...readOnly])];
     if (readRoots.length === 0) {
       throw new ScopeError("invalid_path", "", "a ScopedFs needs at least one read or write root");
@@ -183,7 +192,7 @@ export class ScopedFs {
       }
     }
     const check = options.handleCheck ?? "auto";
-    const proc = check !== "inode" && (await procAvailable());
+    const proc = check !== "inode" && procAvailable();
     if (check === "proc" && !proc) {
       throw new ScopeError(
         "io",
