@@ -1049,14 +1049,20 @@ export class Pod {
       }
       const create = this.#createLog;
       this.#createLog = undefined;
-      ready = this.#logReady = create({
+      const meta = {
         model: this.#client.model,
         provider: this.#client.provider,
         permissionMode: this.permissions.mode,
-      }).then((log) => {
-        this.#log = log;
-        return log;
-      });
+      };
+      // Opened on the next turn of the event loop: the first run's request, prepared without waiting
+      // for I/O, leaves first, and the log's calls (a dozen, with an fsync) do not delay it. Records
+      // queue meanwhile; flush() still waits for them.
+      ready = this.#logReady = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => create(meta))
+        .then((log) => {
+          this.#log = log;
+          return log;
+        });
       // Records raised before the session began go first, in order.
       for (const early of this.#early.splice(0)) this.#append(early);
     }
