@@ -67,9 +67,8 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
 }
 
 /**
- * The kind of run, for the chunk loader: each kind adds what it compiles to
- * the code caches once. Three kinds, so a cache is rewritten at most three
- * times a build besides when it is missing.
+ * The kind of run, for the chunk loader: each kind keeps a code pack of the
+ * chunks it loads, with the caches of what it compiles.
  */
 function runKind(args: readonly string[]): string {
   if (args.includes("-p") || args.includes("--print")) return "print";

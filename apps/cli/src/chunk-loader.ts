@@ -8,22 +8,24 @@
  * exit holds those functions too.
  *
  * Caches live in `$XDG_CACHE_HOME/yoi/code/<node>-<arch>-<build>/` (default
- * `~/.cache/yoi`), one file per chunk, each checked by a CRC before V8
- * sees it; V8 then checks its own version, flags and the source's length,
- * and a cache it rejects is simply not used (and is rewritten at exit).
- * A chunk's cache is written at exit when it had none, and once more for
- * each kind of run (print, interactive, a subcommand) that has not
- * contributed yet, so what an interactive session compiles is cached too;
- * each write costs some 15 ms at exit, never before the first request.
- * `NODE_DISABLE_COMPILE_CACHE=1` (Node's switch for its own cache) turns
- * this one off as well; an unwritable cache directory only means no cache.
+ * `~/.cache/yoi`), in one code pack per kind of run (print, interactive, a
+ * subcommand; see code-pack.ts): the chunks such a run loaded, each with
+ * its source and cache, read with one call. A cache is checked by a CRC
+ * before V8 sees it; V8 then checks its own version, flags and the source's
+ * length, and a cache it rejects is simply not used. The pack is written
+ * at exit when a chunk this run loaded had no accepted cache in it (some
+ * 15 ms, never before the first request), keeping the other chunks it held;
+ * so each kind caches what it compiles. `NODE_DISABLE_COMPILE_CACHE=1`
+ * (Node's switch for its own cache) turns this one off as well; an
+ * unwritable cache directory only means no cache.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { yoiCacheDir } from "@yoi/manifest";
+import { type PackedChunk, packEntry, parseCodePack, writeCodePack } from "./code-pack.ts";
 
 /** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta) {...})`. */
 type ChunkFunction = (
@@ -38,18 +40,13 @@ interface LoadedChunk {
   /** Read at each load, as Node's require does: esbuild's scripts replace `module.exports` first thing. */
   module: { exports: unknown };
   script: vm.Script;
+  source: string;
+  /** The chunk file's size and mtime, which a packed source must match. */
+  size: number;
+  mtimeMs: number;
   /** True when V8 took the cache this run: no write is needed for this chunk's sake. */
   cached: boolean;
 }
-
-/** zlib's CRC-32, loaded on first use: bin.js holds this module, and `--version` should not pay for zlib. */
-function crc32(data: Uint8Array): number {
-  return (process.getBuiltinModule("node:zlib") as typeof import("node:zlib")).crc32(data) >>> 0;
-}
-
-/** The first bytes of a cache file; the CRC-32 of the V8 data follows, then the data. */
-const MAGIC = Buffer.from("yoic1\n");
-const HEADER_BYTES = MAGIC.length + 4;
 /** Build directories of other versions not used for this long are removed when a cache is written. */
 const STALE_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -74,6 +71,8 @@ export interface ChunkLoader {
 export function createChunkLoader(chunksDir: string, buildId: string, runKind: string): ChunkLoader {
   const chunks = new Map<string, LoadedChunk>();
   const cacheDir = trustedDir(codeCacheDir(buildId));
+  const packFile = cacheDir && path.join(cacheDir, `${runKind}.pack`);
+  const pack = packFile ? readPack(packFile) : undefined;
 
   // One require and one import for every chunk: they all live in `chunksDir`, so each resolves the same.
   const real = createRequire(chunksDir + path.sep);
@@ -94,14 +93,21 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     // A chunk still running (a cycle between chunks) gives what it has exported so far, as in Node.
     if (known) return known.module.exports;
     const file = path.join(chunksDir, name);
+    const { size, mtimeMs } = statSync(file);
+    // The packed source and cache, while the chunk file is the one they were taken from.
+    const packed = pack?.get(name);
+    const current = packed !== undefined && packed.size === size && packed.mtimeMs === mtimeMs;
     // bundle.ts writes chunks in ASCII: read as Latin-1 (the same text), a one-byte string without UTF-8 decoding.
-    const source = readFileSync(file, "latin1");
-    const cachedData = cacheDir ? readCache(path.join(cacheDir, `${name}.cache`)) : undefined;
+    const source = current ? packed.source() : readFileSync(file, "latin1");
+    const cachedData = current ? packed.cache : undefined;
     const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
     const module = { exports: {} as unknown };
     const chunk: LoadedChunk = {
       module,
       script,
+      source,
+      size,
+      mtimeMs,
       cached: cachedData !== undefined && !script.cachedDataRejected,
     };
     chunks.set(name, chunk);
@@ -124,7 +130,7 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     return module.exports;
   };
 
-  if (cacheDir) process.once("exit", () => saveCaches(cacheDir, chunks, runKind));
+  if (cacheDir && packFile) process.once("exit", () => savePack(cacheDir, packFile, chunks, pack));
 
   return {
     load,
@@ -167,54 +173,48 @@ function trustedDir(dir: string | undefined): string | undefined {
   return dir;
 }
 
-/** The V8 data of a cache file whose CRC matches, else undefined (missing, torn or damaged: compiled afresh). */
-function readCache(file: string): Buffer | undefined {
+/** The chunks of this kind's pack, or undefined when there is none or it does not parse (then compiled afresh). */
+function readPack(file: string): Map<string, PackedChunk> | undefined {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
   } catch {
     return undefined;
   }
-  if (bytes.length <= HEADER_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
-  const data = bytes.subarray(HEADER_BYTES);
-  return bytes.readUInt32BE(MAGIC.length) === crc32(data) ? data : undefined;
+  return parseCodePack(bytes);
 }
 
 /**
- * At exit: writes the caches that were missing or rejected, and all loaded
- * chunks' caches once for a kind of run not seen before. Never throws: a
- * cache that cannot be written only means the next run compiles again.
+ * At exit: when a chunk this run loaded had no cache V8 took, writes the
+ * pack again with every loaded chunk's source and a cache taken now, and
+ * the other chunks the old pack held as they were. Never throws: a pack
+ * that cannot be written only means the next run compiles again.
  */
-function saveCaches(cacheDir: string, chunks: Map<string, LoadedChunk>, runKind: string): void {
+function savePack(
+  cacheDir: string,
+  packFile: string,
+  chunks: Map<string, LoadedChunk>,
+  old: Map<string, PackedChunk> | undefined,
+): void {
   try {
-    const kindsFile = path.join(cacheDir, "kinds");
-    let kinds: string[] = [];
-    try {
-      kinds = readFileSync(kindsFile, "utf8").split("\n").filter(Boolean);
-    } catch {}
-    const newKind = !kinds.includes(runKind);
-    const stale = [...chunks].filter(([, c]) => newKind || !c.cached);
-    if (stale.length === 0) return;
+    if ([...chunks.values()].every((c) => c.cached)) return;
+    const entries = [...chunks].map(([name, c]) =>
+      packEntry({
+        name,
+        size: c.size,
+        mtimeMs: c.mtimeMs,
+        source: c.source,
+        cache: c.script.createCachedData(),
+      }),
+    );
+    for (const [name, packed] of old ?? []) if (!chunks.has(name)) entries.push(packed.raw);
     mkdirSync(path.dirname(cacheDir), { recursive: true, mode: 0o700 });
     mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-    for (const [name, chunk] of stale) {
-      const data = chunk.script.createCachedData();
-      const crc = Buffer.alloc(4);
-      crc.writeUInt32BE(crc32(data));
-      writeAtomically(path.join(cacheDir, `${name}.cache`), Buffer.concat([MAGIC, crc, data]));
-    }
-    if (newKind) writeAtomically(kindsFile, Buffer.from(`${[...kinds, runKind].join("\n")}\n`));
+    writeCodePack(packFile, entries);
     removeStaleBuilds(cacheDir);
   } catch {
     // Read-only or full disk: no cache this time.
   }
-}
-
-/** Written beside and renamed into place, so a reader never sees half a file. */
-function writeAtomically(file: string, bytes: Buffer): void {
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, bytes, { mode: 0o600 });
-  renameSync(temp, file);
 }
 
 /** Removes the cache directories of other builds and Node versions that no run has written for 30 days. */

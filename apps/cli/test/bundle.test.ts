@@ -14,6 +14,7 @@ import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PackedChunk, packEntry, parseCodePack, writeCodePack } from "../src/code-pack.ts";
 import { CLI_DIR, cleanEnv, type RunResult, tempWorld } from "./helpers.ts";
 
 // Inside the package, so the modules left unbundled resolve from its node_modules as in dist/.
@@ -253,12 +254,10 @@ globalThis.fetch = (...args) => {
 
   describe("code caches taken after the run", () => {
     const codeDir = (home: string) => path.join(home, ".cache", "yoi", "code");
-    const cacheFiles = (home: string) => {
+    /** The code pack of print runs (one per kind of run, in the build's directory). */
+    const printPack = (home: string) => {
       const [build] = readdirSync(codeDir(home));
-      const dir = path.join(codeDir(home), build!);
-      return readdirSync(dir)
-        .filter((f) => f.endsWith(".cache"))
-        .map((f) => path.join(dir, f));
+      return path.join(codeDir(home), build!, "print.pack");
     };
     /** How many of the chunks loaded before `main` ran came from the code cache, from the start-up trace. */
     const fromCache = (stderr: string) => {
@@ -281,33 +280,53 @@ globalThis.fetch = (...args) => {
       expect(r.stdout.trim()).toBe("ok");
       return r;
     }
+    /** The pack's entries, rewritten by `edit` (tests damage or swap them). */
+    function editPack(file: string, edit: (chunks: Map<string, PackedChunk>) => Buffer[]) {
+      const chunks = parseCodePack(readFileSync(file));
+      expect(chunks).toBeDefined();
+      writeCodePack(file, edit(chunks!));
+    }
 
-    it("are written by the first run and used by the next", async () => {
+    it("are written by the first run into one pack, and used by the next", async () => {
       const { home, project } = await tempWorld();
       const first = fromCache((await printRun(home, project)).stderr);
       expect(first.cached).toBe(0);
       expect(first.loaded).toBeGreaterThan(1);
-      const files = cacheFiles(home);
-      expect(files.length).toBeGreaterThan(first.loaded);
-      const written = files.map((f) => statSync(f).mtimeMs);
+      const pack = parseCodePack(readFileSync(printPack(home)));
+      // Every chunk the print run loaded (more than the ones before `main`), each with a cache whose CRC holds.
+      expect(pack!.size).toBeGreaterThan(first.loaded);
+      expect([...pack!.values()].every((c) => c.cache !== undefined)).toBe(true);
+      expect(readdirSync(path.dirname(printPack(home)))).toEqual(["print.pack"]);
+      const written = statSync(printPack(home)).mtimeMs;
       const second = fromCache((await printRun(home, project)).stderr);
       expect(second).toEqual({ cached: first.loaded, loaded: first.loaded });
-      // A kind of run seen before with every cache taken: nothing is written again.
-      expect(files.map((f) => statSync(f).mtimeMs)).toEqual(written);
+      // Every cache taken: nothing is written again.
+      expect(statSync(printPack(home)).mtimeMs).toBe(written);
     }, 60_000);
 
-    it("a damaged or foreign cache file is not used, and is rewritten", async () => {
+    it("a damaged or foreign cache in the pack is not used, and the pack is rewritten", async () => {
       const { home, project } = await tempWorld();
       await printRun(home, project);
-      const files = cacheFiles(home);
-      const main = files.find((f) => path.basename(f) === "main.js.cache")!;
-      const other = files.find((f) => f !== main)!;
-      // One bit flipped: the CRC no longer matches.
-      const damaged = readFileSync(main);
-      damaged[damaged.length - 1]! ^= 1;
-      writeFileSync(main, damaged);
-      // Another chunk's cache, whole and with its own CRC: V8 rejects it (another source).
-      writeFileSync(other, readFileSync(main.replace("main.js", "startup-trace.js")));
+      // main.js's cache with one bit flipped (its CRC no longer matches), and another chunk's entry
+      // carrying main.js's cache with a right CRC: V8 rejects it (another source).
+      editPack(printPack(home), (chunks) => {
+        const main = chunks.get("main.js")!;
+        const [otherName, other] = [...chunks].find(
+          ([name]) => name !== "main.js" && name !== "startup-trace.js",
+        )!;
+        const damaged = Buffer.from(main.raw);
+        damaged[damaged.length - 1]! ^= 1;
+        const foreign = packEntry({
+          name: otherName,
+          size: other.size,
+          mtimeMs: other.mtimeMs,
+          source: other.source(),
+          cache: main.cache!,
+        });
+        return [...chunks].map(([name, c]) =>
+          name === "main.js" ? damaged : name === otherName ? foreign : c.raw,
+        );
+      });
       const r = await printRun(home, project);
       const { cached, loaded } = fromCache(r.stderr);
       expect(cached).toBeLessThan(loaded);
@@ -315,15 +334,53 @@ globalThis.fetch = (...args) => {
       expect(again.cached).toBe(again.loaded);
     }, 60_000);
 
+    it("a pack that is cut short or not a pack is not used at all", () => {
+      const entry = (name: string) =>
+        packEntry({ name, size: 10, mtimeMs: 1.5, source: "(function(){})", cache: Buffer.from("v8 data") });
+      const whole = Buffer.concat([Buffer.from("yoipack1\n"), entry("a.js"), entry("b.js")]);
+      const pack = parseCodePack(whole)!;
+      expect([...pack.keys()]).toEqual(["a.js", "b.js"]);
+      expect(pack.get("b.js")).toMatchObject({ size: 10, mtimeMs: 1.5 });
+      expect(pack.get("b.js")!.source()).toBe("(function(){})");
+      expect(pack.get("b.js")!.cache?.toString()).toBe("v8 data");
+      for (let cut = 1; cut < entry("b.js").length; cut += 7)
+        expect(parseCodePack(whole.subarray(0, whole.length - cut))).toBeUndefined();
+      expect(parseCodePack(Buffer.from("yoic1\nnot a pack"))).toBeUndefined();
+    });
+
+    it("a packed source is used only while its chunk file is the one it was read from", async () => {
+      const { home, project } = await tempWorld();
+      await printRun(home, project);
+      // A pack whose main.js source says otherwise (as a pack of an edited install would).
+      editPack(printPack(home), (chunks) =>
+        [...chunks].map(([name, c]) =>
+          name === "main.js"
+            ? packEntry({
+                name,
+                size: c.size,
+                mtimeMs: c.mtimeMs - 1000,
+                source: "(function(){throw new Error('stale')})",
+                cache: c.cache!,
+              })
+            : c.raw,
+        ),
+      );
+      const r = await printRun(home, project);
+      expect(r.stderr).not.toContain("stale");
+      expect(fromCache(r.stderr).cached).toBeLessThan(fromCache(r.stderr).loaded);
+      const again = fromCache((await printRun(home, project)).stderr);
+      expect(again.cached).toBe(again.loaded);
+    }, 60_000);
+
     it("are neither read nor written in a directory others can write to", async () => {
       const { home, project } = await tempWorld();
       await printRun(home, project);
-      const dir = path.dirname(cacheFiles(home)[0]!);
+      const dir = path.dirname(printPack(home));
       chmodSync(dir, 0o777);
-      const before = cacheFiles(home).map((f) => statSync(f).mtimeMs);
+      const before = statSync(printPack(home)).mtimeMs;
       const r = await printRun(home, project);
       expect(fromCache(r.stderr).cached).toBe(0);
-      expect(cacheFiles(home).map((f) => statSync(f).mtimeMs)).toEqual(before);
+      expect(statSync(printPack(home)).mtimeMs).toBe(before);
       chmodSync(dir, 0o700);
       const again = fromCache((await printRun(home, project)).stderr);
       expect(again.cached).toBe(again.loaded);
