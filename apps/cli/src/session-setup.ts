@@ -10,6 +10,7 @@ import { type ClientWarning, createClient, type LlmClient, registerClientSecrets
 import {
   type Config,
   type ConfigInput,
+  DEFAULT_PROVIDERS,
   type LoadedConfig,
   loadConfig,
   MODEL_CATALOG,
@@ -156,18 +157,23 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     overrides.model = flags.model;
     cliSources.model = "flag:--model";
   }
-  // First pass without a kind-named model ref (`openai-chat/llama3.1`), whose provider is declared below.
+  // A first pass, without a kind-named model ref (`openai-chat/llama3.1`) whose provider is declared below,
+  // says which model the config names and whether a kind-named provider is declared. Not needed for a ref
+  // whose provider is always declared (a built-in one) or not a kind: the one load below then does.
   const kindRef = parsed !== undefined && isKind(parsed.provider);
   const firstEnv = kindRef && flags.model === undefined ? { ...env, YOI_MODEL: undefined } : env;
-  const first = await loadConfig({
-    files,
-    env: firstEnv,
-    overrides: { ...(kindRef ? {} : overrides), providers },
-  });
+  const first =
+    parsed !== undefined && (!kindRef || Object.hasOwn(DEFAULT_PROVIDERS, parsed.provider))
+      ? undefined
+      : await loadConfig({
+          files,
+          env: firstEnv,
+          overrides: { ...(kindRef ? {} : overrides), providers },
+        });
   // `openai-chat/<model>` etc.: a provider of that kind, keyed and based like the provider's usual variables.
-  const modelRef = ref ?? first.config.model;
+  const modelRef = ref ?? first?.config.model;
   const providerName = modelRef === undefined ? undefined : parseModelRef(modelRef)?.provider;
-  if (providerName && isKind(providerName) && !Object.hasOwn(first.config.providers, providerName)) {
+  if (providerName && isKind(providerName) && first && !Object.hasOwn(first.config.providers, providerName)) {
     const vars = PROVIDER_ENV[providerName];
     const baseURL = env[vars.baseURL]?.trim();
     providers[providerName] = { kind: providerName, apiKeyEnv: vars.key, ...(baseURL ? { baseURL } : {}) };
