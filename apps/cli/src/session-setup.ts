@@ -11,6 +11,7 @@ import {
   type Config,
   type ConfigInput,
   DEFAULT_PROVIDERS,
+  ENV_PATH_PREFIX,
   type LoadedConfig,
   loadConfig,
   MODEL_CATALOG,
@@ -158,22 +159,30 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     cliSources.model = "flag:--model";
   }
   // A first pass, without a kind-named model ref (`openai-chat/llama3.1`) whose provider is declared below,
-  // says which model the config names and whether a kind-named provider is declared. Not needed for a ref
-  // whose provider is always declared (a built-in one) or not a kind: the one load below then does.
+  // says which model the config names and whether a kind-named provider is declared. Not needed with a
+  // ref when that is known without it: the provider is not a kind, or always declared (a built-in one),
+  // or only the defaults declare providers (no config file, no YOI_CONFIG__providers variable).
   const kindRef = parsed !== undefined && isKind(parsed.provider);
+  const onlyDefaultProviders =
+    files.found.length === 0 && !Object.keys(env).some((k) => k.startsWith(`${ENV_PATH_PREFIX}providers`));
   const firstEnv = kindRef && flags.model === undefined ? { ...env, YOI_MODEL: undefined } : env;
   const first =
-    parsed !== undefined && (!kindRef || Object.hasOwn(DEFAULT_PROVIDERS, parsed.provider))
+    parsed !== undefined &&
+    (!kindRef || Object.hasOwn(DEFAULT_PROVIDERS, parsed.provider) || onlyDefaultProviders)
       ? undefined
       : await loadConfig({
           files,
           env: firstEnv,
           overrides: { ...(kindRef ? {} : overrides), providers },
         });
+  const declared = (name: string) =>
+    first
+      ? Object.hasOwn(first.config.providers, name)
+      : Object.hasOwn(DEFAULT_PROVIDERS, name) || Object.hasOwn(providers, name);
   // `openai-chat/<model>` etc.: a provider of that kind, keyed and based like the provider's usual variables.
   const modelRef = ref ?? first?.config.model;
   const providerName = modelRef === undefined ? undefined : parseModelRef(modelRef)?.provider;
-  if (providerName && isKind(providerName) && first && !Object.hasOwn(first.config.providers, providerName)) {
+  if (providerName && isKind(providerName) && !declared(providerName)) {
     const vars = PROVIDER_ENV[providerName];
     const baseURL = env[vars.baseURL]?.trim();
     providers[providerName] = { kind: providerName, apiKeyEnv: vars.key, ...(baseURL ? { baseURL } : {}) };

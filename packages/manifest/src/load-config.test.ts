@@ -174,6 +174,7 @@ describe("readConfigFiles: the files read once for several loads", () => {
     dirs.writeUser(`{ "worker": { "maxTurns": 10 } }`);
     dirs.writeProject(`{ "model": "anthropic/claude-sonnet-4-5" }`);
     const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
+    expect(files.found).toEqual([dirs.userFile, dirs.projectFile]);
     expect(await loadConfig({ files, env: {} })).toEqual(await load());
     const withOverride = await loadConfig({ files, env: {}, overrides: { worker: { maxTurns: 3 } } });
     expect(withOverride.config.worker.maxTurns).toBe(3);
@@ -199,6 +200,7 @@ describe("readConfigFiles: the files read once for several loads", () => {
 
   it("refuses other directories than the files were read for", async () => {
     const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
+    expect(files.found).toEqual([]);
     await expect(loadConfig({ files, cwd: dirs.home, env: {} })).rejects.toThrow(
       /files were read for cwd .* pass those or leave cwd and homeDir out/,
     );

@@ -39,6 +39,8 @@ export interface LoadConfigOptions {
 export interface ConfigFiles {
   readonly homeDir: string;
   readonly cwd: string;
+  /** The config files found, lowest precedence first (whether or not they parse). */
+  readonly found: readonly string[];
   /** @internal Each directory's file, in precedence order, with the problems of reading it. */
   readonly read: readonly { file?: { path: string; text: string }; issues: readonly ConfigIssue[] }[];
 }
@@ -63,7 +65,7 @@ export async function readConfigFiles(
       return { ...(file ? { file } : {}), issues };
     }),
   );
-  return { homeDir, cwd, read };
+  return { homeDir, cwd, found: read.flatMap((r) => (r.file ? [r.file.path] : [])), read };
 }
 
 /** The effective configuration and where each value came from. */
