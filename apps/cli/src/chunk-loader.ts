@@ -25,7 +25,7 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { yoiCacheDir } from "@yoi/manifest";
-import { type PackedChunk, packEntry, parseCodePack, writeCodePack } from "./code-pack.ts";
+import { type ChunkToPack, type PackedChunk, parseCodePack, writeCodePack } from "./code-pack.ts";
 
 /** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta) {...})`. */
 type ChunkFunction = (
@@ -187,7 +187,7 @@ function readPack(file: string): Map<string, PackedChunk> | undefined {
 /**
  * At exit: when a chunk this run loaded had no cache V8 took, writes the
  * pack again with every loaded chunk's source and a cache taken now, and
- * the other chunks the old pack held as they were. Never throws: a pack
+ * the other chunks the old pack held (with a cache whose CRC holds). Never throws: a pack
  * that cannot be written only means the next run compiles again.
  */
 function savePack(
@@ -198,16 +198,23 @@ function savePack(
 ): void {
   try {
     if ([...chunks.values()].every((c) => c.cached)) return;
-    const entries = [...chunks].map(([name, c]) =>
-      packEntry({
+    const entries: ChunkToPack[] = [...chunks].map(([name, c]) => ({
+      name,
+      size: c.size,
+      mtimeMs: c.mtimeMs,
+      source: c.source,
+      cache: c.script.createCachedData(),
+    }));
+    for (const [name, packed] of old ?? []) {
+      if (chunks.has(name) || packed.cache === undefined) continue;
+      entries.push({
         name,
-        size: c.size,
-        mtimeMs: c.mtimeMs,
-        source: c.source,
-        cache: c.script.createCachedData(),
-      }),
-    );
-    for (const [name, packed] of old ?? []) if (!chunks.has(name)) entries.push(packed.raw);
+        size: packed.size,
+        mtimeMs: packed.mtimeMs,
+        source: packed.source(),
+        cache: packed.cache,
+      });
+    }
     mkdirSync(path.dirname(cacheDir), { recursive: true, mode: 0o700 });
     mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
     writeCodePack(packFile, entries);

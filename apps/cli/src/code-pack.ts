@@ -2,14 +2,18 @@
  * A code pack: the chunks one kind of run loaded (print, interactive, a
  * subcommand), each with its source and the V8 code cache taken after the
  * run, in one file the chunk loader reads with one call. Fifty small reads
- * (a source and a cache per chunk) cost some 2.5 ms before the first request;
- * one read of the pack, about half a millisecond.
+ * (a source and a cache per chunk) cost more before the first request than
+ * one read of the pack.
  *
- * Layout: `MAGIC`, then one entry after another:
- *   u16 name length, name (ASCII)
- *   u32 size and f64 mtime (ms) of the chunk file the source was read from
- *   u32 source length, u32 cache length, u32 CRC-32 of the cache
- *   source (ASCII), cache
+ * Layout (big-endian):
+ *   MAGIC, u32 entry count, then for each entry:
+ *     u16 name length, name (ASCII),
+ *     u32 size and f64 mtime (ms) of the chunk file the source was read from,
+ *     u32 source offset, u32 source length, u32 cache offset, u32 cache length, u32 CRC-32 of the cache
+ *   u32 length of the sources, the sources (ASCII, one after another), the caches.
+ * The sources are decoded as one string and each chunk's is a slice of it:
+ * no copy per chunk, and past about 1 MB Node keeps the text outside the
+ * JavaScript heap, where the garbage collector does not move it.
  * A packed source is used only while its chunk file still has that size and
  * mtime (an edited install reads the file again); a cache only when its CRC
  * matches (V8 then checks its own version, flags and the source's length).
@@ -17,20 +21,18 @@
  */
 import { renameSync, writeFileSync } from "node:fs";
 
-const MAGIC = Buffer.from("yoipack1\n");
-const FIXED_BYTES = 2 + 4 + 8 + 4 + 4 + 4;
+const MAGIC = Buffer.from("yoipack2\n");
+const ENTRY_FIXED = 2 + 4 + 8 + 4 * 5;
 
 /** One chunk in a pack. */
 export interface PackedChunk {
   /** Size and mtime of the chunk file when it was packed. */
   size: number;
   mtimeMs: number;
-  /** The chunk's source (decoded when asked for). */
+  /** The chunk's source. */
   source(): string;
   /** The V8 code cache, or undefined when its CRC does not match. */
   cache: Buffer | undefined;
-  /** The entry's bytes as they are in the pack, to carry it into the next pack unchanged. */
-  raw: Buffer;
 }
 
 /** What a new pack holds for one chunk. */
@@ -49,59 +51,88 @@ export function crc32(data: Uint8Array): number {
 
 /** The chunks of a pack's bytes, or undefined when they are not a whole pack. */
 export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefined {
-  if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
-  const chunks = new Map<string, PackedChunk>();
-  let at = MAGIC.length;
-  while (at < bytes.length) {
-    if (at + FIXED_BYTES > bytes.length) return undefined;
-    const start = at;
+  if (bytes.length < MAGIC.length + 4 || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  const count = bytes.readUInt32BE(MAGIC.length);
+  let at = MAGIC.length + 4;
+  const index: { name: string; size: number; mtimeMs: number; fields: number[] }[] = [];
+  for (let i = 0; i < count; i++) {
+    if (at + ENTRY_FIXED > bytes.length) return undefined;
     const nameLength = bytes.readUInt16BE(at);
-    at += 2;
-    const name = bytes.toString("latin1", at, at + nameLength);
-    at += nameLength;
-    if (at + FIXED_BYTES - 2 > bytes.length) return undefined; // the rest of the fixed fields
-    const size = bytes.readUInt32BE(at);
-    const mtimeMs = bytes.readDoubleBE(at + 4);
-    const sourceLength = bytes.readUInt32BE(at + 12);
-    const cacheLength = bytes.readUInt32BE(at + 16);
-    const crc = bytes.readUInt32BE(at + 20);
-    at += 24;
-    const sourceAt = at;
-    const cacheAt = sourceAt + sourceLength;
-    at = cacheAt + cacheLength;
-    if (at > bytes.length) return undefined;
-    const cache = bytes.subarray(cacheAt, at);
+    if (at + ENTRY_FIXED + nameLength > bytes.length) return undefined;
+    const name = bytes.toString("latin1", at + 2, at + 2 + nameLength);
+    at += 2 + nameLength;
+    const fields = [0, 1, 2, 3, 4].map((k) => bytes.readUInt32BE(at + 12 + 4 * k));
+    index.push({ name, size: bytes.readUInt32BE(at), mtimeMs: bytes.readDoubleBE(at + 4), fields });
+    at += ENTRY_FIXED - 2;
+  }
+  if (at + 4 > bytes.length) return undefined;
+  const sourcesAt = at + 4;
+  const cachesAt = sourcesAt + bytes.readUInt32BE(at);
+  if (cachesAt > bytes.length) return undefined;
+  let cachesEnd = cachesAt;
+  for (const { fields } of index) {
+    const [sourceAt, sourceLength, cacheAt, cacheLength] = fields as [number, number, number, number];
+    if (sourcesAt + sourceAt + sourceLength > cachesAt) return undefined;
+    cachesEnd = Math.max(cachesEnd, cachesAt + cacheAt + cacheLength);
+  }
+  if (cachesEnd !== bytes.length) return undefined;
+  let sources: string | undefined;
+  const chunks = new Map<string, PackedChunk>();
+  for (const { name, size, mtimeMs, fields } of index) {
+    const [sourceAt, sourceLength, cacheAt, cacheLength, crc] = fields as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const cache = bytes.subarray(cachesAt + cacheAt, cachesAt + cacheAt + cacheLength);
     chunks.set(name, {
       size,
       mtimeMs,
-      source: () => bytes.toString("latin1", sourceAt, cacheAt),
+      source: () => {
+        sources ??= bytes.toString("latin1", sourcesAt, cachesAt);
+        return sources.slice(sourceAt, sourceAt + sourceLength);
+      },
       cache: crc32(cache) === crc ? cache : undefined,
-      raw: bytes.subarray(start, at),
     });
   }
   return chunks;
 }
 
-/** The bytes of one entry. */
-export function packEntry(chunk: ChunkToPack): Buffer {
-  const name = Buffer.from(chunk.name, "latin1");
-  const source = Buffer.from(chunk.source, "latin1");
-  const head = Buffer.alloc(2 + name.length + 24);
-  head.writeUInt16BE(name.length, 0);
-  name.copy(head, 2);
-  let at = 2 + name.length;
-  head.writeUInt32BE(chunk.size, at);
-  head.writeDoubleBE(chunk.mtimeMs, at + 4);
-  head.writeUInt32BE(source.length, at + 12);
-  head.writeUInt32BE(chunk.cache.length, at + 16);
-  head.writeUInt32BE(crc32(chunk.cache), at + 20);
-  at += 24;
-  return Buffer.concat([head, source, chunk.cache]);
+/** The bytes of a pack of `chunks`. */
+export function encodeCodePack(chunks: readonly ChunkToPack[]): Buffer {
+  const sources = chunks.map((c) => Buffer.from(c.source, "latin1"));
+  const heads: Buffer[] = [];
+  let sourceAt = 0;
+  let cacheAt = 0;
+  chunks.forEach((chunk, i) => {
+    const name = Buffer.from(chunk.name, "latin1");
+    const head = Buffer.alloc(ENTRY_FIXED + name.length);
+    head.writeUInt16BE(name.length, 0);
+    name.copy(head, 2);
+    let at = 2 + name.length;
+    head.writeUInt32BE(chunk.size, at);
+    head.writeDoubleBE(chunk.mtimeMs, at + 4);
+    at += 12;
+    for (const value of [sourceAt, sources[i]!.length, cacheAt, chunk.cache.length, crc32(chunk.cache)]) {
+      head.writeUInt32BE(value, at);
+      at += 4;
+    }
+    sourceAt += sources[i]!.length;
+    cacheAt += chunk.cache.length;
+    heads.push(head);
+  });
+  const count = Buffer.alloc(4);
+  count.writeUInt32BE(chunks.length);
+  const sourcesLength = Buffer.alloc(4);
+  sourcesLength.writeUInt32BE(sourceAt);
+  return Buffer.concat([MAGIC, count, ...heads, sourcesLength, ...sources, ...chunks.map((c) => c.cache)]);
 }
 
-/** Writes a pack of `entries` (from {@link packEntry} or carried over raw), beside and renamed into place. */
-export function writeCodePack(file: string, entries: readonly Buffer[]): void {
+/** Writes a pack of `chunks`, beside and renamed into place, so a reader never sees half of one. */
+export function writeCodePack(file: string, chunks: readonly ChunkToPack[]): void {
   const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, Buffer.concat([MAGIC, ...entries]), { mode: 0o600 });
+  writeFileSync(temp, encodeCodePack(chunks), { mode: 0o600 });
   renameSync(temp, file);
 }

@@ -14,7 +14,7 @@ import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PackedChunk, packEntry, parseCodePack, writeCodePack } from "../src/code-pack.ts";
+import { type ChunkToPack, encodeCodePack, parseCodePack, writeCodePack } from "../src/code-pack.ts";
 import { CLI_DIR, cleanEnv, type RunResult, tempWorld } from "./helpers.ts";
 
 // Inside the package, so the modules left unbundled resolve from its node_modules as in dist/.
@@ -280,11 +280,18 @@ globalThis.fetch = (...args) => {
       expect(r.stdout.trim()).toBe("ok");
       return r;
     }
-    /** The pack's entries, rewritten by `edit` (tests damage or swap them). */
-    function editPack(file: string, edit: (chunks: Map<string, PackedChunk>) => Buffer[]) {
-      const chunks = parseCodePack(readFileSync(file));
-      expect(chunks).toBeDefined();
-      writeCodePack(file, edit(chunks!));
+    /** The pack's chunks, rewritten by `edit` (tests damage or swap them). */
+    function editPack(file: string, edit: (chunks: ChunkToPack[]) => ChunkToPack[]) {
+      const packed = parseCodePack(readFileSync(file));
+      expect(packed).toBeDefined();
+      const chunks = [...packed!].map(([name, c]) => ({
+        name,
+        size: c.size,
+        mtimeMs: c.mtimeMs,
+        source: c.source(),
+        cache: c.cache!,
+      }));
+      writeCodePack(file, edit(chunks));
     }
 
     it("are written by the first run into one pack, and used by the next", async () => {
@@ -307,45 +314,50 @@ globalThis.fetch = (...args) => {
     it("a damaged or foreign cache in the pack is not used, and the pack is rewritten", async () => {
       const { home, project } = await tempWorld();
       await printRun(home, project);
-      // main.js's cache with one bit flipped (its CRC no longer matches), and another chunk's entry
-      // carrying main.js's cache with a right CRC: V8 rejects it (another source).
-      editPack(printPack(home), (chunks) => {
-        const main = chunks.get("main.js")!;
-        const [otherName, other] = [...chunks].find(
-          ([name]) => name !== "main.js" && name !== "startup-trace.js",
-        )!;
-        const damaged = Buffer.from(main.raw);
-        damaged[damaged.length - 1]! ^= 1;
-        const foreign = packEntry({
-          name: otherName,
-          size: other.size,
-          mtimeMs: other.mtimeMs,
-          source: other.source(),
-          cache: main.cache!,
-        });
-        return [...chunks].map(([name, c]) =>
-          name === "main.js" ? damaged : name === otherName ? foreign : c.raw,
-        );
+      const file = printPack(home);
+      // main.js's cache with one bit flipped (its CRC no longer matches)...
+      const bytes = readFileSync(file);
+      const main = parseCodePack(bytes)!.get("main.js")!.cache!;
+      const at = bytes.indexOf(main);
+      bytes[at + main.length - 1]! ^= 1;
+      writeFileSync(file, bytes);
+      expect(parseCodePack(readFileSync(file))!.get("main.js")!.cache).toBeUndefined();
+      const damaged = fromCache((await printRun(home, project)).stderr);
+      expect(damaged.cached).toBe(damaged.loaded - 1);
+      // ...and another chunk carrying main.js's cache with a right CRC: V8 rejects it (another source).
+      editPack(file, (chunks) => {
+        const cache = chunks.find((c) => c.name === "main.js")!.cache;
+        const other = chunks.find((c) => c.name !== "main.js" && c.name !== "startup-trace.js")!;
+        return chunks.map((c) => (c === other ? { ...c, cache } : c));
       });
-      const r = await printRun(home, project);
-      const { cached, loaded } = fromCache(r.stderr);
-      expect(cached).toBeLessThan(loaded);
+      const foreign = fromCache((await printRun(home, project)).stderr);
+      expect(foreign.cached).toBeLessThan(foreign.loaded);
       const again = fromCache((await printRun(home, project)).stderr);
       expect(again.cached).toBe(again.loaded);
     }, 60_000);
 
     it("a pack that is cut short or not a pack is not used at all", () => {
-      const entry = (name: string) =>
-        packEntry({ name, size: 10, mtimeMs: 1.5, source: "(function(){})", cache: Buffer.from("v8 data") });
-      const whole = Buffer.concat([Buffer.from("yoipack1\n"), entry("a.js"), entry("b.js")]);
+      const chunk = (name: string, source: string) => ({
+        name,
+        size: 10,
+        mtimeMs: 1.5,
+        source,
+        cache: Buffer.from(`v8 data of ${name}`),
+      });
+      const whole = encodeCodePack([
+        chunk("a.js", "(function(){return 'a'})"),
+        chunk("b.js", "(function(){})"),
+      ]);
       const pack = parseCodePack(whole)!;
       expect([...pack.keys()]).toEqual(["a.js", "b.js"]);
       expect(pack.get("b.js")).toMatchObject({ size: 10, mtimeMs: 1.5 });
+      expect(pack.get("a.js")!.source()).toBe("(function(){return 'a'})");
       expect(pack.get("b.js")!.source()).toBe("(function(){})");
-      expect(pack.get("b.js")!.cache?.toString()).toBe("v8 data");
-      for (let cut = 1; cut < entry("b.js").length; cut += 7)
+      expect(pack.get("b.js")!.cache?.toString()).toBe("v8 data of b.js");
+      for (let cut = 1; cut < whole.length - 10; cut += 5)
         expect(parseCodePack(whole.subarray(0, whole.length - cut))).toBeUndefined();
-      expect(parseCodePack(Buffer.from("yoic1\nnot a pack"))).toBeUndefined();
+      expect(parseCodePack(Buffer.concat([whole, Buffer.from("x")]))).toBeUndefined();
+      expect(parseCodePack(Buffer.from("yoipack1\nan older pack"))).toBeUndefined();
     });
 
     it("a packed source is used only while its chunk file is the one it was read from", async () => {
@@ -353,16 +365,10 @@ globalThis.fetch = (...args) => {
       await printRun(home, project);
       // A pack whose main.js source says otherwise (as a pack of an edited install would).
       editPack(printPack(home), (chunks) =>
-        [...chunks].map(([name, c]) =>
-          name === "main.js"
-            ? packEntry({
-                name,
-                size: c.size,
-                mtimeMs: c.mtimeMs - 1000,
-                source: "(function(){throw new Error('stale')})",
-                cache: c.cache!,
-              })
-            : c.raw,
+        chunks.map((c) =>
+          c.name === "main.js"
+            ? { ...c, mtimeMs: c.mtimeMs - 1000, source: "(function(){throw new Error('stale')})" }
+            : c,
         ),
       );
       const r = await printRun(home, project);
