@@ -99,7 +99,7 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     const current = packed !== undefined && packed.size === size && packed.mtimeMs === mtimeMs;
     // bundle.ts writes chunks in ASCII: read as Latin-1 (the same text), a one-byte string without UTF-8 decoding.
     const source = current ? packed.source() : readFileSync(file, "latin1");
-    const cachedData = current ? packed.cache : undefined;
+    const cachedData = current ? packed.cache() : undefined;
     const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
     const module = { exports: {} as unknown };
     const chunk: LoadedChunk = {
@@ -206,14 +206,9 @@ function savePack(
       cache: c.script.createCachedData(),
     }));
     for (const [name, packed] of old ?? []) {
-      if (chunks.has(name) || packed.cache === undefined) continue;
-      entries.push({
-        name,
-        size: packed.size,
-        mtimeMs: packed.mtimeMs,
-        source: packed.source(),
-        cache: packed.cache,
-      });
+      const cache = chunks.has(name) ? undefined : packed.cache();
+      if (cache === undefined) continue;
+      entries.push({ name, size: packed.size, mtimeMs: packed.mtimeMs, source: packed.source(), cache });
     }
     mkdirSync(path.dirname(cacheDir), { recursive: true, mode: 0o700 });
     mkdirSync(cacheDir, { recursive: true, mode: 0o700 });

@@ -31,8 +31,8 @@ export interface PackedChunk {
   mtimeMs: number;
   /** The chunk's source. */
   source(): string;
-  /** The V8 code cache, or undefined when its CRC does not match. */
-  cache: Buffer | undefined;
+  /** The V8 code cache, or undefined when its CRC does not match (checked when first asked for). */
+  cache(): Buffer | undefined;
 }
 
 /** What a new pack holds for one chunk. */
@@ -94,7 +94,7 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
         sources ??= bytes.toString("latin1", sourcesAt, cachesAt);
         return sources.slice(sourceAt, sourceAt + sourceLength);
       },
-      cache: crc32(cache) === crc ? cache : undefined,
+      cache: () => (crc32(cache) === crc ? cache : undefined),
     });
   }
   return chunks;

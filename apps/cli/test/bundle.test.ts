@@ -289,7 +289,7 @@ globalThis.fetch = (...args) => {
         size: c.size,
         mtimeMs: c.mtimeMs,
         source: c.source(),
-        cache: c.cache!,
+        cache: c.cache()!,
       }));
       writeCodePack(file, edit(chunks));
     }
@@ -302,12 +302,35 @@ globalThis.fetch = (...args) => {
       const pack = parseCodePack(readFileSync(printPack(home)));
       // Every chunk the print run loaded (more than the ones before `main`), each with a cache whose CRC holds.
       expect(pack!.size).toBeGreaterThan(first.loaded);
-      expect([...pack!.values()].every((c) => c.cache !== undefined)).toBe(true);
+      expect([...pack!.values()].every((c) => c.cache() !== undefined)).toBe(true);
       expect(readdirSync(path.dirname(printPack(home)))).toEqual(["print.pack"]);
       const written = statSync(printPack(home)).mtimeMs;
       const second = fromCache((await printRun(home, project)).stderr);
       expect(second).toEqual({ cached: first.loaded, loaded: first.loaded });
       // Every cache taken: nothing is written again.
+      expect(statSync(printPack(home)).mtimeMs).toBe(written);
+    }, 60_000);
+
+    it("keep the chunks of other runs of the kind, so switching providers compiles nothing again", async () => {
+      const { home, project } = await tempWorld();
+      await printRun(home, project);
+      const local = await startScriptedServer({
+        provider: "openai-chat",
+        script: [{ type: "reply", text: "ok" }],
+      });
+      servers.push(local);
+      const r = await runBundle(
+        ["-p", "hi", "--model", "openai-chat/local-model", "--base-url", local.baseURL],
+        cleanEnv(home, { YOI_TRACE_STARTUP: "1" }),
+        project,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const names = [...parseCodePack(readFileSync(printPack(home)))!.keys()];
+      expect(names.some((n) => n.startsWith("anthropic-"))).toBe(true);
+      expect(names.some((n) => n.startsWith("openai-chat-"))).toBe(true);
+      const written = statSync(printPack(home)).mtimeMs;
+      const again = fromCache((await printRun(home, project)).stderr);
+      expect(again.cached).toBe(again.loaded);
       expect(statSync(printPack(home)).mtimeMs).toBe(written);
     }, 60_000);
 
@@ -317,11 +340,11 @@ globalThis.fetch = (...args) => {
       const file = printPack(home);
       // main.js's cache with one bit flipped (its CRC no longer matches)...
       const bytes = readFileSync(file);
-      const main = parseCodePack(bytes)!.get("main.js")!.cache!;
+      const main = parseCodePack(bytes)!.get("main.js")!.cache()!;
       const at = bytes.indexOf(main);
       bytes[at + main.length - 1]! ^= 1;
       writeFileSync(file, bytes);
-      expect(parseCodePack(readFileSync(file))!.get("main.js")!.cache).toBeUndefined();
+      expect(parseCodePack(readFileSync(file))!.get("main.js")!.cache()).toBeUndefined();
       const damaged = fromCache((await printRun(home, project)).stderr);
       expect(damaged.cached).toBe(damaged.loaded - 1);
       // ...and another chunk carrying main.js's cache with a right CRC: V8 rejects it (another source).
@@ -353,7 +376,7 @@ globalThis.fetch = (...args) => {
       expect(pack.get("b.js")).toMatchObject({ size: 10, mtimeMs: 1.5 });
       expect(pack.get("a.js")!.source()).toBe("(function(){return 'a'})");
       expect(pack.get("b.js")!.source()).toBe("(function(){})");
-      expect(pack.get("b.js")!.cache?.toString()).toBe("v8 data of b.js");
+      expect(pack.get("b.js")!.cache()?.toString()).toBe("v8 data of b.js");
       for (let cut = 1; cut < whole.length - 10; cut += 5)
         expect(parseCodePack(whole.subarray(0, whole.length - cut))).toBeUndefined();
       expect(parseCodePack(Buffer.concat([whole, Buffer.from("x")]))).toBeUndefined();
