@@ -46,35 +46,41 @@ if (undeclared.length > 0) {
 }
 
 /**
- * `@google/genai` imports `google-auth-library` (Vertex AI credentials) at
- * its top level, and evaluating that library and its dependencies took
- * 14 ms of every Gemini session's way to its first request, though yoi's
- * Gemini adapter authenticates with an API key and never constructs it.
- * For the SDK, this plugin puts a stand-in in its place whose `GoogleAuth`
- * loads the real library (still bundled) the first time one is constructed.
- * The SDK uses nothing else of it (checked by test/bundle.test.ts).
+ * `@google/genai` imports `google-auth-library` (Vertex AI credentials) and
+ * `ws` (the Live API's websockets) at its top level. Evaluating them and
+ * their dependencies took 14 ms (google-auth-library) and some more (ws,
+ * which loads node:https) of every Gemini session's way to its first
+ * request, though yoi's Gemini adapter authenticates with an API key and
+ * uses neither. For the SDK, this plugin puts a stand-in in the place of
+ * each whose one class the SDK uses (`GoogleAuth`, `WebSocket`) loads the
+ * real library (still bundled) the first time one is constructed. The SDK
+ * uses nothing else of them (checked by test/bundle.test.ts).
  */
-const lazyGoogleAuth: Plugin = {
-  name: "lazy-google-auth",
+const GENAI_LAZY_CLASSES: Record<string, string> = { "google-auth-library": "GoogleAuth", ws: "WebSocket" };
+const lazyGenaiImports: Plugin = {
+  name: "lazy-genai-imports",
   setup(build) {
-    build.onResolve({ filter: /^google-auth-library$/ }, (args) =>
+    build.onResolve({ filter: /^(google-auth-library|ws)$/ }, (args) =>
       args.importer.includes(`${path.sep}@google${path.sep}genai${path.sep}`)
-        ? { path: "google-auth-library", namespace: "yoi-lazy", pluginData: args.resolveDir }
+        ? { path: args.path, namespace: "yoi-lazy", pluginData: args.resolveDir }
         : undefined,
     );
-    build.onLoad({ filter: /.*/, namespace: "yoi-lazy" }, (args) => ({
-      // Resolved from the SDK's own directory, the require below finds the real library.
-      resolveDir: args.pluginData as string,
-      loader: "js",
-      contents: `let real;
-export class GoogleAuth {
-  constructor(options) {
-    real ??= require("google-auth-library");
-    return new real.GoogleAuth(options);
+    build.onLoad({ filter: /.*/, namespace: "yoi-lazy" }, (args) => {
+      const name = GENAI_LAZY_CLASSES[args.path]!;
+      return {
+        // Resolved from the SDK's own directory, the require below finds the real library.
+        resolveDir: args.pluginData as string,
+        loader: "js",
+        contents: `let real;
+export class ${name} {
+  constructor(...args) {
+    real ??= require(${JSON.stringify(args.path)});
+    return new real.${name}(...args);
   }
 }
 `,
-    }));
+      };
+    });
   },
 };
 
@@ -169,7 +175,7 @@ await build({
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",
-  plugins: [lazyGoogleAuth, englishZodLocale, uuidNodeRng],
+  plugins: [lazyGenaiImports, englishZodLocale, uuidNodeRng],
 });
 const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
 const buildHash = createHash("sha256");

@@ -231,24 +231,45 @@ globalThis.fetch = (...args) => {
       expect(log).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\.jsonl$/);
   }, 60_000);
 
-  it("loads google-auth-library (Vertex credentials) only when the Gemini SDK constructs a GoogleAuth", () => {
-    // The stand-in of bundle.ts covers `new GoogleAuth(...)`: the SDK must import nothing else of it.
+  it("loads google-auth-library and ws only when the Gemini SDK constructs a GoogleAuth or a WebSocket", () => {
+    // The stand-ins of bundle.ts cover `new GoogleAuth(...)` and `new NodeWs.WebSocket(...)`: the SDK must use
+    // nothing else of either.
     const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@yoi/llm-client"));
     // The SDK's Node build (dist/node/index.cjs for require; the bundle reads index.mjs next to it).
     const genai = readFileSync(
       path.join(path.dirname(sdkRequire.resolve("@google/genai")), "index.mjs"),
       "utf8",
     );
-    const imports = genai.match(/^import .* from 'google-auth-library';$/gm);
-    expect(imports).toEqual(["import { GoogleAuth } from 'google-auth-library';"]);
+    expect(genai.match(/^import .* from 'google-auth-library';$/gm)).toEqual([
+      "import { GoogleAuth } from 'google-auth-library';",
+    ]);
     expect(genai.match(/\bGoogleAuth\b/g)?.length).toBe(2); // the import and one `new GoogleAuth(...)`
-    const chunk = readdirSync(path.join(OUT, "chunks")).find((f) => f.startsWith("gemini-"))!;
+    expect(genai.match(/^import .* from 'ws';$/gm)).toEqual(["import * as NodeWs from 'ws';"]);
+    expect(genai.match(/\bNodeWs\b[.\w]*/g)).toEqual(["NodeWs", "NodeWs.WebSocket"]);
+    // ws's CommonJS build (which the stand-in requires) has WebSocket as a property of its export.
+    expect(
+      typeof (
+        sdkRequire(
+          sdkRequire.resolve("ws", { paths: [path.dirname(sdkRequire.resolve("@google/genai"))] }),
+        ) as { WebSocket?: unknown }
+      ).WebSocket,
+    ).toBe("function");
+    const chunk = readdirSync(path.join(OUT, "chunks")).find(
+      (f) => f.startsWith("gemini-") && f.endsWith(".js"),
+    )!;
     const code = readFileSync(path.join(OUT, "chunks", chunk), "utf8");
-    // The stand-in; the real library is still bundled, required on its first construction.
+    // The stand-ins; the real libraries are still bundled, required on their first construction.
     // (Tested as booleans: a failed toMatch would print the whole chunk.)
-    expect(/real\s*\?\?=\s*require_src\d*\(\);\s*return new real\.GoogleAuth\(options\)/.test(code)).toBe(
-      true,
-    );
+    for (const [name, required] of [
+      ["GoogleAuth", "require_src\\d*"],
+      ["WebSocket", "require_ws\\d*"],
+    ])
+      expect(
+        new RegExp(
+          `(real\\d*)\\s*\\?\\?=\\s*${required}\\(\\);\\s*return new \\1\\.${name}\\(\\.\\.\\.args\\)`,
+        ).test(code),
+        name,
+      ).toBe(true);
     expect(/exports\d*\.GoogleAuth\s*=\s*GoogleAuth\d*\b/.test(code)).toBe(true);
   });
 
