@@ -208,7 +208,14 @@ function savePack(
     for (const [name, packed] of old ?? []) {
       const cache = chunks.has(name) ? undefined : packed.cache();
       if (cache === undefined) continue;
-      entries.push({ name, size: packed.size, mtimeMs: packed.mtimeMs, source: packed.source(), cache });
+      entries.push({
+        name,
+        size: packed.size,
+        mtimeMs: packed.mtimeMs,
+        source: packed.source(),
+        cache,
+        carried: true,
+      });
     }
     mkdirSync(path.dirname(cacheDir), { recursive: true, mode: 0o700 });
     mkdirSync(cacheDir, { recursive: true, mode: 0o700 });

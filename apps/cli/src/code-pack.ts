@@ -10,10 +10,15 @@
  *     u16 name length, name (ASCII),
  *     u32 size and f64 mtime (ms) of the chunk file the source was read from,
  *     u32 source offset, u32 source length, u32 cache offset, u32 cache length, u32 CRC-32 of the cache
- *   u32 length of the sources, the sources (ASCII, one after another), the caches.
- * The sources are decoded as one string and each chunk's is a slice of it:
- * no copy per chunk, and past about 1 MB Node keeps the text outside the
- * JavaScript heap, where the garbage collector does not move it.
+ *   u32 length of the sources, u32 length of their shared part, the sources
+ *   (ASCII, one after another), the caches.
+ * The shared part holds the sources of the chunks the run that wrote the
+ * pack loaded (the next run of the kind most likely loads the same): it is
+ * decoded as one string and each of those chunks' source is a slice of it,
+ * no copy per chunk (past about 1 MB Node keeps the text outside the
+ * JavaScript heap, where the garbage collector does not move it). The
+ * sources of chunks carried over from earlier runs (another provider's
+ * SDK, say) follow, each decoded only if its chunk is loaded.
  * A packed source is used only while its chunk file still has that size and
  * mtime (an edited install reads the file again); a cache only when its CRC
  * matches (V8 then checks its own version, flags and the source's length).
@@ -21,7 +26,7 @@
  */
 import { renameSync, writeFileSync } from "node:fs";
 
-const MAGIC = Buffer.from("yoipack2\n");
+const MAGIC = Buffer.from("yoipack3\n");
 const ENTRY_FIXED = 2 + 4 + 8 + 4 * 5;
 
 /** One chunk in a pack. */
@@ -42,6 +47,8 @@ export interface ChunkToPack {
   mtimeMs: number;
   source: string;
   cache: Buffer;
+  /** Carried over from an earlier pack: not loaded by the run that writes this one. */
+  carried?: boolean;
 }
 
 /** zlib's CRC-32, loaded on first use: bin.js holds this module, and `--version` should not pay for zlib. */
@@ -65,10 +72,11 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
     index.push({ name, size: bytes.readUInt32BE(at), mtimeMs: bytes.readDoubleBE(at + 4), fields });
     at += ENTRY_FIXED - 2;
   }
-  if (at + 4 > bytes.length) return undefined;
-  const sourcesAt = at + 4;
+  if (at + 8 > bytes.length) return undefined;
+  const sourcesAt = at + 8;
   const cachesAt = sourcesAt + bytes.readUInt32BE(at);
-  if (cachesAt > bytes.length) return undefined;
+  const sharedEnd = sourcesAt + bytes.readUInt32BE(at + 4);
+  if (cachesAt > bytes.length || sharedEnd > cachesAt) return undefined;
   let cachesEnd = cachesAt;
   for (const { fields } of index) {
     const [sourceAt, sourceLength, cacheAt, cacheLength] = fields as [number, number, number, number];
@@ -76,7 +84,7 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
     cachesEnd = Math.max(cachesEnd, cachesAt + cacheAt + cacheLength);
   }
   if (cachesEnd !== bytes.length) return undefined;
-  let sources: string | undefined;
+  let shared: string | undefined;
   const chunks = new Map<string, PackedChunk>();
   for (const { name, size, mtimeMs, fields } of index) {
     const [sourceAt, sourceLength, cacheAt, cacheLength, crc] = fields as [
@@ -91,8 +99,10 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
       size,
       mtimeMs,
       source: () => {
-        sources ??= bytes.toString("latin1", sourcesAt, cachesAt);
-        return sources.slice(sourceAt, sourceAt + sourceLength);
+        if (sourcesAt + sourceAt + sourceLength > sharedEnd)
+          return bytes.toString("latin1", sourcesAt + sourceAt, sourcesAt + sourceAt + sourceLength);
+        shared ??= bytes.toString("latin1", sourcesAt, sharedEnd);
+        return shared.slice(sourceAt, sourceAt + sourceLength);
       },
       cache: () => (crc32(cache) === crc ? cache : undefined),
     });
@@ -100,8 +110,9 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
   return chunks;
 }
 
-/** The bytes of a pack of `chunks`. */
-export function encodeCodePack(chunks: readonly ChunkToPack[]): Buffer {
+/** The bytes of a pack of `chunks` (the carried ones are put last). */
+export function encodeCodePack(all: readonly ChunkToPack[]): Buffer {
+  const chunks = [...all.filter((c) => !c.carried), ...all.filter((c) => c.carried)];
   const sources = chunks.map((c) => Buffer.from(c.source, "latin1"));
   const heads: Buffer[] = [];
   let sourceAt = 0;
@@ -125,9 +136,13 @@ export function encodeCodePack(chunks: readonly ChunkToPack[]): Buffer {
   });
   const count = Buffer.alloc(4);
   count.writeUInt32BE(chunks.length);
-  const sourcesLength = Buffer.alloc(4);
-  sourcesLength.writeUInt32BE(sourceAt);
-  return Buffer.concat([MAGIC, count, ...heads, sourcesLength, ...sources, ...chunks.map((c) => c.cache)]);
+  const lengths = Buffer.alloc(8);
+  lengths.writeUInt32BE(sourceAt);
+  lengths.writeUInt32BE(
+    chunks.reduce((sum, c, i) => sum + (c.carried ? 0 : sources[i]!.length), 0),
+    4,
+  );
+  return Buffer.concat([MAGIC, count, ...heads, lengths, ...sources, ...chunks.map((c) => c.cache)]);
 }
 
 /** Writes a pack of `chunks`, beside and renamed into place, so a reader never sees half of one. */

@@ -389,11 +389,14 @@ globalThis.fetch = (...args) => {
         cache: Buffer.from(`v8 data of ${name}`),
       });
       const whole = encodeCodePack([
+        { ...chunk("c.js", "(function(){return 'carried'})"), carried: true },
         chunk("a.js", "(function(){return 'a'})"),
         chunk("b.js", "(function(){})"),
       ]);
       const pack = parseCodePack(whole)!;
-      expect([...pack.keys()]).toEqual(["a.js", "b.js"]);
+      // The carried chunk goes after the ones the writing run loaded (whose sources are decoded together).
+      expect([...pack.keys()]).toEqual(["a.js", "b.js", "c.js"]);
+      expect(pack.get("c.js")!.source()).toBe("(function(){return 'carried'})");
       expect(pack.get("b.js")).toMatchObject({ size: 10, mtimeMs: 1.5 });
       expect(pack.get("a.js")!.source()).toBe("(function(){return 'a'})");
       expect(pack.get("b.js")!.source()).toBe("(function(){})");
@@ -401,7 +404,7 @@ globalThis.fetch = (...args) => {
       for (let cut = 1; cut < whole.length - 10; cut += 5)
         expect(parseCodePack(whole.subarray(0, whole.length - cut))).toBeUndefined();
       expect(parseCodePack(Buffer.concat([whole, Buffer.from("x")]))).toBeUndefined();
-      expect(parseCodePack(Buffer.from("yoipack1\nan older pack"))).toBeUndefined();
+      expect(parseCodePack(Buffer.from("yoipack2\nan older pack"))).toBeUndefined();
     });
 
     it("a packed source is used only while its chunk file is the one it was read from", async () => {
