@@ -10,15 +10,17 @@
  *     u16 name length, name (ASCII),
  *     u32 size and f64 mtime (ms) of the chunk file the source was read from,
  *     u32 source offset, u32 source length, u32 cache offset, u32 cache length, u32 CRC-32 of the cache
- *   u32 length of the sources, u32 length of their shared part, the sources
- *   (ASCII, one after another), the caches.
+ *   u32 length of the sources, u32 length of their shared part,
+ *   u32 CRC-32 of everything before it (the index),
+ *   the sources (ASCII, one after another), the caches.
  * The shared part holds the sources of the chunks the run that wrote the
- * pack loaded (the next run of the kind most likely loads the same): it is
- * decoded as one string and each of those chunks' source is a slice of it,
- * no copy per chunk (past about 1 MB Node keeps the text outside the
- * JavaScript heap, where the garbage collector does not move it). The
- * sources of chunks carried over from earlier runs (another provider's
- * SDK, say) follow, each decoded only if its chunk is loaded.
+ * pack loaded, in the order it loaded them (the next run of the kind most
+ * likely loads the same): it is decoded a segment of about 1 MB at a time,
+ * when a chunk in it is first loaded, and each chunk's source is a slice
+ * of its segment, no copy per chunk (past about 1 MB Node keeps the text
+ * outside the JavaScript heap, where the garbage collector does not move
+ * it). The sources of chunks carried over from earlier runs (another
+ * provider's SDK, say) follow, each decoded only if its chunk is loaded.
  * A packed source is used only while its chunk file still has that size and
  * mtime (an edited install reads the file again); a cache only when its CRC
  * matches (V8 then checks its own version, flags and the source's length).
@@ -26,8 +28,10 @@
  */
 import { renameSync, writeFileSync } from "node:fs";
 
-const MAGIC = Buffer.from("yoipack3\n");
+const MAGIC = Buffer.from("yoipack4\n");
 const ENTRY_FIXED = 2 + 4 + 8 + 4 * 5;
+/** Shared sources are decoded in pieces of about this many bytes (past some 1 MB Node keeps a string off the heap). */
+const SEGMENT_BYTES = 1 << 20;
 
 /** One chunk in a pack. */
 export interface PackedChunk {
@@ -72,8 +76,9 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
     index.push({ name, size: bytes.readUInt32BE(at), mtimeMs: bytes.readDoubleBE(at + 4), fields });
     at += ENTRY_FIXED - 2;
   }
-  if (at + 8 > bytes.length) return undefined;
-  const sourcesAt = at + 8;
+  if (at + 12 > bytes.length) return undefined;
+  if (crc32(bytes.subarray(0, at + 8)) !== bytes.readUInt32BE(at + 8)) return undefined;
+  const sourcesAt = at + 12;
   const cachesAt = sourcesAt + bytes.readUInt32BE(at);
   const sharedEnd = sourcesAt + bytes.readUInt32BE(at + 4);
   if (cachesAt > bytes.length || sharedEnd > cachesAt) return undefined;
@@ -84,7 +89,22 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
     cachesEnd = Math.max(cachesEnd, cachesAt + cacheAt + cacheLength);
   }
   if (cachesEnd !== bytes.length) return undefined;
-  let shared: string | undefined;
+  // The shared part in segments of whole chunks, in the order the writing run loaded them, each about
+  // SEGMENT_BYTES and decoded when a chunk in it is first loaded: what start-up loads first comes first,
+  // and what a session loads later (a Markdown renderer, say) is decoded only then.
+  const segments: { start: number; end: number; text?: string }[] = [];
+  const segmentOf = new Map<string, (typeof segments)[number]>();
+  for (const { name, fields } of index) {
+    const [sourceAt, sourceLength] = fields as [number, number];
+    if (sourcesAt + sourceAt + sourceLength > sharedEnd) continue;
+    let segment = segments.at(-1);
+    if (segment === undefined || segment.end - segment.start >= SEGMENT_BYTES) {
+      segment = { start: sourceAt, end: sourceAt };
+      segments.push(segment);
+    }
+    segment.end = Math.max(segment.end, sourceAt + sourceLength);
+    segmentOf.set(name, segment);
+  }
   const chunks = new Map<string, PackedChunk>();
   for (const { name, size, mtimeMs, fields } of index) {
     const [sourceAt, sourceLength, cacheAt, cacheLength, crc] = fields as [
@@ -99,10 +119,11 @@ export function parseCodePack(bytes: Buffer): Map<string, PackedChunk> | undefin
       size,
       mtimeMs,
       source: () => {
-        if (sourcesAt + sourceAt + sourceLength > sharedEnd)
+        const segment = segmentOf.get(name);
+        if (segment === undefined)
           return bytes.toString("latin1", sourcesAt + sourceAt, sourcesAt + sourceAt + sourceLength);
-        shared ??= bytes.toString("latin1", sourcesAt, sharedEnd);
-        return shared.slice(sourceAt, sourceAt + sourceLength);
+        segment.text ??= bytes.toString("latin1", sourcesAt + segment.start, sourcesAt + segment.end);
+        return segment.text.slice(sourceAt - segment.start, sourceAt - segment.start + sourceLength);
       },
       cache: () => (crc32(cache) === crc ? cache : undefined),
     });
@@ -142,7 +163,17 @@ export function encodeCodePack(all: readonly ChunkToPack[]): Buffer {
     chunks.reduce((sum, c, i) => sum + (c.carried ? 0 : sources[i]!.length), 0),
     4,
   );
-  return Buffer.concat([MAGIC, count, ...heads, lengths, ...sources, ...chunks.map((c) => c.cache)]);
+  const indexCrc = Buffer.alloc(4);
+  indexCrc.writeUInt32BE(crc32(Buffer.concat([MAGIC, count, ...heads, lengths])));
+  return Buffer.concat([
+    MAGIC,
+    count,
+    ...heads,
+    lengths,
+    indexCrc,
+    ...sources,
+    ...chunks.map((c) => c.cache),
+  ]);
 }
 
 /** Writes a pack of `chunks`, beside and renamed into place, so a reader never sees half of one. */

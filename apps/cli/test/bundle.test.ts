@@ -404,7 +404,25 @@ globalThis.fetch = (...args) => {
       for (let cut = 1; cut < whole.length - 10; cut += 5)
         expect(parseCodePack(whole.subarray(0, whole.length - cut))).toBeUndefined();
       expect(parseCodePack(Buffer.concat([whole, Buffer.from("x")]))).toBeUndefined();
-      expect(parseCodePack(Buffer.from("yoipack2\nan older pack"))).toBeUndefined();
+      expect(parseCodePack(Buffer.from("yoipack3\nan older pack"))).toBeUndefined();
+      // A flipped bit in the index (a name, an offset) is caught by the index's CRC.
+      const flipped = Buffer.from(whole);
+      flipped[20]! ^= 1;
+      expect(parseCodePack(flipped)).toBeUndefined();
+    });
+
+    it("a pack's sources come back whole past the size the loader decodes at once", () => {
+      // Three chunks of 600 KB: the shared sources are decoded a segment of about 1 MB at a time.
+      const chunks = ["x", "y", "z"].map((c, i) => ({
+        name: `${c}.js`,
+        size: i,
+        mtimeMs: i,
+        source: `(function(){${c.repeat(600_000)}})`,
+        cache: Buffer.from(c),
+      }));
+      const pack = parseCodePack(encodeCodePack(chunks))!;
+      for (const c of [...chunks].reverse())
+        expect(pack.get(c.name)!.source() === c.source, c.name).toBe(true);
     });
 
     it("a packed source is used only while its chunk file is the one it was read from", async () => {
