@@ -2,7 +2,7 @@
  * Start-up cost of `yoi --version` and `yoi --help` against a bare
  * `node -e 0`, each spawned the same way in the same run (interleaved,
  * median of 15). Two forms of the CLI: the published one (`dist/bin.js`,
- * built here with the package's own build) and the workspace one
+ * written here by the package's bundle step) and the workspace one
  * (`src/bin.ts` with `--conditions=@yoi/source`, as `pnpm yoi` runs it),
  * which also pays Node's type stripping.
  */
@@ -15,15 +15,8 @@ const SOURCE = fileURLToPath(new URL("../src/bin.ts", import.meta.url));
 const DIST = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
 const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp" };
 
-// The package's build (`pnpm build` does the same: tsc, then the bundle of the bin), so the published entry is measured as shipped.
-execFileSync(
-  fileURLToPath(new URL("../../../node_modules/.bin/tsc", import.meta.url)),
-  ["-p", "tsconfig.build.json"],
-  {
-    cwd: CLI,
-    stdio: "inherit",
-  },
-);
+// The package's bundle step, which writes dist/bin.js from the sources (its build runs tsc first, which the bin
+// does not need, and which needs the other packages built: a fresh clone had none).
 execFileSync(process.execPath, ["bundle.ts"], { cwd: CLI, stdio: "inherit" });
 
 function run(args: string[]): () => void {
