@@ -47,7 +47,8 @@ export interface ConfigFiles {
 
 /**
  * Reads the user file `~/.yoi/config.jsonc` and the project file
- * `<cwd>/.yoi/config.jsonc` (or their `config.json`), all probes at once.
+ * `<cwd>/.yoi/config.jsonc` (or their `config.json`): the paths are probed
+ * synchronously (see `probe`), the files that are there read at once.
  * Never throws for a file: what cannot be read is reported by the
  * `loadConfig` that is given the result.
  */
