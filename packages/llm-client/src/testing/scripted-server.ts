@@ -32,7 +32,8 @@ interface StreamStepOptions {
   truncateBytes?: number;
   /**
    * Byte offsets at which the body is split into separate writes (with a
-   * pause between them), e.g. `[k]` to cut one event at byte k.
+   * pause between them), e.g. `[k]` to cut one event at byte k; `0` pauses
+   * after the headers, before the first byte (a model slow to answer).
    */
   splitAt?: number[];
   /** Default `complete`. */
@@ -176,7 +177,7 @@ async function writeStream(
     ...step.headers,
   });
   res.flushHeaders();
-  const cuts = [...(step.splitAt ?? [])].filter((n) => n > 0 && n < body.length).sort((a, b) => a - b);
+  const cuts = [...(step.splitAt ?? [])].filter((n) => n >= 0 && n < body.length).sort((a, b) => a - b);
   let from = 0;
   for (const cut of cuts) {
     res.write(body.subarray(from, cut));
