@@ -39,7 +39,7 @@ const layerRules = LAYERS.flat()
     const forbiddenNames = others.map(([other]) => escapeRe(other)).join("|");
     return {
       name: `layer:${name}`,
-      comment: `${name} may import only ${allowedImports(name).join(", ") || "no workspace package"} (scripts/layers.mjs, ARCHITECTURE.md)`,
+      comment: `${name} may import only ${allowedImports(name).join(", ") || "no workspace package"} (scripts/layers.mjs, docs/architecture.md)`,
       severity: "error",
       from: { path: `^${escapeRe(dirs.get(name))}/` },
       to: { path: `^(?:(?:${forbiddenDirs})/|(?:${forbiddenNames})(?:/|$))` },

@@ -1,5 +1,5 @@
 /**
- * Checks the package layering of ARCHITECTURE.md (`pnpm check`):
+ * Checks the package layering of docs/architecture.md (`pnpm check`):
  *
  * - every import of every workspace file, read by dependency-cruiser with
  *   swc (a real parser: an import after a regex literal is found, a string
@@ -9,7 +9,7 @@
  * - every package.json: a declared `@yoi/*` dependency must follow an edge.
  *
  * The edges of both come from scripts/layers.mjs, the one copy of the
- * architecture page's picture.
+ * architecture page's picture (docs/architecture.md).
  *
  *   node scripts/check-layering.ts [paths...]     (default: packages apps)
  *

@@ -1,11 +1,10 @@
 /**
- * The package layers of the architecture page (ARCHITECTURE.md, "Packages
- * and the direction of dependencies"), bottom first: the single source of
- * the layering rule. A package may import any package in a lower layer and
- * nothing in its own or a higher one, so the sideways pair
- * (worker-persistence, compaction) never import each other. Read by
- * `.dependency-cruiser.mjs` (imports) and `scripts/check-layering.ts`
- * (declared dependencies).
+ * The package layers, bottom first: the single source of the layering rule
+ * that docs/architecture.md ("Packages and layers") explains. A package may
+ * import any package in a lower layer and nothing in its own or a higher
+ * one, so the sideways pair (worker-persistence, compaction) never import
+ * each other. Read by `.dependency-cruiser.mjs` (imports) and
+ * `scripts/check-layering.ts` (declared dependencies).
  */
 export const LAYERS = [
   ["@yoi/manifest"],
@@ -35,7 +34,9 @@ export const NOT_DRAWN = {
 export function allowedImports(name) {
   const layer = LAYERS.findIndex((names) => names.includes(name));
   if (layer < 0)
-    throw new Error(`${name} is in no layer of scripts/layers.mjs: add it where ARCHITECTURE.md puts it`);
+    throw new Error(
+      `${name} is in no layer of scripts/layers.mjs: add it to a layer there and to the picture in docs/architecture.md`,
+    );
   const excluded = NOT_DRAWN[name] ?? [];
   return LAYERS.slice(0, layer)
     .flat()

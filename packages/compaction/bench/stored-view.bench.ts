@@ -5,7 +5,7 @@
  * memory store and context policy, on a scripted model (no network). The
  * number is the input the model is sent over the whole session (estimated
  * tokens of every request summed, as a provider would bill it without
- * prompt caching), for seed 004's in-context view against seed 000's
+ * prompt caching), for the in-context view against the worker's
  * summary (the default).
  */
 import type { Request } from "@yoi/llm-client";
@@ -57,7 +57,7 @@ report({
   name: `model input over a ${TURNS}-turn session with a 106 KB output per turn: storedView "view" vs "summary"`,
   subject: view.total,
   baseline: summary.total,
-  baselineName: 'storedView "summary" (seed 000, the default)',
+  baselineName: 'storedView "summary" (the default)',
   unit: "tokens",
   note: `last request: ${view.last} vs ${summary.last} tokens; estimated bytes/4, no prompt caching`,
 });

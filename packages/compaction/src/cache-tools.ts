@@ -1,7 +1,8 @@
 /**
- * `tool_output_cache` and `tool_output_cache_grep` (seed 004 1.8), built
- * with the worker's Tool API. Errors (unknown ref, bad range, bad pattern)
- * go back to the model as `ToolError`s that say what to do.
+ * `tool_output_cache` and `tool_output_cache_grep`
+ * (docs/design/context-management.md#reading-back), built with the worker's
+ * Tool API. Errors (unknown ref, bad range, bad pattern) go back to the model
+ * as `ToolError`s that say what to do.
  */
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";

@@ -1,7 +1,8 @@
 /**
- * `shouldCompact` and `checkAndCompact` (seed 004 2.5, 2.7): decide from
- * the last usage, summarize, and rebuild history as
- * system + retain + summary + the last N turns.
+ * `shouldCompact` and `checkAndCompact`
+ * (docs/design/context-management.md#when-to-compact): decide from the last
+ * usage, summarize, and rebuild history as system + retain + summary + the last
+ * N turns.
  */
 import type { Item, Usage } from "@yoi/llm-client";
 import { type CompactOptions, compact } from "./compact.ts";
@@ -21,7 +22,7 @@ export function compactionThreshold(
 }
 
 /**
- * Seed 004 2.5: false when disabled or when automatic compaction is off;
+ * False when disabled or when automatic compaction is off;
  * otherwise whether `usage.totalTokens` reached the threshold.
  */
 export function shouldCompact(
@@ -34,7 +35,7 @@ export function shouldCompact(
 }
 
 export interface CheckAndCompactOptions extends CompactOptions {
-  /** Usage of the last model call (seed shape). */
+  /** Usage of the last model call. */
   usage: TokenUsage;
   /** The model's context limit in tokens (`resolveModelLimits`). */
   contextLimit: number;
@@ -66,7 +67,7 @@ export type CheckAndCompactResult =
       summaryUsage: Usage | undefined;
     };
 
-/** Seed 004 2.7: checks, summarizes and returns the replacement history. */
+/** Checks, summarizes and returns the replacement history. */
 export async function checkAndCompact(
   history: readonly Item[],
   options: CheckAndCompactOptions,

@@ -1,7 +1,8 @@
 /**
- * `compact` (seed 004 2.6): one summary call without tools over history
- * shaped for it, with the retain/summary instruction appended as a user
- * message; neither that message nor the answer enters history.
+ * `compact` (docs/design/context-management.md#the-summary-call): one summary
+ * call without tools over history shaped for it, with the retain/summary
+ * instruction appended as a user message; neither that message nor the answer
+ * enters history.
  */
 import type { Item, LlmClient, Request, Usage } from "@yoi/llm-client";
 import { errorMessage, userMessage } from "@yoi/llm-client";
@@ -42,7 +43,7 @@ export interface CompactResult {
 }
 
 /**
- * The summary request for `history`, shaped per seed 004 2.6.1 (trailing
+ * The summary request for `history`, shaped for the summary (trailing
  * tool calls stripped, unpaired tool items dropped) and without tools.
  */
 export function buildSummaryRequest(
@@ -71,11 +72,11 @@ export function summaryRequestFromItems(
   maxTokens = SUMMARY_MAX_TOKENS,
 ): Request {
   const instruction = buildCompactionInstruction(config);
-  // No `tools`: the summary call must answer in text (seed 004 2.6 step 3).
+  // No `tools`: the summary call must answer in text.
   return { items: [...items, userMessage(instruction)], settings: { maxTokens } };
 }
 
-/** Generates the summary (seed 004 2.6). Throws `CompactionError("summary_failed")` when the call fails. */
+/** Generates the summary. Throws `CompactionError("summary_failed")` when the call fails. */
 export async function compact(history: readonly Item[], options: CompactOptions): Promise<CompactResult> {
   const { request, omittedItems } = buildSummaryRequest(history, options.config, {
     maxTokens: options.maxTokens ?? SUMMARY_MAX_TOKENS,

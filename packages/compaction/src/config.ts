@@ -12,8 +12,9 @@ import { CompactionError } from "./errors.ts";
 import { DEFAULT_RETAIN_PROMPT, DEFAULT_SUMMARY_PROMPT } from "./prompts.ts";
 
 /**
- * Tool output cache settings (seed 004 1.3). Field names match the
- * `toolOutputCache` section of `.yoi/config.jsonc` (@yoi/manifest).
+ * Tool output cache settings
+ * (docs/design/context-management.md#the-tool-output-cache). Field names match
+ * the `toolOutputCache` section of `.yoi/config.jsonc` (@yoi/manifest).
  */
 export interface ToolOutputCacheConfig {
   /** Default true. When false, tool results pass through untouched and nothing is trimmed. */
@@ -29,18 +30,19 @@ export interface ToolOutputCacheConfig {
   maxLineLength?: number;
   /**
    * Delete the stored outputs that no history references any more after a
-   * compaction (seed 004 1.9), when the store can delete. Default false: the
-   * session log may still point at them (audit, `yoi inspect`), so they are
-   * only reported in the replacement's `detail.unreferencedRefs`.
+   * compaction (docs/design/context-management.md#gc-after-compaction), when
+   * the store can delete. Default false: the session log may still point at
+   * them (audit, `yoi inspect`), so they are only reported in the replacement's
+   * `detail.unreferencedRefs`.
    */
   deleteUnreferencedRefs?: boolean;
   /**
    * What the model sees of an output the worker already stored in the
-   * BlobStore (`[blob:<id>]`, seed 000):
-   * - `"summary"` (default): the worker's seed 000 summary (400 bytes by
+   * BlobStore (`[blob:<id>]`, docs/design/context-management.md#stored-outputs):
+   * - `"summary"` (default): the worker's summary (400 bytes by
    *   default) stays; the model reads more with `inspect` or
    *   `tool_output_cache` (the ref is the blob id);
-   * - `"view"`: seed 004's in-context view of the full output, up to
+   * - `"view"`: the in-context view of the full output, up to
    *   `maxMessageBytes` (50 KiB), replaces it.
    * Outputs the worker kept inline always get the view.
    */
@@ -61,8 +63,8 @@ export interface ResolvedToolOutputCacheConfig {
 }
 
 /**
- * Compaction settings (seed 004 2.2). Field names match the `compaction`
- * section of `.yoi/config.jsonc` (@yoi/manifest).
+ * Compaction settings (docs/design/context-management.md#compaction). Field
+ * names match the `compaction` section of `.yoi/config.jsonc` (@yoi/manifest).
  */
 export interface CompactionConfig {
   /** Default true. When false nothing is ever compacted, not even after a context overflow. */
@@ -98,7 +100,7 @@ export interface ResolvedCompactionConfig {
   retainLastTurns: number;
 }
 
-/** What `resolveToolOutputCacheConfig` gives for an empty config (the seed defaults). */
+/** What `resolveToolOutputCacheConfig` gives for an empty config (the defaults of @yoi/manifest). */
 const TOOL_OUTPUT_CACHE_DEFAULTS: Readonly<ResolvedToolOutputCacheConfig> = Object.freeze({
   enabled: TOOL_OUTPUT_CACHE_ENABLED,
   contextBudgetTokens: null,
@@ -108,7 +110,7 @@ const TOOL_OUTPUT_CACHE_DEFAULTS: Readonly<ResolvedToolOutputCacheConfig> = Obje
   storedView: "summary",
 });
 
-/** What `resolveCompactionConfig` gives for an empty config (the seed defaults). */
+/** What `resolveCompactionConfig` gives for an empty config (the defaults of @yoi/manifest). */
 const COMPACTION_DEFAULTS: Readonly<ResolvedCompactionConfig> = Object.freeze({
   enabled: COMPACTION_ENABLED,
   auto: COMPACTION_AUTO,
@@ -122,7 +124,7 @@ const COMPACTION_DEFAULTS: Readonly<ResolvedCompactionConfig> = Object.freeze({
 });
 
 /**
- * zod schema of `ToolOutputCacheConfig`; parsing applies the seed defaults.
+ * zod schema of `ToolOutputCacheConfig`; parsing applies the defaults.
  * Unknown keys are rejected. Built on first use (`z.lazy`; `.unwrap()` is
  * the object schema): a config that only restates the defaults, which is
  * what a pod passes unless the user set this section, is resolved without it.
@@ -145,7 +147,7 @@ export const toolOutputCacheConfigSchema = z.lazy(() =>
     .strict(),
 );
 
-/** zod schema of `CompactionConfig`; parsing applies the seed defaults. Unknown keys are rejected. Built on first use, as `toolOutputCacheConfigSchema`. */
+/** zod schema of `CompactionConfig`; parsing applies the defaults. Unknown keys are rejected. Built on first use, as `toolOutputCacheConfigSchema`. */
 export const compactionConfigSchema = z.lazy(() =>
   z
     .object({

@@ -1,7 +1,8 @@
 /**
- * The context limit compaction measures against (seed 004 2.4): from the
- * model catalog, strictly. An unknown model is an error that says how to
- * declare it, not a guess.
+ * The context limit compaction measures against
+ * (docs/design/context-management.md#the-strict-context-limit): from the model
+ * catalog, strictly. An unknown model is an error that says how to declare it,
+ * not a guess.
  */
 import { isProviderKind, type ProviderName } from "@yoi/llm-client";
 import { findModel, MODEL_CATALOG, type ModelInfo } from "@yoi/manifest";

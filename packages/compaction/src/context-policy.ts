@@ -59,10 +59,11 @@ export interface ContextPolicyOptions {
   /** Compaction settings (`compaction` of the config). */
   compaction?: CompactionConfig;
   /**
-   * The worker's client. When given, the model's limits are resolved now
-   * (an unknown model fails here); otherwise `checkRequest` resolves them
-   * before the first request, and an unknown model fails the run before
-   * anything is sent (seed 004 2.4: the limit is strict).
+   * The worker's client. When given, the model's limits are resolved now (an
+   * unknown model fails here); otherwise `checkRequest` resolves them before
+   * the first request, and an unknown model fails the run before anything is
+   * sent (the limit is strict:
+   * docs/design/context-management.md#the-strict-context-limit).
    */
   client?: LlmClient;
   /** The context window in tokens, instead of the catalog's (also the limit). */
@@ -201,7 +202,9 @@ class ContextPolicyImpl implements YoiContextPolicy {
   }
 
   /**
-   * Seed 004 2.4, strict: before the first request (and after a model
+   * The strict context limit
+   * (docs/design/context-management.md#the-strict-context-limit): before
+   * the first request (and after a model
    * switch) the model's limits must be known; an unknown model fails the
    * run before anything is sent, with the `models` entry to declare.
    */
@@ -250,7 +253,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
     return this.#limits.limits;
   }
 
-  /** Trims tool outputs over the budget (seed 004 1.7). */
+  /** Trims tool outputs over the budget (docs/design/context-management.md#trimming). */
   #trim(history: readonly Item[], client: LlmClient): HistoryReplacement | undefined {
     const cache = this.cache;
     if (!cache) return undefined;
@@ -425,7 +428,8 @@ class ContextPolicyImpl implements YoiContextPolicy {
         summaryUsage: result.usage,
         omittedFromSummaryInput: result.omittedItems,
         trimmedRefs: trimmed?.detail?.trimmedRefs ?? [],
-        // Tool outputs of the kept turns trimmed to refs so the turns stay whole (seed 004 2.7).
+        // Tool outputs of the kept turns trimmed to refs so the turns stay whole
+        // (docs/design/context-management.md#the-compacted-history).
         keptTurnsTrimmedRefs: plan.trimmedRefs,
         keptTurnsDroppedItems: plan.droppedFromKeptTurns,
         unreferencedRefs: gc.unreferenced,

@@ -5,7 +5,10 @@
 export type CompactionErrorCode =
   /** A config value is invalid (the message names the field and the fix). */
   | "invalid_config"
-  /** The model's context window is not in the catalog (strict, seed 004 2.4). */
+  /**
+   * The model's context window is not in the catalog
+   * (docs/design/context-management.md#the-strict-context-limit).
+   */
   | "unknown_model"
   /** The summary call failed (provider error, empty answer, cancelled). */
   | "summary_failed"

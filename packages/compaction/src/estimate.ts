@@ -1,4 +1,7 @@
-/** Token estimates of history items by the bytes/4 rule (seed 004 1.3). */
+/**
+ * Token estimates of history items by the bytes/4 rule
+ * (docs/design/context-management.md#budget).
+ */
 import type { Item } from "@yoi/llm-client";
 import { estimateTokens } from "@yoi/manifest";
 

@@ -1,7 +1,8 @@
 /**
  * Shapes of history that compaction relies on: tool call/result pairing,
- * the summary-input cleanup of seed 004 2.6.1, turn boundaries, and the
- * messages compaction inserts.
+ * the summary-input cleanup
+ * (docs/design/context-management.md#shaping-history-for-the-summary), turn
+ * boundaries, and the messages compaction inserts.
  */
 import type { Item, MessageItem } from "@yoi/llm-client";
 import { itemTokens } from "./estimate.ts";
@@ -84,7 +85,7 @@ export function dropStrandedReasoning(items: readonly Item[]): Item[] {
 }
 
 /**
- * History shaped for the summary request (seed 004 2.6.1): the trailing
+ * History shaped for the summary request: the trailing
  * assistant tool calls (no results yet) are removed, so the assistant turn
  * is reduced to its text or dropped when it has none; any other call
  * without a result and any result without its call are dropped too, and
@@ -202,13 +203,14 @@ export function pendingCallsStart(items: readonly Item[]): number {
 
 /**
  * Splits history into what compaction folds and what it keeps: the last
- * `retainLastTurns` turns, whole (seed 004 2.7). When they are larger than
- * `maxKeptTokens`, the tool outputs inside them are trimmed to their refs
- * first, oldest first (seed 004's placeholder; the ref stays on the item, so
- * `tool_output_cache` reads them back). Only when the turns still do not fit
- * does the kept part shrink to the turn's user message plus the newest
- * assistant groups that fit, cut at a safe point so every kept result stays
- * next to its call. Tool calls still waiting for their results are always
+ * `retainLastTurns` turns, whole
+ * (docs/design/context-management.md#the-compacted-history). When they are
+ * larger than `maxKeptTokens`, the tool outputs inside them are trimmed to
+ * their refs first, oldest first (the trimming placeholder; the ref stays on
+ * the item, so `tool_output_cache` reads them back). Only when the turns still
+ * do not fit does the kept part shrink to the turn's user message plus the
+ * newest assistant groups that fit, cut at a safe point so every kept result
+ * stays next to its call. Tool calls still waiting for their results are always
  * kept.
  */
 export function planCompaction(
@@ -278,7 +280,7 @@ export function planCompaction(
   return { system, folded, kept, foldsNewItems, trimmedRefs, droppedFromKeptTurns };
 }
 
-/** The summary message of compacted history (a user message, seed 004 2.7). */
+/** The summary message of compacted history (a user message). */
 export function summaryMessage(summary: string): MessageItem {
   return {
     type: "message",
@@ -287,7 +289,7 @@ export function summaryMessage(summary: string): MessageItem {
   };
 }
 
-/** The retain message of compacted history (a user message placed first, seed 004 2.7). */
+/** The retain message of compacted history (a user message placed first). */
 export function retainMessage(retain: string): MessageItem {
   return {
     type: "message",

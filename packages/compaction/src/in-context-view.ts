@@ -1,8 +1,9 @@
 /**
- * The in-context view of a tool output (seed 004 1.6): each line cut at
- * `maxLineLength` characters, the whole cut at `maxMessageBytes` UTF-8 bytes
- * on a character boundary, and, when anything was cut, a note at the end
- * that says how to read the rest by ref.
+ * The in-context view of a tool output
+ * (docs/design/context-management.md#in-context-view): each line cut at
+ * `maxLineLength` characters, the whole cut at `maxMessageBytes` UTF-8 bytes on
+ * a character boundary, and, when anything was cut, a note at the end that says
+ * how to read the rest by ref.
  */
 
 /** Names of the tools that read a cached output back. */

@@ -1,8 +1,9 @@
 /**
- * Default prompts of the summary call (seed 004 2.6). The summary prompt
- * follows the Python original's shape: the model answers inside
- * `<summary>` tags; the retain prompt asks for a `<retain>` section with
- * what must survive verbatim (tool output refs, decisions, paths).
+ * Default prompts of the summary call
+ * (docs/design/context-management.md#the-summary-call). The summary prompt
+ * follows the Python original's shape: the model answers inside `<summary>`
+ * tags; the retain prompt asks for a `<retain>` section with what must survive
+ * verbatim (tool output refs, decisions, paths).
  */
 
 import { COMPACTION_RETAIN_PROMPT, COMPACTION_SUMMARY_PROMPT } from "@yoi/manifest";
@@ -13,7 +14,7 @@ export const DEFAULT_SUMMARY_PROMPT = COMPACTION_SUMMARY_PROMPT;
 /** The default retain prompt; its answer goes in `<retain>` tags. The text is the manifest's, like the summary prompt's. */
 export const DEFAULT_RETAIN_PROMPT = COMPACTION_RETAIN_PROMPT;
 
-/** Appends directives to a prompt as a bullet list (seed 004 2.6.3/2.6.4); the prompt itself is kept. */
+/** Appends directives to a prompt as a bullet list; the prompt itself is kept. */
 export function withDirectives(prompt: string, directives: readonly string[]): string {
   const bullets = directives.map((d) => d.trim()).filter((d) => d !== "");
   if (bullets.length === 0) return prompt;

@@ -1,7 +1,8 @@
 import type { Usage } from "@yoi/llm-client";
 
 /**
- * Token usage of one model call in the seed 004 2.3 shape:
+ * Token usage of one model call
+ * (docs/design/context-management.md#token-usage):
  * `totalTokens = inputTokens + cacheCreationTokens + cacheReadTokens + outputTokens`.
  *
  * Unlike llm-client's `Usage`, `inputTokens` here is the UNCACHED part of the

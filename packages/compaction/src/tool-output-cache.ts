@@ -1,9 +1,10 @@
 /**
- * The tool output cache (seed 004 section 1): every tool output's full
- * content is kept in the BlobStore (a ref id is a blob id), the history
- * carries a bounded in-context view plus `outputRef`, old outputs are
- * trimmed to placeholders when the budget is exceeded, and two tools read
- * them back.
+ * The tool output cache
+ * (docs/design/context-management.md#the-tool-output-cache): every tool
+ * output's full content is kept in the BlobStore (a ref id is a blob id), the
+ * history carries a bounded in-context view plus `outputRef`, old outputs are
+ * trimmed to placeholders when the budget is exceeded, and two tools read them
+ * back.
  */
 import type { Item, ToolResultItem } from "@yoi/llm-client";
 import type { BlobStore } from "@yoi/llm-worker";
@@ -34,7 +35,10 @@ export interface GcReport {
   deleted: string[];
 }
 
-/** A Stored summary of the worker starts with `[blob:<id>]` (seed 000). */
+/**
+ * A Stored summary of the worker starts with `[blob:<id>]`
+ * (docs/design/tool-output-storage.md#summaries).
+ */
 const STORED_PREFIX = /^\[blob:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]/i;
 
 /** Rendered contents kept for paging through one output without reloading it each time. */
@@ -62,8 +66,8 @@ export class ToolOutputCache {
 
   /**
    * Stores `full` (or reuses the blob the worker already stored for it) and
-   * returns the result with the in-context view and `outputRef` (seed 004
-   * 1.5). A disabled cache returns the result unchanged.
+   * returns the result with the in-context view and `outputRef`. A disabled
+   * cache returns the result unchanged.
    */
   async prepare(result: ToolResultItem, full: string): Promise<ToolResultItem> {
     if (!this.config.enabled) return result;
@@ -75,7 +79,7 @@ export class ToolOutputCache {
     }
     const reused = await this.#reusableBlob(result);
     if (reused !== undefined && this.config.storedView === "summary") {
-      // Seed 000: the worker's summary is what the model sees; inspect / tool_output_cache read the rest.
+      // The worker's summary is what the model sees; inspect / tool_output_cache read the rest.
       return {
         ...result,
         outputRef: {
@@ -126,7 +130,7 @@ export class ToolOutputCache {
     this.#readerCalls.set(callId, normalizeRefId(refId));
   }
 
-  /** Trims the oldest outputs when the total exceeds the budget (seed 004 1.7); see `trimToolOutputs`. */
+  /** Trims the oldest outputs when the total exceeds the budget; see `trimToolOutputs`. */
   trim(history: readonly Item[], budgetTokens: number, targetTokens?: number): TrimResult {
     if (!this.config.enabled) {
       return { history, trimmed: [], trimmedIndexes: [], frontier: 0, totalBefore: 0, totalAfter: 0 };
@@ -138,10 +142,12 @@ export class ToolOutputCache {
   }
 
   /**
-   * GC after compaction (seed 004 1.9): the refs `before` mentions that
-   * `after` does not (an `outputRef`, `ref=<id>` or `[blob:<id>]` in any text
-   * keeps a ref alive). With `deleteUnreferenced` and a store that can
-   * delete (`DeletableBlobStore`), they are deleted; otherwise only reported.
+   * GC after compaction
+   * (docs/design/context-management.md#gc-after-compaction): the refs `before`
+   * mentions that `after` does not (an `outputRef`, `ref=<id>` or `[blob:<id>]`
+   * in any text keeps a ref alive). With `deleteUnreferenced` and a store that
+   * can delete (`DeletableBlobStore`), they are deleted; otherwise only
+   * reported.
    */
   async collectGarbage(
     before: readonly Item[],

@@ -1,8 +1,8 @@
 /**
- * Trimming of tool outputs over the context budget (seed 004 1.7): the
- * oldest outputs are replaced by `[tool output trimmed; ref=<id>]`, the
- * newest are kept, and the ref stays on the item so the cache tools can
- * read the output back.
+ * Trimming of tool outputs over the context budget
+ * (docs/design/context-management.md#trimming): the oldest outputs are replaced
+ * by `[tool output trimmed; ref=<id>]`, the newest are kept, and the ref stays
+ * on the item so the cache tools can read the output back.
  */
 import type { Item, ToolResultItem } from "@yoi/llm-client";
 import { estimateTokens } from "@yoi/manifest";

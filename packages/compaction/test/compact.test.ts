@@ -34,7 +34,7 @@ function history(): Item[] {
   ];
 }
 
-describe("shouldCompact (seed 004 2.5)", () => {
+describe("shouldCompact", () => {
   const usage = (total: number) => tokenUsageFromUsage({ inputTokens: total });
   it("is true at or above threshold = limit * ratio", () => {
     expect(shouldCompact(usage(79_999), 100_000, config)).toBe(false);
@@ -46,7 +46,7 @@ describe("shouldCompact (seed 004 2.5)", () => {
   });
 });
 
-describe("compact (seed 004 2.6)", () => {
+describe("compact", () => {
   it("asks without tools, with the instruction as the last user message, and extracts retain and summary", async () => {
     const client = createScriptedClient([{ text: ANSWER, usage: { inputTokens: 500, outputTokens: 40 } }]);
     const out = await compact(history(), { client, config });
@@ -120,9 +120,9 @@ describe("compact (seed 004 2.6)", () => {
   });
 });
 
-describe("checkAndCompact (seed 004 checkpoint 3)", () => {
+describe("checkAndCompact", () => {
   it("replaces history with retain + summary + the last turn once usage crosses the threshold", async () => {
-    // MockModel: fixed usage numbers, as the seed suggests.
+    // A scripted model with fixed usage numbers: no real token count is needed.
     const client = createScriptedClient([{ text: ANSWER, usage: { inputTokens: 900, outputTokens: 50 } }]);
     const out = await checkAndCompact(history(), {
       client,

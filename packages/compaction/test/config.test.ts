@@ -22,7 +22,7 @@ function errorOf(fn: () => unknown): CompactionError {
 }
 
 describe("ToolOutputCacheConfig", () => {
-  it("applies the seed defaults", () => {
+  it("applies the defaults", () => {
     expect(resolveToolOutputCacheConfig()).toEqual({
       enabled: true,
       contextBudgetTokens: null,
@@ -72,7 +72,7 @@ describe("ToolOutputCacheConfig", () => {
 });
 
 describe("CompactionConfig", () => {
-  it("applies the seed defaults", () => {
+  it("applies the defaults", () => {
     expect(resolveCompactionConfig()).toEqual({
       enabled: true,
       auto: true,

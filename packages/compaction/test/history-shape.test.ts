@@ -12,7 +12,7 @@ import { assistant, call, ref, result, user } from "./support/items.ts";
 
 const thinking: ReasoningItem = { type: "reasoning", text: "hmm", signature: "sig", provider: "anthropic" };
 
-describe("prepareForSummary (seed 004 2.6.1)", () => {
+describe("prepareForSummary", () => {
   it("reduces a trailing assistant turn with tool calls to its text", () => {
     const history: Item[] = [user("fix it"), thinking, assistant("Let me look."), call("c1"), call("c2")];
     expect(prepareForSummary(history)).toEqual([user("fix it"), thinking, assistant("Let me look.")]);

@@ -18,7 +18,7 @@ import { TestBlobStore } from "./support/memory-store.ts";
 const WINDOW = 24_000;
 const config = ConfigSchema.parse({
   models: { "tiny-context-model": { provider: "anthropic", contextWindow: WINDOW, maxOutputTokens: 2_000 } },
-  // Seed 004's view of stored outputs: the most context pressure, so trimming and compaction both happen.
+  // The in-context view of stored outputs: the most context pressure, so trimming and compaction both happen.
   toolOutputCache: { contextBudgetTokens: 8_000, storedView: "view" },
 });
 

@@ -17,7 +17,7 @@ describe("tokenUsageFromUsage", () => {
       outputTokens: 2_000,
       totalTokens: 102_000,
     });
-    // total = input + cache creation + cache read + output (seed 004 2.3) = the real context size.
+    // total = input + cache creation + cache read + output = the real context size.
     expect(usage.totalTokens).toBe(
       usage.inputTokens + usage.cacheCreationTokens + usage.cacheReadTokens + usage.outputTokens,
     );

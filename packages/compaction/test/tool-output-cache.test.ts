@@ -17,7 +17,7 @@ function ctx(callId: string): ToolExecutionContext {
 
 const numbered = (n: number) => Array.from({ length: n }, (_, i) => `row ${i + 1}`).join("\n");
 
-describe("ToolOutputCache.prepare (seed 004 1.5)", () => {
+describe("ToolOutputCache.prepare", () => {
   it("stores the full output and attaches outputRef with byte size and line count", async () => {
     const store = new TestBlobStore();
     const cache = new ToolOutputCache({ store, config: { maxMessageBytes: 2048 } });
@@ -40,7 +40,7 @@ describe("ToolOutputCache.prepare (seed 004 1.5)", () => {
     expect(store.stores).toBe(1);
   });
 
-  it("keeps the worker's seed 000 summary of a stored output by default, reusing its blob as the ref", async () => {
+  it("keeps the worker's summary of a stored output by default, reusing its blob as the ref", async () => {
     const store = new TestBlobStore();
     const cache = new ToolOutputCache({ store });
     const full = numbered(50);
@@ -55,7 +55,7 @@ describe("ToolOutputCache.prepare (seed 004 1.5)", () => {
     expect(store.stores).toBe(0);
   });
 
-  it('storedView "view": the in-context view of the full output replaces the summary (seed 004)', async () => {
+  it('storedView "view": the in-context view of the full output replaces the summary', async () => {
     const store = new TestBlobStore();
     const cache = new ToolOutputCache({ store, config: { storedView: "view" } });
     const full = numbered(50);
@@ -274,7 +274,7 @@ describe("read-back results", () => {
   });
 });
 
-describe("GC after compaction (seed 004 1.9)", () => {
+describe("GC after compaction", () => {
   const a = "0193a5b0-1c2d-7e3f-8a4b-00000000000a";
   const b = "0193a5b0-1c2d-7e3f-8a4b-00000000000b";
   const c = "0193a5b0-1c2d-7e3f-8a4b-00000000000c";

@@ -7,7 +7,7 @@ function results(history: readonly Item[]): ToolResultItem[] {
   return history.filter((i): i is ToolResultItem => i.type === "tool_result");
 }
 
-describe("trimToolOutputs (seed 004 checkpoint 1)", () => {
+describe("trimToolOutputs: old outputs become placeholders over the budget", () => {
   it("does nothing under the budget and returns the same array", () => {
     const history = toolRounds(5, 400); // 5 x 100 tokens
     const out = trimToolOutputs(history, { budgetTokens: 500 });

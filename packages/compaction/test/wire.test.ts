@@ -1,8 +1,8 @@
 /**
- * Seed 004 checkpoints 2 and 4 on the wire: the real client and adapters
- * (official SDKs) against the scripted fake provider of
- * @yoi/llm-client/testing, which validates tool-call pairing like the real
- * APIs do.
+ * Trimmed tool results and the shaping of the summary input on the wire:
+ * the real client and adapters (official SDKs) against the scripted fake
+ * provider of @yoi/llm-client/testing, which validates tool-call pairing
+ * like the real APIs do.
  */
 import {
   type ClientWarning,
@@ -77,7 +77,7 @@ async function drain(stream: AsyncIterable<unknown>): Promise<void> {
   }
 }
 
-describe.each(PROVIDERS)("%s: checkpoint 2, trimmed outputs on the wire", (provider) => {
+describe.each(PROVIDERS)("%s: trimmed outputs on the wire", (provider) => {
   it("sends the placeholder, not the trimmed output", async () => {
     const { server, client } = await setup(provider);
     const history: Item[] = [
@@ -99,10 +99,10 @@ describe.each(PROVIDERS)("%s: checkpoint 2, trimmed outputs on the wire", (provi
   });
 });
 
-describe.each(PROVIDERS)("%s: checkpoint 4, trailing tool calls in the summary request", (provider) => {
+describe.each(PROVIDERS)("%s: trailing tool calls in the summary request", (provider) => {
   it("without stripping, the request breaks pairing (the client has to invent results); with it, it is valid as is", async () => {
     const { server, client, warnings } = await setup(provider, 2);
-    // Without the seed's shaping: the client must repair the history, i.e. the request as built is invalid,
+    // Without the shaping: the client must repair the history, i.e. the request as built is invalid,
     // and the summary model would be told the tools were interrupted.
     await drain(client.stream(summaryRequestFromItems(pendingHistory(), config)));
     const repaired = warnings.filter((w) => w.code === "repaired_history");

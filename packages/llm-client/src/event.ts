@@ -1,6 +1,6 @@
 /**
- * The flat event stream of seed 002. Every adapter yields exactly this
- * union; the Timeline gives it block structure.
+ * The flat event stream (docs/design/timeline.md#events). Every adapter
+ * yields exactly this union; the Timeline gives it block structure.
  *
  * Contract of a stream:
  * - it starts with `status: started`;

@@ -1,7 +1,8 @@
 /**
- * The BlobStore port (seed 000). Declared here, next to its consumer (the
- * worker's Stored tool output and the `inspect` tool); implemented by
- * `@yoi/worker-persistence` (FsBlobStore, MemoryBlobStore).
+ * The BlobStore port (docs/design/tool-output-storage.md#the-blob-store).
+ * Declared here, next to its consumer (the worker's Stored tool output and the
+ * `inspect` tool); implemented by `@yoi/worker-persistence` (FsBlobStore,
+ * MemoryBlobStore).
  */
 
 /** A blob id: a UUID v7 string (time-sortable). */

@@ -1,7 +1,10 @@
 import type { Item, LlmClient, ToolResultItem, Usage } from "@yoi/llm-client";
 import type { BlobStore } from "./blob-store.ts";
 
-/** Where in the loop a context checkpoint runs (seed 004 section 2.8). */
+/**
+ * Where in the loop a context checkpoint runs
+ * (docs/design/context-management.md#checkpoints-in-the-loop).
+ */
 export type ContextCheckpoint = "after_model_call" | "after_tools" | "before_return";
 
 export interface ContextState {
@@ -28,14 +31,15 @@ export interface HistoryReplacement {
 /**
  * The context-management port, declared here and implemented by
  * `@yoi/compaction` (tool output cache + compaction). The worker calls it at
- * the seed 004 points; every method is optional.
+ * the checkpoints of the loop; every method is optional.
  */
 export interface ContextPolicy {
   /**
-   * Called before every model request, before anything is sent. Throwing
-   * fails the run with a `context_policy` error carrying the thrown message
-   * and nothing is sent: for what the policy cannot work without (seed 004
-   * 2.4: the model's context window must be known).
+   * Called before every model request, before anything is sent. Throwing fails
+   * the run with a `context_policy` error carrying the thrown message and
+   * nothing is sent: for what the policy cannot work without (the model's
+   * context window must be known:
+   * docs/design/context-management.md#the-strict-context-limit).
    */
   checkRequest?(state: ContextState): Promise<void>;
   /**

@@ -1,7 +1,8 @@
 /**
  * Hook: the public, read-only extension surface. Hooks may stop things
  * (cancel a prompt, deny or abort a tool call) and observe results, but
- * never add items: Hook types deliberately have no ContinueWith (seed 001).
+ * never add items: Hook types deliberately have no ContinueWith
+ * (docs/design/file-refs.md#interceptors-and-hooks).
  */
 import type {
   Interceptor,

@@ -1,6 +1,7 @@
 /**
- * The `inspect` tool of seed 000, registered automatically when the worker
- * has a BlobStore. Reads part of a stored output back:
+ * The `inspect` tool (docs/design/tool-output-storage.md#inspect), registered
+ * automatically when the worker has a BlobStore. Reads part of a stored output
+ * back:
  * - no selector: meta information and the first part;
  * - `lines:20-50`: 1-based inclusive line range (text);
  * - `slice:3..8`: 0-based, end-exclusive index range (JSON arrays);

@@ -1,7 +1,8 @@
 /**
- * Interceptor (seed 001): the internal extension surface with full power
- * over a run. Every method is optional; several interceptors run in the
- * order given, and the first non-continue action wins.
+ * Interceptor (docs/design/file-refs.md#interceptors-and-hooks): the internal
+ * extension surface with full power over a run. Every method is optional;
+ * several interceptors run in the order given, and the first non-continue
+ * action wins.
  */
 import type { Item, Request, StopReason, ToolCallItem } from "@yoi/llm-client";
 import type { ToolOutput } from "./tool-output.ts";

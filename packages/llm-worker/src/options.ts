@@ -24,10 +24,11 @@ export interface ToolOutputLimits {
   maxBytes?: number;
   /**
    * Cap of every result when no `blobStore` is set, with a visible note that
-   * the rest was not kept. Default: none. Seed 000 keeps everything Inline
-   * and whole without a store; what bounds the context then is the context
-   * policy's trimming (`@yoi/compaction`). Set it only for a worker that has
-   * neither a store nor a context policy.
+   * the rest was not kept. Default: none. Without a store everything stays
+   * Inline and whole (docs/design/tool-output-storage.md#without-a-blob-store);
+   * what bounds the context then is the context policy's trimming
+   * (`@yoi/compaction`). Set it only for a worker that has neither a store nor
+   * a context policy.
    */
   maxBytesWithoutStore?: number;
 }
@@ -44,7 +45,10 @@ export interface WorkerOptions {
   maxTurns?: number;
   /** Where Stored output goes. Without one every output stays inline. */
   blobStore?: BlobStore;
-  /** Context management (tool output cache, compaction), called at the seed 004 points. */
+  /**
+   * Context management (tool output cache, compaction), called at the
+   * checkpoints of the loop (docs/design/context-management.md#checkpoints-in-the-loop).
+   */
   contextPolicy?: ContextPolicy;
   /** Internal, full-power extensions; run before hooks. */
   interceptors?: readonly Interceptor[];

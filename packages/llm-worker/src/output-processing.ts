@@ -1,9 +1,9 @@
 /**
- * Turns what a tool returned into what enters history: auto-promotion of
- * large strings to Stored (seed 000), storing content in the BlobStore, the
- * summary with its `[blob:<id>]` prefix, and the per-tool byte cap with a
- * visible truncation note. Without a BlobStore results stay whole (seed
- * 000) unless `maxBytesWithoutStore` asks for a cap.
+ * Turns what a tool returned into what enters history: auto-promotion of large
+ * strings to Stored (docs/design/tool-output-storage.md), storing content in
+ * the BlobStore, the summary with its `[blob:<id>]` prefix, and the per-tool
+ * byte cap with a visible truncation note. Without a BlobStore results stay
+ * whole unless `maxBytesWithoutStore` asks for a cap.
  */
 import type { ImagePart, OutputRef } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
@@ -21,7 +21,7 @@ export interface OutputLimits {
   maxBytes: number;
   /**
    * Cap of every result when no BlobStore is set; undefined keeps results
-   * whole (seed 000: without a store everything stays Inline as before).
+   * whole (without a store everything stays Inline).
    */
   maxBytesWithoutStore?: number | undefined;
 }

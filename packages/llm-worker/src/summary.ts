@@ -1,5 +1,6 @@
 /**
- * The seed 000 auto-summaries of Stored content:
+ * The auto-summaries of Stored content
+ * (docs/design/tool-output-storage.md#summaries):
  *
  * ```
  * [blob:<id>] text | {N} lines        [blob:<id>] json_array | {N} entries     [blob:<id>] json_object | {N} keys
@@ -108,7 +109,7 @@ export function summarize(id: string, content: Content, limits: SummaryLimits): 
       limits.maxBytes,
     );
   }
-  // A bare JSON scalar (not a format of seed 000, but storable): show it.
+  // A bare JSON scalar (not one of the three formats, but storable): show it.
   return fit(
     `${header}json_value | ${jsonType(value)}`,
     [{ title: "value", lines: [JSON.stringify(value) ?? "null"] }],

@@ -1,9 +1,10 @@
 /**
- * Runs the tool calls of one assistant response (seed 003): interceptors
- * decide per call in the model's order, approved calls run in parallel with
- * their ToolExecutionContext, and results come back in call order. The
- * worker holds no scheduling policy; tools that must not overlap wait on
- * each other themselves.
+ * Runs the tool calls of one assistant response
+ * (docs/design/tool-execution.md#parallel-batches): interceptors decide per
+ * call in the model's order, approved calls run in parallel with their
+ * ToolExecutionContext, and results come back in call order. The worker holds
+ * no scheduling policy; tools that must not overlap wait on each other
+ * themselves.
  */
 import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";

@@ -1,6 +1,7 @@
 /**
- * Tool output of seed 000: Inline text, or Stored (a summary in history plus
- * the full Content in the BlobStore).
+ * Tool output (docs/design/tool-output-storage.md#inline-and-stored): Inline
+ * text, or Stored (a summary in history plus the full Content in the
+ * BlobStore).
  */
 import type { ImagePart } from "@yoi/llm-client";
 import type { Content } from "./blob-store.ts";
@@ -19,7 +20,7 @@ export interface InlineOutput {
  * A large result: only the summary enters history; the content goes to the
  * BlobStore and the `inspect` tool reads it back.
  *
- * - `summary` omitted: the worker generates the seed 000 summary
+ * - `summary` omitted: the worker generates the summary
  *   (`[blob:<id>] text | N lines` ...).
  * - `summary` given: the worker prefixes it with `[blob:<id>] ` so the model
  *   can always find the id.

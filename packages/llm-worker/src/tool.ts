@@ -1,6 +1,6 @@
 /**
- * The Tool API (seed 003): a zod input schema sent as JSON Schema, and
- * `execute(input, ctx)` with the ToolExecutionContext.
+ * The Tool API (docs/design/tool-execution.md): a zod input schema sent as
+ * JSON Schema, and `execute(input, ctx)` with the ToolExecutionContext.
  */
 import type { ToolSpec } from "@yoi/llm-client";
 import * as z from "zod";

@@ -168,7 +168,7 @@ describe("broken streams", () => {
 });
 
 describe("ContextPolicy", () => {
-  it("is called at every seed-004 point and before each tool result is committed", async () => {
+  it("is called at every checkpoint of the loop and before each tool result is committed", async () => {
     const calls: string[] = [];
     const policy: ContextPolicy = {
       async prepareToolResult(result, full) {

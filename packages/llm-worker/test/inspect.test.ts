@@ -38,7 +38,7 @@ async function setup() {
   return { store, tool, textId, arrayId, objectId, call, fails };
 }
 
-describe("inspect (seed 000)", () => {
+describe("inspect", () => {
   it("without a selector gives meta information and the first part", async () => {
     const { call, textId, arrayId, objectId } = await setup();
     const text = await call(textId);

@@ -8,7 +8,7 @@ import { defineTool } from "../src/tool.ts";
 import { Worker } from "../src/worker.ts";
 import { assertValidHistory, echoTool, record, shape } from "./helpers.ts";
 
-describe("Interceptor (seed 001)", () => {
+describe("Interceptor", () => {
   it("ContinueWith items land right after the user item and reach the first request", async () => {
     const client = createScriptedClient([{ text: "seen the file" }]);
     const fileRef: Interceptor = {

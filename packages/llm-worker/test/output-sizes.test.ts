@@ -32,7 +32,7 @@ function ends(worker: Worker): ToolCallEndEvent[] {
   return out;
 }
 
-describe("tool output without a BlobStore (seed 000)", () => {
+describe("tool output without a BlobStore", () => {
   it("enters history whole, and the event says so", async () => {
     const worker = new Worker({ client: script(), tools: [big] });
     const seen = ends(worker);
@@ -60,7 +60,7 @@ describe("tool_call_end reports what entered the context", () => {
   it("after the context policy's view, with the full size and the stored blob", async () => {
     const blobStore = createMemoryBlobStore();
     const policy: ContextPolicy = {
-      // A policy that shows a longer view than the worker's summary, as seed 004's view does.
+      // A policy that shows a longer view than the worker's summary, as the tool output cache's view does.
       prepareToolResult: async (result, full) => ({ ...result, output: full.slice(0, 5000) }),
     };
     const worker = new Worker({ client: script(), tools: [big], blobStore, contextPolicy: policy });

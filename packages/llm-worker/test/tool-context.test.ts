@@ -22,7 +22,7 @@ function probe() {
   return { tool, seen };
 }
 
-describe("ToolExecutionContext (seed 003)", () => {
+describe("ToolExecutionContext", () => {
   it("calls of one response share a batchId with increasing callIndex; batches differ", async () => {
     const { tool, seen } = probe();
     const client = createScriptedClient([

@@ -15,7 +15,7 @@ const sl = { maxBytes: 400, headLines: 5, tailLines: 3 };
 const ID = "0190a5b2-0000-7000-8000-000000000000";
 const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
-describe("auto-promotion (seed 000)", () => {
+describe("auto-promotion", () => {
   it("keeps a string of exactly 800 bytes inline and promotes 801 bytes", async () => {
     const store = createMemoryBlobStore();
     const at = await processToolReturn("a".repeat(800), { limits, blobStore: store, storeLargeOutput: true });
@@ -46,7 +46,7 @@ describe("auto-promotion (seed 000)", () => {
     expect(out.outputRef).toBeDefined();
   });
 
-  it("keeps the whole output inline without a BlobStore (seed 000), whatever its kind", async () => {
+  it("keeps the whole output inline without a BlobStore, whatever its kind", async () => {
     const text = "x".repeat(20_000);
     const out = await processToolReturn(text, { limits, blobStore: undefined, storeLargeOutput: true });
     expect(out.output).toBe(text);
@@ -170,7 +170,7 @@ describe("auto-promotion (seed 000)", () => {
   });
 });
 
-describe("summary formats (seed 000)", () => {
+describe("summary formats", () => {
   it("text: header, 5 head lines, 3 tail lines", () => {
     const text = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join("\n");
     expect(summarize(ID, { kind: "text", text }, sl)).toBe(

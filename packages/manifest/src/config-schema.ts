@@ -178,7 +178,7 @@ const ToolOutputCacheSchema = z.lazy(() =>
     }),
     storedView: z.enum(["summary", "view"], expecting('one of "summary", "view"')).default("summary").meta({
       description:
-        'What the model sees of a stored tool output: "summary" = the short seed 000 summary (read more with inspect), "view" = up to maxMessageBytes of the output itself.',
+        'What the model sees of a stored tool output: "summary" = the short summary the worker writes (read more with inspect), "view" = up to maxMessageBytes of the output itself.',
     }),
   }),
 );
@@ -439,9 +439,12 @@ export type ProviderConfig = ConfigShape["providers"][string] & { kind: Provider
 export type ModelEntryConfig = Config["models"][string];
 export type WorkerConfig = Config["worker"];
 export type ToolOutputConfig = Config["toolOutput"];
-/** Seed 004 ToolOutputCacheConfig, defaults filled. */
+/**
+ * The `toolOutputCache` section, defaults filled
+ * (docs/design/context-management.md#the-tool-output-cache).
+ */
 export type ToolOutputCacheConfig = Config["toolOutputCache"];
-/** Seed 004 CompactionConfig, defaults filled. */
+/** The `compaction` section, defaults filled (docs/design/context-management.md#compaction). */
 export type CompactionConfig = Config["compaction"];
 export type PermissionsConfig = Config["permissions"];
 export type PermissionRule = PermissionsConfig["rules"][number];

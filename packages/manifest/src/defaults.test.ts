@@ -17,8 +17,8 @@ import {
   toolOutputCacheBudgetTokens,
 } from "./defaults.ts";
 
-describe("seed defaults", () => {
-  it("has the numbers of the seeds", () => {
+describe("named defaults", () => {
+  it("has the numbers of the designs", () => {
     expect(TOOL_OUTPUT_MAX_BYTES).toBe(16 * 1024);
     expect(INLINE_THRESHOLD_BYTES).toBe(800);
     expect(SUMMARY_MAX_BYTES).toBe(400);
@@ -87,7 +87,7 @@ describe("seed defaults", () => {
   });
 });
 
-describe("tool output cache budget clamp (seed 004)", () => {
+describe("tool output cache budget clamp", () => {
   it.each([
     [8_192, 20_000], // 2,048 raised to the floor
     [80_000, 20_000], // exactly the floor

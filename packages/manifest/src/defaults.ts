@@ -1,38 +1,46 @@
 /**
- * Named defaults from the design seeds. Every other package reads these
- * instead of repeating a number.
+ * Named defaults of the designs in docs/design/. Every other package reads
+ * these instead of repeating a number.
  */
 
-/** Cap of a tool output or an `@path` file body sent to the model, in bytes (seed 001). */
+/**
+ * Cap of a tool output or an `@path` file body sent to the model, in bytes
+ * (docs/design/file-refs.md#the-body).
+ */
 export const TOOL_OUTPUT_MAX_BYTES = 16 * 1024;
 
-/** A tool output longer than this (in UTF-8 bytes) is promoted to Stored (seed 000). */
+// Stored tool outputs and their summaries: docs/design/tool-output-storage.md#sizes.
+
+/** A tool output longer than this (in UTF-8 bytes) is promoted to Stored. */
 export const INLINE_THRESHOLD_BYTES = 800;
-/** Maximum size of an auto-generated Stored summary, in bytes (seed 000). */
+/** Maximum size of an auto-generated Stored summary, in bytes. */
 export const SUMMARY_MAX_BYTES = 400;
-/** Lines of the head shown in a text summary (seed 000). */
+/** Lines of the head shown in a text summary. */
 export const SUMMARY_HEAD_LINES = 5;
-/** Lines of the tail shown in a text summary (seed 000). */
+/** Lines of the tail shown in a text summary. */
 export const SUMMARY_TAIL_LINES = 3;
 
-/** Tool output cache: cap of one in-context tool message, in bytes (seed 004). */
+// The tool output cache: docs/design/context-management.md#the-tool-output-cache.
+
+/** Tool output cache: cap of one in-context tool message, in bytes. */
 export const TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES = 50 * 1024;
-/** Tool output cache: longest line kept in the in-context view (seed 004). */
+/** Tool output cache: longest line kept in the in-context view. */
 export const TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH = 2000;
-/** Tool output cache: the budget is `clamp(window * ratio, min, max)` tokens (seed 004). */
+/** Tool output cache: the budget is `clamp(window * ratio, min, max)` tokens. */
 export const TOOL_OUTPUT_CACHE_BUDGET_RATIO = 0.25;
-/** Tool output cache: lower bound of the derived context budget, in tokens (seed 004). */
+/** Tool output cache: lower bound of the derived context budget, in tokens. */
 export const TOOL_OUTPUT_CACHE_BUDGET_MIN_TOKENS = 20_000;
-/** Tool output cache: upper bound of the derived context budget, in tokens (seed 004). */
+/** Tool output cache: upper bound of the derived context budget, in tokens. */
 export const TOOL_OUTPUT_CACHE_BUDGET_MAX_TOKENS = 60_000;
-/** Tool output cache is on unless a config turns it off (seed 004). */
+/** Tool output cache is on unless a config turns it off. */
 export const TOOL_OUTPUT_CACHE_ENABLED = true;
-/** Bytes per token when no tokenizer is available (seed 004). */
+/** Bytes per token when no tokenizer is available. */
 export const BYTES_PER_TOKEN_ESTIMATE = 4;
 
 /**
- * The tool output cache's context budget for a model's context window, in tokens:
- * `clamp(floor(window * 0.25), 20_000, 60_000)` (seed 004). Used when
+ * The tool output cache's context budget for a model's context window, in
+ * tokens: `clamp(floor(window * 0.25), 20_000, 60_000)`
+ * (docs/design/context-management.md#budget). Used when
  * `toolOutputCache.contextBudgetTokens` is `null`.
  */
 export function toolOutputCacheBudgetTokens(contextWindow: number): number {
@@ -45,17 +53,19 @@ export function estimateTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, "utf8") / BYTES_PER_TOKEN_ESTIMATE);
 }
 
-/** Compaction starts when the context reaches this share of the window (seed 004). */
+// Compaction: docs/design/context-management.md#compaction.
+
+/** Compaction starts when the context reaches this share of the window. */
 export const COMPACTION_THRESHOLD_RATIO = 0.8;
-/** Turns kept verbatim after compaction (seed 004). */
+/** Turns kept verbatim after compaction. */
 export const COMPACTION_RETAIN_LAST_TURNS = 1;
-/** Compaction is available unless a config turns it off (seed 004). */
+/** Compaction is available unless a config turns it off. */
 export const COMPACTION_ENABLED = true;
-/** Compaction runs by itself when the threshold is reached (seed 004); `false` leaves only manual `/compact`. */
+/** Compaction runs by itself when the threshold is reached; `false` leaves only manual `/compact`. */
 export const COMPACTION_AUTO = true;
 
 /**
- * Default instruction of the compaction summary call (seed 004): the answer
+ * Default instruction of the compaction summary call: the answer
  * goes in `<summary>` tags. `compaction.summaryDirectives` are appended to it
  * as bullets; `compaction.summaryPrompt` replaces it.
  */
@@ -71,7 +81,7 @@ Cover, in this order:
 Be specific (names, paths, numbers, identifiers) and concise. Do not invent anything that is not in the conversation. Put the whole summary inside <summary></summary> tags.`;
 
 /**
- * Default retain instruction (seed 004): facts that must survive word for
+ * Default retain instruction: facts that must survive word for
  * word, in `<retain>` tags. `compaction.retainPrompt: null` turns retain off.
  */
 export const COMPACTION_RETAIN_PROMPT = `Before the summary, list inside <retain></retain> tags the facts that must survive word for word: tool output references (every \`ref=<id>\` / \`[blob:<id>]\` that may be needed again, with what it contains), file paths, identifiers, exact error messages, and the user's explicit instructions. One item per line. Write <retain></retain> with nothing inside when there is nothing to keep.`;

@@ -1,7 +1,8 @@
 /**
- * Alerts: short notices for the user (not the model), e.g. an `@path` ref
- * that could not be attached (seed 001). Each has a level, a source and one
- * line of text; the pod delivers them to subscribers and the session log.
+ * Alerts: short notices for the user (not the model), e.g. an `@path` ref that
+ * could not be attached (docs/design/file-refs.md#failures-become-alerts). Each
+ * has a level, a source and one line of text; the pod delivers them to
+ * subscribers and the session log.
  */
 
 export type AlertLevel = "info" | "warn" | "error";

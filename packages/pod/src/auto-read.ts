@@ -79,7 +79,7 @@ function isSystem(item: Item): boolean {
   return item.type === "message" && item.role === "system";
 }
 
-/** The path of a `[File: <path>]` attachment (seed 001's form), or undefined for any other item. */
+/** The path of a `[File: <path>]` attachment (the `@path` form), or undefined for any other item. */
 export function attachedFilePath(item: Item): string | undefined {
   if (!isSystem(item) || item.type !== "message") return undefined;
   const text = messageText(item);

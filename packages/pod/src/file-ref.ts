@@ -1,7 +1,8 @@
 /**
  * Resolving a `@path` file ref into the system message the model sees
- * (seed 001): `[File: <path>]\n<body>`, the body cut at `maxBytes` on a
- * character boundary with a visible note, binary and non-UTF-8 rejected.
+ * (docs/design/file-refs.md#the-body): `[File: <path>]\n<body>`, the body cut
+ * at `maxBytes` on a character boundary with a visible note, binary and
+ * non-UTF-8 rejected.
  */
 
 import { type MessageItem, systemMessage } from "@yoi/llm-client";
@@ -35,7 +36,7 @@ export interface ResolvedFileRef {
   mtimeMs: number;
 }
 
-/** The note appended to a body cut at the cap (seed 001). */
+/** The note appended to a body cut at the cap. */
 export function truncationNote(totalBytes: number): string {
   return `[...truncated, ${totalBytes} bytes total — use read_file for the rest]`;
 }
@@ -50,7 +51,7 @@ function fromScopeError(error: ScopeError, path: string): FileRefError {
   return new FileRefError(code, path, error.message, { cause: error });
 }
 
-/** A text file's body as it is sent: capped, the seed 001 note appended when cut. */
+/** A text file's body as it is sent: capped, the truncation note appended when cut. */
 export interface TextBody {
   body: string;
   /** The real path read. */
@@ -76,7 +77,7 @@ export async function resolveFileRef(
 
 /**
  * Reads a UTF-8 text file through `fs`, capped at `maxBytes` on a character
- * boundary with the seed 001 truncation note. The whole capped body is
+ * boundary with the truncation note. The whole capped body is
  * checked: binary, NUL bytes and invalid UTF-8 are rejected. Rejects with
  * `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
  */
@@ -105,7 +106,7 @@ export async function readTextBody(
     const truncated = total > maxBytes;
     const cut = truncated ? utf8Boundary(bytes, maxBytes) : bytes.length;
     const kept = bytes.subarray(0, cut);
-    // The sniff saw only the first 8 KiB: the whole body that is sent must be NUL-free UTF-8 (seed 001).
+    // The sniff saw only the first 8 KiB: the whole body that is sent must be NUL-free UTF-8.
     const nul = kept.indexOf(0);
     if (nul !== -1) throw new FileRefError("binary", path, `${path} is binary (a NUL byte at offset ${nul})`);
     if (!isValidUtf8(kept, true)) throw new FileRefError("binary", path, `${path} is not valid UTF-8 text`);

@@ -184,8 +184,9 @@ export class PodFsView {
   }
 
   /**
-   * The `[File: <path>]` system message of a `@path` ref (seed 001), cut at
-   * `maxBytes`. Rejects with `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
+   * The `[File: <path>]` system message of a `@path` ref
+   * (docs/design/file-refs.md#the-body), cut at `maxBytes`. Rejects with
+   * `FileRefError` (`out_of_scope`, `not_found`, `binary`, `io`).
    */
   resolveFileRef(path: string, maxBytes: number = TOOL_OUTPUT_MAX_BYTES): Promise<ResolvedFileRef> {
     return resolveFileRef(this.fs, path, maxBytes);

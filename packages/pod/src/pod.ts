@@ -2,7 +2,7 @@
  * The Pod: one hosted agent session. It owns the filesystem scope, the blob
  * store, the session log, context management, alerts and permissions, and
  * builds the Worker from the manifest config. Input is text with `@path`
- * file refs (seed 001): refs are resolved before the run, stashed, and
+ * file refs (docs/design/file-refs.md): refs are resolved before the run, stashed, and
  * handed to the worker by the pod's Interceptor as `continue_with`, so
  * history reads `[user message, [File: a], [File: b], ...]`.
  */
@@ -295,7 +295,7 @@ export class Pod {
   readonly #policy: CompactingPolicy;
   readonly #blobStore: BlobStore;
   readonly #listeners = new Set<PodEventListener>();
-  /** Resolved `@path` items of the submit in progress (seed 001's stash). */
+  /** Resolved `@path` items of the submit in progress (docs/design/file-refs.md#the-stash). */
   readonly #stash: Item[] = [];
   /** Items that came from file refs, so the log records them as `file_ref`. */
   readonly #fileRefItems = new WeakSet<Item>();

@@ -1,5 +1,6 @@
 /**
- * Submit input as segments (seed 001): plain text and `@path` file refs.
+ * Submit input as segments (docs/design/file-refs.md): plain text and
+ * `@path` file refs.
  *
  * Syntax:
  * - `@src/a.ts` — a ref runs to the next whitespace; trailing sentence
@@ -118,15 +119,15 @@ export function parseSegments(input: string): Segment[] {
   return out;
 }
 
-/** The placeholder a FileRef becomes in the user message (seed 001). */
+/** The placeholder a FileRef becomes in the user message. */
 export function fileRefPlaceholder(path: string): string {
   return `[unresolved file ref: ${path}]`;
 }
 
 /**
  * The user message text of a submit: text as written, each FileRef as its
- * `[unresolved file ref: <path>]` placeholder (seed 001; resolved bodies
- * follow as separate system messages).
+ * `[unresolved file ref: <path>]` placeholder (resolved bodies follow as
+ * separate system messages).
  */
 export function flattenSegments(segments: readonly Segment[]): string {
   let out = "";

@@ -42,7 +42,7 @@ describe("renderAutoRead", () => {
     const out = await renderAutoRead(fs, reads, { budgetBytes: 2000 });
     expect(out.paths).toEqual(["c.txt", "b.txt"]);
     expect(textOf(out.items[0])).toBe(`[File: c.txt]\n${"x".repeat(50)}`);
-    // b.txt is cut to what is left of the budget, with the seed's note.
+    // b.txt is cut to what is left of the budget, with the truncation note.
     expect(textOf(out.items[1])).toMatch(/^\[File: b\.txt\]\nx{1950}\n\[\.\.\.truncated, 3000 bytes total/);
     expect(reads.get(path.join(root, "gone.txt"))).toBeUndefined();
   });

@@ -59,7 +59,7 @@ async function storedThenCompacted(
   }
 }
 
-describe("stored tool outputs after compaction (seed 004 1.9)", () => {
+describe("stored tool outputs after compaction", () => {
   it("are kept by default: the session log and yoi inspect may still point at them", async () => {
     const { before, after } = await storedThenCompacted(false);
     expect(before).toHaveLength(1);

@@ -102,7 +102,7 @@ describe("compaction keeps exactly one current copy of each file body", () => {
         if (compactions.length === 0) continue;
 
         const history = pod.history;
-        // Seed 004 2.7: the retain message comes first.
+        // The retain message comes first.
         expect(messageText(history[0] as Extract<Item, { type: "message" }>).startsWith(RETAIN_HEADER)).toBe(
           true,
         );

@@ -40,7 +40,7 @@ describe("resolveFileRef", () => {
     expect(ref.truncated).toBe(false);
   });
 
-  it("cuts at 16 KiB on a character boundary with the seed's note", async () => {
+  it("cuts at 16 KiB on a character boundary with the truncation note", async () => {
     // 3-byte characters: 16384 is not a multiple of 3, so a naive cut would split one.
     const body = "日".repeat(10_000);
     await writeFile(path.join(root, "big.txt"), body);

@@ -142,7 +142,7 @@ describe("project instructions reach the model", () => {
     expect(alerts).toEqual(["loaded: AGENTS.md", "re-read: AGENTS.md"]);
   });
 
-  it("caps a large file with the seed 001 truncation marker", async () => {
+  it("caps a large file with the @path truncation note", async () => {
     const { root } = await project();
     const fs = await ScopedFs.create({ writeRoots: [root] });
     await writeFile(path.join(root, "AGENTS.md"), `${"rule line\n".repeat(500)}LAST LINE\n`);

@@ -78,7 +78,7 @@ async function run(storedView?: "summary" | "view") {
 }
 
 describe("one truth about tool output size", () => {
-  it("by default the model gets the seed 000 summary, and tool_call_end reports exactly its bytes and the full size", async () => {
+  it("by default the model gets the worker's summary, and tool_call_end reports exactly its bytes and the full size", async () => {
     const { end, received } = await run();
     expect(received).toMatch(/^\[blob:[0-9a-f-]{36}\] text \| 20000 lines\n── head ──\n1\n/);
     expect(Buffer.byteLength(received)).toBeLessThanOrEqual(400);

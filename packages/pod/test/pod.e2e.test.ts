@@ -136,7 +136,7 @@ describe("pod end to end (scripted Anthropic server)", () => {
     const result = await pod.run("Make @src/greet.ts say hello, world (see @missing.ts).");
     expect(result.status).toBe("completed");
 
-    // Seed 001: user message (placeholders) then one system message per resolved ref.
+    // The user message (placeholders), then one system message per resolved ref.
     const history = pod.history;
     expect(history[0]).toEqual({
       type: "message",

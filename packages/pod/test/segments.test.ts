@@ -62,7 +62,7 @@ describe("parseSegments", () => {
 });
 
 describe("flattenSegments", () => {
-  it("writes each ref as the seed 001 placeholder", () => {
+  it("writes each ref as the unresolved-ref placeholder", () => {
     const segments = parseSegments('compare @a.ts with @"b c.ts"');
     expect(flattenSegments(segments)).toBe(
       "compare [unresolved file ref: a.ts] with [unresolved file ref: b c.ts]",

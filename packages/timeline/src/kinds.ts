@@ -1,5 +1,6 @@
 /**
- * Kinds (seed 002): a Kind fixes the event type its handlers receive.
+ * Kinds (docs/design/timeline.md#kinds-handlers-and-scopes): a Kind fixes the
+ * event type its handlers receive.
  *
  * Meta kinds carry one llm-client event each, delivered at once. Block kinds
  * carry the typed lifecycle of one content block: exactly one `start`, any
@@ -91,7 +92,7 @@ export type ToolUseBlockEvent =
 /**
  * `T` read-only all the way down. Every handler of a dispatch receives the
  * same event object, so a handler must not be able to change what the next
- * one sees (seed 002): the types say so at compile time, at no cost on the
+ * one sees: the types say so at compile time, at no cost on the
  * per-delta path (freezing each event would cost an allocation-free but
  * measurable call per delta, and only in code that already ignores types).
  */

@@ -50,7 +50,7 @@ interface OpenBlock {
 
 /**
  * Receives the flat llm-client Event stream and dispatches it to handlers
- * (seed 002).
+ * (docs/design/timeline.md).
  *
  * Contract:
  * - Handlers of a kind are called in registration order; a handler never

@@ -6,7 +6,7 @@ import { sessionIoError } from "./session-error.ts";
 import { scanSessionFile } from "./session-scan.ts";
 import { sessionsDir } from "./session-store.ts";
 
-// The seed-000 summary marker; a ref id is a blob id.
+// The marker a Stored summary starts with; a ref id is a blob id.
 const MARKER = /\[blob:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\]/gi;
 
 function addMarkers(text: string, into: Set<string>): void {

@@ -48,8 +48,9 @@ const DIR_MODE = 0o700;
 const inFlight = new Set<string>();
 
 /**
- * The file-system BlobStore of seed 000: a flat store independent of
- * sessions, `blobs/{id}.txt` for text and `blobs/{id}.json` for structured
+ * The file-system BlobStore
+ * (docs/design/tool-output-storage.md#the-blob-store): a flat store independent
+ * of sessions, `blobs/{id}.txt` for text and `blobs/{id}.json` for structured
  * content, ids UUID v7.
  *
  * Contracts:

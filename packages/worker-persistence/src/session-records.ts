@@ -17,7 +17,7 @@ export type ItemReason =
   | "user"
   /** Inserted by an Interceptor (`ContinueWith`). */
   | "interceptor"
-  /** A `[File: <path>]` system message of an `@path` reference (seed 001). */
+  /** A `[File: <path>]` system message of an `@path` reference (docs/design/file-refs.md). */
   | "file_ref"
   /** Model output: assistant message, reasoning or tool call. */
   | "assistant"
@@ -26,7 +26,7 @@ export type ItemReason =
   /** Made by the runtime (e.g. a cancelled tool call's synthetic result). */
   | "synthetic";
 
-/** One piece of what the user typed (seed 001: text and `@path` file refs). */
+/** One piece of what the user typed: text or an `@path` file ref. */
 export type InputSegment = { type: "text"; text: string } | { type: "file_ref"; path: string };
 
 interface RecordBase {

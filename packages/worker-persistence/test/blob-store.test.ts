@@ -180,7 +180,7 @@ describe.each(factories)("%s (shared contract)", (_name, make) => {
 });
 
 describe("FsBlobStore on disk", () => {
-  it("uses the flat seed-000 layout with private modes", async () => {
+  it("uses the flat blobs/<id>.txt|json layout with private modes", async () => {
     const dir = tempDir();
     const store = await FsBlobStore.open({ dir });
     const t = await store.store({ kind: "text", text: "plain" });

@@ -1,6 +1,6 @@
 /**
  * The `hooks` config section mapped onto the worker's two extension
- * surfaces (seed 001):
+ * surfaces (docs/design/file-refs.md#interceptors-and-hooks):
  * - events that may change the run are an Interceptor: PreToolUse (block a
  *   call: the model gets the reason; add context to the call's result),
  *   UserPromptSubmit (block the prompt; add context after it);

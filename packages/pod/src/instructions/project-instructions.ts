@@ -4,7 +4,7 @@
  * each run, so an edit between turns reaches the next request. They are
  * sent as part of the system prompt, each under its path. Project files are
  * read through the session's ScopedFs, so a symlink out of the scope is
- * refused like an `@path`; each body is capped with the seed 001 note.
+ * refused like an `@path`; each body is capped with the `@path` truncation note.
  */
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";

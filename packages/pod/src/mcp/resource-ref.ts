@@ -1,6 +1,6 @@
 /**
  * `@<server>:<uri>` in submitted input attaches an MCP resource, the way
- * `@path` attaches a file (seed 001): read at submit, committed after the
+ * `@path` attaches a file (docs/design/file-refs.md): read at submit, committed after the
  * user message as `[Resource: <server>:<uri>]` with its text, cut to the
  * same byte cap as a file ref.
  */

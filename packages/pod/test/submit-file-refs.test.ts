@@ -1,5 +1,5 @@
 /**
- * The completion conditions of seed 001 (submit-time @path resolver), each
+ * What the submit-time `@path` resolver promises (docs/design/file-refs.md), each
  * as a test, through a real Pod and the real Anthropic adapter against the
  * scripted server.
  */
@@ -58,7 +58,7 @@ afterEach(async () => {
   await s.close();
 });
 
-describe("seed 001 completion conditions", () => {
+describe("@path refs at submit", () => {
   it("1. a submit with @<path> stays in history as the user message plus one system message per resolved ref, in order", async () => {
     await writeFile(path.join(root, "src", "a.ts"), "export const a = 1;\n");
     await writeFile(path.join(root, "notes v2.md"), "# Notes\n");
