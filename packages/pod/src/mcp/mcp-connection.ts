@@ -362,7 +362,10 @@ function describeStartError(error: unknown, config: McpServerConfig): string {
     return `answered something that is not MCP (${firstLine(message)})`;
   if (/ECONNREFUSED|fetch failed/i.test(message + String((error as { cause?: unknown }).cause ?? "")))
     return `could not be reached at ${"url" in config ? config.url : "its address"} (${firstLine(message)})`;
-  if (/Connection closed/i.test(message)) return "exited before it finished starting";
+  // A stdio server that exits at once: the SDK's first write (initialize) may meet a closed pipe
+  // before the close is seen; either way the program ended before it started.
+  if (/Connection closed/i.test(message) || ("command" in config && code === "EPIPE"))
+    return "exited before it finished starting";
   return `failed to start: ${firstLine(message)}`;
 }
 
