@@ -215,7 +215,11 @@ await build({
   plugins: [builtinsAtRunTime],
 });
 
-// A worker thread's module (the pod's image downscaler) must be a file of its own, with what it imports inside.
+/*
+ * A worker thread's module must be a file of its own, with what it imports inside: the pod's image
+ * downscaler and the grep matcher (of the `grep` and `tool_output_cache_grep` tools). Each is found at
+ * the bundle's root, one level above the chunk its caller sits in.
+ */
 await build({
   ...common,
   entryPoints: { "downscale-worker": "@yoi/pod/images/downscale-worker" },
@@ -224,6 +228,11 @@ await build({
   banner: {
     js: 'import { createRequire as __yoiRequire } from "node:module"; const require = __yoiRequire(import.meta.url);',
   },
+});
+await build({
+  ...common,
+  entryPoints: { "grep-matcher-worker": "@yoi/compaction/grep-matcher-worker" },
+  outdir,
 });
 
 /**

@@ -152,6 +152,63 @@ describe("the bundled yoi", () => {
     60_000,
   );
 
+  it("searches in the grep matcher's worker thread (a file of the bundle's own), for grep and tool_output_cache_grep", async () => {
+    expect(existsSync(path.join(OUT, "grep-matcher-worker.js"))).toBe(true);
+    const { home, project } = await tempWorld({ "src/a.txt": "needle in a file\n" });
+    /** The ref of bash's output (too large to show: stored, and named in its result). */
+    const refOf = (body: unknown) => /(?:ref=|\[blob:)([0-9a-f-]{36})/.exec(JSON.stringify(body))?.[1];
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: (index, body) => {
+        if (index === 0)
+          return {
+            type: "reply",
+            toolCalls: [
+              { id: "c1", name: "grep", arguments: { pattern: "ne+dle", path: "src" } },
+              { id: "c2", name: "bash", arguments: { command: "seq 1 9000" } },
+            ],
+          };
+        if (index === 1)
+          return {
+            type: "reply",
+            toolCalls: [
+              {
+                id: "c3",
+                name: "tool_output_cache_grep",
+                arguments: { ref_id: refOf(body), pattern: "^42+$" },
+              },
+            ],
+          };
+        return { type: "reply", text: "found it" };
+      },
+    });
+    servers.push(server);
+    const r = await runBundle(
+      [
+        "-p",
+        "where is the needle?",
+        "--model",
+        "anthropic/claude-haiku-4-5",
+        "--base-url",
+        server.baseURL,
+        "--allow-tool",
+        "bash(seq *)",
+      ],
+      cleanEnv(home, { ANTHROPIC_API_KEY: "test-key" }),
+      project,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("found it");
+    // What only the matcher thread could have written: grep's numbered hit, and the cache grep's.
+    expect(JSON.stringify(server.requests[1])).toContain(
+      "a.txt:1:needle in a file\\n[1 matching line in 1 file]",
+    );
+    expect(JSON.stringify(server.requests[2])).toMatch(
+      /42:42\\n +422:422\\n +4222:4222\\n\(3 matching lines in \d+ lines of ref [0-9a-f-]{36}\)/,
+    );
+  }, 60_000);
+
   it("reads bash lines with tree-sitter (its WebAssembly resolves from the bundle) and runs them sandboxed", async () => {
     const { home, project } = await tempWorld();
     const server = await startScriptedServer({

@@ -7,8 +7,8 @@
 
 import { errorMessage } from "@yoi/llm-client";
 import { CompactionError } from "./errors.ts";
+import { type FileMatch, GrepMatcher, type GrepMatcherOptions } from "./grep-matcher.ts";
 import { cutLine, cutToBytes, READ_TOOL_NAME, splitLines } from "./in-context-view.ts";
-import { type MatchOptions, matchLines } from "./line-matcher.ts";
 
 /** Lines `tool_output_cache` returns when no limit is given (like a file read). */
 export const DEFAULT_READ_LIMIT = 2000;
@@ -114,7 +114,7 @@ export function compilePattern(pattern: string, ignoreCase: boolean): RegExp {
 /**
  * Lines of `text` matching `request.pattern`, numbered (`N:` for a match,
  * `N-` for context, `--` between context groups, as grep prints them). The
- * pattern runs in a worker thread with a time limit (`matchLines`). A long
+ * pattern runs in a worker thread with a time limit (`GrepMatcher`). A long
  * matching line is shown as a window around its first match, so a match in
  * a 1 MB line is still readable.
  */
@@ -122,7 +122,7 @@ export async function grepLines(
   text: string,
   request: GrepRequest,
   limits: ReadLimits,
-  options: MatchOptions = {},
+  options: GrepMatcherOptions = {},
 ): Promise<string> {
   const ignoreCase = request.ignoreCase ?? false;
   const regex = compilePattern(request.pattern, ignoreCase);
@@ -137,20 +137,36 @@ export async function grepLines(
   if (!Number.isInteger(maxMatches) || maxMatches < 1) {
     throw new CompactionError("cache", `Invalid max_matches ${maxMatches}: give 1 or more.`);
   }
+  // The thread splits lines where splitLines does, so its indexes are lines' indexes here.
   const lines = splitLines(text);
-  const hits = await matchLines(lines, request.pattern, ignoreCase ? "i" : "", options);
-  return formatMatches(lines, hits, regex, { ...request, context, maxMatches }, limits);
+  let matcher: GrepMatcher | undefined;
+  let found: FileMatch;
+  try {
+    matcher = new GrepMatcher(
+      // The hits shown, and those the context lines after the last of them may hold (marked `:` too).
+      { source: request.pattern, flags: ignoreCase ? "i" : "", mode: "lines", maxHits: maxMatches + context },
+      options,
+    );
+    const bytes = new TextEncoder().encode(text);
+    found = (await matcher.matchBatch([{ bytes, label: `ref ${request.refId}` }]))[0]!;
+  } catch (error) {
+    if (options.signal?.aborted)
+      throw new CompactionError("cache", "The search was cancelled.", { cause: error });
+    throw new CompactionError("cache", errorMessage(error), { cause: error });
+  } finally {
+    matcher?.close();
+  }
+  return formatMatches(lines, found, regex, { ...request, context, maxMatches }, limits);
 }
 
 function formatMatches(
   lines: readonly string[],
-  hits: readonly number[],
+  { count: totalMatches, hits }: FileMatch,
   regex: RegExp,
   request: GrepRequest & { context: number; maxMatches: number },
   limits: ReadLimits,
 ): string {
   const { context, maxMatches } = request;
-  const totalMatches = hits.length;
   if (totalMatches === 0) {
     return `No lines match ${JSON.stringify(request.pattern)} in ref ${request.refId} (${lines.length} lines).`;
   }

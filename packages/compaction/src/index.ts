@@ -48,6 +48,15 @@ export {
 export { CompactionError, type CompactionErrorCode, isCompactionError } from "./errors.ts";
 export { itemsTokens, itemTokens } from "./estimate.ts";
 export {
+  closeIdleMatchers,
+  type FileMatch,
+  GREP_TIMEOUT_MS,
+  GrepMatcher,
+  type GrepMatcherOptions,
+  type HitChunk,
+  type MatchJob,
+} from "./grep-matcher.ts";
+export {
   type CompactionPlan,
   isCompactionMessage,
   keepPairedToolItems,
@@ -64,7 +73,6 @@ export {
   READ_TOOL_NAME,
   type ViewLimits,
 } from "./in-context-view.ts";
-export { GREP_TIMEOUT_MS, type MatchOptions, matchLines } from "./line-matcher.ts";
 export {
   buildCompactionInstruction,
   DEFAULT_RETAIN_PROMPT,

@@ -16,8 +16,8 @@ import {
   resolveToolOutputCacheConfig,
   type ToolOutputCacheConfig,
 } from "./config.ts";
+import type { GrepMatcherOptions } from "./grep-matcher.ts";
 import { buildInContextView, countLines } from "./in-context-view.ts";
-import type { MatchOptions } from "./line-matcher.ts";
 import { collectRefs } from "./refs.ts";
 import { type TrimResult, trimToolOutputs } from "./trim.ts";
 
@@ -120,7 +120,7 @@ export class ToolOutputCache {
   }
 
   /** `tool_output_cache_grep`: matching lines of a ref. Throws `CompactionError("cache")` with a fix. */
-  async grep(request: GrepRequest, options: MatchOptions = {}): Promise<string> {
+  async grep(request: GrepRequest, options: GrepMatcherOptions = {}): Promise<string> {
     const refId = normalizeRefId(request.refId);
     return grepLines(await this.#text(refId), { ...request, refId }, this.config, options);
   }

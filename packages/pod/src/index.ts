@@ -162,7 +162,6 @@ export {
 export { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts";
 export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./tools/bash.ts";
 export type { GrepToolOptions } from "./tools/grep.ts";
-export { closeIdleMatchers, GREP_TIMEOUT_MS } from "./tools/grep-matcher.ts";
 export {
   type SubagentEventInfo,
   type SubagentResult,

@@ -1,5 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import * as path from "node:path";
+import { type FileMatch, GREP_TIMEOUT_MS, GrepMatcher } from "@yoi/compaction";
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import picomatch from "picomatch";
@@ -7,7 +8,6 @@ import * as z from "zod";
 import { ScopeError } from "../scope-error.ts";
 import { classifyBytes, SNIFF_BYTES } from "../text-sniff.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
-import { type FileMatch, GREP_TIMEOUT_MS, GrepMatcher } from "./grep-matcher.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
@@ -116,7 +116,7 @@ export interface GrepToolOptions {
 /**
  * `grep`: regex search over text files in scope, capped, binary files
  * skipped. Files are read through ScopedFs on the main thread; the regex
- * runs in a worker thread with a time limit (see grep-matcher.ts).
+ * runs in a worker thread with a time limit (`GrepMatcher` of @yoi/compaction).
  */
 export function grepTool(deps: BuiltinToolDeps, options: GrepToolOptions = {}) {
   if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
@@ -211,7 +211,7 @@ export function grepTool(deps: BuiltinToolDeps, options: GrepToolOptions = {}) {
         }
         if (window.length > 0) yield await flush();
       }
-      // The regex runs in a worker thread (see grep-matcher.ts): the contents go there, never a path.
+      // The regex runs in a worker thread (GrepMatcher): the contents go there, never a path.
       const matcher = new GrepMatcher(
         {
           source: re.source,

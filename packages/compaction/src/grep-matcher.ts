@@ -1,39 +1,55 @@
 /**
- * Runs grep's regular expression in a worker thread. A JavaScript regex
+ * Runs a grep's regular expression in a worker thread: the one matcher of
+ * the pod's `grep` tool and of `tool_output_cache_grep`. A JavaScript regex
  * cannot be interrupted: a catastrophically backtracking pattern (`(a+)+$`
  * on a long line) would freeze the whole agent (UI, cancel, other tools) if
- * it ran on the main thread. The worker gets file contents only (bytes read
- * through ScopedFs on the main thread, transferred, never a path), so it
- * cannot open anything, in scope or out. A watchdog terminates it when one
- * file takes longer than the time limit, and the tool's abort signal
+ * it ran on the main thread. The thread (grep-matcher-worker.ts) gets
+ * contents only, as bytes transferred to it, never a path, so it cannot
+ * open anything, in scope or out. A watchdog terminates it when one text
+ * takes longer than the time limit, and the caller's abort signal
  * terminates it at once.
  *
- * Workers are leased per grep call and kept (at most two, unref'd, for a
- * while) for the next call: spawning one costs tens of milliseconds.
+ * Threads are leased per search and kept (at most two, unref'd, for a
+ * while) for the next one: starting one costs tens of milliseconds.
  */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { ToolError } from "@yoi/llm-worker";
 
-/** Default longest time the matcher may spend on one file. */
+/** Default longest time the matcher may spend on one text. */
 export const GREP_TIMEOUT_MS = 10_000;
-/** Idle workers kept for the next call. */
+/** Idle threads kept for the next search. */
 const POOL_SIZE = 2;
-/** An idle worker is closed after this long. */
+/** An idle thread is closed after this long. */
 const IDLE_MS = 30_000;
 
-/** What the worker needs to match and render one call's files. */
+/** What the thread needs to match and report one search's texts. */
 export interface MatchJob {
+  /** The pattern, as `RegExp.source`. */
   source: string;
   flags: string;
-  /** Run a whole-text pre-check with the `m` flag first (see grep.ts). */
-  prefilter: boolean;
-  mode: "content" | "files_with_matches" | "count";
-  context: number;
-  /** At most this many hits are returned per file (content mode). */
+  /**
+   * Test each whole text with the pattern and the `m` flag first, and skip
+   * the lines of a text it misses. Sound only where a line-wise match
+   * implies a whole-text one: not for lookarounds, which may look across a
+   * newline in the whole text.
+   */
+  prefilter?: boolean;
+  /**
+   * `content`: the matching lines with context, as chunks to print;
+   * `lines`: the indexes of the matching lines and their exact count;
+   * `count`: the exact count; `files_with_matches`: whether any line matches.
+   */
+  mode: "content" | "lines" | "count" | "files_with_matches";
+  /** At most this many hits are returned per text (content and lines modes). */
   maxHits: number;
-  /** Stop collecting a file's hits once their text passes this many characters. */
-  budget: number;
-  maxLineLength: number;
+  /** Lines shown before and after each hit (content mode). Default 0. */
+  context?: number;
+  /** Stop collecting a text's chunks once their characters pass this (content mode). Default: no limit. */
+  budget?: number;
+  /** Longer lines are cut to this many characters and `…` (content mode). Default: no limit. */
+  maxLineLength?: number;
 }
 
 /** One hit in content mode: the lines to print before and including it, after it. */
@@ -48,76 +64,50 @@ export interface HitChunk {
   lines: string[];
 }
 
-/** What a file gave. `count` is exact in count mode, at least 1 if any hit otherwise. */
+/**
+ * What a text gave. Lines are split at `\n` or `\r\n`; a final newline
+ * ends the last line. `count` is exact in count and lines modes, at least
+ * 1 if any line matches otherwise.
+ */
 export interface FileMatch {
   count: number;
+  /** Indexes (0-based) of the first `maxHits` matching lines (lines mode). */
+  hits: number[];
+  /** What to print (content mode). */
   chunks: HitChunk[];
 }
 
-/**
- * The worker's code: plain CommonJS evaluated in the thread (no module
- * resolution, works from source and from dist alike). It requires nothing
- * but worker_threads: no fs, no paths.
- */
-export const MATCHER_SOURCE = `
-"use strict";
-const { workerData } = require("node:worker_threads");
-const port = workerData.port;
-const progress = new Int32Array(workerData.progress);
-const decoder = new TextDecoder("utf-8");
-let job, re, pre;
-const cut = (line) => (line.length > job.maxLineLength ? line.slice(0, job.maxLineLength) + "\\u2026" : line);
-function matchFile(text) {
-  if (pre !== undefined && !pre.test(text)) return { count: 0, chunks: [] };
-  const lines = text.split(/\\r?\\n/);
-  const n = lines.length;
-  const chunks = [];
-  let count = 0, lastShown = -1, size = 0;
-  for (let i = 0; i < n; i++) {
-    if (!re.test(lines[i])) continue;
-    count++;
-    if (job.mode === "files_with_matches") break;
-    if (job.mode !== "content") continue;
-    const from = Math.max(i - job.context, lastShown + 1);
-    const gap = job.context > 0 && lastShown >= 0 && from > lastShown + 1;
-    const shown = [];
-    for (let j = from; j <= Math.min(i + job.context, n - 1); j++) {
-      if (j === n - 1 && lines[j] === "") break;
-      const line = cut(lines[j]);
-      shown.push(line);
-      size += line.length + 1;
-      lastShown = j;
-    }
-    chunks.push({ gap, from, hit: i, lines: shown });
-    if (chunks.length >= job.maxHits || size > job.budget) break;
-  }
-  return { count, chunks };
-}
-port.on("message", (msg) => {
-  if (msg.t === "job") {
-    job = msg.job;
-    re = new RegExp(job.source, job.flags);
-    pre = job.prefilter ? new RegExp(job.source, job.flags + "m") : undefined;
-    return;
-  }
-  const results = [];
-  for (let k = 0; k < msg.files.length; k++) {
-    const file = msg.files[k];
-    // Which file runs since when (ms since job.epoch): the watchdog reads it.
-    Atomics.store(progress, 1, Date.now() - job.epoch);
-    Atomics.store(progress, 0, msg.seq + k);
-    try {
-      results.push(matchFile(decoder.decode(new Uint8Array(file.bytes, 0, file.length))));
-    } catch (error) {
-      port.postMessage({ id: msg.id, error: String(error && error.message ? error.message : error), index: k });
-      return;
-    }
-  }
-  port.postMessage({ id: msg.id, results });
-});
-`;
+/** A message to the thread: the job, then batches of texts. */
+export type MatcherRequest =
+  | { t: "job"; job: MatchJob & { epoch: number } }
+  | { t: "batch"; id: number; seq: number; files: Array<{ bytes: ArrayBuffer; length: number }> };
 
-type Reply = { id: number; results: FileMatch[] } | { id: number; error: string; index: number };
+/** The thread's answer to a batch. */
+export type MatcherReply =
+  | { id: number; results: FileMatch[] }
+  | { id: number; error: string; index: number };
+
+/**
+ * The thread's module file: beside this one (the .ts source, which Node
+ * strips of its types, or the .js of `dist`), or, in the CLI's bundle,
+ * `grep-matcher-worker.js` at the bundle's root (this code then sits in a
+ * file of `chunks/`).
+ */
+let workerUrl: URL | undefined;
+function matcherModule(): URL {
+  if (workerUrl !== undefined) return workerUrl;
+  const beside = import.meta.url.endsWith(".ts")
+    ? new URL("./grep-matcher-worker.ts", import.meta.url)
+    : new URL("./grep-matcher-worker.js", import.meta.url);
+  const bundled = new URL("../grep-matcher-worker.js", import.meta.url);
+  workerUrl = [beside, bundled].find((url) => existsSync(fileURLToPath(url)));
+  if (workerUrl === undefined) {
+    throw new ToolError(
+      `the search could not start: its matcher (${fileURLToPath(beside)}) is missing from this install; reinstall the package`,
+    );
+  }
+  return workerUrl;
+}
 
 interface Pending {
   id: number;
@@ -134,7 +124,7 @@ class MatcherThread {
   readonly port: MessagePort;
   /** [sequence number of the file being matched, when it started in ms since the job's epoch]. */
   readonly progress = new Int32Array(new SharedArrayBuffer(8));
-  #onReply: ((reply: Reply) => void) | undefined;
+  #onReply: ((reply: MatcherReply) => void) | undefined;
   #onDeath: ((error: Error) => void) | undefined;
   dead = false;
   idleTimer: NodeJS.Timeout | undefined;
@@ -142,15 +132,14 @@ class MatcherThread {
   constructor() {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(MATCHER_SOURCE, {
-      eval: true,
+    this.worker = new Worker(matcherModule(), {
       workerData: { port: port2, progress: this.progress.buffer },
       transferList: [port2],
       // The matcher needs no environment and writes nothing.
       env: {},
     });
     this.worker.unref();
-    this.port.on("message", (reply: Reply) => this.#onReply?.(reply));
+    this.port.on("message", (reply: MatcherReply) => this.#onReply?.(reply));
     this.port.unref();
     const die = (error: Error) => {
       if (this.dead) return;
@@ -162,7 +151,7 @@ class MatcherThread {
   }
 
   /** Attach a lease's handlers (or detach with `undefined`). */
-  bind(onReply?: (reply: Reply) => void, onDeath?: (error: Error) => void): void {
+  bind(onReply?: (reply: MatcherReply) => void, onDeath?: (error: Error) => void): void {
     this.#onReply = onReply;
     this.#onDeath = onDeath;
   }
@@ -170,7 +159,7 @@ class MatcherThread {
   /** Delivers replies already queued on the port (used before declaring a timeout). */
   drain(): void {
     for (let m = receiveMessageOnPort(this.port); m !== undefined; m = receiveMessageOnPort(this.port)) {
-      this.#onReply?.(m.message as Reply);
+      this.#onReply?.(m.message as MatcherReply);
     }
   }
 
@@ -208,18 +197,24 @@ function release(thread: MatcherThread): void {
   idle.push(thread);
 }
 
-/** Closes the idle matcher threads now (tests, shutdown). Threads in use are not affected. */
-export function closeIdleMatchers(): void {
+/**
+ * Closes the idle matcher threads now (tests, shutdown) and says how many
+ * there were. Threads in use are not affected.
+ */
+export function closeIdleMatchers(): number {
+  let closed = 0;
   for (let t = idle.pop(); t !== undefined; t = idle.pop()) {
     clearTimeout(t.idleTimer);
     t.kill();
+    closed += 1;
   }
+  return closed;
 }
 
 export interface GrepMatcherOptions {
-  /** Longest time spent on one file before the search is stopped. Default `GREP_TIMEOUT_MS` (10 s). */
+  /** Longest time spent on one text before the search is stopped. Default `GREP_TIMEOUT_MS` (10 s). */
   timeoutMs?: number;
-  /** The tool's signal: aborting it terminates the thread and rejects with the signal's reason. */
+  /** The caller's signal: aborting it terminates the thread and rejects with the signal's reason. */
   signal?: AbortSignal;
 }
 
@@ -251,17 +246,18 @@ export class GrepMatcher {
       (reply) => this.#onReply(reply),
       (error) => this.#fail(new ToolError(`grep failed: ${error.message}`)),
     );
-    this.#thread.port.postMessage({ t: "job", job: { ...job, epoch: this.#epoch } });
+    const start: MatcherRequest = { t: "job", job: { ...job, epoch: this.#epoch } };
+    this.#thread.port.postMessage(start);
     Atomics.store(this.#thread.progress, 0, -1);
     this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
     if (this.#signal?.aborted) this.#onAbort();
   }
 
   /**
-   * Matches a batch of files in one message (each message costs a thread
-   * round trip). The buffers are transferred: do not use them afterwards;
-   * they must not be slices of Node's shared pool. `label` names a file in
-   * a timeout error.
+   * Matches a batch of texts (UTF-8 bytes) in one message (each message
+   * costs a thread round trip). The buffers are transferred: do not use
+   * them afterwards; they must not be slices of Node's shared pool.
+   * `label` names a text (a file, a ref) in a timeout error.
    */
   matchBatch(files: ReadonlyArray<{ bytes: Uint8Array; label: string }>): Promise<FileMatch[]> {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
@@ -279,7 +275,8 @@ export class GrepMatcher {
     const result = new Promise<FileMatch[]>((resolve, reject) => {
       this.#pending.push({ id, seq, labels: files.map((f) => f.label), resolve, reject });
       if (this.#pending.length === 1) this.#arm(this.#timeoutMs);
-      this.#thread.port.postMessage({ t: "batch", id, seq, files: payload }, transfer);
+      const batch: MatcherRequest = { t: "batch", id, seq, files: payload };
+      this.#thread.port.postMessage(batch, transfer);
     });
     // The caller may stop before awaiting every queued batch: a failure then is not an unhandled rejection.
     result.catch(() => {});
@@ -334,7 +331,7 @@ export class GrepMatcher {
     }, delay);
   }
 
-  #onReply(reply: Reply): void {
+  #onReply(reply: MatcherReply): void {
     const p = this.#pending[0];
     if (p === undefined || p.id !== reply.id) return;
     this.#pending.shift();
