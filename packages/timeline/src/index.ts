@@ -10,6 +10,12 @@ export {
 export { createStatusCollector, type StatusResult } from "./collectors/status.ts";
 export { createTextCollector, type TextBlock, type TextResult } from "./collectors/text.ts";
 export {
+  type TextBlockCallbacks,
+  type TextBlockScope,
+  type TextualKind,
+  textBlockHandler,
+} from "./collectors/text-blocks.ts";
+export {
   type AbortedThinking,
   createThinkingCollector,
   type ThinkingBlock,

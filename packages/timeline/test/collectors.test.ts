@@ -6,6 +6,7 @@ import {
   createTextCollector,
   createThinkingCollector,
   createToolCallCollector,
+  createTurnCollector,
   createUsageCollector,
   mergeUsage,
   onToolCallAbort,
@@ -15,6 +16,7 @@ import {
   parseToolArguments,
   Timeline,
   type ToolCall,
+  textBlockHandler,
 } from "../src/index.ts";
 import { ev } from "./helpers.ts";
 
@@ -74,6 +76,56 @@ describe("createTextCollector", () => {
     text.reset();
     expect(text.result()).toEqual({ text: "", blocks: [] });
     expect(snapshot.blocks).toHaveLength(3);
+  });
+});
+
+describe("textBlockHandler", () => {
+  it("reports each text or thinking block's start, deltas with the text so far, and its stop or abort", () => {
+    const timeline = new Timeline();
+    const seen: string[] = [];
+    for (const kind of ["text", "thinking"] as const) {
+      timeline.on(
+        kind,
+        textBlockHandler<typeof kind>(
+          {
+            onStart: (b) => seen.push(`${kind} ${b.index} start`),
+            onDelta: (t, b) => seen.push(`${kind} ${b.index} +${t} = ${b.text}`),
+            onStop: (b, stop) => seen.push(`${kind} ${b.index} stop ${b.text} ${stop.stop.block}`),
+            onAbort: (b, reason) => seen.push(`${kind} ${b.index} abort ${b.text} (${reason})`),
+          },
+          `test:${kind}`,
+        ),
+      );
+    }
+    run(timeline, [
+      ev.thinkingStart(0),
+      ev.thinking(0, "h"),
+      ev.thinking(0, "m"),
+      { type: "block_stop", index: 0, block: "thinking", replay: { provider: "anthropic", signature: "s" } },
+      ev.textStart(1),
+      ev.text(1, "a"),
+      ev.abort(1, "text", "cut"),
+    ]);
+    expect(seen).toEqual([
+      "thinking 0 start",
+      "thinking 0 +h = h",
+      "thinking 0 +m = hm",
+      "thinking 0 stop hm thinking",
+      "text 1 start",
+      "text 1 +a = a",
+      "text 1 abort a (cut)",
+    ]);
+  });
+
+  it("gives the text collector's and the turn collector's results the text of a block still streaming", () => {
+    const timeline = new Timeline();
+    const text = createTextCollector();
+    const turn = createTurnCollector();
+    text.register(timeline);
+    turn.register(timeline);
+    run(timeline, [ev.started(), ev.textStart(0), ev.text(0, "so "), ev.text(0, "far")]);
+    expect(text.result()).toEqual({ text: "so far", blocks: [{ index: 0, text: "so far" }] });
+    expect(turn.result().blocks).toEqual([{ kind: "text", index: 0, text: "so far" }]);
   });
 });
 

@@ -3,6 +3,7 @@
  * `timeline.on("text", onTextDelta((text) => process.stdout.write(text)))`.
  */
 import type { BlockHandler } from "../handler.ts";
+import { type TextBlockScope, textBlockHandler } from "./text-blocks.ts";
 import type { AbortedToolCall, ToolCall, ToolCallScope, ToolCallStart } from "./tool-calls.ts";
 import { toolCallHandler } from "./tool-calls.ts";
 
@@ -10,26 +11,16 @@ import { toolCallHandler } from "./tool-calls.ts";
 export function onTextDelta(
   cb: (text: string, index: number) => void,
   name = "onTextDelta",
-): BlockHandler<"text"> {
-  return {
-    name,
-    onEvent(_scope, event) {
-      if (event.phase === "delta") cb(event.text, event.index);
-    },
-  };
+): BlockHandler<"text", TextBlockScope> {
+  return textBlockHandler<"text">({ onDelta: (text, block) => cb(text, block.index) }, name);
 }
 
 /** Calls `cb` with every reasoning delta (register on `"thinking"`). */
 export function onThinkingDelta(
   cb: (text: string, index: number) => void,
   name = "onThinkingDelta",
-): BlockHandler<"thinking"> {
-  return {
-    name,
-    onEvent(_scope, event) {
-      if (event.phase === "delta") cb(event.text, event.index);
-    },
-  };
+): BlockHandler<"thinking", TextBlockScope> {
+  return textBlockHandler<"thinking">({ onDelta: (text, block) => cb(text, block.index) }, name);
 }
 
 /** Calls `cb` when a tool call starts, before its arguments (register on `"tool_use"`). */

@@ -1,6 +1,9 @@
 import type { ProviderData } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
+import type { KindEvent } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
+import { StartOrder } from "./start-order.ts";
+import { textBlockHandler } from "./text-blocks.ts";
 
 /** One text block. */
 export interface TextBlock {
@@ -19,8 +22,9 @@ export interface TextResult {
   blocks: TextBlock[];
 }
 
-interface TextScope {
-  block: TextBlock;
+/** What a completed text block keeps of its stop: Gemini's thought signature, if any. */
+export function keepTextStop(block: TextBlock, stop: Extract<KindEvent<"text">, { phase: "stop" }>): void {
+  if (stop.stop.providerData !== undefined) block.providerData = stop.stop.providerData;
 }
 
 /**
@@ -28,39 +32,31 @@ interface TextScope {
  * (the user saw it), marked `partial: true`.
  */
 export function createTextCollector(): Collector<TextResult> {
-  let blocks: TextBlock[] = [];
+  let blocks = new StartOrder<TextBlock>();
   return {
     register(timeline: Timeline) {
-      return timeline.on("text", {
-        name: "text-collector",
-        createScope(start): TextScope {
-          const block: TextBlock = { index: start.index, text: "" };
-          blocks.push(block);
-          return { block };
-        },
-        onEvent(scope, event) {
-          switch (event.phase) {
-            case "delta":
-              scope.block.text += event.text;
-              return;
-            case "stop":
-              if (event.stop.providerData !== undefined) scope.block.providerData = event.stop.providerData;
-              return;
-            case "abort":
-              scope.block.partial = true;
-              return;
-            default:
-              return;
-          }
-        },
-      });
+      return timeline.on(
+        "text",
+        textBlockHandler<"text", TextBlock>(
+          {
+            // Kept from its start, so a result taken mid-block has the text so far.
+            onStart: (block) => blocks.fill(block.index, block),
+            onStop: keepTextStop,
+            onAbort(block) {
+              block.partial = true;
+            },
+          },
+          "text-collector",
+          (start) => ({ index: start.index, text: "" }),
+        ),
+      );
     },
     result() {
-      const copy = blocks.map((b) => ({ ...b }));
+      const copy = blocks.values().map((b) => ({ ...b }));
       return { text: copy.map((b) => b.text).join(""), blocks: copy };
     },
     reset() {
-      blocks = [];
+      blocks = new StartOrder();
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { ThinkingReplay } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
-import { copyReplay } from "../kinds.ts";
+import { copyReplay, type DeepReadonly } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
+import { StartOrder } from "./start-order.ts";
+import { type TextBlockScope, textBlockHandler } from "./text-blocks.ts";
 
 /** A completed thinking (reasoning) block. */
 export interface ThinkingBlock {
@@ -25,56 +27,44 @@ export interface ThinkingResult {
   aborted: AbortedThinking[];
 }
 
-interface ThinkingScope {
-  index: number;
-  text: string;
+/** A completed thinking block: its text and a copy of its replay data. */
+export function completeThinking(
+  block: TextBlockScope,
+  stop: { readonly replay: DeepReadonly<ThinkingReplay> | undefined },
+): ThinkingBlock {
+  const done: ThinkingBlock = { index: block.index, text: block.text };
+  if (stop.replay !== undefined) done.replay = copyReplay(stop.replay);
+  return done;
 }
 
 /** Collects thinking blocks with their replay data. */
 export function createThinkingCollector(): Collector<ThinkingResult> {
-  let slots: Array<ThinkingBlock | null> = [];
+  let blocks = new StartOrder<ThinkingBlock>();
   let aborted: AbortedThinking[] = [];
-  let positions = new Map<number, number>();
   return {
     register(timeline: Timeline) {
-      return timeline.on("thinking", {
-        name: "thinking-collector",
-        createScope(start): ThinkingScope {
-          positions.set(start.index, slots.length);
-          slots.push(null);
-          return { index: start.index, text: "" };
-        },
-        onEvent(scope, event) {
-          switch (event.phase) {
-            case "delta":
-              scope.text += event.text;
-              return;
-            case "stop": {
-              const block: ThinkingBlock = { index: scope.index, text: scope.text };
-              if (event.replay !== undefined) block.replay = copyReplay(event.replay);
-              const at = positions.get(scope.index);
-              positions.delete(scope.index);
-              if (at !== undefined) slots[at] = block;
-              return;
-            }
-            case "abort":
-              positions.delete(scope.index);
-              aborted.push({ index: scope.index, partialText: scope.text, reason: event.reason });
-              return;
-            default:
-              return;
-          }
-        },
-      });
+      return timeline.on(
+        "thinking",
+        textBlockHandler<"thinking">(
+          {
+            onStart: (block) => blocks.reserve(block.index),
+            onStop: (block, stop) => blocks.fill(block.index, completeThinking(block, stop)),
+            onAbort(block, reason) {
+              blocks.drop(block.index);
+              aborted.push({ index: block.index, partialText: block.text, reason });
+            },
+          },
+          "thinking-collector",
+        ),
+      );
     },
     result: () => ({
-      blocks: slots.filter((b): b is ThinkingBlock => b !== null).map((b) => ({ ...b })),
+      blocks: blocks.values().map((b) => ({ ...b })),
       aborted: [...aborted],
     }),
     reset() {
-      slots = [];
+      blocks = new StartOrder();
       aborted = [];
-      positions = new Map();
     },
   };
 }

@@ -4,6 +4,7 @@ import type { BlockHandler } from "../handler.ts";
 import type { BlockStartOf, DeepReadonly } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
 import { parseToolArguments } from "../tool-arguments.ts";
+import { StartOrder } from "./start-order.ts";
 
 /** A tool call as it starts: what is known before any argument arrives. */
 export interface ToolCallStart {
@@ -132,30 +133,18 @@ export interface ToolCallsResult {
 
 /** Collects the tool calls of a stream, in the order their blocks started. */
 export function createToolCallCollector(): Collector<ToolCallsResult> {
-  // Slots reserved at block start keep start order when parallel calls finish out of order.
-  let slots: Array<ToolCall | null | undefined> = [];
+  let calls = new StartOrder<ToolCall>();
   let aborted: AbortedToolCall[] = [];
-  const positions = new Map<number, number>();
   return {
     register(timeline: Timeline) {
       return timeline.on(
         "tool_use",
         toolCallHandler(
           {
-            onStart(call) {
-              positions.set(call.index, slots.length);
-              slots.push(undefined);
-            },
-            onComplete(call) {
-              const at = positions.get(call.index);
-              positions.delete(call.index);
-              if (at === undefined) slots.push(call);
-              else slots[at] = call;
-            },
+            onStart: (call) => calls.reserve(call.index),
+            onComplete: (call) => calls.fill(call.index, call),
             onAbort(call) {
-              const at = positions.get(call.index);
-              positions.delete(call.index);
-              if (at !== undefined) slots[at] = null;
+              calls.drop(call.index);
               aborted.push(call);
             },
           },
@@ -163,14 +152,10 @@ export function createToolCallCollector(): Collector<ToolCallsResult> {
         ),
       );
     },
-    result: () => ({
-      calls: slots.filter((c): c is ToolCall => c != null),
-      aborted: [...aborted],
-    }),
+    result: () => ({ calls: calls.values(), aborted: [...aborted] }),
     reset() {
-      slots = [];
+      calls = new StartOrder();
       aborted = [];
-      positions.clear();
     },
   };
 }

@@ -1,8 +1,11 @@
 import type { BlockKind, ErrorEvent, ProviderData, StopReason, ThinkingReplay, Usage } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
-import { copyReplay } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
 import { CallBoundary } from "./call-boundary.ts";
+import { StartOrder } from "./start-order.ts";
+import { keepTextStop } from "./text.ts";
+import { textBlockHandler } from "./text-blocks.ts";
+import { completeThinking } from "./thinking.ts";
 import { toolCallHandler } from "./tool-calls.ts";
 import { mergeUsage } from "./usage.ts";
 
@@ -74,31 +77,13 @@ export interface TurnResult {
   toolCalls: TurnToolCallBlock[];
 }
 
-interface TextScope {
-  block: TurnTextBlock;
-}
-
-interface ThinkingScope {
-  at: number;
-  index: number;
-  text: string;
-}
-
 class TurnState {
-  entries: Array<TurnBlock | null> = [];
-  positions = new Map<number, number>();
+  entries = new StartOrder<TurnBlock>();
   aborted: TurnAbortedBlock[] = [];
   usage: Usage | undefined;
   stopReason: StopReason | undefined;
   status: TurnResult["status"];
   errors: ErrorEvent[] = [];
-
-  reserve(index: number): number {
-    const at = this.entries.length;
-    this.positions.set(index, at);
-    this.entries.push(null);
-    return at;
-  }
 }
 
 /**
@@ -114,82 +99,45 @@ export function createTurnCollector(): Collector<TurnResult> {
   return {
     register(timeline: Timeline) {
       const offs = [
-        timeline.on("text", {
-          name: "turn-collector:text",
-          createScope(start): TextScope {
-            const block: TurnTextBlock = { kind: "text", index: start.index, text: "" };
-            state.entries.push(block);
-            return { block };
-          },
-          onEvent(scope, event) {
-            switch (event.phase) {
-              case "delta":
-                scope.block.text += event.text;
-                return;
-              case "stop":
-                if (event.stop.providerData !== undefined) scope.block.providerData = event.stop.providerData;
-                return;
-              case "abort":
-                scope.block.partial = true;
-                state.aborted.push({
-                  index: event.index,
-                  block: "text",
-                  reason: event.reason,
-                  partial: scope.block.text,
-                });
-                return;
-              default:
-                return;
-            }
-          },
-        }),
-        timeline.on("thinking", {
-          name: "turn-collector:thinking",
-          createScope: (start): ThinkingScope => ({
-            at: state.reserve(start.index),
-            index: start.index,
-            text: "",
-          }),
-          onEvent(scope, event) {
-            switch (event.phase) {
-              case "delta":
-                scope.text += event.text;
-                return;
-              case "stop": {
-                const block: TurnThinkingBlock = { kind: "thinking", index: scope.index, text: scope.text };
-                if (event.replay !== undefined) block.replay = copyReplay(event.replay);
-                state.entries[scope.at] = block;
-                return;
-              }
-              case "abort":
-                state.aborted.push({
-                  index: scope.index,
-                  block: "thinking",
-                  reason: event.reason,
-                  partial: scope.text,
-                });
-                return;
-              default:
-                return;
-            }
-          },
-        }),
+        timeline.on(
+          "text",
+          textBlockHandler<"text", TurnTextBlock>(
+            {
+              // Kept from its start, so a result taken mid-block has the text so far.
+              onStart: (block) => state.entries.fill(block.index, block),
+              onStop: keepTextStop,
+              onAbort(block, reason) {
+                block.partial = true;
+                state.aborted.push({ index: block.index, block: "text", reason, partial: block.text });
+              },
+            },
+            "turn-collector:text",
+            (start) => ({ kind: "text", index: start.index, text: "" }),
+          ),
+        ),
+        timeline.on(
+          "thinking",
+          textBlockHandler<"thinking">(
+            {
+              onStart: (block) => state.entries.reserve(block.index),
+              onStop: (block, stop) =>
+                state.entries.fill(block.index, { kind: "thinking", ...completeThinking(block, stop) }),
+              onAbort(block, reason) {
+                state.entries.drop(block.index);
+                state.aborted.push({ index: block.index, block: "thinking", reason, partial: block.text });
+              },
+            },
+            "turn-collector:thinking",
+          ),
+        ),
         timeline.on(
           "tool_use",
           toolCallHandler(
             {
-              onStart(call) {
-                state.reserve(call.index);
-              },
-              onComplete(call) {
-                const block: TurnToolCallBlock = { kind: "tool_call", ...call };
-                const at = state.positions.get(call.index);
-                state.positions.delete(call.index);
-                if (at === undefined) state.entries.push(block);
-                else state.entries[at] = block;
-              },
+              onStart: (call) => state.entries.reserve(call.index),
+              onComplete: (call) => state.entries.fill(call.index, { kind: "tool_call", ...call }),
               onAbort(call) {
-                state.positions.delete(call.index);
+                state.entries.drop(call.index);
                 state.aborted.push({
                   index: call.index,
                   block: "tool_use",
@@ -244,8 +192,7 @@ export function createTurnCollector(): Collector<TurnResult> {
       const blocks: TurnBlock[] = [];
       const toolCalls: TurnToolCallBlock[] = [];
       let text = "";
-      for (const entry of state.entries) {
-        if (entry === null) continue;
+      for (const entry of state.entries.values()) {
         const copy = { ...entry };
         blocks.push(copy);
         if (copy.kind === "text") text += copy.text;
