@@ -31,6 +31,7 @@ export {
   type SessionRecord,
   type SessionRecordInput,
   type SessionRecordType,
+  type SessionStartFields,
   type SessionStartRecord,
   type SubagentRecord,
   type TitleRecord,

@@ -2,12 +2,7 @@ import type { FileHandle } from "node:fs/promises";
 import { SessionLogError, sessionIoError } from "./session-error.ts";
 import type { SessionLock } from "./session-lock.ts";
 import { SessionRecordWriter } from "./session-record-writer.ts";
-import {
-  type SessionRecord,
-  type SessionRecordInput,
-  serializeRecord,
-  stampRecord,
-} from "./session-records.ts";
+import { type SessionRecord, serializeRecord } from "./session-records.ts";
 
 /**
  * When the log fsyncs (`fdatasync`) the file:
@@ -26,20 +21,15 @@ const BOUNDARY = new Set<string>(["session_start", "turn_end", "cancel", "error"
 /**
  * An open session log: one writer per session, enforced by a lock file.
  * Each record is one `write` of one line (with its newline) on an O_APPEND
- * descriptor; appends are serialized, so `seq` order is file order. An
- * append resolves once the line is written (and synced, per the policy).
+ * descriptor; appends are serialized (see `SessionRecordWriter`), so `seq`
+ * order is file order. An append resolves once the line is written (and
+ * synced, per the policy).
  */
 export class SessionLog extends SessionRecordWriter {
-  readonly id: string;
-  readonly path: string;
   readonly fsync: FsyncPolicy;
   readonly #handle: FileHandle;
   readonly #lock: SessionLock;
-  #nextSeq: number;
   #size: number;
-  #historyLength: number;
-  #queue: Promise<unknown> = Promise.resolve();
-  #state: "open" | "closing" | "closed" | "broken" = "open";
   #dirty = false;
 
   /** @internal Use `createSession` / `openSession`. */
@@ -53,25 +43,11 @@ export class SessionLog extends SessionRecordWriter {
     size: number;
     historyLength: number;
   }) {
-    super();
-    this.id = init.id;
-    this.path = init.path;
+    super(init);
     this.fsync = init.fsync;
     this.#handle = init.handle;
     this.#lock = init.lock;
-    this.#nextSeq = init.nextSeq;
     this.#size = init.size;
-    this.#historyLength = init.historyLength;
-  }
-
-  /** seq the next record gets. */
-  get nextSeq(): number {
-    return this.#nextSeq;
-  }
-
-  /** Length of the history the logged records describe. */
-  override get historyLength(): number {
-    return this.#historyLength;
   }
 
   /** Bytes in the log file. */
@@ -79,19 +55,7 @@ export class SessionLog extends SessionRecordWriter {
     return this.#size;
   }
 
-  /** Appends one record; resolves with it (seq and ts filled in) once written. */
-  override append<T extends SessionRecordInput>(
-    input: T,
-  ): Promise<Extract<SessionRecord, { type: T["type"] }>> {
-    if (this.#state !== "open") return Promise.reject(this.#closedError());
-    const run = this.#queue.then(() => this.#write(input));
-    this.#queue = run.catch(() => {});
-    return run as Promise<Extract<SessionRecord, { type: T["type"] }>>;
-  }
-
-  async #write(input: SessionRecordInput): Promise<SessionRecord> {
-    if (this.#state === "broken" || this.#state === "closed") throw this.#closedError();
-    const record = stampRecord(input, this.#nextSeq);
+  protected override async store(record: SessionRecord): Promise<void> {
     const bytes = Buffer.from(serializeRecord(record), "utf8");
     const before = this.#size;
     try {
@@ -106,15 +70,11 @@ export class SessionLog extends SessionRecordWriter {
       throw sessionIoError("append to the session log", this.path, error);
     }
     this.#size += bytes.length;
-    this.#nextSeq++;
     this.#dirty = true;
-    if (record.type === "item") {
-      this.#historyLength = Math.max(this.#historyLength, record.index) + 1;
-    } else if (record.type === "history_replaced") {
-      this.#historyLength = record.history.length;
-    }
+  }
+
+  protected override async stored(record: SessionRecord): Promise<void> {
     if (this.fsync === "always" || (this.fsync === "turn" && BOUNDARY.has(record.type))) await this.#sync();
-    return record;
   }
 
   // A failed write (ENOSPC mid-line) may leave a partial line; cut it off so
@@ -123,7 +83,7 @@ export class SessionLog extends SessionRecordWriter {
     try {
       await this.#handle.truncate(size);
     } catch {
-      this.#state = "broken";
+      this.state = "broken";
     }
   }
 
@@ -137,38 +97,31 @@ export class SessionLog extends SessionRecordWriter {
     }
   }
 
-  #closedError(): SessionLogError {
+  protected override closedError(): SessionLogError {
     return new SessionLogError(
       "closed",
-      this.#state === "broken"
+      this.state === "broken"
         ? `session log ${this.path} could not be repaired after a failed write; reopen the session`
         : `session log ${this.path} is closed`,
       { path: this.path },
     );
   }
 
-  /** Resolves when every append issued so far has settled (no fsync). */
-  async flush(): Promise<void> {
-    await this.#queue;
-  }
-
   /** Flushes everything appended so far to disk, whatever the policy. */
   sync(): Promise<void> {
-    const run = this.#queue.then(() => this.#sync());
-    this.#queue = run.catch(() => {});
-    return run;
+    return this.serialized(() => this.#sync());
   }
 
   /** Waits for pending appends, fsyncs (unless the policy is `never`), closes and releases the lock. Idempotent. */
   async close(): Promise<void> {
-    if (this.#state === "closed" || this.#state === "closing") return;
-    const wasBroken = this.#state === "broken";
-    this.#state = "closing";
-    await this.#queue;
+    if (this.state === "closed" || this.state === "closing") return;
+    const wasBroken = this.state === "broken";
+    this.state = "closing";
+    await this.flush();
     try {
       if (this.fsync !== "never" && !wasBroken) await this.#sync();
     } finally {
-      this.#state = "closed";
+      this.state = "closed";
       await this.#handle.close().catch(() => {});
       await this.#lock.release();
     }

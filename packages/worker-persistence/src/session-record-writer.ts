@@ -1,28 +1,91 @@
 /**
- * The typed helpers every session writer offers (one per record type), on
- * top of the writer's own `append`: the JSONL `SessionLog` and the
- * PostgreSQL `PgSessionLog` both extend this, so a record is built one way.
+ * What every session writer shares, the JSONL `SessionLog` and the
+ * PostgreSQL `PgSessionLog` alike: appends serialized in one queue (so
+ * `seq` order is storage order), each record stamped with the next `seq`,
+ * the history length tracked across items and replacements, a writer that
+ * stops taking records once closed or broken, and the typed helpers (one
+ * per record type), so a record is built one way. A subclass stores one
+ * stamped record and says what a closed writer answers.
  */
 import type { Item, StopReason, Usage } from "@yoi/llm-client";
 import type { HistoryReplacement } from "@yoi/llm-worker";
-import type {
-  AlertRecord,
-  InputSegment,
-  ItemReason,
-  ItemRecord,
-  SessionRecord,
-  SessionRecordInput,
-  SubagentRecord,
+import type { SessionLogError } from "./session-error.ts";
+import {
+  type AlertRecord,
+  type InputSegment,
+  type ItemReason,
+  type ItemRecord,
+  type SessionRecord,
+  type SessionRecordInput,
+  type SubagentRecord,
+  stampRecord,
 } from "./session-records.ts";
 
 export abstract class SessionRecordWriter {
-  /** Appends one record; resolves with it (seq and ts filled in) once stored. */
-  abstract append<T extends SessionRecordInput>(
-    input: T,
-  ): Promise<Extract<SessionRecord, { type: T["type"] }>>;
+  /** The session's id. */
+  readonly id: string;
+  /** Where its records go (a file path, or a database location with the id). */
+  readonly path: string;
+  #nextSeq: number;
+  #historyLength: number;
+  #queue: Promise<unknown> = Promise.resolve();
+  /** `broken`: a write failed in a way the writer could not undo; it takes no more records. */
+  protected state: "open" | "closing" | "closed" | "broken" = "open";
+
+  protected constructor(init: { id: string; path: string; nextSeq: number; historyLength: number }) {
+    this.id = init.id;
+    this.path = init.path;
+    this.#nextSeq = init.nextSeq;
+    this.#historyLength = init.historyLength;
+  }
+
+  /** seq the next record gets. */
+  get nextSeq(): number {
+    return this.#nextSeq;
+  }
 
   /** Length of the history the logged records describe. */
-  abstract get historyLength(): number;
+  get historyLength(): number {
+    return this.#historyLength;
+  }
+
+  /** Appends one record; resolves with it (seq and ts filled in) once stored. */
+  append<T extends SessionRecordInput>(input: T): Promise<Extract<SessionRecord, { type: T["type"] }>> {
+    if (this.state !== "open") return Promise.reject(this.closedError());
+    return this.serialized(() => this.#write(input)) as Promise<Extract<SessionRecord, { type: T["type"] }>>;
+  }
+
+  /** Resolves when every append issued so far has settled. */
+  async flush(): Promise<void> {
+    await this.#queue;
+  }
+
+  /** Runs `work` once every append issued before it has settled, and before any issued after. */
+  protected serialized<R>(work: () => Promise<R>): Promise<R> {
+    const run = this.#queue.then(work);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Stores one stamped record, or throws (and, if the storage cannot be trusted any more, sets `broken`). */
+  protected abstract store(record: SessionRecord): Promise<void>;
+
+  /** Runs after a record is stored and counted (the JSONL log fsyncs here, per its policy). */
+  protected async stored(_record: SessionRecord): Promise<void> {}
+
+  /** What an append to a closed or broken writer rejects with. */
+  protected abstract closedError(): SessionLogError;
+
+  async #write(input: SessionRecordInput): Promise<SessionRecord> {
+    if (this.state === "broken" || this.state === "closed") throw this.closedError();
+    const record = stampRecord(input, this.#nextSeq);
+    await this.store(record);
+    this.#nextSeq++;
+    if (record.type === "item") this.#historyLength = Math.max(this.#historyLength, record.index) + 1;
+    else if (record.type === "history_replaced") this.#historyLength = record.history.length;
+    await this.stored(record);
+    return record;
+  }
 
   /** What the user submitted, with its segments (text and `@path` refs). */
   userInput(text: string, segments?: InputSegment[], turn?: number): Promise<SessionRecord> {

@@ -36,19 +36,22 @@ interface RecordBase {
   ts: string;
 }
 
-export interface SessionStartRecord extends RecordBase {
-  type: "session_start";
-  sessionId: string;
+/**
+ * What a session_start record tells about its session. The options that
+ * create a session carry the same fields (every store writes them as they
+ * are, see `sessionStartInput`).
+ */
+export interface SessionStartFields {
   /** The model id in use (e.g. `claude-sonnet-4-5`). */
   model?: string;
   provider?: string;
   /** Working directory of the session. */
   cwd?: string;
-  /** Snapshot of the effective config (never secrets: the caller strips API keys). */
+  /** Snapshot of the effective config for the audit trail (never secrets: the caller strips API keys). */
   config?: Record<string, unknown>;
-  /** The provider's base URL, when one was set (a local or custom server). */
+  /** The provider's base URL, when one was set (a local or custom server), so a resume reaches the same server. */
   baseURL?: string;
-  /** The permission mode the session ran in (e.g. `default`, `acceptEdits`, `plan`). */
+  /** The permission mode the session runs in (e.g. `default`, `acceptEdits`, `plan`), so a resume runs in the same one. */
   permissionMode?: string;
   /** The session this one was forked or continued from. */
   parentSessionId?: string;
@@ -56,6 +59,23 @@ export interface SessionStartRecord extends RecordBase {
   forkedBeforeTurn?: number;
   /** Version of the software that created it. */
   appVersion?: string;
+}
+
+const SESSION_START_FIELDS = [
+  "model",
+  "provider",
+  "cwd",
+  "config",
+  "baseURL",
+  "permissionMode",
+  "parentSessionId",
+  "forkedBeforeTurn",
+  "appVersion",
+] as const satisfies ReadonlyArray<keyof SessionStartFields>;
+
+export interface SessionStartRecord extends RecordBase, SessionStartFields {
+  type: "session_start";
+  sessionId: string;
 }
 
 export interface UserInputRecord extends RecordBase {
@@ -394,4 +414,23 @@ export function stampRecord(input: SessionRecordInput, seq: number): SessionReco
  */
 export function serializeRecord(record: SessionRecord): string {
   return `${JSON.stringify(redactDeep(record))}\n`;
+}
+
+/**
+ * The session_start record of a new session, from the options that create
+ * it (every store writes the same one): the fields of `SessionStartFields`
+ * that are set, and nothing else of `options`.
+ */
+export function sessionStartInput(
+  id: string,
+  options: SessionStartFields,
+): Extract<SessionRecordInput, { type: "session_start" }> {
+  const input: Extract<SessionRecordInput, { type: "session_start" }> = {
+    type: "session_start",
+    sessionId: id,
+  };
+  for (const key of SESSION_START_FIELDS) {
+    if (options[key] !== undefined) Object.assign(input, { [key]: options[key] });
+  }
+  return input;
 }

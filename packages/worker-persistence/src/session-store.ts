@@ -13,7 +13,7 @@ import { errnoOf } from "./fs-errors.ts";
 import { checkSessionId, SessionLogError, sessionIoError } from "./session-error.ts";
 import { SessionLock } from "./session-lock.ts";
 import { type FsyncPolicy, SessionLog } from "./session-log.ts";
-import type { SessionRecord, SessionRecordInput } from "./session-records.ts";
+import { type SessionRecord, type SessionStartFields, sessionStartInput } from "./session-records.ts";
 import { type SessionMeta, SessionReplay, titleFromInput } from "./session-replay.ts";
 import { type ScanResult, type SessionWarning, scanSessionFile } from "./session-scan.ts";
 
@@ -35,47 +35,14 @@ function lockPath(dir: string, id: string): string {
   return join(sessionsDir(dir), `${id}.lock`);
 }
 
-export interface CreateSessionOptions {
+/** A new session: where and under which id, how its log syncs, and what its session_start record tells. */
+export interface CreateSessionOptions extends SessionStartFields {
   /** Data directory; the log goes to `<dir>/sessions/<id>.jsonl` (directories created, mode 0700). */
   dir: string;
   /** Session id; default a new UUID v7. */
   id?: string;
-  model?: string;
-  provider?: string;
-  cwd?: string;
-  /** Config snapshot for the audit trail. The caller must strip secrets (API keys). */
-  config?: Record<string, unknown>;
-  /** The provider's base URL, so a resume reaches the same server. */
-  baseURL?: string;
-  /** The permission mode, so a resume runs in the same one. */
-  permissionMode?: string;
-  /** The session this one was forked from. */
-  parentSessionId?: string;
-  /** For a fork: the parent's turn the copied history ends before. */
-  forkedBeforeTurn?: number;
-  appVersion?: string;
   /** Default `"turn"`. */
   fsync?: FsyncPolicy;
-}
-
-/** The session_start record of a new session, from its options (every store writes the same one). */
-export function sessionStartInput(
-  id: string,
-  options: Omit<CreateSessionOptions, "dir" | "fsync" | "id">,
-): Extract<SessionRecordInput, { type: "session_start" }> {
-  return {
-    type: "session_start",
-    sessionId: id,
-    ...(options.model !== undefined && { model: options.model }),
-    ...(options.provider !== undefined && { provider: options.provider }),
-    ...(options.cwd !== undefined && { cwd: options.cwd }),
-    ...(options.config !== undefined && { config: options.config }),
-    ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
-    ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
-    ...(options.parentSessionId !== undefined && { parentSessionId: options.parentSessionId }),
-    ...(options.forkedBeforeTurn !== undefined && { forkedBeforeTurn: options.forkedBeforeTurn }),
-    ...(options.appVersion !== undefined && { appVersion: options.appVersion }),
-  };
 }
 
 /**

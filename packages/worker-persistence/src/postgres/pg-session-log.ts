@@ -2,12 +2,7 @@ import type { Sql } from "postgres";
 import { SessionLogError } from "../session-error.ts";
 import type { FsyncPolicy } from "../session-log.ts";
 import { SessionRecordWriter } from "../session-record-writer.ts";
-import {
-  type SessionRecord,
-  type SessionRecordInput,
-  serializeRecord,
-  stampRecord,
-} from "../session-records.ts";
+import { type SessionRecord, serializeRecord } from "../session-records.ts";
 import type { SessionWriter } from "../session-store-port.ts";
 import { describeDbError } from "./pg-error.ts";
 import type { PgLease } from "./pg-lease.ts";
@@ -23,19 +18,15 @@ import type { PgLease } from "./pg-lease.ts";
  * A failed append (connection lost, lease lost) breaks the writer: later
  * appends reject with `closed`, as a JSONL log that cannot repair itself
  * does; reopen the session to continue from what was committed.
+ *
+ * Its `path` says where the session lives: `postgres://host:port/db#<id>`
+ * (no credentials).
  */
 export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
-  readonly id: string;
-  /** Where the session lives: `postgres://host:port/db#<id>` (no credentials). */
-  readonly path: string;
   /** Every append is a committed transaction: the strongest file policy. */
   readonly fsync: FsyncPolicy = "always";
   readonly lease: PgLease;
   readonly #sql: Sql;
-  #nextSeq: number;
-  #historyLength: number;
-  #queue: Promise<unknown> = Promise.resolve();
-  #state: "open" | "closing" | "closed" | "broken" = "open";
   #broken: string | undefined;
 
   /** @internal Use `PgSessionStore.create` / `open`. */
@@ -47,38 +38,14 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
     nextSeq: number;
     historyLength: number;
   }) {
-    super();
-    this.id = init.id;
-    this.path = init.path;
+    super(init);
     this.#sql = init.sql;
     this.lease = init.lease;
-    this.#nextSeq = init.nextSeq;
-    this.#historyLength = init.historyLength;
   }
 
-  get nextSeq(): number {
-    return this.#nextSeq;
-  }
-
-  override get historyLength(): number {
-    return this.#historyLength;
-  }
-
-  /** Appends one record; resolves with it (seq and ts filled in) once committed. */
-  override append<T extends SessionRecordInput>(
-    input: T,
-  ): Promise<Extract<SessionRecord, { type: T["type"] }>> {
-    if (this.#state !== "open") return Promise.reject(this.#closedError());
-    const run = this.#queue.then(() => this.#write(input));
-    this.#queue = run.catch(() => {});
-    return run as Promise<Extract<SessionRecord, { type: T["type"] }>>;
-  }
-
-  async #write(input: SessionRecordInput): Promise<SessionRecord> {
-    if (this.#state === "broken" || this.#state === "closed") throw this.#closedError();
+  protected override async store(record: SessionRecord): Promise<void> {
     const lost = this.lease.lost;
     if (lost !== undefined) throw this.#break("locked", `the lease on session ${this.id} was lost: ${lost}`);
-    const record = stampRecord(input, this.#nextSeq);
     const line = serializeRecord(record).slice(0, -1);
     let rows: { seq: number }[];
     try {
@@ -107,46 +74,37 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
         `the lease on session ${this.id} was taken over by another host after it expired; this host stopped writing it`,
       );
     }
-    this.#nextSeq++;
-    if (record.type === "item") this.#historyLength = Math.max(this.#historyLength, record.index) + 1;
-    else if (record.type === "history_replaced") this.#historyLength = record.history.length;
-    return record;
   }
 
   #break(code: "io" | "locked", message: string, cause?: unknown): SessionLogError {
-    this.#state = "broken";
+    this.state = "broken";
     this.#broken = message;
     return new SessionLogError(code, message, { path: this.path, ...(cause ? { cause } : {}) });
   }
 
-  #closedError(): SessionLogError {
+  protected override closedError(): SessionLogError {
     return new SessionLogError(
       "closed",
-      this.#state === "broken"
+      this.state === "broken"
         ? `session ${this.id} stopped accepting records after a failed append (${this.#broken}); reopen the session`
         : `session ${this.id} is closed`,
       { path: this.path },
     );
   }
 
-  /** Resolves when every append issued so far has settled. */
-  async flush(): Promise<void> {
-    await this.#queue;
-  }
-
   /** Every append is already durable when it resolves: the same as `flush`. */
-  async sync(): Promise<void> {
-    await this.#queue;
+  sync(): Promise<void> {
+    return this.flush();
   }
 
   /** Waits for pending appends and releases the lease. Idempotent. */
   async close(): Promise<void> {
-    if (this.#state === "closed" || this.#state === "closing") return;
-    const previous = this.#state;
-    this.#state = "closing";
-    await this.#queue;
-    this.#state = previous === "broken" ? "broken" : "closed";
+    if (this.state === "closed" || this.state === "closing") return;
+    const previous = this.state;
+    this.state = "closing";
+    await this.flush();
+    this.state = previous === "broken" ? "broken" : "closed";
     await this.lease.release();
-    if (this.#state !== "broken") this.#state = "closed";
+    if (this.state !== "broken") this.state = "closed";
   }
 }

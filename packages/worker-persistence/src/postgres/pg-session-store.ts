@@ -8,10 +8,10 @@
 import type { Sql } from "postgres";
 import { v7 as uuidv7 } from "uuid";
 import { checkSessionId, SessionLogError } from "../session-error.ts";
-import { recordProblem, type SessionRecord } from "../session-records.ts";
+import { recordProblem, type SessionRecord, sessionStartInput } from "../session-records.ts";
 import { SessionReplay, titleFromInput } from "../session-replay.ts";
 import type { SessionWarning } from "../session-scan.ts";
-import { type LoadedSession, type SessionSummary, sessionStartInput } from "../session-store.ts";
+import type { LoadedSession, SessionSummary } from "../session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "../session-store-port.ts";
 import { describeDbError, isConnectionError } from "./pg-error.ts";
 import { type LeaseHolder, type LeaseOptions, PgLease } from "./pg-lease.ts";
