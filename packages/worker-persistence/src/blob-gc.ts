@@ -59,3 +59,21 @@ export function selectGarbage(blobs: readonly BlobInfo[], options: GcOptions): B
   for (const ref of options.liveRefs) live.add(ref.toLowerCase());
   return blobs.filter((blob) => !live.has(blob.id) && now - blob.storedAt >= graceMs);
 }
+
+/**
+ * A store's `gc`, the same for every store: list the blobs, pick the
+ * garbage (`selectGarbage`) and, unless `dryRun`, delete it with `remove`,
+ * which answers with the blobs it did delete (one already deleted by
+ * someone else is not reported, nor counted as freed).
+ */
+export async function collectGarbage(
+  store: Pick<ManagedBlobStore, "list">,
+  options: GcOptions,
+  remove: (garbage: BlobInfo[]) => Promise<BlobInfo[]>,
+): Promise<GcResult> {
+  const blobs = await store.list();
+  const garbage = selectGarbage(blobs, options);
+  const deleted = options.dryRun || garbage.length === 0 ? garbage : await remove(garbage);
+  const freedBytes = deleted.reduce((sum, blob) => sum + blob.byteSize, 0);
+  return { deleted, freedBytes, kept: blobs.length - garbage.length };
+}

@@ -7,10 +7,10 @@ import { v7 as uuidv7 } from "uuid";
 import { checkBlobId, serializeContent } from "./blob-content.ts";
 import {
   type BlobInfo,
+  collectGarbage,
   type GcOptions,
   type GcResult,
   type ManagedBlobStore,
-  selectGarbage,
 } from "./blob-gc.ts";
 import { fsyncDir, isProcessAlive } from "./durable-fs.ts";
 import { blobIoError, errnoOf } from "./fs-errors.ts";
@@ -315,12 +315,9 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  async gc(options: GcOptions): Promise<GcResult> {
-    const blobs = await this.list();
-    const garbage = selectGarbage(blobs, options);
-    let freedBytes = 0;
-    const deleted: BlobInfo[] = [];
-    if (!options.dryRun) {
+  gc(options: GcOptions): Promise<GcResult> {
+    return collectGarbage(this, options, async (garbage) => {
+      const deleted: BlobInfo[] = [];
       for (const blob of garbage) {
         const path = join(this.blobsDir, `${blob.id}.${blob.kind === "text" ? "txt" : "json"}`);
         try {
@@ -330,16 +327,10 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
           throw blobIoError("delete", path, error);
         }
         deleted.push(blob);
-        freedBytes += blob.byteSize;
       }
       if (deleted.length > 0 && this.#fsync) await fsyncDir(this.blobsDir).catch(() => {});
-    } else {
-      for (const blob of garbage) {
-        deleted.push(blob);
-        freedBytes += blob.byteSize;
-      }
-    }
-    return { deleted, freedBytes, kept: blobs.length - garbage.length };
+      return deleted;
+    });
   }
 
   /**

@@ -3,10 +3,10 @@ import { v7 as uuidv7 } from "uuid";
 import { checkBlobId, serializeContent } from "./blob-content.ts";
 import {
   type BlobInfo,
+  collectGarbage,
   type GcOptions,
   type GcResult,
   type ManagedBlobStore,
-  selectGarbage,
 } from "./blob-gc.ts";
 
 export interface MemoryBlobStoreOptions {
@@ -72,15 +72,10 @@ export class MemoryBlobStore implements BlobStore, ManagedBlobStore {
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  async gc(options: GcOptions): Promise<GcResult> {
-    const blobs = await this.list();
-    const garbage = selectGarbage(blobs, { ...options, now: options.now ?? this.#now() });
-    let freedBytes = 0;
-    for (const blob of garbage) {
-      if (!options.dryRun) this.#blobs.delete(blob.id);
-      freedBytes += blob.byteSize;
-    }
-    return { deleted: garbage, freedBytes, kept: blobs.length - garbage.length };
+  gc(options: GcOptions): Promise<GcResult> {
+    return collectGarbage(this, { ...options, now: options.now ?? this.#now() }, async (garbage) =>
+      garbage.filter((blob) => this.#blobs.delete(blob.id)),
+    );
   }
 
   /** Number of stored blobs. */

@@ -11,10 +11,10 @@ import { v7 as uuidv7 } from "uuid";
 import { checkBlobId, serializeContent } from "../blob-content.ts";
 import {
   type BlobInfo,
+  collectGarbage,
   type GcOptions,
   type GcResult,
   type ManagedBlobStore,
-  selectGarbage,
 } from "../blob-gc.ts";
 import { describeDbError } from "./pg-error.ts";
 
@@ -188,17 +188,8 @@ export class PgBlobStore implements BlobStore, ManagedBlobStore {
     }));
   }
 
-  async gc(options: GcOptions): Promise<GcResult> {
-    const blobs = await this.list();
-    const garbage = selectGarbage(blobs, options);
-    const deleted: BlobInfo[] = [];
-    let freedBytes = 0;
-    if (options.dryRun) {
-      for (const blob of garbage) {
-        deleted.push(blob);
-        freedBytes += blob.byteSize;
-      }
-    } else if (garbage.length > 0) {
+  gc(options: GcOptions): Promise<GcResult> {
+    return collectGarbage(this, options, async (garbage) => {
       let gone: { id: string }[];
       try {
         gone = await this.#sql<{ id: string }[]>`
@@ -206,13 +197,9 @@ export class PgBlobStore implements BlobStore, ManagedBlobStore {
       } catch (error) {
         throw this.#ioError("delete unreferenced blobs", error);
       }
+      // One deleted concurrently is not ours to report.
       const ids = new Set(gone.map((r) => r.id));
-      for (const blob of garbage) {
-        if (!ids.has(blob.id)) continue; // deleted concurrently: not ours to report
-        deleted.push(blob);
-        freedBytes += blob.byteSize;
-      }
-    }
-    return { deleted, freedBytes, kept: blobs.length - garbage.length };
+      return garbage.filter((blob) => ids.has(blob.id));
+    });
   }
 }

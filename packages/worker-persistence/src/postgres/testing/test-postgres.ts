@@ -131,36 +131,10 @@ export async function startTestPostgres(options: StartTestPostgresOptions = {}):
     async createDatabase(name) {
       const db = name ?? `t${process.pid}_${++counter}_${Date.now().toString(36)}`;
       if (!/^[a-z_][a-z0-9_]*$/.test(db)) throw new Error(`bad test database name ${db}`);
-      await exec("psql", [
-        "-h",
-        "127.0.0.1",
-        "-p",
-        String(port),
-        "-U",
-        "yoi",
-        "-d",
-        "postgres",
-        "-qc",
-        `CREATE DATABASE ${db}`,
-      ]).catch(async (error: unknown) => {
-        // psql may not sit next to the server binaries; fall back to the PATH
-        if (!existsSync(join(binDir, "psql"))) {
-          await run("psql", [
-            "-h",
-            "127.0.0.1",
-            "-p",
-            String(port),
-            "-U",
-            "yoi",
-            "-d",
-            "postgres",
-            "-qc",
-            `CREATE DATABASE ${db}`,
-          ]);
-          return;
-        }
-        throw error;
-      });
+      const args = ["-h", "127.0.0.1", "-p", String(port), "-U", "yoi", "-d", "postgres", "-qc"];
+      // psql may not sit next to the server binaries; then the one on the PATH.
+      if (existsSync(join(binDir, "psql"))) await exec("psql", [...args, `CREATE DATABASE ${db}`]);
+      else await run("psql", [...args, `CREATE DATABASE ${db}`]);
       return `postgres://yoi@127.0.0.1:${port}/${db}`;
     },
     async kill() {
