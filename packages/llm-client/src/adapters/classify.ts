@@ -177,6 +177,34 @@ export function classifyStreamFailure(provider: string, error: unknown): LlmErro
   );
 }
 
+/** The error classes a Stainless SDK exports (`openai` and `@anthropic-ai/sdk` each have their own). */
+export interface SdkErrorClasses {
+  APIError: abstract new (...args: never[]) => SdkApiErrorLike;
+  APIConnectionError: abstract new (...args: never[]) => unknown;
+  APIUserAbortError: abstract new (...args: never[]) => unknown;
+}
+
+/**
+ * Classifies anything a Stainless SDK raises: the user's abort is
+ * `aborted`, an error with a response goes by `table`, and anything else
+ * failed before a response came (or, `inStream`, while reading an open
+ * stream: a torn connection, a malformed payload).
+ */
+export function classifySdkError(
+  table: ErrorTable,
+  sdk: SdkErrorClasses,
+  error: unknown,
+  context: { inStream?: boolean } = {},
+): LlmError {
+  if (error instanceof LlmError) return error;
+  // By class, not by `name`: the SDKs do not set `name` on every subclass.
+  if (error instanceof sdk.APIUserAbortError) return abortedError(table.provider, error);
+  if (error instanceof sdk.APIError && !(error instanceof sdk.APIConnectionError)) {
+    return classifyWithTable(table, sdkErrorInfo(error));
+  }
+  return classifyNoResponse(table.provider, error, context.inStream);
+}
+
 /** Classifies a failure to get a response at all (DNS, refused, reset, TLS). */
 export function classifyTransportFailure(provider: string, error: unknown): LlmError {
   if (error instanceof LlmError) return error;

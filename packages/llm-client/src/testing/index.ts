@@ -14,8 +14,13 @@ export {
   startScriptedServer,
   WIRE_FORMATS,
 } from "./scripted-server.ts";
-export { anthropicWire, chunkText } from "./wire-anthropic.ts";
-export type { ScriptedToolCall, ScriptedTurnOptions, WireFormat } from "./wire-format.ts";
+export { anthropicWire } from "./wire-anthropic.ts";
+export {
+  chunkText,
+  type ScriptedToolCall,
+  type ScriptedTurnOptions,
+  type WireFormat,
+} from "./wire-format.ts";
 export { geminiWire } from "./wire-gemini.ts";
 export { openAIChatWire } from "./wire-openai-chat.ts";
 export { openAIResponsesWire } from "./wire-openai-responses.ts";

@@ -1,12 +1,9 @@
-import type { ScriptedToolCall, ScriptedTurnOptions, WireFormat } from "./wire-format.ts";
-
-/** Splits text into pieces of `size` characters (code points, so multi-byte text stays whole). */
-export function chunkText(text: string, size: number): string[] {
-  const chars = Array.from(text);
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; i += Math.max(1, size)) out.push(chars.slice(i, i + size).join(""));
-  return out;
-}
+import {
+  chunkText,
+  type ScriptedToolCall,
+  type ScriptedTurnOptions,
+  type WireFormat,
+} from "./wire-format.ts";
 
 const ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",

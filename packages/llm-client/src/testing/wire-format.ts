@@ -36,3 +36,14 @@ export interface WireFormat {
   /** HTTP error body in the provider's shape. */
   errorBody(status: number, message: string): unknown;
 }
+
+/**
+ * Splits text into the deltas of a scripted stream, `size` characters each
+ * (code points, so a surrogate pair never straddles two deltas).
+ */
+export function chunkText(text: string, size: number): string[] {
+  const chars = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += Math.max(1, size)) out.push(chars.slice(i, i + size).join(""));
+  return out;
+}

@@ -1,13 +1,11 @@
-import type { ScriptedToolCall, ScriptedTurnOptions, WireFormat } from "./wire-format.ts";
+import {
+  chunkText,
+  type ScriptedToolCall,
+  type ScriptedTurnOptions,
+  type WireFormat,
+} from "./wire-format.ts";
 
 let responseCounter = 0;
-
-function chunks(text: string, size: number): string[] {
-  const out: string[] = [];
-  const chars = Array.from(text);
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
-  return out;
-}
 
 /**
  * Opaque stand-in for a Gemini thought signature: deterministic (`text:<text>`
@@ -79,9 +77,9 @@ export const geminiWire: WireFormat = {
         }),
       );
     if (options.thinking !== undefined) {
-      for (const piece of chunks(options.thinking, size)) chunk([{ text: piece, thought: true }]);
+      for (const piece of chunkText(options.thinking, size)) chunk([{ text: piece, thought: true }]);
     }
-    for (const piece of chunks(text, size)) chunk([{ text: piece }]);
+    for (const piece of chunkText(text, size)) chunk([{ text: piece }]);
     if (toolCalls.length > 0) {
       const parts: GeminiPart[] = toolCalls.map((call, i) => ({
         functionCall: { name: call.name, args: call.arguments },

@@ -1,5 +1,9 @@
-import { chunkText } from "./wire-anthropic.ts";
-import type { ScriptedToolCall, ScriptedTurnOptions, WireFormat } from "./wire-format.ts";
+import {
+  chunkText,
+  type ScriptedToolCall,
+  type ScriptedTurnOptions,
+  type WireFormat,
+} from "./wire-format.ts";
 
 const ERROR_TYPES: Record<number, { type: string; code: string | null }> = {
   400: { type: "invalid_request_error", code: null },

@@ -1,14 +1,11 @@
-import type { ScriptedToolCall, ScriptedTurnOptions, WireFormat } from "./wire-format.ts";
+import {
+  chunkText,
+  type ScriptedToolCall,
+  type ScriptedTurnOptions,
+  type WireFormat,
+} from "./wire-format.ts";
 
 let responseCounter = 0;
-
-function chunks(text: string, size: number): string[] {
-  const out: string[] = [];
-  // Split by code points so a surrogate pair never straddles two deltas.
-  const chars = Array.from(text);
-  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
-  return out;
-}
 
 /** Opaque stand-in for OpenAI's encrypted reasoning: deterministic, so tests can look for it in the next request. */
 export function scriptedEncryptedContent(thinking: string): string {
@@ -57,7 +54,7 @@ export const openAIResponsesWire: WireFormat = {
         summary_index: 0,
         part: { type: "summary_text", text: "" },
       });
-      for (const delta of chunks(options.thinking, size)) {
+      for (const delta of chunkText(options.thinking, size)) {
         emit({
           type: "response.reasoning_summary_text.delta",
           item_id: itemId,
@@ -105,7 +102,7 @@ export const openAIResponsesWire: WireFormat = {
         content_index: 0,
         part: emptyPart,
       });
-      for (const delta of chunks(text, size)) {
+      for (const delta of chunkText(text, size)) {
         emit({
           type: "response.output_text.delta",
           item_id: itemId,
@@ -142,7 +139,7 @@ export const openAIResponsesWire: WireFormat = {
         name: call.name,
       };
       emit({ type: "response.output_item.added", output_index: oi, item: added });
-      for (const delta of chunks(args, size)) {
+      for (const delta of chunkText(args, size)) {
         emit({ type: "response.function_call_arguments.delta", item_id: itemId, output_index: oi, delta });
       }
       emit({

@@ -3,14 +3,8 @@
  * stream events. The classifier in ../classify.ts reads the table.
  */
 import { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import { LlmError } from "../../errors.ts";
-import {
-  abortedError,
-  classifyNoResponse,
-  classifyWithTable,
-  type ErrorTable,
-  sdkErrorInfo,
-} from "../classify.ts";
+import type { LlmError } from "../../errors.ts";
+import { classifySdkError, type ErrorTable } from "../classify.ts";
 
 export const ANTHROPIC_ERRORS: ErrorTable = {
   provider: "anthropic",
@@ -35,11 +29,10 @@ export const ANTHROPIC_ERRORS: ErrorTable = {
  * request itself.
  */
 export function classifyAnthropicError(error: unknown, context: { inStream?: boolean } = {}): LlmError {
-  if (error instanceof LlmError) return error;
-  // By class, not by `name`: the SDKs do not set `name` on every subclass.
-  if (error instanceof APIUserAbortError) return abortedError("anthropic", error);
-  if (error instanceof APIError && !(error instanceof APIConnectionError)) {
-    return classifyWithTable(ANTHROPIC_ERRORS, sdkErrorInfo(error));
-  }
-  return classifyNoResponse("anthropic", error, context.inStream);
+  return classifySdkError(
+    ANTHROPIC_ERRORS,
+    { APIError, APIConnectionError, APIUserAbortError },
+    error,
+    context,
+  );
 }

@@ -1,7 +1,7 @@
 import { BaseAnthropic } from "@anthropic-ai/sdk/client";
 import { Messages } from "@anthropic-ai/sdk/resources/messages";
-import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { missingKeyError, stainlessClientOptions } from "../sdk-client.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyAnthropicError } from "./errors.ts";
 import { buildAnthropicRequest } from "./request.ts";
@@ -31,23 +31,10 @@ export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     const authToken = apiKey === undefined ? process.env.ANTHROPIC_AUTH_TOKEN : undefined;
-    if (!apiKey && !authToken) {
-      throw new LlmError(
-        "auth",
-        "anthropic: no API key; pass apiKey to createClient or set ANTHROPIC_API_KEY",
-        {
-          provider: "anthropic",
-          retryable: false,
-        },
-      );
-    }
+    if (!apiKey && !authToken) throw missingKeyError("anthropic", "ANTHROPIC_API_KEY");
     client = new MessagesClient({
       ...(apiKey ? { apiKey } : { apiKey: null, authToken: authToken ?? null }),
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-      maxRetries: 0,
-      // Our first-event and idle timeouts apply; this only bounds a hung connect.
-      timeout: 10 * 60_000,
+      ...stainlessClientOptions(options),
     });
     return client;
   };

@@ -1,7 +1,7 @@
 import { type GenerateContentResponse, GoogleGenAI } from "@google/genai";
-import { LlmError } from "../../errors.ts";
 import { retryAfterFromHeaders } from "../../retry.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { missingKeyError } from "../sdk-client.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyGeminiError } from "./errors.ts";
 import { buildGeminiRequest } from "./request.ts";
@@ -22,12 +22,7 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
   const sdk = (): GoogleGenAI => {
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.GEMINI_API_KEY ?? process.env.GOOGLE_API_KEY;
-    if (!apiKey) {
-      throw new LlmError("auth", "no Gemini API key: pass apiKey or set GEMINI_API_KEY", {
-        provider: "gemini",
-        retryable: false,
-      });
-    }
+    if (!apiKey) throw missingKeyError("gemini", "GEMINI_API_KEY");
     client = new GoogleGenAI({
       apiKey,
       httpOptions: {

@@ -4,14 +4,8 @@
  * classifier in ../classify.ts reads the table.
  */
 import { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import { LlmError } from "../../errors.ts";
-import {
-  abortedError,
-  classifyNoResponse,
-  classifyWithTable,
-  type ErrorTable,
-  sdkErrorInfo,
-} from "../classify.ts";
+import type { LlmError } from "../../errors.ts";
+import { classifySdkError, type ErrorTable } from "../classify.ts";
 
 const OPENAI_TYPES: ErrorTable["byType"] = {
   context_length_exceeded: "context_overflow",
@@ -49,12 +43,7 @@ export function classifyOpenAIApiError(
   error: unknown,
   context: { inStream?: boolean } = {},
 ): LlmError {
-  if (error instanceof LlmError) return error;
-  if (error instanceof APIUserAbortError) return abortedError(table.provider, error);
-  if (error instanceof APIError && !(error instanceof APIConnectionError)) {
-    return classifyWithTable(table, sdkErrorInfo(error));
-  }
-  return classifyNoResponse(table.provider, error, context.inStream);
+  return classifySdkError(table, { APIError, APIConnectionError, APIUserAbortError }, error, context);
 }
 
 export function classifyOpenAIChatError(error: unknown, context: { inStream?: boolean } = {}): LlmError {

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
-import { LlmError } from "../../errors.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
+import { missingKeyError, stainlessClientOptions } from "../sdk-client.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIChatError } from "./errors.ts";
 import { buildOpenAIChatRequest, isOpenAIHost } from "./request.ts";
@@ -23,27 +23,11 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
     if (client) return client;
     let apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
     if (!apiKey) {
-      if (openaiHost) {
-        throw new LlmError(
-          "auth",
-          "openai-chat: no API key; pass apiKey to createClient or set OPENAI_API_KEY",
-          {
-            provider: "openai-chat",
-            retryable: false,
-          },
-        );
-      }
+      if (openaiHost) throw missingKeyError("openai-chat", "OPENAI_API_KEY");
       // Local compatible servers take any key; the SDK insists on one.
       apiKey = "no-key";
     }
-    client = new OpenAI({
-      apiKey,
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-      maxRetries: 0,
-      // Our first-event and idle timeouts apply; this only bounds a hung connect.
-      timeout: 10 * 60_000,
-    });
+    client = new OpenAI({ apiKey, ...stainlessClientOptions(options) });
     return client;
   };
 

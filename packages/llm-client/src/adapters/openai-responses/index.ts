@@ -1,8 +1,8 @@
 import OpenAI from "openai";
-import { LlmError } from "../../errors.ts";
 import { findModelCapabilities } from "../../model-info.ts";
 import type { AdapterFactory, ProviderAdapter } from "../adapter.ts";
 import { isOpenAIHost } from "../openai-chat/request.ts";
+import { missingKeyError, stainlessClientOptions } from "../sdk-client.ts";
 import { abortFailure } from "../stream-end.ts";
 import { classifyOpenAIError } from "./errors.ts";
 import { buildResponsesRequest } from "./request.ts";
@@ -27,18 +27,8 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
   const sdk = (): OpenAI => {
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-    if (!apiKey) {
-      throw new LlmError("auth", "no OpenAI API key: pass apiKey or set OPENAI_API_KEY", {
-        provider: "openai-responses",
-        retryable: false,
-      });
-    }
-    client = new OpenAI({
-      apiKey,
-      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-      ...(options.headers === undefined ? {} : { defaultHeaders: options.headers }),
-      maxRetries: 0,
-    });
+    if (!apiKey) throw missingKeyError("openai-responses", "OPENAI_API_KEY");
+    client = new OpenAI({ apiKey, ...stainlessClientOptions(options) });
     return client;
   };
 
