@@ -47,3 +47,11 @@ export function chunkText(text: string, size: number): string[] {
   for (let i = 0; i < chars.length; i += Math.max(1, size)) out.push(chars.slice(i, i + size).join(""));
   return out;
 }
+
+let responses = 0;
+
+/** A number for the next scripted response's id, unique across every wire in this process. */
+export function nextResponseNumber(): number {
+  responses += 1;
+  return responses;
+}

@@ -1,11 +1,10 @@
 import {
   chunkText,
+  nextResponseNumber,
   type ScriptedToolCall,
   type ScriptedTurnOptions,
   type WireFormat,
 } from "./wire-format.ts";
-
-let responseCounter = 0;
 
 /**
  * Opaque stand-in for a Gemini thought signature: deterministic (`text:<text>`
@@ -53,7 +52,7 @@ export const geminiWire: WireFormat = {
 
   response(text: string, toolCalls: ScriptedToolCall[] = [], options: ScriptedTurnOptions = {}): string[] {
     const size = options.chunkSize ?? 16;
-    const n = ++responseCounter;
+    const n = nextResponseNumber();
     const meta = { modelVersion: "gemini-scripted", responseId: `scripted_${n}` };
     const usage = options.usage ?? {};
     const thoughts =

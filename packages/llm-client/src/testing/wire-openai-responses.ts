@@ -1,11 +1,10 @@
 import {
   chunkText,
+  nextResponseNumber,
   type ScriptedToolCall,
   type ScriptedTurnOptions,
   type WireFormat,
 } from "./wire-format.ts";
-
-let responseCounter = 0;
 
 /** Opaque stand-in for OpenAI's encrypted reasoning: deterministic, so tests can look for it in the next request. */
 export function scriptedEncryptedContent(thinking: string): string {
@@ -22,7 +21,7 @@ export const openAIResponsesWire: WireFormat = {
 
   response(text: string, toolCalls: ScriptedToolCall[] = [], options: ScriptedTurnOptions = {}): string[] {
     const size = options.chunkSize ?? 16;
-    const n = ++responseCounter;
+    const n = nextResponseNumber();
     const id = `resp_scripted_${n}`;
     const model = "gpt-scripted";
     let seq = 0;
