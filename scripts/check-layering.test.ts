@@ -33,7 +33,7 @@ describe("layering (dependency-cruiser)", () => {
 
   it("an allowed import passes (the probe itself is not a violation)", () => {
     expect(
-      plant("packages/pod/src", 'import { Timeline } from "@yoi/timeline";\nexport { Timeline };\n'),
+      plant("packages/pod/src", 'import { ToolError } from "@yoi/llm-worker";\nexport { ToolError };\n'),
     ).toEqual([]);
   });
 
