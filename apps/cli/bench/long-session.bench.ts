@@ -30,6 +30,8 @@
  *   YOI_BENCH_TURNS=100 YOI_BENCH_ROUNDS=1 pnpm bench long-session   a quick look
  *   YOI_BENCH_CPU_PROF=/tmp/prof pnpm bench long-session  also write --cpu-prof files of yoi and the floor there
  *   YOI_CONFIG__toolOutputCache__enabled=false pnpm bench long-session   YOI_CONFIG__* variables reach yoi
+ *   YOI_BENCH_COMPARE=/tmp/dist-before pnpm bench long-session   also run a copy of an earlier dist/ (its bin.js) in
+ *                                                      the same rounds: what a change bought, measured side by side
  *   YOI_BENCH_KEEP=1 ...                               keep the temp homes (session logs, blobs) and each run's
  *                                                      gaps (<home>.gaps.json); path on stderr
  */
@@ -67,6 +69,7 @@ const TURNS = intEnv("YOI_BENCH_TURNS", 1000, 20);
 const ROUNDS = intEnv("YOI_BENCH_ROUNDS", 3, 1);
 const PROFILE_DIR = process.env.YOI_BENCH_CPU_PROF;
 const KEEP = process.env.YOI_BENCH_KEEP === "1";
+const COMPARE_DIST = process.env.YOI_BENCH_COMPARE;
 /** Turns in each window of the first/last 10%. */
 const WINDOW = Math.max(1, Math.floor(TURNS / 10));
 /** The first window starts at this turn: the first turns pay compilation, not the loop. */
@@ -134,15 +137,15 @@ function yoiConfigEnv(): Record<string, string> {
   );
 }
 
-const yoi: Subject = {
-  name: "yoi -p",
+const yoiAt = (name: string, bin: string): Subject => ({
+  name,
   provider: "openai-chat",
   toolCall: { name: "read_file", arguments: { path: "notes.md" } },
   start: ({ origin, env, prompt }) => ({
     command: process.execPath,
     args: [
-      ...profileArgs("yoi"),
-      DIST,
+      ...profileArgs(name === "yoi -p" ? "yoi" : "yoi-compare"),
+      bin,
       "-p",
       prompt,
       "--model",
@@ -152,7 +155,8 @@ const yoi: Subject = {
     ],
     env: { ...env, ...yoiConfigEnv(), YOI_TRUST_PROJECT: "0", YOI_MAX_TURNS: String(TURNS + 10) },
   }),
-};
+});
+const yoi = yoiAt("yoi -p", DIST);
 
 /** One session's record, as the server saw it. */
 interface Run {
@@ -168,6 +172,8 @@ interface Run {
   sideRequests: number;
   /** Model calls of this session. */
   turns: number;
+  /** The TCP connections its requests came on (an agent that reuses its connection has one). */
+  sockets: Set<unknown>;
 }
 
 let current: Run | undefined;
@@ -200,6 +206,7 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       return;
     }
     const turn = run.arrived.length;
+    run.sockets.add(req.socket);
     run.arrived.push(arrived);
     run.bytes.push(body.length);
     run.lastBody = body;
@@ -252,11 +259,22 @@ interface Result {
   /** Request body bytes at the first and the last turn of those windows. */
   firstBytes: number;
   lastBytes: number;
+  /** TCP connections the session's requests came on. */
+  connections: number;
 }
 
 async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
   const home = mkdtempSync(path.join(world, "home-"));
-  const run: Run = { subject, arrived: [], ended: [], bytes: [], lastBody: "", sideRequests: 0, turns };
+  const run: Run = {
+    subject,
+    arrived: [],
+    ended: [],
+    bytes: [],
+    lastBody: "",
+    sideRequests: 0,
+    turns,
+    sockets: new Set(),
+  };
   current = run;
   const { command, args, env } = subject.start({ origin, home, env: baseEnv(home), prompt: PROMPT });
   const start = performance.now();
@@ -324,10 +342,13 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
     meanGap: gaps.reduce((sum, g) => sum + g, 0) / gaps.length,
     firstBytes: run.bytes[firstFrom + 1] ?? 0,
     lastBytes: run.bytes.at(-1) ?? 0,
+    connections: run.sockets.size,
   };
 }
 
 const subjects: Subject[] = [floor, yoi];
+if (COMPARE_DIST !== undefined)
+  subjects.push(yoiAt(`yoi -p (${COMPARE_DIST})`, path.join(COMPARE_DIST, "bin.js")));
 const installed = peers(project);
 subjects.push(...installed.available);
 for (const line of installed.skipped) process.stderr.write(`long-session: ${line}\n`);
@@ -362,7 +383,7 @@ try {
       }
       results.get(s)!.push(r);
       process.stderr.write(
-        `long-session: round ${round + 1} ${s.name}: wall ${r.wallMs.toFixed(0)} ms, gap ${r.firstGap.toFixed(2)} / ${r.lastGap.toFixed(2)} ms (mean ${r.meanGap.toFixed(2)}), CPU ${r.cpuPerTurn.toFixed(2)} ms/turn, peak RSS ${r.peakMB.toFixed(0)} MB, request ${(r.firstBytes / 1024).toFixed(0)} -> ${(r.lastBytes / 1024).toFixed(0)} KB\n`,
+        `long-session: round ${round + 1} ${s.name}: wall ${r.wallMs.toFixed(0)} ms, gap ${r.firstGap.toFixed(2)} / ${r.lastGap.toFixed(2)} ms (mean ${r.meanGap.toFixed(2)}), CPU ${r.cpuPerTurn.toFixed(2)} ms/turn, peak RSS ${r.peakMB.toFixed(0)} MB, request ${(r.firstBytes / 1024).toFixed(0)} -> ${(r.lastBytes / 1024).toFixed(0)} KB, ${r.connections} connection(s)\n`,
       );
     }
   }
@@ -383,6 +404,18 @@ try {
     ) => {
       const subject = pick(rs, key);
       const baseline = pick(base, key);
+      const note = `${ROUNDS} rounds: ${spread(subject)} vs ${spread(baseline)}${options.note ? `; ${options.note}` : ""}`;
+      if (median(baseline) <= 0) {
+        // A ratio to nothing (the floor's gap did not grow in this run, e.g. a short one) says nothing.
+        report({
+          group: "cli",
+          name: `long session, ${TURNS} turns, ${s.name}: ${name}`,
+          subject: median(subject),
+          unit,
+          note: `the floor's is ${median(baseline).toFixed(2)}: no ratio; ${note}`,
+        });
+        return;
+      }
       report({
         group: "cli",
         name: `long session, ${TURNS} turns, ${s.name}: ${name}`,
@@ -392,7 +425,7 @@ try {
         baselineName: "bare fetch loop, same run",
         unit,
         ...(s === yoi && options.target !== undefined ? { target: options.target } : {}),
-        note: `${ROUNDS} rounds: ${spread(subject)} vs ${spread(baseline)}${options.note ? `; ${options.note}` : ""}`,
+        note,
       });
     };
     row(`gap per turn, ${first} (median)`, "firstGap", "ms", {
