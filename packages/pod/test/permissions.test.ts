@@ -153,6 +153,29 @@ describe("rules", () => {
     expect((await policy.evaluate("write_file", { path: "src/new.ts" })).action).toBe("allow");
   });
 
+  it("a path rule added during the session (an 'always' answer) is matched against the real path too", async () => {
+    const root = await tempDir();
+    await mkdir(path.join(root, "src"));
+    await mkdir(path.join(root, "secrets"));
+    await writeFile(path.join(root, "secrets", "key.pem"), "k");
+    await symlink("../secrets/key.pem", path.join(root, "src", "innocent.ts"));
+    const fs = await ScopedFs.create({ writeRoots: [root] });
+    const policy = new PermissionPolicy({}, { fs });
+    // No path rule yet: the default decides.
+    expect(await policy.evaluate("read_file", { path: "src/innocent.ts" })).toMatchObject({
+      action: "allow",
+      by: "default",
+    });
+    const rule = policy.addRule({ tool: "read_file", match: "secrets/**", action: "deny" });
+    expect(await policy.evaluate("read_file", { path: "src/innocent.ts" })).toMatchObject({
+      action: "deny",
+      rule,
+    });
+    // A rule for another tool does not change what read_file resolves or decides.
+    policy.addRule({ tool: "write_file", match: "src/**", action: "allow" });
+    expect(await policy.evaluate("read_file", { path: "src/other.ts" })).toMatchObject({ action: "allow" });
+  });
+
   it("a denying rule names itself in the message", async () => {
     const policy = new PermissionPolicy({ rules: [{ tool: "bash", action: "deny" }] });
     const outcome = await policy.check(call("bash", { command: "ls" }));

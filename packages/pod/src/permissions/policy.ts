@@ -327,6 +327,10 @@ export class PermissionPolicy {
     const fs = this.options.fs;
     if (fs === undefined) return [path.normalize(subject)];
     const names = new Set<string>([fs.display(path.resolve(fs.cwd, subject))]);
+    // Only a rule with a path pattern for this tool reads the names. Without one (the default config), the
+    // real path, a realpath walk of every component on each call, would be resolved for nothing. Asked on
+    // each call: an "always" answer adds rules during the session.
+    if (!this.rules.some((rule) => rule.match !== undefined && rule.tool(tool))) return [...names];
     try {
       names.add(fs.display((await fs.resolve(subject, "read")).real));
     } catch {
