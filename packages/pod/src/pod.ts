@@ -56,37 +56,35 @@ import {
   WorkerEventRecords,
 } from "@yoi/worker-persistence";
 import { v7 as uuidv7 } from "uuid";
-import { abortable } from "./abortable.ts";
-import { type AgentDefinition, agentDirs, loadAgents } from "./agents/index.ts";
-import { AlertBus } from "./alerts.ts";
-import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./auto-read.ts";
-import { createBuiltinTools } from "./builtin-tools.ts";
-import {
-  type CheckpointInfo,
-  CheckpointRecorder,
-  listCheckpoints,
-  type RewindOptions,
-  type RewindResult,
-  rewind,
-  type ScanLimits,
-} from "./checkpoints/index.ts";
+import type { AgentDefinition } from "./agents/agent-definition.ts";
+import { agentDirs, loadAgents } from "./agents/load-agents.ts";
+import { type CheckpointInfo, listCheckpoints } from "./checkpoints/checkpoint-list.ts";
+import { CheckpointRecorder } from "./checkpoints/checkpoint-recorder.ts";
+import { type RewindOptions, type RewindResult, rewind } from "./checkpoints/rewind.ts";
+import type { ScanLimits } from "./checkpoints/scope-scan.ts";
+import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./context/auto-read.ts";
+import { AlertBus } from "./events/alerts.ts";
+import type { PodEvent, PodEventListener } from "./events/pod-events.ts";
 import { ConfiguredHooks } from "./extensions/configured-hooks.ts";
 import { type Extensions, loadExtensions } from "./extensions/load-extensions.ts";
 import { createSkillTool, skillsPrompt } from "./extensions/skills.ts";
-import { FileRefError } from "./file-ref.ts";
-import { PodFsView } from "./fs-view.ts";
-import { imageTypeOfPath, resolveImageRef } from "./images/index.ts";
-import { type InstructionsOptions, ProjectInstructions } from "./instructions/index.ts";
+import { PodFsView } from "./fs/fs-view.ts";
+import { ReadTracker } from "./fs/read-tracker.ts";
+import { ScopedFs } from "./fs/scoped-fs.ts";
+import { imageTypeOfPath } from "./images/image-file.ts";
+import { resolveImageRef } from "./images/image-ref.ts";
+import { abortable } from "./input/abortable.ts";
+import { FileRefError } from "./input/file-ref.ts";
+import { fileRefs, flattenSegments, parseSegments, type Segment } from "./input/segments.ts";
+import { type InstructionsOptions, ProjectInstructions } from "./instructions/project-instructions.ts";
 import { McpManager } from "./mcp/mcp-manager.ts";
 import { parseResourceRef, resolveResourceRef } from "./mcp/resource-ref.ts";
-import { PermissionPolicy, type PermissionPrompt } from "./permissions/index.ts";
-import type { PodEvent, PodEventListener } from "./pod-events.ts";
-import { ReadTracker } from "./read-tracker.ts";
-import { PLAN_MODE_NOTE, type PodSandbox, podSandbox, type Sandbox } from "./sandbox/index.ts";
-import { ScopedFs } from "./scoped-fs.ts";
-import { fileRefs, flattenSegments, parseSegments, type Segment } from "./segments.ts";
-import { SwitchableClient } from "./switchable-client.ts";
+import { SwitchableClient } from "./model/switchable-client.ts";
+import { PermissionPolicy, type PermissionPrompt } from "./permissions/policy.ts";
+import { PLAN_MODE_NOTE, type PodSandbox, podSandbox } from "./sandbox/pod-sandbox.ts";
+import type { Sandbox } from "./sandbox/sandbox.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
+import { createBuiltinTools } from "./tools/builtin-tools.ts";
 import type { GrepToolOptions } from "./tools/grep.ts";
 import { type SubagentEventInfo, type SubagentResult, taskTool } from "./tools/task.ts";
 import { TodoList, withTodoList } from "./tools/todo-list.ts";

@@ -5,11 +5,11 @@ import { createClient, type Item, messageText, systemMessage, userMessage } from
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import type { ContextPolicy } from "@yoi/llm-worker";
 import { afterEach, describe, expect, it } from "vitest";
-import { insertAfterSummary, renderAutoRead, withAutoRead } from "../src/auto-read.ts";
+import { insertAfterSummary, renderAutoRead, withAutoRead } from "../src/context/auto-read.ts";
+import type { PodEvent } from "../src/events/pod-events.ts";
+import { ReadTracker } from "../src/fs/read-tracker.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
-import { ReadTracker } from "../src/read-tracker.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
 function textOf(item: Item | undefined): string {

@@ -1,9 +1,9 @@
 import { open, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import { BinaryFileError, PodFsView } from "../src/fs-view.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
-import { classifyBytes, SNIFF_BYTES, utf8Boundary } from "../src/text-sniff.ts";
+import { BinaryFileError, PodFsView } from "../src/fs/fs-view.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
+import { classifyBytes, SNIFF_BYTES, utf8Boundary } from "../src/fs/text-sniff.ts";
 import { tempDir } from "./helpers.ts";
 
 const PNG_HEADER = Buffer.from([

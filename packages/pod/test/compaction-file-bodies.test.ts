@@ -4,9 +4,9 @@ import { isCompactionMessage, RETAIN_HEADER } from "@yoi/compaction";
 import { createClient, type Item, messageText } from "@yoi/llm-client";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { attachedFilePath } from "../src/auto-read.ts";
+import { attachedFilePath } from "../src/context/auto-read.ts";
+import type { PodEvent } from "../src/events/pod-events.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
 import { tempDir } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];

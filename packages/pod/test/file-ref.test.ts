@@ -3,9 +3,9 @@ import * as path from "node:path";
 import { messageText } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { beforeEach, describe, expect, it } from "vitest";
-import { FileRefError } from "../src/file-ref.ts";
-import { PodFsView } from "../src/fs-view.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { PodFsView } from "../src/fs/fs-view.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
+import { FileRefError } from "../src/input/file-ref.ts";
 import { tempDir } from "./helpers.ts";
 
 let base: string;

@@ -2,9 +2,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import type { Tool, ToolExecutionContext } from "@yoi/llm-worker";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createBuiltinTools } from "../src/builtin-tools.ts";
-import { PodFsView } from "../src/fs-view.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { PodFsView } from "../src/fs/fs-view.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
+import { createBuiltinTools } from "../src/tools/builtin-tools.ts";
 import { isIgnored, parseGitignore } from "../src/tools/gitignore.ts";
 import { tempDir } from "./helpers.ts";
 

@@ -4,9 +4,9 @@ import { MessagePort } from "node:worker_threads";
 import { closeIdleMatchers } from "@yoi/compaction";
 import { type Tool, ToolError, type ToolExecutionContext } from "@yoi/llm-worker";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createBuiltinTools } from "../src/builtin-tools.ts";
-import { PodFsView } from "../src/fs-view.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { PodFsView } from "../src/fs/fs-view.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
+import { createBuiltinTools } from "../src/tools/builtin-tools.ts";
 import { tempDir } from "./helpers.ts";
 
 // `(a+)+$` against a run of `a`s that ends in `b` backtracks 2^n ways: it never finishes.

@@ -4,9 +4,9 @@ import { createClient, type ProviderKind } from "@yoi/llm-client";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
+import type { PodEvent } from "../src/events/pod-events.ts";
 import { checkImage, IMAGE_MAX_BYTES } from "../src/images/image-file.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
 import { tempDir } from "./helpers.ts";
 import { gif, jpeg, png, webp } from "./image-fixtures.ts";
 

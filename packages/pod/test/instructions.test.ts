@@ -4,11 +4,11 @@ import { createClient, type ProviderKind } from "@yoi/llm-client";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
-import { directoryChain } from "../src/instructions/index.ts";
+import type { PodEvent } from "../src/events/pod-events.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
+import { directoryChain } from "../src/instructions/instruction-files.ts";
 import { ProjectInstructions } from "../src/instructions/project-instructions.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];

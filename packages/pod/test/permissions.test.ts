@@ -2,12 +2,12 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import type { ToolCallInfo } from "@yoi/llm-worker";
 import { describe, expect, it } from "vitest";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import {
   type PermissionDecision,
   PermissionPolicy,
   type PermissionRequest,
 } from "../src/permissions/index.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
 function call(name: string, args: unknown): Pick<ToolCallInfo, "callId" | "name" | "args"> {

@@ -5,10 +5,10 @@ import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/
 import { ConfigSchema } from "@yoi/manifest";
 import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Alert } from "../src/alerts.ts";
+import type { Alert } from "../src/events/alerts.ts";
+import type { PodEvent } from "../src/events/pod-events.ts";
 import type { PermissionDecision, PermissionRequest } from "../src/permissions/index.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
 import { tempDir } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];

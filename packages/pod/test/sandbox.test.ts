@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import type { ToolExecutionContext, ToolReturn } from "@yoi/llm-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import {
   bwrapArgs,
   detectSandbox,
@@ -17,7 +18,6 @@ import {
   type SandboxPolicy,
   seatbeltProfile,
 } from "../src/sandbox/index.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
 import { bashTool, defaultBashEnv } from "../src/tools/bash.ts";
 import { tempDir } from "./helpers.ts";
 

@@ -2,8 +2,8 @@ import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { Worker } from "node:worker_threads";
 import { beforeEach, describe, expect, it } from "vitest";
-import { ScopeError } from "../src/scope-error.ts";
-import { isInside, ScopedFs } from "../src/scoped-fs.ts";
+import { ScopeError } from "../src/fs/scope-error.ts";
+import { isInside, ScopedFs } from "../src/fs/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
 const SECRET = "TOP-SECRET-OUTSIDE";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fileRefs, flattenSegments, parseSegments } from "../src/segments.ts";
+import { fileRefs, flattenSegments, parseSegments } from "../src/input/segments.ts";
 
 describe("parseSegments", () => {
   it("splits text and @path refs", () => {

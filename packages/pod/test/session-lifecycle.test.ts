@@ -5,7 +5,7 @@ import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/
 import { ConfigSchema } from "@yoi/manifest";
 import { listSessions, loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ResolvedFileRef } from "../src/file-ref.ts";
+import type { ResolvedFileRef } from "../src/input/file-ref.ts";
 import { Pod } from "../src/pod.ts";
 import { tempDir } from "./helpers.ts";
 

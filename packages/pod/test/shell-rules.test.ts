@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import * as path from "node:path";
 import type { PermissionRule } from "@yoi/manifest";
 import { describe, expect, it } from "vitest";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import {
   analyzeShell,
   bashPrefixRule,
@@ -9,7 +10,6 @@ import {
   PermissionPolicy,
   parseRuleSpec,
 } from "../src/permissions/index.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
 async function scoped(rules: PermissionRule[] = []) {

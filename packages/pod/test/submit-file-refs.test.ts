@@ -11,7 +11,7 @@ import type { Hook, Interceptor, PromptAction } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Alert } from "../src/alerts.ts";
+import type { Alert } from "../src/events/alerts.ts";
 import { Pod } from "../src/pod.ts";
 import { tempDir } from "./helpers.ts";
 

@@ -6,8 +6,8 @@ import { ConfigSchema } from "@yoi/manifest";
 import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadAgents } from "../src/agents/load-agents.ts";
+import type { PodEvent } from "../src/events/pod-events.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
 import { tempDir } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];

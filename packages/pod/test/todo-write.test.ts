@@ -2,8 +2,8 @@ import * as path from "node:path";
 import { createClient, type Item, messageText } from "@yoi/llm-client";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import type { PodEvent } from "../src/events/pod-events.ts";
 import { Pod } from "../src/pod.ts";
-import type { PodEvent } from "../src/pod-events.ts";
 import { parseTodos, renderTodos, TodoList } from "../src/tools/todo-list.ts";
 import { tempDir } from "./helpers.ts";
 

@@ -6,7 +6,7 @@
  */
 import { inputJsonSchema, toolSpec } from "@yoi/llm-worker";
 import { describe, expect, it } from "vitest";
-import { createBuiltinTools } from "../src/builtin-tools.ts";
+import { createBuiltinTools } from "../src/tools/builtin-tools.ts";
 import { TOOL_INPUT_SCHEMAS } from "../src/tools/input-schemas.ts";
 import { TOOL_JSON_SCHEMAS } from "../src/tools/json-schemas.generated.ts";
 import { TodoList } from "../src/tools/todo-list.ts";

@@ -8,10 +8,10 @@ import {
   type ToolReturn,
 } from "@yoi/llm-worker";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createBuiltinTools } from "../src/builtin-tools.ts";
-import { PodFsView } from "../src/fs-view.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { PodFsView } from "../src/fs/fs-view.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { defaultBashEnv } from "../src/tools/bash.ts";
+import { createBuiltinTools } from "../src/tools/builtin-tools.ts";
 import { tempDir } from "./helpers.ts";
 
 let base: string;

@@ -2,7 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { walk } from "../src/tools/walk.ts";
 import { tempDir } from "./helpers.ts";
 

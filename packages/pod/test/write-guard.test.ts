@@ -7,11 +7,11 @@ import { readFile, stat, utimes, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ScopeError } from "../src/scope-error.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { ScopeError } from "../src/fs/scope-error.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { tempDir } from "./helpers.ts";
 
-const SCOPED_FS = fileURLToPath(new URL("../src/scoped-fs.ts", import.meta.url));
+const SCOPED_FS = fileURLToPath(new URL("../src/fs/scoped-fs.ts", import.meta.url));
 
 async function conflict(work: Promise<unknown>): Promise<ScopeError> {
   const error = await work.then(

@@ -10,8 +10,8 @@
 import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore, Hook, ToolCallInfo } from "@yoi/llm-worker";
 import type { FileChangeRecord, SessionRecordInput } from "@yoi/worker-persistence";
-import { KeyedMutex } from "../keyed-mutex.ts";
-import type { ScopedFs } from "../scoped-fs.ts";
+import { KeyedMutex } from "../fs/keyed-mutex.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { keptState, type ObservedFile, observeFile, sameContent } from "./file-state.ts";
 import { type ScanLimits, ScopeScanner } from "./scope-scan.ts";
 

@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto";
 import type { BlobStore } from "@yoi/llm-worker";
 import type { FileState } from "@yoi/worker-persistence";
-import { isScopeError } from "../scope-error.ts";
-import type { ScopedFs } from "../scoped-fs.ts";
+import { isScopeError } from "../fs/scope-error.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
 
 /** Largest file whose prior content a checkpoint keeps (8 MiB). Larger ones are noted, not kept. */
 export const CHECKPOINT_MAX_FILE_BYTES = 8 * 1024 * 1024;

@@ -1,9 +1,7 @@
-export { type CheckpointInfo, historyBefore, listCheckpoints } from "./checkpoint-list.ts";
-export { CheckpointRecorder, type CheckpointRecorderOptions, FILE_TOOLS } from "./checkpoint-recorder.ts";
-export { CHECKPOINT_MAX_FILE_BYTES, loadBytes, observeFile, sha256, storeBytes } from "./file-state.ts";
+export { type CheckpointInfo, listCheckpoints } from "./checkpoint-list.ts";
+export { CheckpointRecorder, type CheckpointRecorderOptions } from "./checkpoint-recorder.ts";
 export { type ForkOptions, forkSession } from "./fork.ts";
 export {
-  findCheckpoint,
   type RewindConflict,
   type RewindContext,
   RewindError,
@@ -12,4 +10,3 @@ export {
   type RewindTarget,
   rewind,
 } from "./rewind.ts";
-export type { ScanLimits } from "./scope-scan.ts";

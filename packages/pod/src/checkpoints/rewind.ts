@@ -11,7 +11,7 @@ import type { Item } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore } from "@yoi/llm-worker";
 import type { FileState, SessionRecord, SessionRecordInput } from "@yoi/worker-persistence";
-import type { ScopedFs } from "../scoped-fs.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { type CheckpointInfo, historyBefore, listCheckpoints } from "./checkpoint-list.ts";
 import { keptState, loadBytes, observeFile, sameContent } from "./file-state.ts";
 

@@ -7,7 +7,7 @@
  */
 import { lstat } from "node:fs/promises";
 import type { FileState } from "@yoi/worker-persistence";
-import type { ScopedFs } from "../scoped-fs.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { walk } from "../tools/walk.ts";
 import { CHECKPOINT_MAX_FILE_BYTES, type ObservedFile, observeFile } from "./file-state.ts";
 

@@ -4,9 +4,9 @@
  * every provider sees it as input (images cannot live in system messages).
  */
 import type { MessageItem } from "@yoi/llm-client";
-import { FileRefError } from "../file-ref.ts";
-import { ScopeError } from "../scope-error.ts";
-import type { ScopedFs } from "../scoped-fs.ts";
+import { ScopeError } from "../fs/scope-error.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
+import { FileRefError } from "../input/file-ref.ts";
 import { ImageError } from "./image-file.ts";
 import { imageLabel, loadImage } from "./load-image.ts";
 

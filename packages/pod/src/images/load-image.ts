@@ -1,4 +1,4 @@
-import type { ScopedFs } from "../scoped-fs.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { downscaleImage } from "./downscale.ts";
 import { type CheckedImage, ImageError, type ImageInfo, inspectImage, overLimits } from "./image-file.ts";
 

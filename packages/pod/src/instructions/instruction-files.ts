@@ -6,7 +6,7 @@
  * CLAUDE.md.
  */
 import * as path from "node:path";
-import { isInside } from "../scoped-fs.ts";
+import { isInside } from "../fs/scoped-fs.ts";
 
 /** File names looked for in each directory, in order of preference. */
 export const INSTRUCTION_FILE_NAMES = ["AGENTS.md", "CLAUDE.md"] as const;

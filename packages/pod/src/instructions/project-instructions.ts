@@ -12,8 +12,8 @@ import * as path from "node:path";
 import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { isAbsent } from "../absent.ts";
-import { FileRefError, readTextBody } from "../file-ref.ts";
-import { ScopedFs } from "../scoped-fs.ts";
+import { ScopedFs } from "../fs/scoped-fs.ts";
+import { FileRefError, readTextBody } from "../input/file-ref.ts";
 import { directoryChain, INSTRUCTION_FILE_NAMES } from "./instruction-files.ts";
 
 /** Options of project instructions (`PodOptions.instructions`). */

@@ -1,5 +1,4 @@
 export { bashPrefixRule } from "./bash-prefix-rule.ts";
-export { commandMatcher, pathMatcher } from "./matchers.ts";
 export { isPermissionModeError, PermissionModeError, type PermissionSettingErrorCode } from "./mode-error.ts";
 export {
   MODE_CYCLE,
@@ -17,4 +16,4 @@ export {
   type SandboxStatus,
 } from "./policy.ts";
 export { formatRuleSpec, parseRuleSpec } from "./rule-syntax.ts";
-export { analyzeShell, preloadShellParser, type ShellAnalysis, type ShellWrite } from "./shell-parse.ts";
+export { analyzeShell, type ShellAnalysis, type ShellWrite } from "./shell-parse.ts";

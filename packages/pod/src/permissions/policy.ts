@@ -23,8 +23,8 @@ import {
   type PermissionRule,
   type PermissionsConfig,
 } from "@yoi/manifest";
-import { abortable } from "../abortable.ts";
-import type { ScopedFs } from "../scoped-fs.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
+import { abortable } from "../input/abortable.ts";
 import { WEB_FETCH_TOOL_NAME, webFetchHost } from "../tools/web-fetch.ts";
 import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";

@@ -5,7 +5,7 @@
  * every bash call ask (print mode: deny) until the user opts out explicitly.
  */
 import type { SandboxSettings } from "@yoi/manifest";
-import type { SandboxStatus } from "../permissions/index.ts";
+import type { SandboxStatus } from "../permissions/policy.ts";
 import { detectSandbox, isSandbox } from "./detect.ts";
 import type { Sandbox, SandboxPolicy } from "./sandbox.ts";
 

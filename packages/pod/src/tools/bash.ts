@@ -1,8 +1,8 @@
 import { defineTool, storedText, ToolError, type ToolReturn } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES, TOOL_TIMEOUT_MS } from "@yoi/manifest";
 import * as z from "zod";
-import type { Sandbox, SandboxPolicy } from "../sandbox/index.ts";
-import type { ScopedFs } from "../scoped-fs.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
+import type { Sandbox, SandboxPolicy } from "../sandbox/sandbox.ts";
 import { plural } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 

@@ -1,8 +1,8 @@
 import { ToolError } from "@yoi/llm-worker";
-import { BinaryFileError, type PodFsView } from "../fs-view.ts";
-import type { KeyedMutex } from "../keyed-mutex.ts";
-import type { ReadTracker } from "../read-tracker.ts";
-import { ScopeError } from "../scope-error.ts";
+import { BinaryFileError, type PodFsView } from "../fs/fs-view.ts";
+import type { KeyedMutex } from "../fs/keyed-mutex.ts";
+import type { ReadTracker } from "../fs/read-tracker.ts";
+import { ScopeError } from "../fs/scope-error.ts";
 
 /** What the built-in tools share: the scoped view and the session's read tracker. */
 export interface BuiltinToolDeps {

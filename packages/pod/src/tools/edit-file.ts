@@ -1,6 +1,6 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
-import { classifyBytes, SNIFF_BYTES } from "../text-sniff.ts";
+import { classifyBytes, SNIFF_BYTES } from "../fs/text-sniff.ts";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { staleMessage } from "./write-file.ts";

@@ -2,7 +2,7 @@ import * as path from "node:path";
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import picomatch from "picomatch";
 import * as z from "zod";
-import { ScopeError } from "../scope-error.ts";
+import { ScopeError } from "../fs/scope-error.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";

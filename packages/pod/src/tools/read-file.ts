@@ -1,7 +1,8 @@
 import { defineTool, inlineOutput, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import * as z from "zod";
-import { ImageError, imageLabel, imageTypeOfPath, loadImage } from "../images/index.ts";
+import { ImageError, imageTypeOfPath } from "../images/image-file.ts";
+import { imageLabel, loadImage } from "../images/load-image.ts";
 import { type BuiltinToolDeps, guarded } from "./deps.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 

@@ -5,8 +5,8 @@
  */
 import { type Item, messageText, systemMessage } from "@yoi/llm-client";
 import type { HistoryReplacement } from "@yoi/llm-worker";
-import type { CompactingPolicy } from "../auto-read.ts";
-import { insertAfterSummary } from "../auto-read.ts";
+import type { CompactingPolicy } from "../context/auto-read.ts";
+import { insertAfterSummary } from "../context/auto-read.ts";
 
 /** Where a todo stands. */
 export type TodoStatus = "pending" | "in_progress" | "completed";

@@ -1,6 +1,6 @@
 import * as path from "node:path";
-import { ScopeError } from "../scope-error.ts";
-import { type DirEntry, isInside, type ScopedFs } from "../scoped-fs.ts";
+import { ScopeError } from "../fs/scope-error.ts";
+import { type DirEntry, isInside, type ScopedFs } from "../fs/scoped-fs.ts";
 import { type IgnoreRule, isIgnored, parseGitignore } from "./gitignore.ts";
 
 /** Version-control directories: never walked into. */

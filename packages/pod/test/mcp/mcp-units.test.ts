@@ -1,7 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${VAR} is the config syntax under test.
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { expandVars, mcpName, promptArguments, toToolReturn } from "../../src/mcp/index.ts";
+import { expandVars, mcpName } from "../../src/mcp/index.ts";
+import { promptArguments } from "../../src/mcp/mcp-manager.ts";
+import { toToolReturn } from "../../src/mcp/tool-result.ts";
 import { gone, NODE } from "./servers.ts";
 
 describe("MCP helpers", () => {
@@ -99,7 +101,8 @@ describe("tool name clashes", () => {
 
 describe("closing while servers start", () => {
   it("leaves no process behind and reports nothing", async () => {
-    const { McpManager, trackedChildren } = await import("../../src/mcp/index.ts");
+    const { McpManager } = await import("../../src/mcp/index.ts");
+    const { trackedChildren } = await import("../../src/mcp/child-reaper.ts");
     const alerts: string[] = [];
     const before = new Set(trackedChildren());
     const manager = new McpManager({

@@ -10,7 +10,7 @@ import { createClient, type Item } from "@yoi/llm-client";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { type ConfigInput, ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
-import { trackedChildren } from "../../src/mcp/index.ts";
+import { trackedChildren } from "../../src/mcp/child-reaper.ts";
 import { Pod, type PodOptions } from "../../src/pod.ts";
 import { tempDir } from "../helpers.ts";
 import { startAuthServer } from "./fixtures/auth-http-server.ts";

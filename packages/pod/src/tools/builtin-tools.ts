@@ -3,17 +3,17 @@
  * glob, grep, write_file, edit_file and bash.
  */
 import type { Tool } from "@yoi/llm-worker";
-import type { PodFsView } from "./fs-view.ts";
-import { KeyedMutex } from "./keyed-mutex.ts";
-import { ReadTracker } from "./read-tracker.ts";
-import { type BashToolOptions, bashTool } from "./tools/bash.ts";
-import type { BuiltinToolDeps } from "./tools/deps.ts";
-import { editFileTool } from "./tools/edit-file.ts";
-import { globTool } from "./tools/glob.ts";
-import { type GrepToolOptions, grepTool } from "./tools/grep.ts";
-import { listDirTool } from "./tools/list-dir.ts";
-import { readFileTool } from "./tools/read-file.ts";
-import { writeFileTool } from "./tools/write-file.ts";
+import type { PodFsView } from "../fs/fs-view.ts";
+import { KeyedMutex } from "../fs/keyed-mutex.ts";
+import { ReadTracker } from "../fs/read-tracker.ts";
+import { type BashToolOptions, bashTool } from "./bash.ts";
+import type { BuiltinToolDeps } from "./deps.ts";
+import { editFileTool } from "./edit-file.ts";
+import { globTool } from "./glob.ts";
+import { type GrepToolOptions, grepTool } from "./grep.ts";
+import { listDirTool } from "./list-dir.ts";
+import { readFileTool } from "./read-file.ts";
+import { writeFileTool } from "./write-file.ts";
 
 /** Names of the tools that only read (allowed by default permissions). */
 export const READ_ONLY_TOOLS: readonly string[] = ["read_file", "list_dir", "glob", "grep"];

@@ -7,9 +7,9 @@
 
 import { type MessageItem, systemMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { ScopeError } from "./scope-error.ts";
-import { readUpTo, type ScopedFs } from "./scoped-fs.ts";
-import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "./text-sniff.ts";
+import { ScopeError } from "../fs/scope-error.ts";
+import { readUpTo, type ScopedFs } from "../fs/scoped-fs.ts";
+import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "../fs/text-sniff.ts";
 
 export type FileRefErrorCode = "out_of_scope" | "not_found" | "binary" | "io" | "too_large" | "unsupported";
 

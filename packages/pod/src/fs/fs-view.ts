@@ -7,7 +7,7 @@
 
 import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH, TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { type ResolvedFileRef, resolveFileRef } from "./file-ref.ts";
+import { type ResolvedFileRef, resolveFileRef } from "../input/file-ref.ts";
 import { ScopeError } from "./scope-error.ts";
 import { type DirEntry, type ResolvedPath, readUpTo, type ScopedFs, type ScopedStat } from "./scoped-fs.ts";
 import { type Classification, classifyBytes, SNIFF_BYTES } from "./text-sniff.ts";

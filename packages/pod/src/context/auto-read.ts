@@ -11,9 +11,9 @@ import { isCompactionMessage } from "@yoi/compaction";
 import { type Item, messageText } from "@yoi/llm-client";
 import type { ContextPolicy, ContextState, HistoryReplacement } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { resolveFileRef } from "./file-ref.ts";
-import type { ReadTracker } from "./read-tracker.ts";
-import type { ScopedFs } from "./scoped-fs.ts";
+import type { ReadTracker } from "../fs/read-tracker.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
+import { resolveFileRef } from "../input/file-ref.ts";
 
 export interface AutoReadOptions {
   /** Total bytes of file bodies attached. Default 4 × `TOOL_OUTPUT_MAX_BYTES` (64 KiB). */

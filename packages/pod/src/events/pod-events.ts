@@ -1,8 +1,8 @@
 import type { WorkerEvent } from "@yoi/llm-worker";
+import type { PermissionOutcome, PermissionRequest } from "../permissions/policy.ts";
+import type { SubagentEventInfo } from "../tools/task.ts";
+import type { TodoItem } from "../tools/todo-list.ts";
 import type { Alert } from "./alerts.ts";
-import type { PermissionOutcome, PermissionRequest } from "./permissions/index.ts";
-import type { SubagentEventInfo } from "./tools/task.ts";
-import type { TodoItem } from "./tools/todo-list.ts";
 
 export interface AlertPodEvent {
   type: "alert";

@@ -1,0 +1,11 @@
+export { type Alert, AlertBus, type AlertLevel, type AlertListener, oneLine } from "./alerts.ts";
+export type {
+  AlertPodEvent,
+  AutoReadPodEvent,
+  PermissionOutcomePodEvent,
+  PermissionRequestPodEvent,
+  PodEvent,
+  PodEventListener,
+  SubagentPodEvent,
+  TodosPodEvent,
+} from "./pod-events.ts";

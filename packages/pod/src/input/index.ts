@@ -1,0 +1,16 @@
+export {
+  FileRefError,
+  type FileRefErrorCode,
+  type ResolvedFileRef,
+  resolveFileRef,
+  truncationNote,
+} from "./file-ref.ts";
+export {
+  type FileRefSegment,
+  fileRefPlaceholder,
+  fileRefs,
+  flattenSegments,
+  parseSegments,
+  type Segment,
+  type TextSegment,
+} from "./segments.ts";

@@ -1,0 +1,26 @@
+export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./bash.ts";
+export {
+  type BuiltinToolsOptions,
+  createBuiltinTools,
+  MUTATING_TOOLS,
+  READ_ONLY_TOOLS,
+} from "./builtin-tools.ts";
+export type { GrepToolOptions } from "./grep.ts";
+export {
+  type SubagentEventInfo,
+  type SubagentResult,
+  TASK_TOOL_NAME,
+  type TaskToolOptions,
+  taskTool,
+} from "./task.ts";
+export {
+  parseTodos,
+  renderTodos,
+  TODO_MESSAGE_HEADER,
+  type TodoItem,
+  TodoList,
+  type TodoStatus,
+  withTodoList,
+} from "./todo-list.ts";
+export { todoWriteTool } from "./todo-write.ts";
+export { WEB_FETCH_TOOL_NAME, type WebFetchOptions, webFetchHost, webFetchTool } from "./web-fetch.ts";
