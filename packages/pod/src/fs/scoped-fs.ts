@@ -619,13 +619,8 @@ export class ScopedFs {
     }
   }
 
-  /**
-   * Opens the directory `dirReal` one component at a time from its write
-   * root, each step relative to the verified handle of the previous one
-   * (`/proc/self/fd/<n>/<name>` with O_NOFOLLOW: an `openat` walk), creating
-   * missing components when `create`. No swap of a parent can redirect it.
-   */
-  private async openDirAnchored(dirReal: string, input: string, create: boolean): Promise<FileHandle> {
+  /** The write root holding `dirReal` and the names leading from it down to `dirReal`. */
+  private writeRootSteps(dirReal: string, input: string): { root: string; parts: string[] } {
     const root = this.writeRoots.find((r) => isInside(r, dirReal));
     if (root === undefined)
       throw new ScopeError("out_of_scope", input, `${input} is outside the writable scope`);
@@ -633,6 +628,17 @@ export class ScopedFs {
       .relative(root, dirReal)
       .split(path.sep)
       .filter((p) => p !== "");
+    return { root, parts };
+  }
+
+  /**
+   * Opens the directory `dirReal` one component at a time from its write
+   * root, each step relative to the verified handle of the previous one
+   * (`/proc/self/fd/<n>/<name>` with O_NOFOLLOW: an `openat` walk), creating
+   * missing components when `create`. No swap of a parent can redirect it.
+   */
+  private async openDirAnchored(dirReal: string, input: string, create: boolean): Promise<FileHandle> {
+    const { root, parts } = this.writeRootSteps(dirReal, input);
     let dir: FileHandle;
     try {
       dir = await fsp.open(root, fsc.O_RDONLY | fsc.O_DIRECTORY);
@@ -687,13 +693,7 @@ export class ScopedFs {
 
   /** Creates `dirReal` and its missing parents one level at a time, refusing links and anything outside. */
   private async ensureDir(dirReal: string, input: string): Promise<void> {
-    const root = this.writeRoots.find((r) => isInside(r, dirReal));
-    if (root === undefined)
-      throw new ScopeError("out_of_scope", input, `${input} is outside the writable scope`);
-    const parts = path
-      .relative(root, dirReal)
-      .split(path.sep)
-      .filter((p) => p !== "");
+    const { root, parts } = this.writeRootSteps(dirReal, input);
     let current = root;
     for (const part of parts) {
       current = path.join(current, part);
