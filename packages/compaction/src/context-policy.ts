@@ -94,6 +94,15 @@ export interface ContextPolicyOptions {
    * session log may still point at them).
    */
   deleteUnreferencedRefs?: boolean;
+  /**
+   * Called with every compaction before it is returned (whatever triggered
+   * it: the threshold, an overflow, `compactNow`; never with a trim), and
+   * its result is what the worker gets. For what must survive a compaction
+   * outside the summary: the pod puts back the files the session read most
+   * recently and its todo list. Extending the policy here, rather than by
+   * wrapping it, keeps every other method (`checkRequest` first) as it is.
+   */
+  afterCompaction?: (replacement: HistoryReplacement, state: ContextState) => Promise<HistoryReplacement>;
 }
 
 /** The policy returned by `createContextPolicy`: the port plus the cache tools and a manual compaction. */
@@ -412,7 +421,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
             this.#options.deleteUnreferencedRefs ?? this.toolOutputCacheConfig.deleteUnreferencedRefs,
         })
       : { unreferenced: [], deleted: [] };
-    return {
+    const replacement: HistoryReplacement = {
       history: finalHistory,
       reason: "compaction",
       detail: {
@@ -436,6 +445,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
         deletedRefs: gc.deleted,
       },
     };
+    return this.#options.afterCompaction ? this.#options.afterCompaction(replacement, state) : replacement;
   }
 
   #summaryLimits(client: LlmClient, fallback: ModelLimits): ModelLimits {

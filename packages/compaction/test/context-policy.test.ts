@@ -302,6 +302,43 @@ describe("enabled / auto on every path", () => {
     expect((await policy.compactNow(state(big, undefined, client)))?.detail?.trigger).toBe("manual");
   });
 
+  it("afterCompaction sees every compaction (threshold, overflow, compactNow) and no trim", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }, { text: SUMMARY }, { text: SUMMARY }]);
+    const seen: unknown[] = [];
+    const marker: MessageItem = {
+      type: "message",
+      role: "system",
+      content: [{ type: "text", text: "kept" }],
+    };
+    const policy = createContextPolicy({
+      blobStore: new TestBlobStore(),
+      contextWindow: 100_000,
+      toolOutputCache: { contextBudgetTokens: 500 },
+      trimTargetRatio: 1,
+      afterCompaction: async (replacement) => {
+        seen.push(replacement.detail?.trigger);
+        return { ...replacement, history: [...replacement.history, marker] };
+      },
+    });
+    const trimmed = await policy.checkpoint(
+      "after_tools",
+      state([...toolRounds(10, 400), user("x")], undefined, client),
+    );
+    expect(trimmed?.reason).toBe("trim");
+    expect(seen).toEqual([]);
+    const threshold = await policy.checkpoint(
+      "after_model_call",
+      state(big, { inputTokens: 99_000 }, client),
+    );
+    const overflow = await policy.onContextOverflow(state(big, { inputTokens: 1_000 }, client));
+    const manual = await policy.compactNow(state(big, undefined, client));
+    expect(seen).toEqual(["threshold", "overflow", "manual"]);
+    for (const replaced of [threshold, overflow, manual]) {
+      expect(replaced?.reason).toBe("compaction");
+      expect(replaced?.history.at(-1)).toBe(marker);
+    }
+  });
+
   it("an overflow compacts even below the threshold", async () => {
     const client = createScriptedClient([{ text: SUMMARY }]);
     const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });

@@ -9,7 +9,7 @@
 
 import { homedir } from "node:os";
 import * as path from "node:path";
-import { createContextPolicy } from "@yoi/compaction";
+import type { YoiContextPolicy } from "@yoi/compaction";
 import {
   acceptsToolResultImages,
   createClient,
@@ -62,7 +62,8 @@ import { type CheckpointInfo, listCheckpoints } from "./checkpoints/checkpoint-l
 import { CheckpointRecorder } from "./checkpoints/checkpoint-recorder.ts";
 import { type RewindOptions, type RewindResult, rewind } from "./checkpoints/rewind.ts";
 import type { ScanLimits } from "./checkpoints/scope-scan.ts";
-import { type AutoReadOptions, type CompactingPolicy, withAutoRead } from "./context/auto-read.ts";
+import type { AutoReadOptions } from "./context/auto-read.ts";
+import { sessionContextPolicy } from "./context/session-policy.ts";
 import { AlertBus } from "./events/alerts.ts";
 import type { PodEvent, PodEventListener } from "./events/pod-events.ts";
 import { ConfiguredHooks } from "./extensions/configured-hooks.ts";
@@ -87,7 +88,7 @@ import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 import { createBuiltinTools } from "./tools/builtin-tools.ts";
 import type { GrepToolOptions } from "./tools/grep.ts";
 import { type SubagentEventInfo, type SubagentResult, taskTool } from "./tools/task.ts";
-import { TodoList, withTodoList } from "./tools/todo-list.ts";
+import { TodoList } from "./tools/todo-list.ts";
 import { todoWriteTool } from "./tools/todo-write.ts";
 import { type WebFetchOptions, webFetchTool } from "./tools/web-fetch.ts";
 
@@ -290,7 +291,7 @@ export class Pod {
   #log: SessionWriter | undefined;
   /** Records raised before the log exists (alerts at start-up), written after session_start. */
   readonly #early: ((log: SessionWriter) => Promise<unknown>)[] = [];
-  readonly #policy: CompactingPolicy;
+  readonly #policy: YoiContextPolicy;
   readonly #blobStore: BlobStore;
   readonly #listeners = new Set<PodEventListener>();
   /** Resolved `@path` items of the submit in progress (docs/design/file-refs.md#the-stash). */
@@ -368,31 +369,22 @@ export class Pod {
           onWarning: (w) => this.#worker.current?.handleClientWarning(w),
         }),
     );
-    const inner = createContextPolicy({
+    this.#policy = sessionContextPolicy({
+      config,
       blobStore: init.blobStore,
-      toolOutputCache: config.toolOutputCache,
-      compaction: config.compaction,
       client: this.#client,
       catalog: this.#catalog,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
-      ...(config.compaction.model !== null
-        ? {
-            summaryClient: (ref: string) =>
-              clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
-          }
-        : {}),
+      clientFor: (ref) => clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
+      fs: init.fs,
+      reads: this.reads,
+      todos: this.todos,
+      autoRead: options.autoRead ?? {},
+      onAutoRead: (paths) => {
+        this.#emit({ type: "auto_read", paths });
+        this.alerts.info("auto_read", `re-attached after compaction: ${paths.join(", ")}`);
+      },
     });
-    const withFiles =
-      options.autoRead === false
-        ? inner
-        : withAutoRead(inner, init.fs, this.reads, {
-            ...(options.autoRead ?? {}),
-            onAttach: (paths) => {
-              this.#emit({ type: "auto_read", paths });
-              this.alerts.info("auto_read", `re-attached after compaction: ${paths.join(", ")}`);
-            },
-          });
-    this.#policy = withTodoList(withFiles, this.todos);
     this.todos.restore(init.history);
     this.todos.subscribe((todos) => this.#emit({ type: "todos", todos: [...todos] }));
     this.permissions = new PermissionPolicy(config.permissions, {
@@ -494,7 +486,7 @@ export class Pod {
             }),
           ]
         : []),
-      ...inner.tools,
+      ...this.#policy.tools,
       ...(init.extensions.skills.length > 0 ? [createSkillTool(init.extensions.skills)] : []),
       ...(options.tools ?? []),
     ];
@@ -801,7 +793,6 @@ export class Pod {
    */
   async compact(options: PodRunOptions = {}): Promise<HistoryReplacement | undefined> {
     this.#assertIdle("compact");
-    if (this.#policy.compactNow === undefined) return undefined;
     const replacement = await this.#policy.compactNow({
       history: this.worker.history,
       lastUsage: this.#lastUsage,

@@ -3,9 +3,8 @@ import * as path from "node:path";
 import { RETAIN_HEADER, SUMMARY_HEADER } from "@yoi/compaction";
 import { createClient, type Item, messageText, systemMessage, userMessage } from "@yoi/llm-client";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
-import type { ContextPolicy } from "@yoi/llm-worker";
 import { afterEach, describe, expect, it } from "vitest";
-import { insertAfterSummary, renderAutoRead, withAutoRead } from "../src/context/auto-read.ts";
+import { insertAfterSummary, reattachFiles, renderAutoRead } from "../src/context/auto-read.ts";
 import type { PodEvent } from "../src/events/pod-events.ts";
 import { ReadTracker } from "../src/fs/read-tracker.ts";
 import { ScopedFs } from "../src/fs/scoped-fs.ts";
@@ -65,18 +64,27 @@ describe("renderAutoRead", () => {
     ]);
   });
 
-  it("leaves non-compaction replacements alone", async () => {
+  it("reattachFiles puts the fresh copy after the summary and drops the stale one a kept turn held", async () => {
     const root = await tempDir();
-    await writeFile(path.join(root, "a.txt"), "A");
+    await writeFile(path.join(root, "a.txt"), "new");
     const fs = await ScopedFs.create({ readRoots: [root] });
     const reads = new ReadTracker();
-    reads.record(path.join(root, "a.txt"), "a.txt", { size: 1, mtimeMs: 0 });
-    const inner: ContextPolicy = {
-      checkpoint: async () => ({ history: [userMessage("trimmed")], reason: "trim" }),
-    };
-    const wrapped = withAutoRead(inner, fs, reads);
-    const r = await wrapped.checkpoint!("after_tools", {} as never);
-    expect(r?.history).toHaveLength(1);
+    reads.record(path.join(root, "a.txt"), "a.txt", { size: 3, mtimeMs: 0 });
+    const summary = userMessage(`${SUMMARY_HEADER}\nwhat happened`);
+    const stale = systemMessage("[File: a.txt]\nold");
+    const kept = userMessage("latest question");
+    const { replacement, paths } = await reattachFiles(
+      { history: [summary, stale, kept], reason: "compaction", detail: { trigger: "manual" } },
+      fs,
+      reads,
+    );
+    expect(paths).toEqual(["a.txt"]);
+    expect(replacement.history.map(textOf)).toEqual([
+      textOf(summary),
+      "[File: a.txt]\nnew",
+      "latest question",
+    ]);
+    expect(replacement.detail).toEqual({ trigger: "manual", autoRead: ["a.txt"] });
   });
 });
 

@@ -168,6 +168,28 @@ describe("Pod.setModel", () => {
   });
 });
 
+describe("the strict context limit after a model switch", () => {
+  it("a model whose window is unknown is refused before anything is sent, with the entry to declare", async () => {
+    const { root, dataDir } = await project();
+    const s = await server([
+      { type: "reply", text: "From haiku." },
+      { type: "reply", text: "never sent" },
+    ]);
+    const pod = await Pod.create({ cwd: root, dataDir, client: client(s), fsync: "never" });
+    pods.push(pod);
+    // A todo list, so its re-attachment is part of the policy (it once hid the limit check).
+    pod.todos.replace([{ content: "switch models", status: "in_progress" }]);
+    expect((await pod.run("first")).status).toBe("completed");
+    pod.setModel(client(s, "claude-unlisted-7"));
+    const result = await pod.run("second");
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe("context_policy");
+    expect(result.error?.message).toContain('Unknown model "claude-unlisted-7"');
+    expect(result.error?.message).toContain('"models"');
+    expect(s.requests).toHaveLength(1);
+  });
+});
+
 describe("cancel while @path refs are read", () => {
   it("does not wait for a slow read", async () => {
     const { root, dataDir } = await project();

@@ -9,7 +9,7 @@
 
 import { isCompactionMessage } from "@yoi/compaction";
 import { type Item, messageText } from "@yoi/llm-client";
-import type { ContextPolicy, ContextState, HistoryReplacement } from "@yoi/llm-worker";
+import type { HistoryReplacement } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import type { ReadTracker } from "../fs/read-tracker.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
@@ -109,45 +109,26 @@ export async function withoutAttachments(
   return out;
 }
 
-/** A ContextPolicy that may also compact on demand (as `@yoi/compaction`'s does). */
-export interface CompactingPolicy extends ContextPolicy {
-  compactNow?(state: ContextState): Promise<HistoryReplacement | undefined>;
-}
-
 /**
- * Wraps a ContextPolicy so every compaction it returns carries the auto-read
- * files; `onAttach` hears which files were attached. The other methods are
- * forwarded unchanged.
+ * `replacement` (a compaction) with the auto-read files put back after the
+ * summary; a fresh copy replaces an older one a kept turn may still hold.
+ * Unchanged when there is nothing to attach.
  */
-export function withAutoRead(
-  policy: CompactingPolicy,
+export async function reattachFiles(
+  replacement: HistoryReplacement,
   fs: ScopedFs,
   reads: ReadTracker,
-  options: AutoReadOptions & { onAttach?: (paths: string[]) => void } = {},
-): CompactingPolicy {
-  const attach = async (
-    replacement: HistoryReplacement | undefined,
-  ): Promise<HistoryReplacement | undefined> => {
-    if (replacement === undefined || replacement.reason !== "compaction") return replacement;
-    const { items, paths, reals } = await renderAutoRead(fs, reads, options);
-    if (items.length === 0) return replacement;
-    options.onAttach?.(paths);
-    // The fresh copy replaces an older one a kept turn may still hold.
-    const rest = await withoutAttachments(replacement.history, fs, new Set(reals));
-    return {
+  options: AutoReadOptions = {},
+): Promise<{ replacement: HistoryReplacement; paths: string[] }> {
+  const { items, paths, reals } = await renderAutoRead(fs, reads, options);
+  if (items.length === 0) return { replacement, paths };
+  const rest = await withoutAttachments(replacement.history, fs, new Set(reals));
+  return {
+    replacement: {
       ...replacement,
       history: insertAfterSummary(rest, items),
       detail: { ...(replacement.detail ?? {}), autoRead: paths },
-    };
+    },
+    paths,
   };
-  const wrapped: CompactingPolicy = {};
-  if (policy.checkRequest) wrapped.checkRequest = policy.checkRequest.bind(policy);
-  if (policy.prepareToolResult) wrapped.prepareToolResult = policy.prepareToolResult.bind(policy);
-  const checkpoint = policy.checkpoint?.bind(policy);
-  if (checkpoint) wrapped.checkpoint = async (point, state) => attach(await checkpoint(point, state));
-  const overflow = policy.onContextOverflow?.bind(policy);
-  if (overflow) wrapped.onContextOverflow = async (state) => attach(await overflow(state));
-  const compactNow = policy.compactNow?.bind(policy);
-  if (compactNow) wrapped.compactNow = async (state) => attach(await compactNow(state));
-  return wrapped;
 }

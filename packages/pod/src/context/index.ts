@@ -1,8 +1,7 @@
 export {
   type AutoReadOptions,
   type AutoReadResult,
-  type CompactingPolicy,
   insertAfterSummary,
+  reattachFiles,
   renderAutoRead,
-  withAutoRead,
 } from "./auto-read.ts";

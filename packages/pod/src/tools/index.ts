@@ -20,7 +20,6 @@ export {
   type TodoItem,
   TodoList,
   type TodoStatus,
-  withTodoList,
 } from "./todo-list.ts";
 export { todoWriteTool } from "./todo-write.ts";
 export { WEB_FETCH_TOOL_NAME, type WebFetchOptions, webFetchHost, webFetchTool } from "./web-fetch.ts";

@@ -4,9 +4,6 @@
  * recovery from history when a session is restored.
  */
 import { type Item, messageText, systemMessage } from "@yoi/llm-client";
-import type { HistoryReplacement } from "@yoi/llm-worker";
-import type { CompactingPolicy } from "../context/auto-read.ts";
-import { insertAfterSummary } from "../context/auto-read.ts";
 
 /** Where a todo stands. */
 export type TodoStatus = "pending" | "in_progress" | "completed";
@@ -127,30 +124,4 @@ function isTodoItem(value: unknown): value is TodoItem {
     typeof v.content === "string" &&
     (v.status === "pending" || v.status === "in_progress" || v.status === "completed")
   );
-}
-
-/**
- * Wraps a ContextPolicy so every compaction it returns carries the todo
- * list (after the summary), the way auto-read carries recently read files.
- */
-export function withTodoList(policy: CompactingPolicy, todos: TodoList): CompactingPolicy {
-  const attach = (replacement: HistoryReplacement | undefined): HistoryReplacement | undefined => {
-    if (replacement === undefined || replacement.reason !== "compaction") return replacement;
-    const message = todos.message();
-    if (message === undefined) return replacement;
-    return {
-      ...replacement,
-      history: insertAfterSummary(replacement.history, [message]),
-      detail: { ...(replacement.detail ?? {}), todos: todos.items.length },
-    };
-  };
-  const wrapped: CompactingPolicy = {};
-  if (policy.prepareToolResult) wrapped.prepareToolResult = policy.prepareToolResult.bind(policy);
-  const checkpoint = policy.checkpoint?.bind(policy);
-  if (checkpoint) wrapped.checkpoint = async (point, state) => attach(await checkpoint(point, state));
-  const overflow = policy.onContextOverflow?.bind(policy);
-  if (overflow) wrapped.onContextOverflow = async (state) => attach(await overflow(state));
-  const compactNow = policy.compactNow?.bind(policy);
-  if (compactNow) wrapped.compactNow = async (state) => attach(await compactNow(state));
-  return wrapped;
 }
