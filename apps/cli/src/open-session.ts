@@ -2,22 +2,19 @@
  * Opens the Pod a chat runs in: a new session, the last one of this
  * project (`-c`) or a chosen one (`--resume`), on the client of the setup.
  */
-import * as path from "node:path";
 import type { LlmClient } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
 import {
-  checkImageFile,
-  FileRefError,
+  checkRefs,
   fileRefs,
   forkSession,
-  imageTypeOfPath,
   isPermissionModeError,
   type PermissionPrompt,
   Pod,
-  PodFsView,
   type PodOptions,
   parseSegments,
-  ScopedFs,
+  type RefCheck,
+  scopeFromConfig,
 } from "@yoi/pod";
 import { findSessionId, listSessions } from "@yoi/worker-persistence";
 import type { SessionFlags } from "./args.ts";
@@ -157,47 +154,42 @@ export function restoreWarnings(pod: Pod): string[] {
 }
 
 /**
- * Checks every `@path` of `input` before anything is sent: each must be a
- * readable text file, or an image (png, jpeg, gif, webp), inside the scope.
- * Returns one message per failure.
+ * Checks every `@path` of `input` before anything is sent, the way the pod
+ * will read it: each must be a readable text file, or an image (png, jpeg,
+ * gif, webp), inside the scope (`@<server>:<uri>` MCP resources are read by
+ * the pod at submit). Returns one message per failure, and one when the
+ * prompt with its files cannot fit the model's window.
  */
 export async function checkFileRefs(setup: ModelSetup, input: string): Promise<string[]> {
   const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
-  // `@<server>:<uri>` names an MCP resource, read by the pod at submit; only file refs are checked here.
-  const servers = Object.keys(setup.config.mcpServers);
-  const refs = [...new Set(fileRefs(parseSegments(input)))].filter(
-    (ref) => !servers.some((server) => ref.startsWith(`${server}:`)),
-  );
-  if (refs.length === 0) {
-    const tooLarge = inputTooLarge(Buffer.byteLength(input), setup.window, model, { what: "the prompt" });
-    return tooLarge === undefined ? [] : [tooLarge];
-  }
   const { config } = setup;
-  const root = path.resolve(setup.cwd, config.scope.root ?? ".");
-  const all = (dirs: readonly string[] | undefined) => (dirs ?? []).map((d) => path.resolve(root, d));
-  const fs = await ScopedFs.create({
-    writeRoots: config.scope.writeRoots ? all(config.scope.writeRoots) : [root],
-    readRoots: all(config.scope.readRoots),
-    cwd: root,
-  });
-  const view = new PodFsView(fs);
+  const segments = parseSegments(input);
+  const checks =
+    fileRefs(segments).length === 0
+      ? []
+      : await checkRefs(segments, {
+          fs: await scopeFromConfig(config.scope, setup.cwd),
+          maxBytes: config.toolOutput.maxBytes,
+          isServer: (name) => Object.hasOwn(config.mcpServers, name),
+        });
   const problems: string[] = [];
   let bytes = Buffer.byteLength(input);
-  for (const ref of refs) {
-    try {
-      if (imageTypeOfPath(ref) !== undefined) {
-        // An image costs what its pixels cost, not its bytes; the pod downscales large ones.
-        await checkImageFile(fs, ref);
-        continue;
-      }
-      const resolved = await view.resolveFileRef(ref, config.toolOutput.maxBytes);
-      bytes += Buffer.byteLength(JSON.stringify(resolved.item.content));
-    } catch (error) {
-      const reason = error instanceof FileRefError || errorMessage(error);
-      problems.push(`@${ref}: ${reason}`);
-    }
+  for (const check of checks) {
+    if (!check.ok) problems.push(refProblem(check));
+    else if (check.kind === "file") bytes += check.bytes;
   }
-  const tooLarge = inputTooLarge(bytes, setup.window, model, { what: "the prompt with its attached files" });
+  const attached = checks.some((c) => c.kind !== "resource");
+  const tooLarge = inputTooLarge(bytes, setup.window, model, {
+    what: attached ? "the prompt with its attached files" : "the prompt",
+  });
   if (tooLarge !== undefined) problems.push(tooLarge);
   return problems;
+}
+
+/** One line for a ref that cannot be attached. */
+function refProblem(check: Extract<RefCheck, { ok: false }>): string {
+  // Most often not a path at all (`@Injectable`, `@here`): say how to send it as text.
+  if (check.code === "not_found")
+    return `@${check.ref}: not found in the project (to send it as text, write \\@${check.ref})`;
+  return `@${check.ref}: ${check.reason}`;
 }

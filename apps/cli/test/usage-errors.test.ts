@@ -40,9 +40,34 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
       env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }),
     });
     expect(r.code).toBe(2);
+    expect(oneLine(r.stderr)).toBe(
+      "yoi: @missing.txt: not found in the project (to send it as text, write \\@missing.txt) — nothing was sent",
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("an @word that is no file, and a ref that cannot be attached, each say what is wrong", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "no" }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "blob.bin": "\u0000\u0001binary" });
+    const r = await runYoi(
+      [
+        "-p",
+        "-m",
+        "anthropic/claude-haiku-4-5",
+        "why does @Injectable fail? see @blob.bin and @../outside.txt",
+      ],
+      { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }) },
+    );
+    expect(r.code).toBe(2);
     const line = oneLine(r.stderr);
-    expect(line).toContain("@missing.txt");
-    expect(line).toContain("nothing was sent");
+    expect(line).not.toContain("true");
+    expect(line).toMatch(
+      /^yoi: @Injectable: not found in the project \(to send it as text, write \\@Injectable\); @blob\.bin: blob\.bin is binary.*; @\.\.\/outside\.txt: \.\.\/outside\.txt is outside the scope.* — nothing was sent$/,
+    );
     expect(server.requests).toHaveLength(0);
   });
 

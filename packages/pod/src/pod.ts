@@ -17,7 +17,6 @@ import {
   type Item,
   type LlmClient,
   type RequestSettings,
-  systemMessage,
   type Usage,
   userMessage,
 } from "@yoi/llm-client";
@@ -72,17 +71,14 @@ import { createSkillTool, skillsPrompt } from "./extensions/skills.ts";
 import { PodFsView } from "./fs/fs-view.ts";
 import { ReadTracker } from "./fs/read-tracker.ts";
 import { ScopedFs } from "./fs/scoped-fs.ts";
-import { imageTypeOfPath } from "./images/image-file.ts";
-import { resolveImageRef } from "./images/image-ref.ts";
 import { abortable } from "./input/abortable.ts";
-import { FileRefError } from "./input/file-ref.ts";
-import { fileRefs, flattenSegments, parseSegments, type Segment } from "./input/segments.ts";
+import { flattenSegments, parseSegments, type Segment } from "./input/segments.ts";
+import { SubmitInput } from "./input/submit-input.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/project-instructions.ts";
 import { McpManager } from "./mcp/mcp-manager.ts";
-import { parseResourceRef, resolveResourceRef } from "./mcp/resource-ref.ts";
 import { SwitchableClient } from "./model/switchable-client.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions/policy.ts";
-import { PLAN_MODE_NOTE, type PodSandbox, podSandbox } from "./sandbox/pod-sandbox.ts";
+import { type PodSandbox, podSandbox } from "./sandbox/pod-sandbox.ts";
 import type { Sandbox } from "./sandbox/sandbox.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 import { createBuiltinTools } from "./tools/builtin-tools.ts";
@@ -294,17 +290,14 @@ export class Pod {
   readonly #policy: YoiContextPolicy;
   readonly #blobStore: BlobStore;
   readonly #listeners = new Set<PodEventListener>();
-  /** Resolved `@path` items of the submit in progress (docs/design/file-refs.md#the-stash). */
-  readonly #stash: Item[] = [];
-  /** Items that came from file refs, so the log records them as `file_ref`. */
-  readonly #fileRefItems = new WeakSet<Item>();
+  /** The `@` refs of a submit, read before the run and handed over with the prompt (seed 001). */
+  readonly #input: SubmitInput;
   readonly #workerRecords = new WorkerEventRecords({
     model: () => this.#client.model,
     reason: (event) =>
-      event.reason === "interceptor" && this.#fileRefItems.has(event.item) ? "file_ref" : undefined,
+      event.reason === "interceptor" && this.#input.fromRef(event.item) ? "file_ref" : undefined,
   });
   readonly #pendingLog = new Set<Promise<unknown>>();
-  readonly #maxRefBytes: number;
   readonly #instructions: ProjectInstructions | undefined;
   #instructionsLoaded = false;
   #instructionProblems = new Set<string>();
@@ -354,7 +347,6 @@ export class Pod {
     this.reads = new ReadTracker();
     this.#blobStore = init.blobStore;
     this.sandbox = init.sandbox;
-    this.#maxRefBytes = config.toolOutput.maxBytes;
     this.#instructions =
       options.instructions === false
         ? undefined
@@ -515,14 +507,18 @@ export class Pod {
       onAlert: (level, message) => this.alerts.emit(level, "mcp", message),
       onChange: () => this.#refreshTools(),
     });
+    this.#input = new SubmitInput({
+      view: this.view,
+      reads: this.reads,
+      mcp: this.mcp,
+      maxBytes: config.toolOutput.maxBytes,
+      imageRefusal: () => this.#imageRefusal(),
+      planMode: () => this.permissions.mode === "plan",
+      onUnattached: (ref, reason) => this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`),
+    });
     const podInterceptor: Interceptor = {
       name: "pod",
-      onPromptSubmit: () => {
-        const items = this.#stash.splice(0);
-        // The mode may change between submits (Shift+Tab): say it with the prompt it applies to.
-        if (this.permissions.mode === "plan") items.push(systemMessage(PLAN_MODE_NOTE));
-        return items.length > 0 ? { action: "continue_with", items } : undefined;
-      },
+      onPromptSubmit: () => this.#input.onPromptSubmit(),
       beforeRequest: ({ request }) => {
         const extra = this.#instructions?.render();
         if (!extra) return undefined;
@@ -756,14 +752,14 @@ export class Pod {
     try {
       const started = this.#sessionStartContext;
       this.#sessionStartContext = undefined;
-      if (started !== undefined) this.#stash.push(...((await abortable(started, controller.signal)) ?? []));
+      if (started !== undefined) this.#input.add((await abortable(started, controller.signal)) ?? []);
       if (this.mcp.configured) await abortable(this.mcp.ready(this.#mcpWaitMs), controller.signal);
-      await this.#resolveRefs(segments, controller.signal);
+      await this.#input.resolveRefs(segments, controller.signal);
       await this.#refreshInstructions();
       return this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
     } finally {
       approved?.();
-      this.#stash.length = 0;
+      this.#input.clear();
       this.#controller = undefined;
       await this.flush();
     }
@@ -914,53 +910,6 @@ export class Pod {
         items: result.items,
       }),
     );
-  }
-
-  /**
-   * Reads the refs of a submit. A cancel stops it between refs and abandons
-   * a read in progress (the worker then ends the run as cancelled).
-   */
-  async #resolveRefs(segments: readonly Segment[], signal: AbortSignal): Promise<void> {
-    const seen = new Set<string>();
-    for (const ref of fileRefs(segments)) {
-      if (signal.aborted) return;
-      if (seen.has(ref)) continue;
-      seen.add(ref);
-      const resource = parseResourceRef(ref, (name) => this.mcp.has(name));
-      if (resource !== undefined) {
-        try {
-          const item = await abortable(
-            resolveResourceRef(this.mcp, resource, this.#maxRefBytes, signal),
-            signal,
-          );
-          if (item === undefined) return;
-          this.#fileRefItems.add(item);
-          this.#stash.push(item);
-        } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
-          this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`);
-        }
-        continue;
-      }
-      try {
-        if (imageTypeOfPath(ref) !== undefined) {
-          const refuse = this.#imageRefusal();
-          const image = await abortable(resolveImageRef(this.fs, ref, refuse ? { refuse } : {}), signal);
-          if (image === undefined) return;
-          this.#fileRefItems.add(image.item);
-          this.#stash.push(image.item);
-          continue;
-        }
-        const resolved = await abortable(this.view.resolveFileRef(ref, this.#maxRefBytes), signal);
-        if (resolved === undefined) return;
-        this.#fileRefItems.add(resolved.item);
-        this.#stash.push(resolved.item);
-        this.reads.record(resolved.real, ref, { size: resolved.totalBytes, mtimeMs: resolved.mtimeMs });
-      } catch (error) {
-        const reason = error instanceof FileRefError ? error.message : String(error);
-        this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`);
-      }
-    }
   }
 
   /** Re-reads the instruction files before a run; says what was loaded or changed, and what was refused. */

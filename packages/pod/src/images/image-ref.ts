@@ -45,14 +45,20 @@ export async function resolveImageRef(
       bytes: image.bytes,
     };
   } catch (error) {
-    if (error instanceof ImageError) {
-      throw new FileRefError(error.code === "too_large" ? "too_large" : "binary", path, error.message);
-    }
-    if (error instanceof ScopeError) {
-      const code =
-        error.code === "out_of_scope" ? "out_of_scope" : error.code === "not_found" ? "not_found" : "io";
-      throw new FileRefError(code, path, error.message, { cause: error });
-    }
-    throw new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
+    throw imageRefError(error, path);
   }
+}
+
+/** An image ref's failure (an ImageError, a ScopeError, anything else) as the FileRefError it reports. */
+export function imageRefError(error: unknown, path: string): FileRefError {
+  if (error instanceof FileRefError) return error;
+  if (error instanceof ImageError) {
+    return new FileRefError(error.code === "too_large" ? "too_large" : "binary", path, error.message);
+  }
+  if (error instanceof ScopeError) {
+    const code =
+      error.code === "out_of_scope" ? "out_of_scope" : error.code === "not_found" ? "not_found" : "io";
+    return new FileRefError(code, path, error.message, { cause: error });
+  }
+  return new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
 }

@@ -5,6 +5,7 @@ export {
   resolveFileRef,
   truncationNote,
 } from "./file-ref.ts";
+export { checkRefs, type RefCheck, type RefCheckOptions } from "./ref-check.ts";
 export {
   type FileRefSegment,
   fileRefPlaceholder,
