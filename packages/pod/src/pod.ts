@@ -11,8 +11,6 @@ import { homedir } from "node:os";
 import * as path from "node:path";
 import type { YoiContextPolicy } from "@yoi/compaction";
 import {
-  acceptsToolResultImages,
-  createClient,
   errorMessage,
   type Item,
   type LlmClient,
@@ -30,18 +28,7 @@ import type {
   WorkerEvent,
 } from "@yoi/llm-worker";
 import { sumUsage, Worker } from "@yoi/llm-worker";
-import {
-  buildModelCatalog,
-  type Config,
-  ConfigSchema,
-  findModel,
-  type ModelInfo,
-  type PermissionMode,
-  PROVIDER_KINDS,
-  type ProviderKind,
-  resolveModel,
-  sandboxSettings,
-} from "@yoi/manifest";
+import { type Config, ConfigSchema, type PermissionMode, sandboxSettings } from "@yoi/manifest";
 import {
   type CreateSessionOptions,
   checkSessionId,
@@ -76,7 +63,7 @@ import { flattenSegments, parseSegments, type Segment } from "./input/segments.t
 import { SubmitInput } from "./input/submit-input.ts";
 import { type InstructionsOptions, ProjectInstructions } from "./instructions/project-instructions.ts";
 import { McpManager } from "./mcp/mcp-manager.ts";
-import { SwitchableClient } from "./model/switchable-client.ts";
+import { type ModelTarget, SessionModel } from "./model/session-model.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions/policy.ts";
 import { type PodSandbox, podSandbox } from "./sandbox/pod-sandbox.ts";
 import type { Sandbox } from "./sandbox/sandbox.ts";
@@ -179,9 +166,6 @@ interface SessionStartMeta {
   permissionMode: PermissionMode;
 }
 
-/** What `Pod.setModel` switches to: a model ref of the config (`provider/model`), or a ready client. */
-export type ModelTarget = string | LlmClient;
-
 export interface PodRunOptions {
   signal?: AbortSignal;
   /** Tools (names or globs) approved without asking during this run (a custom command's `allowed-tools`). */
@@ -227,35 +211,6 @@ function settingsFrom(config: Config): RequestSettings {
   return settings;
 }
 
-/** A client for `ref` (default `config.model`), its key from the provider's `apiKeyEnv`. */
-export function clientFromConfig(
-  config: Config,
-  options: {
-    ref?: string;
-    env?: Readonly<Record<string, string | undefined>>;
-    onWarning?: Parameters<typeof createClient>[0]["onWarning"];
-  } = {},
-): LlmClient {
-  const resolved = resolveModel(config, options.ref);
-  const env = options.env ?? process.env;
-  const keyVar = resolved.provider.apiKeyEnv;
-  const apiKey = keyVar === undefined ? undefined : env[keyVar];
-  return createClient({
-    provider: resolved.kind,
-    model: resolved.model,
-    ...(apiKey ? { apiKey } : {}),
-    ...(resolved.provider.baseURL ? { baseURL: resolved.provider.baseURL } : {}),
-    ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
-    ...(options.onWarning ? { onWarning: options.onWarning } : {}),
-    ...systemMessagesFlag(resolved.info?.capabilities.systemMessagesAnywhere),
-  });
-}
-
-/** The catalog/config capability, when declared, overrides the adapter's default. */
-function systemMessagesFlag(anywhere: boolean | undefined): { systemMessagesAnywhere?: boolean } {
-  return anywhere === undefined ? {} : { systemMessagesAnywhere: anywhere };
-}
-
 export class Pod {
   /** The session id (the log's). */
   readonly id: string;
@@ -276,9 +231,8 @@ export class Pod {
   #sessionStartContext: Promise<Item[]> | undefined;
   /** The session's todo list (`todo_write`); restored from history, re-attached after compaction. */
   readonly todos = new TodoList();
-  readonly #client: SwitchableClient;
-  readonly #config: Config;
-  readonly #env: Readonly<Record<string, string | undefined>> | undefined;
+  /** The session's model: its one client, other refs' clients, what the model can take. */
+  readonly #model: SessionModel;
   readonly #worker: { current: Worker | undefined } = { current: undefined };
   /** Creates the log of a new session (undefined once it exists, and for a restored one). */
   #createLog: ((meta: SessionStartMeta) => Promise<SessionWriter>) | undefined;
@@ -293,7 +247,7 @@ export class Pod {
   /** The `@` refs of a submit, read before the run and handed over with the prompt (seed 001). */
   readonly #input: SubmitInput;
   readonly #workerRecords = new WorkerEventRecords({
-    model: () => this.#client.model,
+    model: () => this.#model.client.model,
     reason: (event) =>
       event.reason === "interceptor" && this.#input.fromRef(event.item) ? "file_ref" : undefined,
   });
@@ -306,7 +260,6 @@ export class Pod {
   #turn: number;
   readonly #baseTools: readonly Tool[];
   readonly #mcpWaitMs: number;
-  readonly #catalog: readonly ModelInfo[];
   #controller: AbortController | undefined;
   #lastUsage: Usage | undefined;
   /** Usage of the subagents of the run in progress (added to its result). */
@@ -339,8 +292,6 @@ export class Pod {
       this.#logReady = Promise.resolve(init.log);
     }
     this.#createLog = init.createLog;
-    this.#config = config;
-    this.#env = options.env;
     this.fs = init.fs;
     this.view = new PodFsView(init.fs);
     this.alerts = new AlertBus();
@@ -353,21 +304,19 @@ export class Pod {
         : new ProjectInstructions(init.fs, init.fs.cwd, path.resolve(options.cwd ?? process.cwd()), {
             ...(options.instructions ?? {}),
           });
-    this.#catalog = buildModelCatalog(config);
-    this.#client = new SwitchableClient(
-      options.client ??
-        clientFromConfig(config, {
-          ...(options.env ? { env: options.env } : {}),
-          onWarning: (w) => this.#worker.current?.handleClientWarning(w),
-        }),
-    );
+    this.#model = new SessionModel({
+      config,
+      ...(options.client ? { client: options.client } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      onWarning: (w) => this.#worker.current?.handleClientWarning(w),
+    });
     this.#policy = sessionContextPolicy({
       config,
       blobStore: init.blobStore,
-      client: this.#client,
-      catalog: this.#catalog,
+      client: this.#model.client,
+      catalog: this.#model.catalog,
       ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
-      clientFor: (ref) => clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
+      clientFor: (ref) => this.#model.clientFor(ref),
       fs: init.fs,
       reads: this.reads,
       todos: this.todos,
@@ -414,7 +363,7 @@ export class Pod {
     const builtins = createBuiltinTools({
       view: this.view,
       reads: this.reads,
-      imageRefusal: () => this.#toolImageRefusal(),
+      imageRefusal: () => this.#model.toolImageRefusal(),
       ...(options.grep ? { grep: options.grep } : {}),
       bash:
         options.bash === false
@@ -460,9 +409,8 @@ export class Pod {
               maxDepth: config.task.maxDepth,
               timeoutMs: config.task.timeoutMs,
               maxTurns: config.task.maxTurns,
-              client: this.#client,
-              clientFor: (ref) =>
-                clientFromConfig(config, { ref, ...(options.env ? { env: options.env } : {}) }),
+              client: this.#model.client,
+              clientFor: (ref) => this.#model.clientFor(ref),
               // Read at each task call: MCP servers that came up since start-up lend their tools too.
               tools: () => [...subagentTools, ...this.mcp.tools()],
               agents: init.agents,
@@ -512,7 +460,7 @@ export class Pod {
       reads: this.reads,
       mcp: this.mcp,
       maxBytes: config.toolOutput.maxBytes,
-      imageRefusal: () => this.#imageRefusal(),
+      imageRefusal: () => this.#model.imageRefusal(),
       planMode: () => this.permissions.mode === "plan",
       onUnattached: (ref, reason) => this.alerts.warn(SOURCE_FILE_REF, `@${ref} was not attached: ${reason}`),
     });
@@ -529,7 +477,7 @@ export class Pod {
       },
     };
     const worker = new Worker({
-      client: this.#client,
+      client: this.#model.client,
       tools,
       system: (options.system ?? defaultSystem(init.fs.cwd, tools)) + skillsPrompt(init.extensions.skills),
       settings: settingsFrom(config),
@@ -679,7 +627,7 @@ export class Pod {
    * `provider` and `model` say where the next call goes.
    */
   get client(): LlmClient {
-    return this.#client;
+    return this.#model.client;
   }
 
   /**
@@ -692,23 +640,15 @@ export class Pod {
    */
   setModel(target: ModelTarget): void {
     this.#assertIdle("setModel");
-    const previous = { provider: this.#client.provider, model: this.#client.model };
-    const next =
-      typeof target === "string"
-        ? clientFromConfig(this.#config, {
-            ref: target,
-            ...(this.#env ? { env: this.#env } : {}),
-            onWarning: (w) => this.#worker.current?.handleClientWarning(w),
-          })
-        : target;
-    this.#client.switchTo(next);
+    const { previous, next } = this.#model.switchTo(target);
     if (this.#logReady === undefined) return; // no log yet: session_start will name the model
     const changes: Record<string, unknown> = {
-      model: `${next.provider}/${next.model}`,
-      previous: `${previous.provider}/${previous.model}`,
+      model: next,
+      previous,
       ...(typeof target === "string" ? { ref: target } : {}),
     };
-    this.#append((log) => log.configChange(changes, next.model));
+    const model = this.#model.client.model;
+    this.#append((log) => log.configChange(changes, model));
   }
 
   /** The worker's history (read-only view). */
@@ -792,7 +732,7 @@ export class Pod {
     const replacement = await this.#policy.compactNow({
       history: this.worker.history,
       lastUsage: this.#lastUsage,
-      client: this.#client,
+      client: this.#model.client,
       blobStore: this.#blobStore,
       signal: options.signal ?? new AbortController().signal,
     });
@@ -938,32 +878,6 @@ export class Pod {
     this.#instructionProblems = seen;
   }
 
-  /** The catalog's entry of the current model; undefined for a model or an outside provider it does not know. */
-  #catalogEntry(): ModelInfo | undefined {
-    const provider = this.#client.provider;
-    if (!(PROVIDER_KINDS as readonly string[]).includes(provider)) return undefined;
-    return findModel(provider as ProviderKind, this.#client.model, this.#catalog);
-  }
-
-  /** Why the current model cannot take an image, when the catalog marks it text-only. */
-  #imageRefusal(): string | undefined {
-    const info = this.#catalogEntry();
-    if (info === undefined || info.capabilities.vision) return undefined;
-    return `${this.#client.model} does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words`;
-  }
-
-  /** Why read_file cannot hand the current model an image, if it cannot. */
-  #toolImageRefusal(): string | undefined {
-    const provider = this.#client.provider;
-    const model = this.#client.model;
-    const info = this.#catalogEntry();
-    if (info !== undefined && !info.capabilities.vision)
-      return `${model} does not accept images (the model catalog marks it text-only)`;
-    if (!acceptsToolResultImages(provider, model))
-      return `${provider} ${model} cannot take images in tool results; ask the user to attach it to a message with @<path> instead`;
-    return undefined;
-  }
-
   #onWorkerEvent(event: WorkerEvent): void {
     if (event.type === "usage") this.#lastUsage = event.usage;
     // The one recorder of worker events (worker-persistence); the pod only queues its writes.
@@ -988,8 +902,8 @@ export class Pod {
       const create = this.#createLog;
       this.#createLog = undefined;
       const meta = {
-        model: this.#client.model,
-        provider: this.#client.provider,
+        model: this.#model.client.model,
+        provider: this.#model.client.provider,
         permissionMode: this.permissions.mode,
       };
       // Opened on the next turn of the event loop: the first run's request, prepared without waiting
