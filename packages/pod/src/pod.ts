@@ -67,6 +67,8 @@ import { type ModelTarget, SessionModel } from "./model/session-model.ts";
 import { PermissionPolicy, type PermissionPrompt } from "./permissions/policy.ts";
 import { type PodSandbox, podSandbox } from "./sandbox/pod-sandbox.ts";
 import type { Sandbox } from "./sandbox/sandbox.ts";
+import { SessionLog, type SessionStartMeta } from "./session/session-log.ts";
+import { configSnapshot, inputRecord } from "./session/session-records.ts";
 import { type BashToolOptions, defaultBashEnv } from "./tools/bash.ts";
 import { createBuiltinTools } from "./tools/builtin-tools.ts";
 import type { GrepToolOptions } from "./tools/grep.ts";
@@ -159,13 +161,6 @@ export interface PodOptions {
   extensions?: { homeDir: string } | false;
 }
 
-/** What a new session's session_start says about the session as its first input arrives. */
-interface SessionStartMeta {
-  model: string;
-  provider: string;
-  permissionMode: PermissionMode;
-}
-
 export interface PodRunOptions {
   signal?: AbortSignal;
   /** Tools (names or globs) approved without asking during this run (a custom command's `allowed-tools`). */
@@ -234,13 +229,8 @@ export class Pod {
   /** The session's model: its one client, other refs' clients, what the model can take. */
   readonly #model: SessionModel;
   readonly #worker: { current: Worker | undefined } = { current: undefined };
-  /** Creates the log of a new session (undefined once it exists, and for a restored one). */
-  #createLog: ((meta: SessionStartMeta) => Promise<SessionWriter>) | undefined;
-  /** The log, once it exists or is being created. */
-  #logReady: Promise<SessionWriter> | undefined;
-  #log: SessionWriter | undefined;
-  /** Records raised before the log exists (alerts at start-up), written after session_start. */
-  readonly #early: ((log: SessionWriter) => Promise<unknown>)[] = [];
+  /** The session log: records queue in order; a new session's is created by its first input. */
+  readonly #log: SessionLog;
   readonly #policy: YoiContextPolicy;
   readonly #blobStore: BlobStore;
   readonly #listeners = new Set<PodEventListener>();
@@ -251,7 +241,6 @@ export class Pod {
     reason: (event) =>
       event.reason === "interceptor" && this.#input.fromRef(event.item) ? "file_ref" : undefined,
   });
-  readonly #pendingLog = new Set<Promise<unknown>>();
   readonly #instructions: ProjectInstructions | undefined;
   #instructionsLoaded = false;
   #instructionProblems = new Set<string>();
@@ -265,7 +254,6 @@ export class Pod {
   /** Usage of the subagents of the run in progress (added to its result). */
   #childUsage: Usage = {};
   readonly #agentProblems: Error[] = [];
-  #logBroken = false;
   #closed = false;
 
   private constructor(init: {
@@ -287,11 +275,16 @@ export class Pod {
     this.id = init.id;
     this.#sessions = init.sessions;
     this.#turn = init.turn ?? 0;
-    if (init.log) {
-      this.#log = init.log;
-      this.#logReady = Promise.resolve(init.log);
-    }
-    this.#createLog = init.createLog;
+    this.#log = new SessionLog({
+      ...(init.log ? { writer: init.log } : {}),
+      ...(init.createLog ? { create: init.createLog } : {}),
+      startMeta: () => ({
+        model: this.#model.client.model,
+        provider: this.#model.client.provider,
+        permissionMode: this.permissions.mode,
+      }),
+      onFailure: (error) => this.#onLogFailure(error),
+    });
     this.fs = init.fs;
     this.view = new PodFsView(init.fs);
     this.alerts = new AlertBus();
@@ -358,7 +351,7 @@ export class Pod {
     });
     // A resume starts in the mode the session was last in: mode switches are logged.
     this.permissions.onModeChange((mode) => {
-      if (this.#logReady !== undefined) this.#append((log) => log.configChange({ permissionMode: mode }));
+      if (this.#log.started) this.#log.append((log) => log.configChange({ permissionMode: mode }));
     });
     const builtins = createBuiltinTools({
       view: this.view,
@@ -388,7 +381,7 @@ export class Pod {
             new CheckpointRecorder({
               fs: init.fs,
               blobStore: init.blobStore,
-              append: (record) => this.#append(async (log) => log.append(await record)),
+              append: (record) => this.#log.append(async (log) => log.append(await record)),
               turn: () => this.#turn,
               onError: (message) => this.alerts.warn("checkpoints", message),
               ...options.checkpoints,
@@ -496,7 +489,7 @@ export class Pod {
     this.alerts.subscribe((alert) => {
       this.#emit({ type: "alert", alert });
       if (alert.source !== "session_log")
-        this.#append((log) => log.alert(alert.level, alert.source, alert.message), { opens: false });
+        this.#log.append((log) => log.alert(alert.level, alert.source, alert.message), { opens: false });
     });
     if (init.sandbox.notice !== undefined) this.alerts.warn("sandbox", init.sandbox.notice);
     // In parallel with whatever the UI does next (started after this turn of the event loop, so a
@@ -619,7 +612,7 @@ export class Pod {
 
   /** The session log, once the session has one (after the first input, or from the start when restored). */
   get log(): SessionWriter | undefined {
-    return this.#log;
+    return this.#log.writer;
   }
 
   /**
@@ -641,14 +634,14 @@ export class Pod {
   setModel(target: ModelTarget): void {
     this.#assertIdle("setModel");
     const { previous, next } = this.#model.switchTo(target);
-    if (this.#logReady === undefined) return; // no log yet: session_start will name the model
+    if (!this.#log.started) return; // no log yet: session_start will name the model
     const changes: Record<string, unknown> = {
       model: next,
       previous,
       ...(typeof target === "string" ? { ref: target } : {}),
     };
     const model = this.#model.client.model;
-    this.#append((log) => log.configChange(changes, model));
+    this.#log.append((log) => log.configChange(changes, model));
   }
 
   /** The worker's history (read-only view). */
@@ -682,11 +675,13 @@ export class Pod {
     // A checkpoint opens each turn: a rewind goes back to just before it.
     const turn = ++this.#turn;
     const label = titleFromInput(text);
-    this.#append((log) =>
+    this.#log.append((log) =>
       log.append({ type: "checkpoint", kind: "turn", turn, ...(label !== undefined ? { label } : {}) }),
     );
     // The item record holds the message itself: this record keeps a preview and the refs, so the log stores a prompt once.
-    this.#append((log) => log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
+    this.#log.append((log) =>
+      log.userInput(...inputRecord(typeof input === "string" ? input : text, segments)),
+    );
     const controller = this.#start(options.signal);
     const approved = options.allowTools?.length ? this.permissions.preApprove(options.allowTools) : undefined;
     try {
@@ -755,7 +750,7 @@ export class Pod {
   async rewind(options: RewindOptions = {}): Promise<RewindResult> {
     this.#assertIdle("rewind");
     const append = async (record: SessionRecordInput) => {
-      this.#append((log) => log.append(record));
+      this.#log.append((log) => log.append(record));
       await this.flush();
     };
     const result = await rewind(
@@ -776,13 +771,13 @@ export class Pod {
 
   async #records() {
     await this.flush();
-    if (this.#log === undefined) return [];
+    if (this.#log.writer === undefined) return [];
     return (await this.#sessions.load(this.id)).records;
   }
 
   /** Waits until every record so far is written to the session log. */
   async flush(): Promise<void> {
-    while (this.#pendingLog.size > 0) await Promise.allSettled([...this.#pendingLog]);
+    await this.#log.flush();
   }
 
   /** Flushes and closes the session log (releases its lock). */
@@ -791,9 +786,8 @@ export class Pod {
     this.cancel("the pod was closed");
     await this.flush();
     this.#closed = true;
+    await this.#log.close();
     await this.mcp.close();
-    const log = await this.#logReady?.catch(() => undefined);
-    await log?.close();
   }
 
   #assertIdle(what: string): void {
@@ -831,13 +825,13 @@ export class Pod {
       const usage = info.event.usage;
       this.#childUsage = sumUsage(this.#childUsage, usage);
       // Logged with the child's model so the session's totals include it.
-      this.#append((log) => log.usage(usage, { model: info.model.slice(info.model.indexOf("/") + 1) }));
+      this.#log.append((log) => log.usage(usage, { model: info.model.slice(info.model.indexOf("/") + 1) }));
     }
     this.#emit({ type: "subagent", ...info });
   }
 
   #onSubagentDone(result: SubagentResult): void {
-    this.#append((log) =>
+    this.#log.append((log) =>
       log.subagent({
         callId: result.callId,
         description: result.description,
@@ -882,53 +876,16 @@ export class Pod {
     if (event.type === "usage") this.#lastUsage = event.usage;
     // The one recorder of worker events (worker-persistence); the pod only queues its writes.
     const write = this.#workerRecords.record(event);
-    if (write) this.#append(write);
+    if (write) this.#log.append(write);
     this.#emit(event);
   }
 
-  /**
-   * Queues a record. Before the log exists, a record that `opens` (input,
-   * items: the session has begun) creates it; others (alerts) wait for it
-   * and are dropped if it never comes.
-   */
-  #append(write: (log: SessionWriter) => Promise<unknown>, options: { opens?: boolean } = {}): void {
-    if (this.#closed || this.#logBroken) return;
-    let ready = this.#logReady;
-    if (ready === undefined) {
-      if (options.opens === false || this.#createLog === undefined) {
-        this.#early.push(write);
-        return;
-      }
-      const create = this.#createLog;
-      this.#createLog = undefined;
-      const meta = {
-        model: this.#model.client.model,
-        provider: this.#model.client.provider,
-        permissionMode: this.permissions.mode,
-      };
-      // Opened on the next turn of the event loop: the first run's request, prepared without waiting
-      // for I/O, leaves first, and the log's calls (a dozen, with an fsync) do not delay it. Records
-      // queue meanwhile; flush() still waits for them.
-      ready = this.#logReady = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => create(meta))
-        .then((log) => {
-          this.#log = log;
-          return log;
-        });
-      // Records raised before the session began go first, in order.
-      for (const early of this.#early.splice(0)) this.#append(early);
-    }
-    const pending = ready.then(write).catch((error: unknown) => {
-      if (this.#logBroken) return;
-      this.#logBroken = true;
-      const message = errorMessage(error);
-      this.alerts.error(
-        "session_log",
-        `the session log could not be written; this session will not resume fully: ${message}`,
-      );
-    });
-    this.#pendingLog.add(pending);
-    void pending.finally(() => this.#pendingLog.delete(pending));
+  /** The failure path of the session log: said once; the log takes no more records. */
+  #onLogFailure(error: unknown): void {
+    this.alerts.error(
+      "session_log",
+      `the session log could not be written; this session will not resume fully: ${errorMessage(error)}`,
+    );
   }
 
   #emit(event: PodEvent): void {
@@ -940,33 +897,4 @@ export class Pod {
       }
     }
   }
-}
-
-/** Longest text a `user_input` record keeps (the full prompt is in the item record that follows). */
-const USER_INPUT_PREVIEW_CHARS = 200;
-
-/** The `user_input` record's text (a preview) and segments (only the `@path` refs). */
-function inputRecord(text: string, segments: readonly Segment[]): [string, Segment[] | undefined] {
-  const refs = segments.filter((s) => s.type === "file_ref");
-  const preview =
-    text.length > USER_INPUT_PREVIEW_CHARS ? `${text.slice(0, USER_INPUT_PREVIEW_CHARS)}…` : text;
-  return [preview, refs.length > 0 ? refs : undefined];
-}
-
-/** The config for the session_start record, without anything that could hold a secret (headers). */
-function configSnapshot(config: Config): Record<string, unknown> {
-  const providers: Record<string, unknown> = {};
-  for (const [name, p] of Object.entries(config.providers)) {
-    providers[name] = {
-      kind: p.kind,
-      ...(p.baseURL ? { baseURL: p.baseURL } : {}),
-      ...(p.apiKeyEnv ? { apiKeyEnv: p.apiKeyEnv } : {}),
-    };
-  }
-  const mcpServers: Record<string, unknown> = {};
-  for (const [name, entry] of Object.entries(config.mcpServers ?? {})) {
-    const { env: _env, headers: _headers, ...rest } = entry as Record<string, unknown>;
-    mcpServers[name] = rest;
-  }
-  return { ...config, providers, mcpServers } as Record<string, unknown>;
 }
