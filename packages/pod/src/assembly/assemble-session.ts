@@ -1,0 +1,400 @@
+/**
+ * Wiring a session: the parts a Pod is made of, built from the config and
+ * the options and connected to each other (the worker with its tools,
+ * hooks, interceptors and context policy; permissions; MCP; the session log
+ * and the events the UI hears). The Pod then only runs what this returns.
+ */
+import * as path from "node:path";
+import type { YoiContextPolicy } from "@yoi/compaction";
+import { errorMessage, type Item } from "@yoi/llm-client";
+import { type Hook, type Interceptor, sumUsage, type Tool, Worker } from "@yoi/llm-worker";
+import type { Config } from "@yoi/manifest";
+import { type SessionStore, type SessionWriter, WorkerEventRecords } from "@yoi/worker-persistence";
+import type { AgentDefinitionError } from "../agents/agent-definition.ts";
+import { CheckpointRecorder } from "../checkpoints/checkpoint-recorder.ts";
+import { sessionContextPolicy } from "../context/session-policy.ts";
+import { AlertBus } from "../events/alerts.ts";
+import { PodEventHub } from "../events/event-hub.ts";
+import { ConfiguredHooks } from "../extensions/configured-hooks.ts";
+import type { Extensions } from "../extensions/load-extensions.ts";
+import { createSkillTool, skillsPrompt } from "../extensions/skills.ts";
+import { PodFsView } from "../fs/fs-view.ts";
+import { ReadTracker } from "../fs/read-tracker.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
+import { SubmitInput } from "../input/submit-input.ts";
+import { InstructionAlerts } from "../instructions/instruction-alerts.ts";
+import { ProjectInstructions } from "../instructions/project-instructions.ts";
+import { McpManager } from "../mcp/mcp-manager.ts";
+import { SessionModel } from "../model/session-model.ts";
+import { PermissionPolicy } from "../permissions/policy.ts";
+import type { PodOptions } from "../pod-options.ts";
+import type { PodSandbox } from "../sandbox/pod-sandbox.ts";
+import { RunState } from "../session/run-state.ts";
+import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
+import { defaultBashEnv } from "../tools/bash.ts";
+import { createBuiltinTools } from "../tools/builtin-tools.ts";
+import { type SubagentResult, taskTool } from "../tools/task.ts";
+import { TodoList } from "../tools/todo-list.ts";
+import { todoWriteTool } from "../tools/todo-write.ts";
+import { webFetchTool } from "../tools/web-fetch.ts";
+import type { SessionBase } from "./session-base.ts";
+import { defaultSystem, settingsFrom, toolOutputLimits } from "./worker-settings.ts";
+
+/** Which session the parts are for: a new one (its log created at the first input) or a restored one. */
+export interface SessionSource {
+  id: string;
+  history: Item[];
+  /** User turns so far. */
+  turn: number;
+  /** A restored session's open log. */
+  writer?: SessionWriter;
+  /** Creates a new session's log. */
+  create?: (meta: SessionStartMeta) => Promise<SessionWriter>;
+}
+
+/** The parts of a session, wired. */
+export interface SessionParts {
+  id: string;
+  config: Config;
+  fs: ScopedFs;
+  view: PodFsView;
+  reads: ReadTracker;
+  alerts: AlertBus;
+  events: PodEventHub;
+  log: SessionLog;
+  sessions: SessionStore;
+  blobStore: SessionBase["blobStore"];
+  sandbox: PodSandbox;
+  extensions: Extensions;
+  model: SessionModel;
+  policy: YoiContextPolicy;
+  permissions: PermissionPolicy;
+  /** The pod's own tools (MCP servers' tools join them as the servers come up). */
+  tools: readonly Tool[];
+  /** Hooks of every tool call, the subagents' too: permissions, configured hooks, checkpoints, the caller's. */
+  hooks: readonly Hook[];
+  mcp: McpManager;
+  worker: Worker;
+  input: SubmitInput;
+  instructions: InstructionAlerts | undefined;
+  todos: TodoList;
+  runs: RunState;
+  /** Context of the SessionStart hooks, for the first input (undefined without hooks). */
+  sessionStart: Promise<Item[]> | undefined;
+  agentProblems: AgentDefinitionError[];
+  /** How long the first input waits for MCP servers still starting. */
+  mcpWaitMs: number;
+}
+
+export function assembleSession(base: SessionBase, source: SessionSource, options: PodOptions): SessionParts {
+  const { config, fs, blobStore, sandbox, extensions } = base;
+  const alerts = new AlertBus();
+  const events = new PodEventHub();
+  const runs = new RunState(source.turn);
+  const view = new PodFsView(fs);
+  const reads = new ReadTracker();
+  const todos = new TodoList();
+  // Set once the worker exists: client warnings go to it.
+  let worker: Worker | undefined;
+  const model = new SessionModel({
+    config,
+    ...(options.client ? { client: options.client } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    onWarning: (w) => worker?.handleClientWarning(w),
+  });
+  // Bash commands and configured hooks run without the keys the config names, not only the well-known ones.
+  const commandEnv = defaultBashEnv(
+    process.env,
+    Object.values(config.providers).flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+  );
+
+  const permissions = new PermissionPolicy(config.permissions, {
+    fs,
+    sandbox: sandbox.status,
+    ...(options.permissionMode ? { mode: options.permissionMode } : {}),
+    ...(options.permissionSources ? { sources: options.permissionSources } : {}),
+    ...(options.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
+    signal: () => runs.controller?.signal,
+    onOutcome: (outcome) => {
+      events.emit({ type: "permission_outcome", outcome });
+      // Headless sessions: say what was refused for want of someone to ask.
+      if (outcome.by === "no_ui") {
+        const what = outcome.subject === undefined ? outcome.tool : `${outcome.tool} ${outcome.subject}`;
+        alerts.warn(
+          "permissions",
+          `denied ${what}: it needs approval and no one can be asked (add an allow rule to permit it)`,
+        );
+      }
+    },
+    ...(options.ask
+      ? {
+          ask: (request) => {
+            const { signal: _signal, ...shown } = request;
+            events.emit({ type: "permission_request", request: shown });
+            return options.ask!(request);
+          },
+        }
+      : {}),
+  });
+
+  const log = new SessionLog({
+    ...(source.writer ? { writer: source.writer } : {}),
+    ...(source.create ? { create: source.create } : {}),
+    startMeta: () => ({
+      model: model.client.model,
+      provider: model.client.provider,
+      permissionMode: permissions.mode,
+    }),
+    // The failure path of the session log: said once; the log takes no more records.
+    onFailure: (error) =>
+      alerts.error(
+        "session_log",
+        `the session log could not be written; this session will not resume fully: ${errorMessage(error)}`,
+      ),
+  });
+  // A resume starts in the mode the session was last in: mode switches are logged.
+  permissions.onModeChange((mode) => {
+    if (log.started) log.append((w) => w.configChange({ permissionMode: mode }));
+  });
+  alerts.subscribe((alert) => {
+    events.emit({ type: "alert", alert });
+    if (alert.source !== "session_log")
+      log.append((w) => w.alert(alert.level, alert.source, alert.message), { opens: false });
+  });
+
+  const policy = sessionContextPolicy({
+    config,
+    blobStore,
+    client: model.client,
+    catalog: model.catalog,
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+    clientFor: (ref) => model.clientFor(ref),
+    fs,
+    reads,
+    todos,
+    autoRead: options.autoRead ?? {},
+    onAutoRead: (paths) => {
+      events.emit({ type: "auto_read", paths });
+      alerts.info("auto_read", `re-attached after compaction: ${paths.join(", ")}`);
+    },
+  });
+  todos.restore(source.history);
+  todos.subscribe((list) => events.emit({ type: "todos", todos: [...list] }));
+
+  const instructions =
+    options.instructions === false
+      ? undefined
+      : new InstructionAlerts(
+          new ProjectInstructions(fs, fs.cwd, path.resolve(options.cwd ?? process.cwd()), {
+            ...(options.instructions ?? {}),
+          }),
+          alerts,
+        );
+  const configuredHooks = new ConfiguredHooks({
+    hooks: config.hooks,
+    cwd: fs.cwd,
+    env: commandEnv,
+    sessionId: () => source.id,
+    onAlert: (level, message) => alerts.emit(level, "hooks", message),
+  });
+  const hooks: Hook[] = [
+    permissions.hook(),
+    // Configured hooks see every call, the subagents' too (they share this array), right after the permission check.
+    configuredHooks.hook(),
+    ...(options.checkpoints === false
+      ? []
+      : [
+          new CheckpointRecorder({
+            fs,
+            blobStore,
+            append: (record) => log.append(async (w) => w.append(await record)),
+            turn: () => runs.turn,
+            onError: (message) => alerts.warn("checkpoints", message),
+            ...options.checkpoints,
+          }).hook(),
+        ]),
+    ...(options.hooks ?? []),
+  ];
+
+  const mcp = new McpManager({
+    servers: config.mcpServers,
+    env: options.env ?? process.env,
+    cwd: fs.cwd,
+    blobStore,
+    toolTimeoutMs: config.worker.toolTimeoutMs,
+    onAlert: (level, message) => alerts.emit(level, "mcp", message),
+    onChange: () => {
+      // The worker's tools: the pod's own, then those of the MCP servers that are up.
+      try {
+        worker?.setTools([...tools, ...mcp.tools()]);
+      } catch (error) {
+        alerts.error("mcp", `MCP tools not updated: ${errorMessage(error)}`);
+      }
+    },
+  });
+
+  const builtins = createBuiltinTools({
+    view,
+    reads,
+    imageRefusal: () => model.toolImageRefusal(),
+    ...(options.grep ? { grep: options.grep } : {}),
+    bash:
+      options.bash === false
+        ? false
+        : {
+            ...(options.bash ?? {}),
+            ...(sandbox.bash ? { sandbox: sandbox.bash } : {}),
+            env: options.bash?.env ?? commandEnv,
+          },
+  });
+  const web = options.webFetch === false ? [] : [webFetchTool(options.webFetch ?? {})];
+  const subagentTools = [...builtins, ...web, ...(options.tools ?? [])];
+  const onSubagentDone = (result: SubagentResult) =>
+    log.append((w) =>
+      w.subagent({
+        callId: result.callId,
+        description: result.description,
+        ...(result.agent !== undefined ? { agent: result.agent } : {}),
+        model: result.model,
+        status: result.status,
+        turns: result.turns,
+        usage: result.usage,
+        ...(result.blobId !== undefined ? { blobId: result.blobId } : {}),
+        items: result.items,
+      }),
+    );
+  const tools: Tool[] = [
+    ...builtins,
+    ...web,
+    todoWriteTool(todos),
+    ...(config.task.maxDepth > 0
+      ? [
+          taskTool({
+            depth: 1,
+            maxDepth: config.task.maxDepth,
+            timeoutMs: config.task.timeoutMs,
+            maxTurns: config.task.maxTurns,
+            client: model.client,
+            clientFor: (ref) => model.clientFor(ref),
+            // Read at each task call: MCP servers that came up since start-up lend their tools too.
+            tools: () => [...subagentTools, ...mcp.tools()],
+            agents: base.agents,
+            root: fs.cwd,
+            instructions: () => instructions?.render(),
+            settings: settingsFrom(config),
+            hooks,
+            blobStore,
+            toolTimeoutMs: config.worker.toolTimeoutMs,
+            toolOutput: toolOutputLimits(config),
+            onEvent: (info) => {
+              if (info.event.type === "usage") {
+                const usage = info.event.usage;
+                runs.childUsage = sumUsage(runs.childUsage, usage);
+                // Logged with the child's model so the session's totals include it.
+                const childModel = info.model.slice(info.model.indexOf("/") + 1);
+                log.append((w) => w.usage(usage, { model: childModel }));
+              }
+              events.emit({ type: "subagent", ...info });
+            },
+            onDone: onSubagentDone,
+          }),
+        ]
+      : []),
+    ...policy.tools,
+    ...(extensions.skills.length > 0 ? [createSkillTool(extensions.skills)] : []),
+    ...(options.tools ?? []),
+  ];
+
+  const input = new SubmitInput({
+    view,
+    reads,
+    mcp,
+    maxBytes: config.toolOutput.maxBytes,
+    imageRefusal: () => model.imageRefusal(),
+    planMode: () => permissions.mode === "plan",
+    onUnattached: (ref, reason) => alerts.warn("file_ref", `@${ref} was not attached: ${reason}`),
+  });
+  const podInterceptor: Interceptor = {
+    name: "pod",
+    onPromptSubmit: () => input.onPromptSubmit(),
+    beforeRequest: ({ request }) => {
+      const extra = instructions?.render();
+      if (!extra) return undefined;
+      return {
+        action: "continue",
+        request: { ...request, system: request.system ? `${request.system}\n\n${extra}` : extra },
+      };
+    },
+  };
+  worker = new Worker({
+    client: model.client,
+    tools,
+    system: (options.system ?? defaultSystem(fs.cwd, tools)) + skillsPrompt(extensions.skills),
+    settings: settingsFrom(config),
+    maxTurns: config.worker.maxTurns,
+    blobStore,
+    contextPolicy: policy,
+    interceptors: [podInterceptor, configuredHooks.interceptor(), ...(options.interceptors ?? [])],
+    hooks,
+    toolTimeoutMs: config.worker.toolTimeoutMs,
+    toolOutput: toolOutputLimits(config),
+    history: source.history,
+  });
+  // The one recorder of worker events (worker-persistence); the pod only queues its writes.
+  const records = new WorkerEventRecords({
+    model: () => model.client.model,
+    reason: (event) => (event.reason === "interceptor" && input.fromRef(event.item) ? "file_ref" : undefined),
+  });
+  worker.subscribe((event) => {
+    if (event.type === "usage") runs.lastUsage = event.usage;
+    const write = records.record(event);
+    if (write) log.append(write);
+    events.emit(event);
+  });
+
+  if (sandbox.notice !== undefined) alerts.warn("sandbox", sandbox.notice);
+  // In parallel with whatever the UI does next (started after this turn of the event loop, so a
+  // caller that subscribes right after create sees every alert); the first input waits (mcpStartWaitMs).
+  if (mcp.configured) setImmediate(() => mcp.start());
+  setImmediate(() => {
+    for (const problem of extensions.problems)
+      alerts.warn(
+        "extensions",
+        `${problem.file}: ${problem.message}${problem.kept ? "" : "; it is skipped"}`,
+      );
+  });
+  const sessionStart = configuredHooks.configured
+    ? new Promise((resolve) => setImmediate(resolve)).then(() =>
+        configuredHooks.sessionStart(source.writer ? "resume" : "startup"),
+      )
+    : undefined;
+
+  return {
+    id: source.id,
+    config,
+    fs,
+    view,
+    reads,
+    alerts,
+    events,
+    log,
+    sessions: base.sessions,
+    blobStore,
+    sandbox,
+    extensions,
+    model,
+    policy,
+    permissions,
+    tools,
+    hooks,
+    mcp,
+    worker,
+    input,
+    instructions,
+    todos,
+    runs,
+    sessionStart,
+    agentProblems: [...base.agentProblems],
+    mcpWaitMs: options.mcpStartWaitMs ?? 10_000,
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * What a session stands on, read before it is wired: the config, the scope,
+ * the stores, the bash sandbox, and the extensions and agents on disk.
+ */
+import { homedir } from "node:os";
+import * as path from "node:path";
+import type { BlobStore } from "@yoi/llm-worker";
+import { type Config, ConfigSchema, sandboxSettings } from "@yoi/manifest";
+import { FileSessionStore, FsBlobStore, type SessionStore } from "@yoi/worker-persistence";
+import type { AgentDefinition, AgentDefinitionError } from "../agents/agent-definition.ts";
+import { agentDirs, loadAgents } from "../agents/load-agents.ts";
+import { type Extensions, loadExtensions } from "../extensions/load-extensions.ts";
+import { scopeFromConfig } from "../fs/scope-from-config.ts";
+import type { ScopedFs } from "../fs/scoped-fs.ts";
+import type { PodOptions } from "../pod-options.ts";
+import { type PodSandbox, podSandbox } from "../sandbox/pod-sandbox.ts";
+
+export interface SessionBase {
+  config: Config;
+  fs: ScopedFs;
+  /** Where sessions and blobs live. */
+  dataDir: string;
+  blobStore: BlobStore;
+  sessions: SessionStore;
+  sandbox: PodSandbox;
+  extensions: Extensions;
+  agents: ReadonlyMap<string, AgentDefinition>;
+  /** Agent files that could not be used (said at the first run). */
+  agentProblems: AgentDefinitionError[];
+}
+
+export async function openSessionBase(options: PodOptions): Promise<SessionBase> {
+  const config = options.config ?? ConfigSchema.parse({});
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const fs = await scopeFromConfig(config.scope, cwd);
+  const root = path.resolve(cwd, config.scope.root ?? ".");
+  const dataDir = path.resolve(cwd, options.dataDir ?? config.session.dir ?? path.join(homedir(), ".yoi"));
+  const blobStore = options.blobStore ?? new FsBlobStore({ dir: dataDir });
+  const sessions =
+    options.sessionStore ??
+    new FileSessionStore({
+      dir: dataDir,
+      ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
+    });
+  const sandbox = await podSandbox({
+    settings: sandboxSettings(config.sandbox),
+    bash: options.bash !== false,
+    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+    writeRoots: fs.writeRoots,
+    dataDir,
+  });
+  const extensions: Extensions = options.extensions
+    ? await loadExtensions({ projectDir: root, homeDir: options.extensions.homeDir })
+    : { commands: [], skills: [], problems: [] };
+  const loaded =
+    config.task.maxDepth > 0
+      ? await loadAgents(options.agentDirs ?? agentDirs(root, homedir()))
+      : { agents: new Map<string, AgentDefinition>(), problems: [] };
+  return {
+    config,
+    fs,
+    dataDir,
+    blobStore,
+    sessions,
+    sandbox,
+    extensions,
+    agents: loaded.agents,
+    agentProblems: loaded.problems,
+  };
+}

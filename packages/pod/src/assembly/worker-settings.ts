@@ -1,0 +1,41 @@
+/** What the worker is built with from the config, for the session's worker and its subagents alike. */
+import type { RequestSettings } from "@yoi/llm-client";
+import type { Tool } from "@yoi/llm-worker";
+import type { Config } from "@yoi/manifest";
+
+/** The default system prompt: the project root and the tools. */
+export function defaultSystem(root: string, tools: readonly Tool[]): string {
+  return [
+    "You are yoi, a coding agent working in a user's project.",
+    `Project root: ${root}. Paths are relative to it; nothing outside it can be read or written.`,
+    `Tools: ${tools.map((t) => t.name).join(", ")}.`,
+    "A system message (or `<system-reminder>` text) starting with `[File: <path>]` holds a file the user attached with @<path> or one re-attached after a compaction; its body may be truncated (read_file reads the rest).",
+    "A user message starting with `[Image: <path>]` holds an image the user attached.",
+    "Read a file before editing it. Keep changes minimal and explain what you did.",
+  ].join("\n");
+}
+
+export function toolOutputLimits(config: Config) {
+  return {
+    maxBytes: config.toolOutput.maxBytes,
+    inlineThresholdBytes: config.toolOutput.inlineThresholdBytes,
+    summaryMaxBytes: config.toolOutput.summaryMaxBytes,
+    summaryHeadLines: config.toolOutput.headLines,
+    summaryTailLines: config.toolOutput.tailLines,
+  };
+}
+
+export function settingsFrom(config: Config): RequestSettings {
+  const w = config.worker;
+  const settings: RequestSettings = { maxTokens: w.maxTokens };
+  if (w.temperature !== undefined) settings.temperature = w.temperature;
+  if (w.topP !== undefined) settings.topP = w.topP;
+  const r = w.reasoning;
+  if (r !== undefined) {
+    const reasoning: NonNullable<RequestSettings["reasoning"]> = {};
+    if (r.effort !== undefined && r.effort !== "none") reasoning.effort = r.effort;
+    if (r.budgetTokens !== undefined) reasoning.budgetTokens = r.budgetTokens;
+    if (Object.keys(reasoning).length > 0) settings.reasoning = reasoning;
+  }
+  return settings;
+}
