@@ -2,9 +2,9 @@
  * The Pod: one hosted agent session. `Pod.create` and `Pod.restore` open
  * what the session stands on and wire its parts (assembly/); the Pod runs
  * them: run, resume, cancel, compact, rewind, setModel, subscribe, close.
- * Input is text with `@path` refs (seed 001): refs are read before the run
- * and handed to the worker with the prompt (input/), so history reads
- * `[user message, [File: a], [File: b], ...]`.
+ * Input is text with `@path` refs (docs/design/file-refs.md): refs are read
+ * before the run and handed to the worker with the prompt (input/), so
+ * history reads `[user message, [File: a], [File: b], ...]`.
  */
 import type { Item, LlmClient } from "@yoi/llm-client";
 import { userMessage } from "@yoi/llm-client";

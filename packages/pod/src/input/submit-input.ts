@@ -1,5 +1,6 @@
 /**
- * What a submit hands the worker besides the user message (seed 001): the
+ * What a submit hands the worker besides the user message
+ * (docs/design/file-refs.md#the-stash): the
  * `@path` refs are read before the run and stashed, and the pod's
  * Interceptor gives the stash to the worker as `continue_with` when the
  * prompt is submitted, so history reads `[user message, [File: a],
