@@ -1,6 +1,5 @@
 import { readdir, readFile } from "node:fs/promises";
 import * as path from "node:path";
-import { isAbsent } from "../absent.ts";
 import { type AgentDefinition, AgentDefinitionError, parseAgentFile } from "./agent-definition.ts";
 
 export interface LoadedAgents {
@@ -19,7 +18,6 @@ export async function loadAgents(dirs: readonly string[]): Promise<LoadedAgents>
   const problems: AgentDefinitionError[] = [];
   let parseYaml: ((source: string) => unknown) | undefined;
   for (const dir of dirs) {
-    if (isAbsent(dir)) continue;
     let names: string[];
     try {
       names = (await readdir(dir)).filter((n) => n.endsWith(".md")).sort();

@@ -24,7 +24,6 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import * as path from "node:path";
-import { isAbsent } from "../absent.ts";
 import { FrontMatterError, parseFrontMatter } from "./front-matter.ts";
 
 /** Where an extension file comes from. */
@@ -157,7 +156,6 @@ function firstLine(body: string): string {
 
 /** `.md` files below `root`, a few levels deep, sorted; none when it does not exist. */
 async function markdownFiles(root: string, depth = 0): Promise<string[]> {
-  if (depth === 0 && isAbsent(root)) return [];
   let entries: import("node:fs").Dirent[];
   try {
     entries = await readdir(root, { withFileTypes: true });

@@ -17,7 +17,6 @@ import { lstat, readdir, readFile, realpath } from "node:fs/promises";
 import * as path from "node:path";
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
-import { isAbsent } from "../absent.ts";
 import { TOOL_JSON_SCHEMAS } from "../tools/json-schemas.generated.ts";
 import type { ExtensionDirs, ExtensionProblem, ExtensionSource } from "./commands.ts";
 import { FrontMatterError, parseFrontMatter } from "./front-matter.ts";
@@ -46,7 +45,6 @@ export async function loadSkills(
     ["project", dirs.projectDir],
   ] as const) {
     const root = path.join(base, ".yoi", "skills");
-    if (isAbsent(root)) continue;
     let entries: import("node:fs").Dirent[];
     try {
       entries = await readdir(root, { withFileTypes: true });

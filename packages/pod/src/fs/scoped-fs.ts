@@ -8,15 +8,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  constants as fsc,
-  openSync,
-  readlinkSync,
-  realpathSync,
-  type Stats,
-  statSync,
-} from "node:fs";
+import { constants as fsc, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import * as fsp from "node:fs/promises";
 import * as path from "node:path";
@@ -114,18 +106,18 @@ export function isInside(root: string, child: string): boolean {
   return rel !== ".." && !rel.startsWith(`..${path.sep}`);
 }
 
-/** Whether `/proc/self/fd/<n>` names open files here (Linux). Probed once. */
-let procProbe: boolean | undefined;
-function procAvailable(): boolean {
-  procProbe ??= (() => {
-    let fd: number | undefined;
+/** Whether `/proc/self/fd/<n>` names open files here (Linux). Probed once per process. */
+let procProbe: Promise<boolean> | undefined;
+function procAvailable(): Promise<boolean> {
+  procProbe ??= (async () => {
+    let dir: FileHandle | undefined;
     try {
-      fd = openSync(path.parse(process.cwd()).root, fsc.O_RDONLY | fsc.O_DIRECTORY);
-      return path.isAbsolute(readlinkSync(`/proc/self/fd/${fd}`));
+      dir = await fsp.open(path.parse(process.cwd()).root, fsc.O_RDONLY | fsc.O_DIRECTORY);
+      return path.isAbsolute(await fsp.readlink(`/proc/self/fd/${dir.fd}`));
     } catch {
       return false;
     } finally {
-      if (fd !== undefined) closeSync(fd);
+      await dir?.close();
     }
   })();
   return procProbe;
@@ -161,25 +153,27 @@ export class ScopedFs {
 
   /** Realpaths the roots (each must be an existing directory) and builds the scope. */
   static async create(options: ScopedFsOptions): Promise<ScopedFs> {
-    // Synchronous: a few calls once per scope, on every session's way to its first request, where the
-    // asynchronous ones cost far more CPU than the calls themselves. Every access later is asynchronous.
-    const realRoot = (root: string): string => {
+    const realRoot = async (root: string): Promise<string> => {
       if (typeof root !== "string" || root === "" || root.includes("\0")) {
         throw new ScopeError("invalid_path", String(root), `invalid scope root ${JSON.stringify(root)}`);
       }
       let real: string;
+      let st: Stats;
       try {
-        real = realpathSync.native(path.resolve(root));
+        real = await fsp.realpath(path.resolve(root));
+        st = await fsp.stat(real);
       } catch (error) {
         throw scopeErrorFromOs(error, root, "use as scope root");
       }
-      const st = statSync(real);
       if (!st.isDirectory())
         throw new ScopeError("invalid_path", root, `scope root ${root} is not a directory`);
       return real;
     };
-    const writeRoots = (options.writeRoots ?? []).map(realRoot);
-    const readOnly = (options.readRoots ?? []).map(realRoot);
+    // In order, so a bad root is reported as the first bad one given.
+    const writeRoots: string[] = [];
+    for (const root of options.writeRoots ?? []) writeRoots.push(await realRoot(root));
+    const readOnly: string[] = [];
+    for (const root of options.readRoots ?? []) readOnly.push(await realRoot(root));
     const readRoots = [...new Set([...writeRoots, ...readOnly])];
     if (readRoots.length === 0) {
       throw new ScopeError("invalid_path", "", "a ScopedFs needs at least one read or write root");
@@ -192,7 +186,7 @@ export class ScopedFs {
       }
     }
     const check = options.handleCheck ?? "auto";
-    const proc = check !== "inode" && procAvailable();
+    const proc = check !== "inode" && (await procAvailable());
     if (check === "proc" && !proc) {
       throw new ScopeError(
         "io",

@@ -11,7 +11,6 @@ import { homedir } from "node:os";
 import * as path from "node:path";
 import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { isAbsent } from "../absent.ts";
 import { ScopedFs } from "../fs/scoped-fs.ts";
 import { FileRefError, readTextBody } from "../input/file-ref.ts";
 import { directoryChain, INSTRUCTION_FILE_NAMES } from "./instruction-files.ts";
@@ -96,7 +95,6 @@ export class ProjectInstructions {
     if (user) files.push(user);
     for (const dir of this.#dirs) {
       for (const name of INSTRUCTION_FILE_NAMES) {
-        if (isAbsent(path.join(dir, name))) continue;
         const display = path.relative(this.#fs.cwd, path.join(dir, name)) || name;
         const found = await this.#read(this.#fs, display, display, "project", problems);
         if (found === "absent") continue;
@@ -115,7 +113,7 @@ export class ProjectInstructions {
   }
 
   async #readUser(problems: InstructionProblem[]): Promise<InstructionFile | undefined> {
-    if (this.#userDir === undefined || isAbsent(path.join(this.#userDir, "AGENTS.md"))) return undefined;
+    if (this.#userDir === undefined) return undefined;
     if (this.#userFs === undefined) {
       const exists = await stat(this.#userDir).then(
         (s) => s.isDirectory(),

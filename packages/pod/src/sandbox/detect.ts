@@ -10,14 +10,9 @@
  * same bwrap binary (path, size, mtime, inode), user and boot: whether user
  * namespaces work changes with a kernel setting or a new binary, which a
  * reboot or the key catches. A failed probe is never remembered.
- *
- * Up to the bwrap run, the probe reads a few small files synchronously: it
- * runs once per process, on every session's way to its first request, and
- * a remembered answer then costs some tens of microseconds instead of a
- * dozen asynchronous calls (each missing PATH entry an error with a stack).
  */
-import { accessSync, constants, readFileSync, statSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { yoiCacheDir } from "@yoi/manifest";
 import { bwrapSandbox } from "./bwrap.ts";
@@ -42,19 +37,19 @@ export function isSandbox(value: Sandbox | SandboxUnavailable): value is Sandbox
 async function probe(): Promise<Sandbox | SandboxUnavailable> {
   if (process.platform === "darwin") {
     const exec = "/usr/bin/sandbox-exec";
-    return executable(exec)
+    return (await executable(exec))
       ? seatbeltSandbox(exec)
       : { reason: "sandbox-exec was not found at /usr/bin/sandbox-exec" };
   }
   if (process.platform !== "linux") return { reason: `no sandbox is supported on ${process.platform}` };
-  const bwrap = onPath("bwrap");
+  const bwrap = await onPath("bwrap");
   if (bwrap === undefined)
     return {
       reason:
         "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
     };
-  const key = probeKey(bwrap);
-  if (key !== undefined && cachedProbe() === key) return bwrapSandbox(bwrap);
+  const key = await probeKey(bwrap);
+  if (key !== undefined && (await cachedProbe()) === key) return bwrapSandbox(bwrap);
   const error = await run(bwrap, [
     "--ro-bind",
     "/",
@@ -83,10 +78,10 @@ function probeCacheFile(): string | undefined {
 }
 
 /** What a successful probe holds for: this bwrap binary, this user, this boot. Undefined when unknowable. */
-function probeKey(bwrap: string): string | undefined {
+async function probeKey(bwrap: string): Promise<string | undefined> {
   try {
-    const info = statSync(bwrap);
-    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8");
+    const info = await stat(bwrap);
+    const boot = await readFile("/proc/sys/kernel/random/boot_id", "utf8");
     const uid = process.getuid?.() ?? -1;
     return [bwrap, info.size, info.mtimeMs, info.ino, uid, boot.trim()].join(":");
   } catch {
@@ -94,11 +89,11 @@ function probeKey(bwrap: string): string | undefined {
   }
 }
 
-function cachedProbe(): string | undefined {
+async function cachedProbe(): Promise<string | undefined> {
   try {
     const file = probeCacheFile();
     if (!file) return undefined;
-    const saved = JSON.parse(readFileSync(file, "utf8")) as { ok?: unknown };
+    const saved = JSON.parse(await readFile(file, "utf8")) as { ok?: unknown };
     return typeof saved.ok === "string" ? saved.ok : undefined;
   } catch {
     return undefined; // no cache yet, or an unreadable one: probe
@@ -119,22 +114,22 @@ async function rememberProbe(key: string): Promise<void> {
   }
 }
 
-function executable(file: string): boolean {
+/** A file (not a directory of that name) this process may run. */
+async function executable(file: string): Promise<boolean> {
   try {
-    // A missing file answers without an exception; only a file that exists is checked for X_OK.
-    if (!statSync(file, { throwIfNoEntry: false })?.isFile()) return false;
-    accessSync(file, constants.X_OK);
+    if (!(await stat(file)).isFile()) return false;
+    await access(file, constants.X_OK);
     return true;
   } catch {
-    return false; // not ours to run, or a PATH entry that is not a directory
+    return false; // missing, not ours to run, or a PATH entry that is not a directory
   }
 }
 
-function onPath(name: string): string | undefined {
+async function onPath(name: string): Promise<string | undefined> {
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
     if (dir === "") continue;
     const file = path.join(dir, name);
-    if (executable(file)) return file;
+    if (await executable(file)) return file;
   }
   return undefined;
 }
