@@ -9,6 +9,7 @@ import type { WorkerError } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
 import { CliError } from "./cli-error.ts";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
+import { sanitize } from "./terminal-text.ts";
 
 /** What a provider failure message needs to know about the session. */
 export interface ProviderContext {
@@ -25,10 +26,16 @@ export interface ProviderContext {
   secrets?: readonly string[];
 }
 
+/** One line for any error, for a person: secrets scrubbed, control characters made visible. */
 export function describeError(
   error: unknown,
   context?: ProviderContext,
 ): { message: string; exitCode: ExitCode } {
+  const described = describe(error, context);
+  return { ...described, message: sanitize(described.message) };
+}
+
+function describe(error: unknown, context?: ProviderContext): { message: string; exitCode: ExitCode } {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
   if (error instanceof ConfigError) return { message: error.message, exitCode: EXIT.usage };
   if (isLlmError(error)) {
@@ -92,7 +99,8 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
     default:
       line = `${ctx.provider}${status}: ${detail}`;
   }
-  return scrub(line, ctx.secrets);
+  // Provider messages are the server's text: shown, never acted on by the terminal.
+  return sanitize(scrub(line, ctx.secrets));
 }
 
 /**

@@ -7,6 +7,7 @@ import { type Command, parseCommand } from "./args.ts";
 import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { HELP } from "./help.ts";
+import { sanitize } from "./terminal-text.ts";
 import { cliVersion } from "./version.ts";
 
 /** Runs `yoi` with `argv` (without node and the script) and returns the exit code. */
@@ -61,7 +62,8 @@ async function run(command: Command): Promise<number> {
 
 async function fail(error: unknown): Promise<number> {
   if (error instanceof CliError) {
-    process.stderr.write(`yoi: ${error.message}\n`);
+    // A usage error may quote what was given (a flag value): shown through the sanitiser like the rest.
+    process.stderr.write(`yoi: ${sanitize(error.message)}\n`);
     return error.exitCode;
   }
   const { describeError } = await import("./describe-error.ts");

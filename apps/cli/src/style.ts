@@ -2,7 +2,7 @@
  * ANSI styling that switches itself off: no colour when the stream is not a
  * terminal, with NO_COLOR set (any value), TERM=dumb, or --no-color.
  */
-import { stripVTControlCharacters, styleText } from "node:util";
+import { styleText } from "node:util";
 
 export interface Style {
   enabled: boolean;
@@ -41,8 +41,4 @@ export function createStyle(enabled: boolean): Style {
     cyan: paint("cyan"),
     magenta: paint("magenta"),
   };
-}
-
-export function stripAnsi(text: string): string {
-  return stripVTControlCharacters(text);
 }

@@ -4,6 +4,7 @@ import type { Command } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { loadCliConfig } from "../session-setup.ts";
+import { sanitize } from "../terminal-text.ts";
 
 /** Most bytes printed at once; a larger selection is cut with a note to narrow it. */
 const MAX_OUTPUT_BYTES = 256 * 1024;
@@ -14,7 +15,8 @@ const MAX_OUTPUT_BYTES = 256 * 1024;
  */
 export async function inspectCommand(command: Extract<Command, { kind: "inspect" }>): Promise<number> {
   const cli = await loadCliConfig(command.flags);
-  const text = await inspectBlob(cli.dataDir, command.blobId, command.selector);
+  // A blob is a tool's output: printed with its control characters made visible.
+  const text = sanitize(await inspectBlob(cli.dataDir, command.blobId, command.selector));
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
   return EXIT.ok;
 }

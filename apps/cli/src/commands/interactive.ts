@@ -35,6 +35,8 @@ import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup-trace.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
+import { sanitize, sanitizeLine } from "../terminal-text.ts";
+import { truncate } from "../text-width.ts";
 import { complete } from "../ui/completer.ts";
 import {
   type ExpandedCommand,
@@ -45,7 +47,7 @@ import {
 import type { Key } from "../ui/keys.ts";
 import { LineEditor } from "../ui/line-editor.ts";
 import { modelChoices } from "../ui/model-choices.ts";
-import { permissionPreview } from "../ui/permission-preview.ts";
+import { permissionQuestion } from "../ui/permission-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
 import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
@@ -76,7 +78,7 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
     ask: (settings) => askTrust(settings, style),
     onIgnored: (settings) =>
       process.stdout.write(
-        style.yellow(`! not trusted: ${settings.file} settings ignored for this session\n`),
+        style.yellow(`! not trusted: ${sanitizeLine(settings.file)} settings ignored for this session\n`),
       ),
   });
   markStartup("interactive: config and model set up");
@@ -91,6 +93,8 @@ interface PendingAsk {
   resolve: (decision: PermissionDecision) => void;
   /** For bash: the prefix rule "always" grants (`git status *`), when the line has a safe one. */
   prefix: string | undefined;
+  /** The question's lines, and the call whole (Ctrl-O), made visible. */
+  question: { lines: string[]; whole: string[] };
 }
 
 class InteractiveSession {
@@ -246,13 +250,15 @@ class InteractiveSession {
     const s = this.#style;
     const { pod, setup, restored } = this.#opened;
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
-    this.#renderer.line(`${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(model)} · ${pod.fs.cwd}`);
+    this.#renderer.line(
+      `${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(sanitizeLine(model))} · ${sanitizeLine(pod.fs.cwd)}`,
+    );
     for (const note of setup.notes) this.#note(note);
-    if (pod.sandbox.notice !== undefined) this.#renderer.line(s.yellow(`· ${pod.sandbox.notice}`));
+    if (pod.sandbox.notice !== undefined) this.#renderer.line(s.yellow(`· ${sanitize(pod.sandbox.notice)}`));
     if (restored) {
       const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";
       this.#renderer.line(s.dim(`· ${how} session ${pod.id} (${pod.history.length} items in history)`));
-      for (const warning of restoreWarnings(pod)) this.#renderer.line(s.yellow(`! ${warning}`));
+      for (const warning of restoreWarnings(pod)) this.#renderer.line(s.yellow(`! ${sanitize(warning)}`));
       for (const line of transcriptLines(pod.history, s)) this.#renderer.line(line);
     }
     this.#renderer.hanging(
@@ -345,7 +351,7 @@ class InteractiveSession {
       this.#renderer.status("shell", undefined);
     }
     if (!result.ran) {
-      this.#renderer.line(s.yellow(`⊘ ${command}: ${result.output}`));
+      this.#renderer.line(s.yellow(`⊘ ${sanitize(command)}: ${sanitize(result.output)}`));
       return;
     }
     this.#renderer.toolOutput(result.output, result.isError);
@@ -387,13 +393,14 @@ class InteractiveSession {
         resolve("deny");
         return;
       }
-      this.#pendingAsk = { request, resolve, prefix };
       const s = this.#style;
+      const question = permissionQuestion(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd, {
+        columns: process.stdout.columns ?? 80,
+        rows: process.stdout.rows ?? 24,
+      });
+      this.#pendingAsk = { request, resolve, prefix, question };
       this.#renderer.suspend();
-      this.#renderer.line(`${s.yellow("?")} ${s.bold("allow")} ${request.summary}`);
-      const detail = permissionPreview(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd);
-      if (detail) this.#renderer.line(detail);
-      if (request.reason) this.#renderer.line(s.dim(`  asking because ${request.reason}`));
+      for (const line of question.lines) this.#renderer.line(line);
       request.signal.addEventListener(
         "abort",
         () => {
@@ -404,7 +411,11 @@ class InteractiveSession {
       );
       // Say what "always" grants: bash, its prefix rule (or this exact command); other tools, the tool.
       const always =
-        request.tool === "bash" ? (prefix !== undefined ? `"${prefix}"` : "this command") : request.tool;
+        request.tool === "bash"
+          ? prefix !== undefined
+            ? `"${truncate(sanitizeLine(prefix), 60)}"`
+            : "this command"
+          : sanitizeLine(request.tool);
       const choices = `[y]es · [n]o · [a]lways ${always} this session · [t]ell the model why not`;
       this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
@@ -416,6 +427,12 @@ class InteractiveSession {
     if (!pending) return true;
     const { tool } = pending.request;
     const letter = key.name === "text" ? key.text.toLowerCase() : "";
+    if (key.ctrl && key.name === "o") {
+      // The call whole, then the question again below it: still unanswered.
+      this.#renderer.line(pending.question.whole.join("\n"));
+      for (const line of pending.question.lines) this.#renderer.line(line);
+      return false;
+    }
     if (letter === "y") {
       this.#finishAsk("allow", "allowed");
       return true;
@@ -578,7 +595,7 @@ class InteractiveSession {
     if (command === undefined) {
       const expanded = await expandSlash(this.#opened.pod, text);
       if (expanded.kind === "submit") return expanded;
-      this.#renderer.line(this.#style.yellow(expanded.message));
+      this.#renderer.line(this.#style.yellow(sanitize(expanded.message)));
       return undefined;
     }
     await command.run(arg);
@@ -730,7 +747,7 @@ class InteractiveSession {
   #note(text: string): void {
     if (this.#notes.has(text)) return;
     this.#notes.add(text);
-    this.#renderer.hanging(this.#style.dim("·"), this.#style.dim(text), 2);
+    this.#renderer.hanging(this.#style.dim("·"), this.#style.dim(sanitize(text)), 2);
   }
 
   /**
@@ -759,7 +776,8 @@ class InteractiveSession {
     this.#renderer.line(
       s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
     );
-    for (const warning of restoreWarnings(opened.pod)) this.#renderer.line(s.yellow(`! ${warning}`));
+    for (const warning of restoreWarnings(opened.pod))
+      this.#renderer.line(s.yellow(`! ${sanitize(warning)}`));
     for (const line of transcriptLines(opened.pod.history, s)) this.#renderer.line(line);
   }
 
@@ -829,8 +847,11 @@ class InteractiveSession {
 /** Asks once whether the project's own settings that widen access may apply. */
 async function askTrust(settings: ProjectSettings, style: Style): Promise<boolean> {
   const out = process.stdout;
-  out.write(`${style.yellow("?")} ${style.bold(settings.file)} asks for more than the defaults:\n`);
-  for (const line of settings.lines) out.write(`    ${line}\n`);
+  // The settings are the project's own text: shown, never acted on by the terminal.
+  out.write(
+    `${style.yellow("?")} ${style.bold(sanitizeLine(settings.file))} asks for more than the defaults:\n`,
+  );
+  for (const line of settings.lines) out.write(`    ${sanitizeLine(line)}\n`);
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true });
   try {
     const answer = await new Promise<string>((resolve) => {

@@ -11,6 +11,7 @@ import { EXIT } from "../exit-codes.ts";
 import { isTrusted, sensitiveProjectSettings, withoutProjectSettings } from "../project-trust.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
+import { sanitizeDeep } from "../terminal-text.ts";
 
 export async function mcpCommand(command: Extract<Command, { kind: "mcp" }>): Promise<number> {
   const env = process.env;
@@ -57,7 +58,8 @@ export function formatMcpStatus(
 ): string[] {
   if (servers.length === 0) return [style.dim("no MCP servers configured (mcpServers in the config)")];
   const lines: string[] = [];
-  for (const s of servers) {
+  // Names, errors, stderr and tool names come from the servers and the config files.
+  for (const s of sanitizeDeep(servers)) {
     const state =
       s.state === "ready"
         ? style.green("ready")

@@ -21,6 +21,7 @@ import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";
+import { jsonLine, sanitize } from "../terminal-text.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
@@ -40,7 +41,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
     onIgnored: (settings) =>
       process.stderr.write(
-        `yoi: ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
+        sanitize(
+          `yoi: ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
+        ),
       ),
   });
   markStartup("print: config and model set up");
@@ -58,9 +61,11 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   const opened = await openPodWith(setup, plan.open);
   const { pod } = opened;
   markStartup("print: pod opened");
-  const emit = (event: StreamJsonEvent) => process.stdout.write(`${JSON.stringify(redactDeep(event))}\n`);
+  // JSON stays JSON: escaped, so no control character reaches a terminal it is printed on.
+  const emit = (event: StreamJsonEvent) => process.stdout.write(`${jsonLine(redactDeep(event))}\n`);
   const stream = command.output === "stream-json";
-  const diag = (line: string) => process.stderr.write(`yoi: ${line}\n`);
+  // What a diagnostic quotes (a command, a server's message) is shown, never acted on.
+  const diag = (line: string) => process.stderr.write(`yoi: ${sanitize(line)}\n`);
 
   if (stream) {
     emit({
@@ -147,7 +152,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       ? { code: result.error.code, message: describeFailure(result.error, opened.provider) }
       : undefined;
   if (command.output === "text") {
-    if (text !== "") process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+    // The model's answer, to a terminal or a file someone will print later: control characters made visible.
+    const shown = sanitize(text);
+    if (shown !== "") process.stdout.write(shown.endsWith("\n") ? shown : `${shown}\n`);
   } else {
     const final: StreamJsonEvent = {
       type: "result",
@@ -159,7 +166,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       duration_ms: Date.now() - started,
       ...(error ? { error } : {}),
     };
-    process.stdout.write(`${JSON.stringify(redactDeep(final))}\n`);
+    process.stdout.write(`${jsonLine(redactDeep(final))}\n`);
   }
   switch (result.status) {
     case "completed":

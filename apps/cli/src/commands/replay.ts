@@ -4,6 +4,7 @@ import { startReplayServer } from "@yoi/llm-client/testing";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
+import { jsonLine } from "../terminal-text.ts";
 
 /**
  * `yoi debug replay --provider <p> <file>`: serves a recorded stream (one
@@ -42,7 +43,7 @@ export async function replayCommand(command: Extract<Command, { kind: "replay" }
     });
     for await (const event of client.stream({ items: [userMessage("replay")] })) {
       if (event.type === "status" && event.status === "failed") failed = true;
-      process.stdout.write(`${JSON.stringify(event)}\n`);
+      process.stdout.write(`${jsonLine(event)}\n`);
     }
   } finally {
     await server.close();

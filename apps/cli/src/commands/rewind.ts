@@ -15,6 +15,7 @@ import { loadCliConfig } from "../session-setup.ts";
 import { resolveSessionArg } from "../sessions/resume-target.ts";
 import { checkpointLines } from "../sessions/slash-rewind.ts";
 import { colorEnabled, createStyle } from "../style.ts";
+import { sanitizeLine } from "../terminal-text.ts";
 
 export async function rewindCommand(command: Extract<Command, { kind: "rewind" }>): Promise<number> {
   const cli = await loadCliConfig(command.flags);
@@ -93,13 +94,16 @@ export async function rewindCommand(command: Extract<Command, { kind: "rewind" }
     }
     const out = process.stdout;
     out.write(`rewound session ${id} to before turn ${result.checkpoint.turn}\n`);
-    for (const file of result.restored) out.write(`  restored ${fs.display(file)}\n`);
+    // File names are whatever the files are called: shown, never acted on by the terminal.
+    for (const file of result.restored) out.write(`  restored ${sanitizeLine(fs.display(file))}\n`);
     for (const file of result.forced)
-      out.write(`  overwrote ${fs.display(file)} (it had changed outside yoi)\n`);
+      out.write(`  overwrote ${sanitizeLine(fs.display(file))} (it had changed outside yoi)\n`);
     if (command.files && result.restored.length === 0) out.write("  no files to put back\n");
     if (result.history) out.write(`  conversation: ${result.history.length} items kept\n`);
     for (const failure of result.failed) {
-      process.stderr.write(`yoi: could not restore ${fs.display(failure.path)}: ${failure.reason}\n`);
+      process.stderr.write(
+        `yoi: could not restore ${sanitizeLine(fs.display(failure.path))}: ${sanitizeLine(failure.reason)}\n`,
+      );
     }
     out.write(`undo this rewind with /rewind in yoi --resume ${id.slice(0, 13)}\n`);
     return result.failed.length > 0 ? EXIT.error : EXIT.ok;

@@ -5,6 +5,7 @@ import { projectRoot } from "../project-root.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { shortIds } from "../sessions/short-ids.ts";
 import { colorEnabled, createStyle } from "../style.ts";
+import { sanitizeLine } from "../terminal-text.ts";
 import { truncate } from "../text-width.ts";
 
 /**
@@ -21,7 +22,7 @@ export async function sessionsCommand(command: Extract<Command, { kind: "session
     process.stdout.write(
       command.all || all.length === 0
         ? `no sessions yet in ${cli.dataDir}\n`
-        : `no sessions in ${here} (${all.length} elsewhere: yoi sessions --all)\n`,
+        : `no sessions in ${sanitizeLine(here)} (${all.length} elsewhere: yoi sessions --all)\n`,
     );
     return EXIT.ok;
   }
@@ -38,13 +39,14 @@ export function formatSessionTable(
   const style = options.style ?? createStyle(false);
   const now = options.now ?? Date.now();
   const ids = shortIds(rows.map((s) => s.id));
+  // Titles, models and directories come from session logs, which a `yoi serve` client or anyone may have written.
   const table = sessionTree(rows).map(({ session: s, depth }) => [
-    ids.get(s.id) ?? s.id,
-    `${depth > 0 ? `${"  ".repeat(depth - 1)}└ ` : ""}${truncate(s.title ?? "(no prompt yet)", 48)}`,
+    sanitizeLine(ids.get(s.id) ?? s.id),
+    `${depth > 0 ? `${"  ".repeat(depth - 1)}└ ` : ""}${truncate(sanitizeLine(s.title ?? "(no prompt yet)"), 48)}`,
     ago(Date.parse(s.updatedAt), now),
-    s.model ?? "-",
+    sanitizeLine(s.model ?? "-"),
     size(s.sizeBytes),
-    ...(options.showDir ? [s.cwd ?? "-"] : []),
+    ...(options.showDir ? [sanitizeLine(s.cwd ?? "-")] : []),
   ]);
   const head = ["id", "title", "updated", "model", "size", ...(options.showDir ? ["dir"] : [])];
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => [...(r[i] ?? "")].length)));

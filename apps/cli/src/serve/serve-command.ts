@@ -9,6 +9,7 @@ import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { loadCliConfig } from "../session-setup.ts";
+import { sanitize } from "../terminal-text.ts";
 import { cliVersion } from "../version.ts";
 import { isLoopback } from "./auth.ts";
 import { startServeServer } from "./serve-server.ts";
@@ -47,7 +48,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
       holder,
       ...(leaseMs !== undefined ? { leaseMs } : {}),
       onLeaseLost: (id, reason) =>
-        process.stderr.write(`yoi serve: lost the lease on session ${id}: ${reason}\n`),
+        process.stderr.write(sanitize(`yoi serve: lost the lease on session ${id}: ${reason}\n`)),
     });
   } catch (error) {
     const code = (error as { code?: string }).code;
@@ -71,7 +72,8 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
         host,
         token,
         version: cliVersion(),
-        onError: (line) => process.stderr.write(`yoi serve: ${line}\n`),
+        // A request's error may quote what a client sent: shown, never acted on by the terminal.
+        onError: (line) => process.stderr.write(`yoi serve: ${sanitize(line)}\n`),
       },
       { port: command.port, hostname: command.host },
     );

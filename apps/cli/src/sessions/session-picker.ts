@@ -8,6 +8,7 @@ import type { SessionSummary } from "@yoi/worker-persistence";
 import { usageError } from "../cli-error.ts";
 import { ago } from "../commands/sessions.ts";
 import type { Style } from "../style.ts";
+import { sanitizeLine } from "../terminal-text.ts";
 import { truncate } from "../text-width.ts";
 import { shortIds } from "./short-ids.ts";
 
@@ -19,10 +20,13 @@ export function pickerLines(sessions: readonly SessionSummary[], style: Style, n
   const ids = shortIds(sessions.map((s) => s.id));
   return sessions.slice(0, PICKER_ROWS).map((s, i) => {
     const n = String(i + 1).padStart(2);
-    const title = truncate(s.title ?? "(no prompt yet)", 50);
+    const title = truncate(sanitizeLine(s.title ?? "(no prompt yet)"), 50);
     const prompt =
-      s.firstPrompt !== undefined && s.firstPrompt !== s.title ? ` · ${truncate(s.firstPrompt, 40)}` : "";
-    return `${style.bold(n)}  ${title}  ${style.dim(`${ago(Date.parse(s.updatedAt), now)} · ${s.model ?? "-"} · ${ids.get(s.id)}${prompt}`)}`;
+      s.firstPrompt !== undefined && s.firstPrompt !== s.title
+        ? ` · ${truncate(sanitizeLine(s.firstPrompt), 40)}`
+        : "";
+    const facts = `${ago(Date.parse(s.updatedAt), now)} · ${sanitizeLine(s.model ?? "-")} · ${sanitizeLine(ids.get(s.id) ?? s.id)}${prompt}`;
+    return `${style.bold(n)}  ${title}  ${style.dim(facts)}`;
   });
 }
 
@@ -57,7 +61,11 @@ export async function pickSession(
       if (answer === undefined || answer.trim() === "") return undefined;
       const chosen = pickAnswer(answer, sessions);
       if (chosen) return chosen;
-      out.write(style.yellow(`"${answer.trim()}" is not a number from the list or the start of one id\n`));
+      out.write(
+        style.yellow(
+          `"${sanitizeLine(answer.trim())}" is not a number from the list or the start of one id\n`,
+        ),
+      );
     }
   } finally {
     rl.close();

@@ -11,6 +11,7 @@ import type { CheckpointInfo, Pod, RewindOptions, RewindResult, RewindTarget } f
 import { RewindError } from "@yoi/pod";
 import { ago } from "../commands/sessions.ts";
 import type { Style } from "../style.ts";
+import { sanitize, sanitizeLine } from "../terminal-text.ts";
 import { transcriptLines } from "./transcript.ts";
 
 export interface SlashRewindContext {
@@ -27,7 +28,7 @@ export function checkpointLines(points: readonly CheckpointInfo[], style: Style,
   return points.map((c, i) => {
     const what =
       c.kind === "turn"
-        ? `before turn ${c.turn}${c.label ? `: ${c.label}` : ""}`
+        ? `before turn ${c.turn}${c.label ? `: ${sanitizeLine(c.label)}` : ""}`
         : `undo the rewind to turn ${c.turn}`;
     const files =
       c.files.length === 0 ? "" : ` · ${c.files.length} file${c.files.length === 1 ? "" : "s"} changed after`;
@@ -110,7 +111,8 @@ async function run(
     result = await ctx.pod.rewind({
       ...options,
       confirm: async (conflicts) => {
-        for (const c of conflicts) ctx.line(s.yellow(`! ${ctx.pod.fs.display(c.path)}: ${c.reason}`));
+        for (const c of conflicts)
+          ctx.line(s.yellow(`! ${sanitizeLine(ctx.pod.fs.display(c.path))}: ${sanitizeLine(c.reason)}`));
         const answer = await ctx.question(
           s.yellow("overwrite these with the checkpoint's content? [y/N] › "),
         );
@@ -124,15 +126,15 @@ async function run(
       );
       return;
     }
-    ctx.line(s.red(`✗ rewind failed: ${errorMessage(error)}`));
+    ctx.line(s.red(`✗ rewind failed: ${sanitize(errorMessage(error))}`));
     return;
   }
   const what =
     result.checkpoint.kind === "turn" ? `before turn ${result.checkpoint.turn}` : "before the rewind";
   ctx.line(s.green(`⟲ rewound to ${what}`));
-  for (const file of result.restored) ctx.line(s.dim(`  restored ${ctx.pod.fs.display(file)}`));
+  for (const file of result.restored) ctx.line(s.dim(`  restored ${sanitizeLine(ctx.pod.fs.display(file))}`));
   for (const failure of result.failed)
-    ctx.line(s.red(`  ✗ ${ctx.pod.fs.display(failure.path)}: ${failure.reason}`));
+    ctx.line(s.red(`  ✗ ${sanitizeLine(ctx.pod.fs.display(failure.path))}: ${sanitizeLine(failure.reason)}`));
   if (result.history) {
     ctx.line(s.dim(`  conversation: ${result.history.length} items`));
     for (const line of transcriptLines(result.history, s, 1)) ctx.line(line);

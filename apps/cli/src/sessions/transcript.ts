@@ -5,6 +5,7 @@
  */
 import { type Item, messageText } from "@yoi/llm-client";
 import type { Style } from "../style.ts";
+import { sanitize } from "../terminal-text.ts";
 import { shortArgs } from "../ui/tool-summary.ts";
 
 /** Turns shown on resume. */
@@ -39,7 +40,8 @@ export function transcriptLines(history: readonly Item[], style: Style, turns = 
   for (const item of history.slice(from)) {
     switch (item.type) {
       case "message": {
-        const text = messageText(item);
+        // A log is replayed as it was written, by the model or by whoever could write the file.
+        const text = sanitize(messageText(item));
         if (item.role === "user") out.push(`${style.cyan("› ")}${clip(text).join("\n  ")}`);
         else if (item.role === "assistant" && text.trim() !== "") out.push(...clip(text));
         break;
@@ -47,9 +49,8 @@ export function transcriptLines(history: readonly Item[], style: Style, turns = 
       case "tool_call": {
         const failed = results.get(item.callId);
         const mark = failed === undefined ? style.dim("·") : failed ? style.red("✗") : style.green("✓");
-        out.push(
-          `${mark} ${item.name} ${style.dim(shortArgs(item.name, parseArgs(item.arguments)))}`.trimEnd(),
-        );
+        const args = sanitize(shortArgs(item.name, parseArgs(item.arguments)));
+        out.push(`${mark} ${sanitize(item.name)} ${style.dim(args)}`.trimEnd());
         break;
       }
       default:

@@ -7,6 +7,7 @@
 import type { Pod } from "@yoi/pod";
 import { expandCommand } from "@yoi/pod";
 import type { Style } from "../style.ts";
+import { sanitizeLine } from "../terminal-text.ts";
 import { HELP_COLUMN, type HelpRow } from "./slash-commands.ts";
 
 /** What a slash command submits. */
@@ -69,11 +70,12 @@ export function callsExtensionCommand(pod: Pod, input: string): boolean {
 /** `/help` rows for the session's own commands, each with where it comes from. */
 export function extensionHelpRows(pod: Pod, style: Style): HelpRow[] {
   const rows: HelpRow[] = [];
+  // Names and descriptions are the command files' and the MCP servers' text: made visible before styling.
   for (const c of pod.extensions.commands) {
-    const usage = `/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}`;
+    const usage = sanitizeLine(`/${c.name}${c.argumentHint ? ` ${c.argumentHint}` : ""}`);
     rows.push({
       head: usage,
-      body: `${c.description} ${style.dim(`(${c.source}: ${shortFile(c.file, c.source)})`)}`,
+      body: `${sanitizeLine(c.description)} ${style.dim(`(${c.source}: ${sanitizeLine(shortFile(c.file, c.source))})`)}`,
       indent: HELP_COLUMN,
     });
   }
@@ -81,17 +83,19 @@ export function extensionHelpRows(pod: Pod, style: Style): HelpRow[] {
     const args = (p.prompt.arguments ?? [])
       .map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`))
       .join(" ");
-    const usage = `/${p.command}${args ? ` ${args}` : ""}`;
+    const usage = sanitizeLine(`/${p.command}${args ? ` ${args}` : ""}`);
     rows.push({
       head: usage,
-      body: `${p.prompt.description ?? p.prompt.title ?? ""} ${style.dim(`(mcp: ${p.server})`)}`,
+      body: `${sanitizeLine(p.prompt.description ?? p.prompt.title ?? "")} ${style.dim(`(mcp: ${sanitizeLine(p.server)})`)}`,
       indent: HELP_COLUMN,
     });
   }
   if (pod.extensions.skills.length > 0)
     rows.push({
       head: "",
-      body: style.dim(`skills: ${pod.extensions.skills.map((s) => `${s.name} (${s.source})`).join(", ")}`),
+      body: style.dim(
+        sanitizeLine(`skills: ${pod.extensions.skills.map((s) => `${s.name} (${s.source})`).join(", ")}`),
+      ),
       indent: 0,
     });
   return rows;

@@ -8,6 +8,7 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import * as path from "node:path";
 import { structuredPatch } from "diff";
 import type { Style } from "../style.ts";
+import { sanitize } from "../terminal-text.ts";
 
 /** Files larger than this are not snapshotted (no diff is shown for them). */
 const SNAPSHOT_MAX_BYTES = 1024 * 1024;
@@ -43,7 +44,10 @@ export interface DiffView {
 
 /** The diff of `before` → `after`, at most `maxLines` lines of it (the rest counted). */
 export function renderDiff(before: string, after: string, style: Style, maxLines: number): DiffView {
-  const patch = structuredPatch("a", "b", before, after, undefined, undefined, { context: 2 });
+  // A file's text and an edit's are shown, never acted on by the terminal.
+  const patch = structuredPatch("a", "b", sanitize(before), sanitize(after), undefined, undefined, {
+    context: 2,
+  });
   const all: string[] = [];
   let added = 0;
   let removed = 0;

@@ -10,6 +10,7 @@
  * what is typed ahead is kept (and Enter hands it over to be queued).
  */
 import type { Style } from "../style.ts";
+import { guardStyled, sanitize } from "../terminal-text.ts";
 import { graphemes, visibleWidth } from "../text-width.ts";
 import type { Completion } from "./completer.ts";
 import { EditBuffer } from "./edit-buffer.ts";
@@ -577,18 +578,18 @@ export class LineEditor {
       const at = Math.max(0, shown.indexOf(mode.index));
       const start = Math.max(0, Math.min(at - 4, shown.length - 10));
       for (const i of shown.slice(start, start + 10)) {
-        const item = mode.items[i] ?? "";
+        const item = sanitize(mode.items[i] ?? "");
         layout.rows.push(i === mode.index ? s.cyan(`❯ ${item}`) : `  ${item}`);
       }
       if (shown.length === 0) layout.rows.push(s.dim("  (nothing matches)"));
     } else if (mode.kind === "choose") {
-      layout = lay(mode.prompt, "", "", 0, cols);
+      layout = lay(guardStyled(mode.prompt), "", "", 0, cols);
     } else if (mode.kind === "ask") {
-      layout = lay(mode.prompt, "  ", mode.buffer.text, mode.buffer.cursor, cols);
+      layout = lay(guardStyled(mode.prompt), "  ", mode.buffer.text, mode.buffer.cursor, cols);
     } else if (mode.kind === "search") {
       const entries = this.#o.history?.entries ?? [];
       const failed = mode.query !== "" && mode.match === -1;
-      const label = s.dim(`(${failed ? "failed " : ""}reverse-i-search) `) + `'${mode.query}': `;
+      const label = s.dim(`(${failed ? "failed " : ""}reverse-i-search) `) + `'${sanitize(mode.query)}': `;
       const found = mode.match === -1 ? "" : (entries[mode.match] ?? "");
       layout = lay(label, "  ", found, found.length, cols);
     } else {
@@ -672,12 +673,9 @@ function lay(first: string, rest: string, text: string, cursor: number, cols: nu
   return { rows, row, col };
 }
 
-/** How a grapheme is shown: tabs as spaces, control characters as `^X` (never sent raw to the terminal). */
+/** How a grapheme is shown: tabs as spaces, control characters made visible (never sent raw to the terminal). */
 function display(segment: string): string {
-  if (segment === "\t") return "    ";
-  const code = segment.codePointAt(0) ?? 0;
-  if (code < 0x20 || code === 0x7f) return `^${String.fromCharCode(code === 0x7f ? 63 : code + 64)}`;
-  return segment;
+  return segment === "\t" ? "    " : sanitize(segment);
 }
 
 /** Indexes of the items the filter lets through. */

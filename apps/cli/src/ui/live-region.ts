@@ -4,6 +4,7 @@
  * the terminal width so it takes one row; on a resize the rows the old
  * lines now occupy are recomputed before clearing.
  */
+import { guardStyled } from "../terminal-text.ts";
 import { truncate, visibleWidth } from "../text-width.ts";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -49,8 +50,9 @@ export class LiveRegion {
     if (this.#lines.size === 0) this.#stop();
   }
 
-  /** Writes permanent text above the region. */
-  print(text: string): void {
+  /** Writes permanent text above the region (styling kept, any other escape shown, never acted on). */
+  print(styled: string): void {
+    const text = guardStyled(styled);
     if (!this.#animate || this.#drawn.length === 0) {
       this.#out.write(text);
       return;
@@ -107,7 +109,7 @@ export class LiveRegion {
     let out = "\x1b[?25l";
     const widths: number[] = [];
     for (const render of this.#lines.values()) {
-      const line = truncate(render(frame), cols);
+      const line = truncate(guardStyled(render(frame)), cols);
       widths.push(visibleWidth(line));
       out += `${line}\n`;
     }

@@ -2,40 +2,48 @@
  * What a permission question shows under its one-line summary: a bash
  * script's lines; for edit_file and write_file the diff the call would make
  * to the file as it is now (line numbers, context), or, without the diff
- * module, the text replaced and the text written.
+ * module, the text replaced and the text written; an MCP tool's arguments
+ * as JSON. The lines are whole: the question fits them to the screen
+ * (permission-question.ts).
  */
 import type { PermissionRequest } from "@yoi/pod";
 import type { Style } from "../style.ts";
 import type { RichOutput } from "./rich-output.ts";
 
-/** Diff lines shown in a question before the rest is counted. */
-const PREVIEW_LINES = 30;
+/** Diff lines made for a question (the screen may show fewer). */
+const PREVIEW_LINES = 200;
+/** A write or edit larger than this is shown as its text, not diffed (a diff of megabytes takes seconds). */
+const DIFF_MAX_CHARS = 256 * 1024;
+
+/** Preview lines, at most the `maxLines` asked for, and how many more there were. */
+export interface PreviewLines {
+  lines: string[];
+  hidden: number;
+}
 
 export function permissionPreview(
   request: PermissionRequest,
   style: Style,
   rich: RichOutput | undefined,
   root: string,
-): string | undefined {
+  maxLines: number = PREVIEW_LINES,
+): PreviewLines | undefined {
   const args = request.args as Record<string, unknown> | undefined;
   if (!args || typeof args !== "object") return undefined;
   const str = (key: string) => (typeof args[key] === "string" ? (args[key] as string) : undefined);
+  const first = (lines: readonly string[], show: (line: string) => string): PreviewLines => ({
+    lines: lines.slice(0, maxLines).map(show),
+    hidden: Math.max(0, lines.length - maxLines),
+  });
   // MCP tools have no path or command to show: their arguments, as JSON.
   if (request.tool.startsWith("mcp__")) {
     if (Object.keys(args).length === 0) return undefined;
-    const json = JSON.stringify(args);
-    return style.dim(`    ${json.length > 300 ? `${json.slice(0, 297)}...` : json}`);
+    return { lines: [style.dim(`    ${JSON.stringify(args)}`)], hidden: 0 };
   }
   if (request.tool === "bash") {
     const command = str("command");
     if (command === undefined || !command.includes("\n")) return undefined;
-    return style.dim(
-      command
-        .split("\n")
-        .slice(0, 6)
-        .map((l) => `    ${l}`)
-        .join("\n"),
-    );
+    return first(command.split("\n"), (l) => style.dim(`    ${l}`));
   }
   const path = str("path");
   if (rich && path !== undefined) {
@@ -54,26 +62,24 @@ export function permissionPreview(
         head = "edit";
       }
     }
-    if (after !== undefined && head !== undefined) {
-      const view = rich.renderDiff(before ?? "", after, style, PREVIEW_LINES);
-      return [
-        style.dim(`    ${head}: +${view.added} -${view.removed}`),
-        ...view.lines.map((l) => `    ${l}`),
-        ...(view.hidden > 0 ? [style.dim(`    … ${view.hidden} more lines`)] : []),
-      ].join("\n");
+    if (after !== undefined && head !== undefined && after.length <= DIFF_MAX_CHARS) {
+      const view = rich.renderDiff(before ?? "", after, style, Math.max(0, maxLines - 1));
+      return {
+        lines: [
+          style.dim(`    ${head}: +${view.added} -${view.removed}`),
+          ...view.lines.map((l) => `    ${l}`),
+        ],
+        hidden: view.hidden,
+      };
     }
   }
-  const cut = (t: string) => (t.length > 200 ? `${t.slice(0, 197)}...` : t);
   if (request.tool === "edit_file" && str("old_string") !== undefined && str("new_string") !== undefined) {
-    const from = cut(str("old_string") ?? "").split("\n");
-    const to = cut(str("new_string") ?? "").split("\n");
-    return style.dim([...from.map((l) => `    - ${l}`), ...to.map((l) => `    + ${l}`)].join("\n"));
+    const from = (str("old_string") ?? "").split("\n").map((l) => `- ${l}`);
+    const to = (str("new_string") ?? "").split("\n").map((l) => `+ ${l}`);
+    return first([...from, ...to], (l) => style.dim(`    ${l}`));
   }
   if (request.tool === "write_file" && str("content") !== undefined) {
-    const lines = (str("content") ?? "").replace(/\n$/, "").split("\n");
-    const shown = lines.slice(0, 20).map((l) => `    + ${l}`);
-    if (lines.length > 20) shown.push(`    … ${lines.length - 20} more lines`);
-    return style.dim(shown.join("\n"));
+    return first((str("content") ?? "").replace(/\n$/, "").split("\n"), (l) => style.dim(`    + ${l}`));
   }
   return undefined;
 }

@@ -11,6 +11,7 @@ import type { PodEvent } from "@yoi/pod";
 import { describeFailure, type ProviderContext } from "../describe-error.ts";
 import { contextTokens } from "../stream-json.ts";
 import type { Style } from "../style.ts";
+import { sanitize, sanitizeDeep } from "../terminal-text.ts";
 import { visibleWidth, wrapWords } from "../text-width.ts";
 import { costOf, formatCost } from "./cost.ts";
 import { type LiveOutput, LiveRegion } from "./live-region.ts";
@@ -217,7 +218,9 @@ export class Renderer {
     this.#live.dispose();
   }
 
-  handle(event: PodEvent): void {
+  handle(raw: PodEvent): void {
+    // Everything in an event came from outside (the model, tools, servers): made visible before any styling.
+    const event = sanitizeDeep(raw);
     const s = this.#o.style;
     switch (event.type) {
       case "run_start":
@@ -383,13 +386,14 @@ export class Renderer {
   /** Output of a command, its first and last lines (a `!cmd`, a bash call). */
   toolOutput(output: string, isError: boolean): void {
     const s = this.#o.style;
-    const lines = headTail(output, HEAD_LINES, TAIL_LINES);
+    const lines = headTail(sanitize(output), HEAD_LINES, TAIL_LINES);
     const paint = isError ? s.red : s.dim;
     for (const line of lines) this.line(paint(`  ${line}`));
   }
 
   /** The closing lines of a run: status, usage, context fill. */
-  finish(result: RunResult): void {
+  finish(run: RunResult): void {
+    const result = sanitizeDeep(run);
     const s = this.#o.style;
     this.#endBlock();
     this.#live.dispose();

@@ -1,0 +1,99 @@
+/**
+ * A permission question as it goes on screen: `? allow <tool>: <subject>`,
+ * the preview of what the call would do, and why it asks. Everything the
+ * model sent is shown with its control characters made visible, so a
+ * command cannot draw a different question over itself; and the question
+ * is fitted to the screen, so an argument of megabytes cannot push it out
+ * of sight. What is cut is said, with Ctrl-O to print the call whole.
+ */
+import type { PermissionRequest } from "@yoi/pod";
+import type { Style } from "../style.ts";
+import { sanitize, sanitizeDeep } from "../terminal-text.ts";
+import { truncate, visibleWidth } from "../text-width.ts";
+import { permissionPreview } from "./permission-preview.ts";
+import type { RichOutput } from "./rich-output.ts";
+import { formatBytes } from "./tool-summary.ts";
+
+export interface QuestionScreen {
+  columns: number;
+  rows: number;
+}
+
+export interface PermissionQuestion {
+  /** The lines to print above the choices; they fit the screen. */
+  lines: string[];
+  /** Something was left out: `whole` shows it. */
+  cut: boolean;
+  /** The call whole: its tool and every argument, made visible. */
+  whole: string[];
+}
+
+/** Rows kept free below the question: the choices, the note on what was cut, one spare. */
+const RESERVED_ROWS = 3;
+/** Rows the summary line may take at most before it is cut. */
+const SUMMARY_ROWS = 3;
+
+export function permissionQuestion(
+  raw: PermissionRequest,
+  style: Style,
+  rich: RichOutput | undefined,
+  root: string,
+  screen: QuestionScreen,
+): PermissionQuestion {
+  const request = sanitizeDeep(raw);
+  const columns = Math.max(20, screen.columns);
+  const reason = request.reason === undefined ? [] : [style.dim(`  asking because ${request.reason}`)];
+  const budget = Math.max(4, screen.rows - RESERVED_ROWS - rowsOf(reason, columns));
+  let cut = false;
+  // The summary: the tool and the first line of its subject (a command, a path).
+  const subject = request.subject?.split("\n")[0];
+  let summary = `${style.yellow("?")} ${style.bold("allow")} ${request.tool}${subject === undefined ? "" : `: ${subject}`}`;
+  const summaryRows = Math.min(SUMMARY_ROWS, budget - 1);
+  if (visibleWidth(summary) > summaryRows * columns - 1) {
+    summary = truncate(summary, summaryRows * columns - 1);
+    cut = true;
+  }
+  const lines = [summary];
+  let left = budget - rowsOf(lines, columns);
+  const preview = permissionPreview(request, style, rich, root, Math.max(1, left));
+  if (preview !== undefined) {
+    if (preview.hidden > 0) cut = true;
+    for (const line of preview.lines) {
+      const rows = rowsOf([line], columns);
+      if (rows <= left) {
+        lines.push(line);
+        left -= rows;
+        continue;
+      }
+      if (left > 0) lines.push(truncate(line, left * columns - 1));
+      cut = true;
+      break;
+    }
+  }
+  if (cut) {
+    const size = formatBytes(Buffer.byteLength(JSON.stringify(raw.args) ?? ""));
+    lines.push(
+      style.dim(`    … cut to fit the screen (the call's arguments are ${size}); ctrl+o shows it whole`),
+    );
+  }
+  lines.push(...reason);
+  return { lines, cut, whole: wholeCall(request.tool, request.args) };
+}
+
+/** Terminal rows `lines` take at `columns` (a line wider than the screen wraps). */
+function rowsOf(lines: readonly string[], columns: number): number {
+  return lines.reduce((sum, line) => sum + Math.max(1, Math.ceil(visibleWidth(line) / columns)), 0);
+}
+
+/** Every argument of a call: strings as their lines, anything else as JSON. */
+function wholeCall(tool: string, args: unknown): string[] {
+  const out = [`── ${tool} call, whole ──`];
+  if (args === null || typeof args !== "object") out.push(sanitize(JSON.stringify(args) ?? ""));
+  else
+    for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
+      if (typeof value === "string") out.push(`${key}:`, ...value.split("\n").map((l) => `  ${l}`));
+      else out.push(`${key}: ${sanitize(JSON.stringify(value) ?? "")}`);
+    }
+  out.push("──");
+  return out;
+}
