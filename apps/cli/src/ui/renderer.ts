@@ -320,6 +320,7 @@ export class Renderer {
             scope: "the project scope",
             sandbox: "the missing sandbox",
             parse: "an unreadable command line",
+            protected: "a protected path",
           }[event.outcome.by];
           this.line(s.yellow(`⊘ denied ${event.outcome.tool}${subject} (by ${by})`));
         }

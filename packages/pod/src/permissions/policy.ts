@@ -25,6 +25,7 @@ import {
 } from "@yoi/manifest";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { abortable } from "../input/abortable.ts";
+import { protectedPathReason } from "../sandbox/protected-paths.ts";
 import { WEB_FETCH_TOOL_NAME, webFetchHost } from "../tools/web-fetch.ts";
 import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";
@@ -74,8 +75,10 @@ export type PermissionPrompt = (request: PermissionRequest) => Promise<Permissio
  * What decided a call: `rule` (a config rule), `default` (per-tool default),
  * `mode` (the permission mode), `scope` (a bash redirection outside the
  * scope), `sandbox` (bash without a sandbox always asks), `parse` (a bash
- * line the parser cannot classify asks), `session` (an earlier
- * allow_always), `user`, `no_ui`.
+ * line the parser cannot classify asks), `protected` (a write to a path
+ * whose content runs later, outside the sandbox: git hooks and config,
+ * editor and agent settings, shell start-up files; it asks every time),
+ * `session` (an earlier allow_always), `user`, `no_ui`.
  */
 export type PermissionDecider =
   | "rule"
@@ -84,6 +87,7 @@ export type PermissionDecider =
   | "scope"
   | "sandbox"
   | "parse"
+  | "protected"
   | "session"
   | "user"
   | "no_ui";
@@ -375,14 +379,48 @@ export class PermissionPolicy {
     const subject = primaryArgument(tool, args);
     if (tool === "bash") return this.evaluateBash(subject);
     const names = subject === undefined ? undefined : await this.names(tool, subject);
-    return this.decide(tool, names);
+    const guarded = EDIT_TOOLS.has(tool) && subject !== undefined ? await this.#guarded(subject) : undefined;
+    return this.decide(tool, names, guarded);
   }
 
-  private decide(tool: string, names: readonly string[] | undefined): PermissionEvaluation {
+  /**
+   * Why writing `target` is protected (protected-paths.ts), as written and
+   * as its real path (a link into `.git/hooks` is a write to the hook).
+   */
+  async #guarded(target: string): Promise<string | undefined> {
+    const fs = this.options.fs;
+    if (fs === undefined) return protectedPathReason(path.resolve("/", target), ["/"]);
+    const candidates = [path.resolve(fs.cwd, target)];
+    try {
+      candidates.push((await fs.resolve(target, "write")).real);
+    } catch {
+      // Out of scope or invalid: decided (and refused) elsewhere.
+    }
+    for (const candidate of candidates) {
+      const reason = protectedPathReason(candidate, fs.writeRoots);
+      if (reason !== undefined) return reason;
+    }
+    return undefined;
+  }
+
+  /**
+   * `guarded`: why the call writes a protected path. Such a write asks in
+   * every mode but bypassPermissions: neither acceptEdits, a default, an
+   * "always" of this session nor a rule without a path allows it; a rule
+   * that names the path (`match`) does, since rules that allow come only
+   * from the user's own config or a project the user trusted.
+   */
+  private decide(tool: string, names: readonly string[] | undefined, guarded?: string): PermissionEvaluation {
     const { deny, ask, allow } = this.matchRules(tool, names);
     if (deny) return { action: "deny", by: "rule", rule: deny.rule };
     if (this.#mode === "plan" && !this.readOnly.has(tool))
       return { action: "deny", by: "mode", reason: "plan mode allows only read-only tools" };
+    if (guarded !== undefined) {
+      if (allow && !ask && this.rules[allow.rule]?.match !== undefined)
+        return { action: "allow", by: "rule", rule: allow.rule };
+      if (this.#mode === "bypassPermissions") return { action: "allow", by: "mode" };
+      return { action: "ask", by: "protected", reason: guarded };
+    }
     if (ask) return { action: "ask", by: "rule", rule: ask.rule };
     if (allow) return { action: "allow", by: "rule", rule: allow.rule };
     if (this.#mode === "bypassPermissions") return { action: "allow", by: "mode" };
@@ -488,7 +526,7 @@ export class PermissionPolicy {
       const normalized = path.normalize(written);
       if (path.isAbsolute(normalized) || normalized === ".." || normalized.startsWith(`..${path.sep}`))
         return outside;
-      return this.decide("write_file", [normalized]);
+      return this.decide("write_file", [normalized], await this.#guarded(normalized));
     }
     let real: string;
     try {
@@ -497,7 +535,7 @@ export class PermissionPolicy {
       return outside;
     }
     const names = new Set([fs.display(path.resolve(fs.cwd, written)), fs.display(real)]);
-    return this.decide("write_file", [...names]);
+    return this.decide("write_file", [...names], await this.#guarded(written));
   }
 
   /** Decides a call, asking the UI when needed. Never throws. */
@@ -534,18 +572,20 @@ export class PermissionPolicy {
               : {}),
           };
     const reasonField = evaluated.reason === undefined ? {} : { reason: evaluated.reason };
+    // These ask every time: no earlier "always" and no custom command's allowed-tools answers them.
+    const asksEveryTime =
+      evaluated.by === "sandbox" || evaluated.by === "parse" || evaluated.by === "protected";
     if (evaluated.action !== "ask")
       return done({ ...base, action: evaluated.action, by: evaluated.by, ...ruleField, ...reasonField });
     const granted = this.grants.get(tool);
     if (
-      evaluated.by !== "sandbox" &&
-      evaluated.by !== "parse" &&
+      !asksEveryTime &&
       ((granted !== undefined && (granted.has("*") || (subject !== undefined && granted.has(subject)))) ||
         (tool === "bash" && subject !== undefined && (await this.#prefixGranted(subject))))
     ) {
       return done({ ...base, action: "allow", by: "session" });
     }
-    if (evaluated.by !== "sandbox" && evaluated.by !== "parse") {
+    if (!asksEveryTime) {
       for (const approved of this.preApproved)
         if (approved(tool)) return done({ ...base, action: "allow", by: "session" });
     }
@@ -556,7 +596,7 @@ export class PermissionPolicy {
         action: "deny",
         by: "no_ui",
         ...ruleField,
-        ...(evaluated.by === "sandbox" || evaluated.by === "parse" ? reasonField : {}),
+        ...(asksEveryTime ? reasonField : {}),
       });
     const signal = this.options.signal?.() ?? new AbortController().signal;
     let decision: PermissionDecision;
@@ -570,7 +610,7 @@ export class PermissionPolicy {
             args: call.args,
             subject,
             summary: subject === undefined ? tool : `${tool}: ${subject.split("\n")[0]}`,
-            ...(evaluated.by === "sandbox" || evaluated.by === "parse" ? reasonField : {}),
+            ...(asksEveryTime ? reasonField : {}),
             signal,
           }),
           signal,

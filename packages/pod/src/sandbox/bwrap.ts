@@ -1,18 +1,32 @@
 /**
  * bubblewrap, driven directly: the whole filesystem read-only, the scope's
- * write roots writable, a private empty /tmp, fresh /dev and /proc in a new
- * PID namespace (no other process is visible, so no other process's environ
- * either), and no network unless allowed. We drive `bwrap` ourselves rather
- * than through @anthropic-ai/sandbox-runtime: we need exactly these mounts
- * and namespaces, which are a dozen arguments, while that library brings its
- * own config model, proxy processes (socat) and global state to manage.
+ * write roots writable but for their protected paths (protected-paths.ts),
+ * a private empty /tmp, fresh /dev and /proc in a new PID namespace (no
+ * other process is visible, so no other process's environ either), and no
+ * network unless allowed. We drive `bwrap` ourselves rather than through
+ * @anthropic-ai/sandbox-runtime: we need exactly these mounts and
+ * namespaces, which are a few dozen arguments, while that library brings
+ * its own config model, proxy processes (socat) and global state to manage.
+ *
+ * A protected path that exists is mounted read-only over itself. One that
+ * does not exist cannot be kept from being created unless something is
+ * mounted there, so an empty read-only directory is (a tmpfs, remounted
+ * read-only): nothing can be written, renamed or linked there, and git
+ * ignores an empty directory, so `git status` and `git add -A` inside see
+ * nothing new. bwrap makes the mount point on the host, where it shows as
+ * an empty directory while the command runs; it is removed when the last
+ * command of this process that uses it ends. git's `commondir` cannot be
+ * stood in for (git refuses to run with one it cannot read): it is looked
+ * at after the command instead and removed if the command made one.
  */
-import { existsSync } from "node:fs";
+import { existsSync, lstatSync, rmdirSync, unlinkSync } from "node:fs";
+import * as path from "node:path";
+import { type RootProtection, rootProtection } from "./protected-paths.ts";
 import type { Sandbox, SandboxedCommand, SandboxPolicy } from "./sandbox.ts";
 
-/** The bwrap arguments for one policy, up to (not including) the command. */
-export function bwrapArgs(cwd: string, policy: SandboxPolicy): string[] {
-  const args = [
+/** The arguments every bwrap run starts with: namespaces, a read-only root, fresh /dev, /proc and /tmp. */
+export function bwrapBaseArgs(network: boolean): string[] {
+  return [
     "--die-with-parent",
     // Run as root, bwrap would keep root's capabilities (mount, remount / read-write...): drop them all.
     "--cap-drop",
@@ -20,6 +34,7 @@ export function bwrapArgs(cwd: string, policy: SandboxPolicy): string[] {
     "--unshare-pid",
     "--unshare-ipc",
     "--unshare-uts",
+    ...(network ? [] : ["--unshare-net"]),
     "--ro-bind",
     "/",
     "/",
@@ -30,20 +45,90 @@ export function bwrapArgs(cwd: string, policy: SandboxPolicy): string[] {
     "--tmpfs",
     "/tmp",
   ];
-  if (!policy.network) args.push("--unshare-net");
+}
+
+/** The bwrap arguments for one policy and the protections of its write roots, up to (not including) the command. */
+export function bwrapArgs(
+  cwd: string,
+  policy: SandboxPolicy,
+  protections: readonly RootProtection[] = policy.writeRoots.map(rootProtection),
+): string[] {
+  const args = bwrapBaseArgs(policy.network);
   // Only what exists: bwrap cannot create a mount point on the read-only root (and nothing is there to hide).
   for (const dir of policy.hidden) if (existsSync(dir)) args.push("--tmpfs", dir);
   // After /tmp and the hidden dirs, so a scope below either is still there and writable.
   for (const root of policy.writeRoots) args.push("--bind", root, root);
+  // After the write roots, so these mounts sit on top of them.
+  for (const p of protections) {
+    for (const existing of p.existing) args.push("--ro-bind", existing, existing);
+    for (const missing of p.missing) args.push("--tmpfs", missing, "--remount-ro", missing);
+  }
   args.push("--chdir", cwd, "--setenv", "TMPDIR", "/tmp");
   return args;
 }
+
+/** Placeholders this process made (their mount points on the host), with the commands using each. */
+const placeholders = new Map<string, number>();
 
 export function bwrapSandbox(bwrap: string): Sandbox {
   return {
     kind: "bwrap",
     wrap(shell: string, line: string, cwd: string, policy: SandboxPolicy): SandboxedCommand {
-      return { file: bwrap, args: [...bwrapArgs(cwd, policy), "--", shell, "-c", line] };
+      const protections = policy.writeRoots.map(rootProtection);
+      // A placeholder another running command of ours made looks like an existing path: it is ours, and in use.
+      const used: string[] = [];
+      for (const p of protections) {
+        for (const missing of p.missing) used.push(missing);
+        for (const existing of p.existing) if (placeholders.has(existing)) used.push(existing);
+      }
+      for (const p of used) placeholders.set(p, (placeholders.get(p) ?? 0) + 1);
+      const watched = protections.flatMap((p) => p.watched);
+      return {
+        file: bwrap,
+        args: [...bwrapArgs(cwd, policy, protections), "--", shell, "-c", line],
+        release: () => {
+          for (const p of used) {
+            const left = (placeholders.get(p) ?? 1) - 1;
+            if (left > 0) {
+              placeholders.set(p, left);
+              continue;
+            }
+            placeholders.delete(p);
+            removeEmptyDir(p);
+          }
+          return removeCreated(watched);
+        },
+      };
     },
   };
+}
+
+/** Removes a placeholder if it is still the empty directory it was (anything else is left alone). */
+function removeEmptyDir(p: string): void {
+  try {
+    rmdirSync(p);
+  } catch {
+    // Not empty, not a directory, or gone: not ours to remove.
+  }
+}
+
+/** Removes what the command made at paths it must not create; says what it removed. */
+function removeCreated(watched: readonly string[]): string | undefined {
+  const removed: string[] = [];
+  for (const p of watched) {
+    try {
+      lstatSync(p);
+    } catch {
+      continue;
+    }
+    try {
+      unlinkSync(p);
+      removed.push(p);
+    } catch {
+      removed.push(`${p} (could not be removed: remove it by hand)`);
+    }
+  }
+  if (removed.length === 0) return undefined;
+  const names = removed.map((p) => path.basename(path.dirname(p)) + path.sep + path.basename(p));
+  return `The command created ${names.join(", ")}, which would send git to other hooks and config outside the sandbox; yoi removed it.`;
 }

@@ -15,7 +15,7 @@ import { constants } from "node:fs";
 import { access, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { yoiCacheDir } from "@yoi/manifest";
-import { bwrapSandbox } from "./bwrap.ts";
+import { bwrapBaseArgs, bwrapSandbox } from "./bwrap.ts";
 import type { Sandbox, SandboxUnavailable } from "./sandbox.ts";
 import { seatbeltSandbox } from "./seatbelt.ts";
 
@@ -50,23 +50,8 @@ async function probe(): Promise<Sandbox | SandboxUnavailable> {
     };
   const key = await probeKey(bwrap);
   if (key !== undefined && (await cachedProbe()) === key) return bwrapSandbox(bwrap);
-  const error = await run(bwrap, [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--unshare-pid",
-    "--unshare-net",
-    "--cap-drop",
-    "ALL",
-    "--",
-    "/bin/sh",
-    "-c",
-    "true",
-  ]);
+  // The namespaces and mounts every sandboxed command gets: if these work, the commands will.
+  const error = await run(bwrap, [...bwrapBaseArgs(false), "--", "/bin/sh", "-c", "true"]);
   if (error !== undefined) return { reason: `bubblewrap (${bwrap}) cannot create a sandbox here: ${error}` };
   if (key !== undefined) await rememberProbe(key);
   return bwrapSandbox(bwrap);

@@ -18,6 +18,12 @@ export interface SandboxPolicy {
 export interface SandboxedCommand {
   file: string;
   args: string[];
+  /**
+   * Call once the command has ended (every process of it): undoes what the
+   * sandbox set up on the host for it. Returns a note for the command's
+   * output when it had to undo something the command did.
+   */
+  release?: () => string | undefined;
 }
 
 /** An available OS sandbox. */

@@ -4,6 +4,7 @@
  * allowed. Untested here (no macOS machine in CI), so kept deliberately
  * small. Unlike bubblewrap it cannot hide other processes.
  */
+import { rootProtection } from "./protected-paths.ts";
 import type { Sandbox, SandboxedCommand, SandboxPolicy } from "./sandbox.ts";
 
 function quote(path: string): string {
@@ -19,6 +20,15 @@ export function seatbeltProfile(policy: SandboxPolicy): string {
     "(deny file-write*)",
     `(allow file-write* ${writable.map((p) => `(subpath ${quote(p)})`).join(" ")})`,
   ];
+  // Protected paths inside the write roots (protected-paths.ts), existing or not: a later deny wins.
+  const denied = policy.writeRoots.flatMap((root) => {
+    const p = rootProtection(root);
+    return [...p.existing, ...p.missing, ...p.watched];
+  });
+  if (denied.length > 0)
+    lines.push(
+      `(deny file-write* ${denied.map((p) => `(literal ${quote(p)}) (subpath ${quote(p)})`).join(" ")})`,
+    );
   for (const dir of policy.hidden) lines.push(`(deny file-read* (subpath ${quote(dir)}))`);
   if (!policy.network) lines.push("(deny network*)");
   return lines.join("\n");

@@ -164,6 +164,7 @@ export function bashTool(options: BashToolOptions) {
       child.stdout.on("data", (c: Buffer) => out.push(c));
       child.stderr.on("data", (c: Buffer) => out.push(c));
       let detachedOutput = false;
+      let undone: string | undefined;
       const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
         (resolve, reject) => {
           let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -189,6 +190,8 @@ export function bashTool(options: BashToolOptions) {
           clearTimeout(timer);
           if (killTimer !== undefined && killedBy === undefined) clearTimeout(killTimer);
           ctx.signal.removeEventListener("abort", onAbort);
+          // The sandbox's PID namespace ended with the shell: nothing of the command runs any more.
+          undone = run.release?.();
         });
       let text = out.text();
       if (text !== "" && !text.endsWith("\n")) text += "\n";
@@ -199,6 +202,7 @@ export function bashTool(options: BashToolOptions) {
       else status = `[exit code: ${result.code}]`;
       if (detachedOutput)
         status += "\n[background processes kept output open; output after exit not captured]";
+      if (undone !== undefined) status += `\n[sandbox: ${undone}]`;
       const isError = killedBy !== undefined;
       const full = `${text}${status}`;
       if (Buffer.byteLength(full) <= cap) return isError ? { kind: "inline", text: full, isError } : full;

@@ -1,0 +1,229 @@
+/**
+ * Paths inside a writable root that nothing the model runs may create,
+ * change, rename or link: what is written there runs later, outside the
+ * sandbox and without a question — git hooks and git config (hooks run on
+ * commit; `core.fsmonitor`, `core.hooksPath`, `core.sshCommand` or
+ * `diff.external` run on an ordinary `git status` or `diff`), editor and
+ * agent settings (a VS Code task can run on folder open; `.mcp.json`,
+ * `.claude/` and yoi's own `.yoi/` start servers and hooks), shell start-up
+ * files and direnv's `.envrc` (run on a shell start or a `cd`).
+ *
+ * The list follows what @anthropic-ai/sandbox-runtime denies inside its
+ * write roots (its dangerous files and directories, git hooks and config,
+ * git's `commondir` redirect) and codex's read-only `.git`, narrowed for
+ * `.git` to what makes git run code so that ordinary git work (status,
+ * add, commit, branch, checkout, stash) goes on inside the sandbox, and
+ * widened to every agent and editor directory named by the issue that
+ * asked for it (`.zed`, all of `.claude`, `.yoi`) plus `.envrc`.
+ *
+ * The bash sandbox protects these names at the top of each write root
+ * (and a `.git` file's target, and git's configured `core.hooksPath` when
+ * it lies in a write root); the edit tools ask for them at any depth.
+ */
+import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import * as path from "node:path";
+
+/** Directories at the top of a write root whose whole tree is protected. */
+export const PROTECTED_DIRS: readonly string[] = [".vscode", ".idea", ".zed", ".claude", ".yoi"];
+/** Files at the top of a write root that are protected. */
+export const PROTECTED_FILES: readonly string[] = [
+  ".gitmodules",
+  ".gitconfig",
+  ".mcp.json",
+  ".bashrc",
+  ".bash_profile",
+  ".zshrc",
+  ".zprofile",
+  ".profile",
+  ".envrc",
+];
+
+/** Why a path is protected, in a few words for a question and a denial. */
+const WHY = {
+  git: "git runs what its hooks and config name, later and outside the sandbox",
+  editor: "editor settings can run tasks when the folder is opened",
+  agent: "agent settings start servers and hooks the next time an agent starts here",
+  shell: "shell start-up files run in every new shell",
+  direnv: "direnv runs .envrc on every cd into the folder",
+} as const;
+
+const REASONS: Record<string, string> = {
+  ".git": WHY.git,
+  ".gitmodules": WHY.git,
+  ".gitconfig": WHY.git,
+  ".vscode": WHY.editor,
+  ".idea": WHY.editor,
+  ".zed": WHY.editor,
+  ".claude": WHY.agent,
+  ".yoi": WHY.agent,
+  ".mcp.json": WHY.agent,
+  ".bashrc": WHY.shell,
+  ".bash_profile": WHY.shell,
+  ".zshrc": WHY.shell,
+  ".zprofile": WHY.shell,
+  ".profile": WHY.shell,
+  ".envrc": WHY.direnv,
+};
+
+/**
+ * Why writing `real` (an absolute path) is protected, or undefined when it
+ * is not. Checked against the part of the path below the write root that
+ * holds it, at any depth: a nested repository's `.git`, a sub-project's
+ * `.vscode` or `.envrc` are protected as well. Every path inside a `.git`
+ * directory counts (the edit tools never need to write there).
+ */
+export function protectedPathReason(real: string, writeRoots: readonly string[]): string | undefined {
+  const root = writeRoots
+    .filter((r) => real === r || real.startsWith(r.endsWith(path.sep) ? r : `${r}${path.sep}`))
+    .sort((a, b) => b.length - a.length)[0];
+  const rel = root === undefined ? real : path.relative(root, real);
+  const parts = rel.split(path.sep).filter((p) => p !== "" && p !== ".");
+  for (const [i, part] of parts.entries()) {
+    const name = part.toLowerCase();
+    const reason = REASONS[name];
+    if (reason === undefined) continue;
+    const isLast = i === parts.length - 1;
+    // A protected file name is protected as a file (its last part); a directory name anywhere on the way.
+    if (PROTECTED_FILES.includes(name) && !isLast) continue;
+    return `${parts.slice(0, i + 1).join("/")} is protected: ${reason}`;
+  }
+  return undefined;
+}
+
+/** What the sandbox does for one write root. */
+export interface RootProtection {
+  /** Protected paths that exist now: mounted read-only over themselves. */
+  existing: string[];
+  /** Protected paths that do not exist: a read-only empty directory is mounted there for the command. */
+  missing: string[];
+  /**
+   * git redirect files that do not exist and cannot be stood in for (git
+   * refuses to run with an unreadable `commondir`): looked at after the
+   * command, and removed if it made one.
+   */
+  watched: string[];
+}
+
+/** The protections of one write root, from what is on disk now. */
+export function rootProtection(root: string): RootProtection {
+  const out: RootProtection = { existing: [], missing: [], watched: [] };
+  const add = (p: string) => {
+    // A symlink is protected where it points (the mount follows it); a dangling one cannot be mounted over.
+    const kind = entryKind(p);
+    if (kind === "missing") out.missing.push(p);
+    else if (kind !== "dangling") out.existing.push(p);
+  };
+  for (const name of [...PROTECTED_DIRS, ...PROTECTED_FILES]) add(path.join(root, name));
+  const dotGit = path.join(root, ".git");
+  const kind = entryKind(dotGit);
+  if (kind === "file") {
+    // A worktree or submodule checkout: the pointer itself, and the hooks and config of where it points.
+    out.existing.push(dotGit);
+    const target = gitdirTarget(dotGit);
+    if (target !== undefined && isWithin(target, root)) addGitDir(target, root, out, add);
+  } else if (kind === "directory") {
+    addGitDir(dotGit, root, out, add);
+  }
+  return out;
+}
+
+function addGitDir(gitDir: string, root: string, out: RootProtection, add: (p: string) => void): void {
+  add(path.join(gitDir, "hooks"));
+  const config = path.join(gitDir, "config");
+  add(config);
+  for (const name of ["commondir", "config.worktree"]) {
+    const file = path.join(gitDir, name);
+    if (entryKind(file) === "missing") out.watched.push(file);
+    else out.existing.push(file);
+  }
+  // Submodules keep their git directories under modules/: each one's hooks and config.
+  for (const sub of submoduleGitDirs(path.join(gitDir, "modules"), 3)) {
+    add(path.join(sub, "hooks"));
+    add(path.join(sub, "config"));
+  }
+  // A hooks directory the config moved into the project (husky's `.husky`) holds hooks too.
+  const hooksPath = configuredHooksPath(config);
+  if (hooksPath !== undefined) {
+    const dir = path.resolve(root, hooksPath);
+    if (isWithin(dir, root) && dir !== root && entryKind(dir) === "directory") out.existing.push(dir);
+  }
+}
+
+type EntryKind = "missing" | "dangling" | "file" | "directory" | "other";
+
+function entryKind(p: string): EntryKind {
+  try {
+    const link = lstatSync(p);
+    if (!link.isSymbolicLink()) return link.isDirectory() ? "directory" : link.isFile() ? "file" : "other";
+  } catch {
+    return "missing";
+  }
+  try {
+    const target = statSync(p);
+    return target.isDirectory() ? "directory" : target.isFile() ? "file" : "other";
+  } catch {
+    return "dangling";
+  }
+}
+
+/** The directory a `.git` file points at (`gitdir: <path>`), absolute. */
+function gitdirTarget(file: string): string | undefined {
+  try {
+    const text = readFileSync(file, "utf8").slice(0, 4096);
+    const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
+    return match?.[1] === undefined ? undefined : path.resolve(path.dirname(file), match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Git directories under `modules` (a submodule's may nest: `modules/a/modules/b`). */
+function submoduleGitDirs(modules: string, depth: number): string[] {
+  if (depth === 0 || entryKind(modules) !== "directory") return [];
+  const out: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(modules);
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    const dir = path.join(modules, name);
+    if (entryKind(path.join(dir, "HEAD")) === "file") {
+      out.push(dir);
+      out.push(...submoduleGitDirs(path.join(dir, "modules"), depth - 1));
+    } else if (entryKind(dir) === "directory") {
+      // A submodule named with a slash (`libs/a`) nests one level per part.
+      out.push(...submoduleGitDirs(dir, depth - 1));
+    }
+  }
+  return out;
+}
+
+/** `core.hooksPath` of a git config file, when set there. */
+function configuredHooksPath(config: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(config, "utf8");
+  } catch {
+    return undefined;
+  }
+  let section = "";
+  let found: string | undefined;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const header = /^\[\s*([^\s\]"]+)/.exec(line);
+    if (header?.[1] !== undefined) {
+      section = header[1].toLowerCase();
+      continue;
+    }
+    const entry = /^hookspath\s*=\s*(.*)$/i.exec(line);
+    if (section === "core" && entry?.[1] !== undefined) found = entry[1].replace(/^"(.*)"$/, "$1").trim();
+  }
+  return found === "" ? undefined : found;
+}
+
+function isWithin(p: string, root: string): boolean {
+  const rel = path.relative(root, p);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
