@@ -93,6 +93,10 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
           ? `${ctx.provider} at ${where} has no model "${ctx.model ?? "?"}" or no such endpoint${status}: ${detail}${ctx.customServer ? "; for an OpenAI-compatible server use --model openai-chat/<model>" : ""}`
           : `${ctx.provider} rejected the request${status}: ${detail}`;
       break;
+    case "limit_exceeded":
+      // The worker's own bound: the message names it and the setting that raises it.
+      line = detail;
+      break;
     case "content_filter":
       line = `${ctx.provider} blocked the response (content filter): ${detail}`;
       break;

@@ -152,10 +152,16 @@ export interface RunEndEvent {
   error?: WorkerError;
 }
 
-/** A non-fatal notice from the client (dropped setting, unknown event). */
+/** A non-fatal notice of the worker's own: a response's calls over the bound, more tools than a model handles well. */
+export interface WorkerWarning {
+  code: "tool_calls_over_limit" | "tools_over_budget";
+  message: string;
+}
+
+/** A non-fatal notice from the client (dropped setting, unknown event) or the worker. */
 export interface WarningEvent {
   type: "warning";
-  warning: ClientWarning;
+  warning: ClientWarning | WorkerWarning;
 }
 
 export interface ErrorWorkerEvent {
@@ -168,11 +174,13 @@ export interface ErrorWorkerEvent {
 /** An error as events and results carry it (plain data, safe to log: no secrets, no stack). */
 export interface WorkerError {
   /**
-   * A provider code, `context_policy` (the ContextPolicy threw) or
-   * `internal` (a bug: an unexpected throw inside the worker). Tool failures
-   * are tool results, not worker errors.
+   * A provider code, `context_policy` (the ContextPolicy threw),
+   * `limit_exceeded` (the model's response passed one of the worker's
+   * bounds: `maxResponseBytes`, `maxToolArgumentBytes`; the message names
+   * it) or `internal` (a bug: an unexpected throw inside the worker). Tool
+   * failures are tool results, not worker errors.
    */
-  code: LlmErrorCode | "context_policy" | "internal";
+  code: LlmErrorCode | "context_policy" | "limit_exceeded" | "internal";
   message: string;
   retryable: boolean;
   status?: number;

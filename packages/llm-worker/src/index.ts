@@ -34,6 +34,7 @@ export type {
   WorkerEvent,
   WorkerEventListener,
   WorkerEventType,
+  WorkerWarning,
 } from "./events.ts";
 export { type Hook, type HookPromptAction, type HookToolAction, hookAsInterceptor } from "./hook.ts";
 export { createInspectTool, INSPECT_TOOL_NAME, type InspectToolOptions } from "./inspect-tool.ts";
@@ -51,7 +52,7 @@ export type {
   TurnEndAction,
   TurnEndInfo,
 } from "./interceptor.ts";
-export type { RunOptions, RunResult, ToolOutputLimits, WorkerOptions } from "./options.ts";
+export type { ResponseBounds, RunOptions, RunResult, ToolOutputLimits, WorkerOptions } from "./options.ts";
 export { contentText } from "./output-processing.ts";
 export { type SummaryLimits, summarize } from "./summary.ts";
 export {

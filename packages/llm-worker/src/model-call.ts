@@ -18,6 +18,7 @@ import {
 } from "@yoi/llm-client";
 import { createTurnCollector, onTextDelta, onThinkingDelta, Timeline, type TurnResult } from "@yoi/timeline";
 import type { RetryEvent, TextDeltaEvent, ThinkingDeltaEvent, WorkerError } from "./events.ts";
+import { byteLength } from "./utf8.ts";
 
 export type ModelCallOutcome =
   | {
@@ -48,10 +49,19 @@ export type ModelCallOutcome =
       usage: Usage | undefined;
     };
 
+/** What one response may carry before its stream is stopped. */
+export interface ResponseLimits {
+  /** Bytes of text, reasoning and tool arguments together. */
+  maxResponseBytes: number;
+  /** Bytes of one tool call's arguments. */
+  maxToolArgumentBytes: number;
+}
+
 export interface ModelCallOptions {
   client: LlmClient;
   request: Request;
   signal: AbortSignal;
+  limits: ResponseLimits;
   turnIndex: number;
   /** The worker's attempt number of this call (client retries count on from it). */
   attempt: number;
@@ -69,9 +79,49 @@ export class ModelCaller {
   #emit: ModelCallOptions["emit"] = () => {};
   #turnIndex = 0;
   #attempt = 1;
+  /** Bytes of this response so far, and what to do when a bound is passed. */
+  #bytes = 0;
+  #limits: ResponseLimits | undefined;
+  #overLimit: (message: string) => void = () => {};
 
   constructor() {
     this.#collector.register(this.#timeline);
+    // After the collector: it holds what arrived up to the delta that passed a bound, and no more.
+    const count = (bytes: number) => {
+      this.#bytes += bytes;
+      const max = this.#limits?.maxResponseBytes;
+      if (max !== undefined && this.#bytes > max)
+        this.#overLimit(
+          `The model's response passed ${max} bytes (worker.maxResponseBytes) and was stopped; nothing of it was kept. ` +
+            "Raise worker.maxResponseBytes if such responses are expected.",
+        );
+    };
+    this.#timeline.on("text", {
+      name: "worker:bytes",
+      onEvent: (_s, e) => void (e.phase === "delta" && count(byteLength(e.text))),
+    });
+    this.#timeline.on("thinking", {
+      name: "worker:bytes",
+      onEvent: (_s, e) => void (e.phase === "delta" && count(byteLength(e.text))),
+    });
+    this.#timeline.on("tool_use", {
+      name: "worker:bytes",
+      createScope: (start) => ({ name: typeof start.name === "string" ? start.name : "?", bytes: 0 }),
+      onEvent: (scope, e) => {
+        if (e.phase !== "delta") return;
+        const bytes = byteLength(e.inputJson);
+        scope.bytes += bytes;
+        const max = this.#limits?.maxToolArgumentBytes;
+        if (max !== undefined && scope.bytes > max) {
+          this.#overLimit(
+            `The arguments of a ${scope.name} call passed ${max} bytes (worker.maxToolArgumentBytes); the response was stopped and nothing of it was kept. ` +
+              "Raise worker.maxToolArgumentBytes if such calls are expected.",
+          );
+          return;
+        }
+        count(bytes);
+      },
+    });
     this.#timeline.on(
       "text",
       onTextDelta(
@@ -108,18 +158,38 @@ export class ModelCaller {
     this.#emit = options.emit;
     this.#turnIndex = options.turnIndex;
     this.#attempt = options.attempt;
+    this.#bytes = 0;
+    this.#limits = options.limits;
+    // A bound passed stops the stream (the provider's connection is closed) as a cancel of our own would.
+    const bound = new AbortController();
+    let exceeded: string | undefined;
+    this.#overLimit = (message) => {
+      if (exceeded !== undefined) return;
+      exceeded = message;
+      bound.abort(new Error(message));
+    };
+    const signal = AbortSignal.any([options.signal, bound.signal]);
     let thrown: unknown;
     try {
-      await this.#timeline.consume(
-        options.client.stream(options.request, { signal: options.signal }),
-        options.signal,
-      );
+      await this.#timeline.consume(options.client.stream(options.request, { signal }), signal);
     } catch (error) {
       thrown = error;
     } finally {
       this.#emit = () => {};
+      this.#overLimit = () => {};
+      this.#limits = undefined;
     }
     const turn = this.#collector.result();
+    if (exceeded !== undefined && !options.signal.aborted) {
+      // Nothing of an oversized response is kept: not in history, not in the log, not in a later request.
+      this.#collector.reset();
+      return {
+        kind: "failed",
+        error: { code: "limit_exceeded", message: exceeded, retryable: false },
+        midStream: true,
+        usage: turn.usage,
+      };
+    }
     const hadOutput = turn.blocks.length > 0 || turn.aborted.length > 0;
     if (options.signal.aborted || turn.status === "cancelled") {
       return { kind: "cancelled", partial: partialText(turn), hadOutput, usage: turn.usage };

@@ -33,6 +33,21 @@ export interface ToolOutputLimits {
   maxBytesWithoutStore?: number;
 }
 
+/**
+ * Bounds on what one model response may make the worker do (defaults from
+ * `@yoi/manifest`). Messages name them by yoi's config keys (`worker.<name>`).
+ */
+export interface ResponseBounds {
+  /** Tool calls of one response that run; each further call gets an error result. Default 200. */
+  maxToolCallsPerResponse?: number;
+  /** Tool calls running at once. Default 10. */
+  toolConcurrency?: number;
+  /** Bytes of one response (text, reasoning, tool arguments); past it the stream stops and the run fails. Default 16 MiB. */
+  maxResponseBytes?: number;
+  /** Bytes of one tool call's arguments; past it the stream stops and the run fails. Default 4 MiB. */
+  maxToolArgumentBytes?: number;
+}
+
 export interface WorkerOptions {
   client: LlmClient;
   /** Tools the model may call. `inspect` is added automatically when `blobStore` is set. */
@@ -57,6 +72,8 @@ export interface WorkerOptions {
   /** Default wall-clock limit of one tool call. Default `TOOL_TIMEOUT_MS` (120 s). */
   toolTimeoutMs?: number;
   toolOutput?: ToolOutputLimits;
+  /** Bounds on one model response. */
+  bounds?: ResponseBounds;
   /** History to resume from (e.g. loaded from a session log). Copied. */
   history?: readonly Item[];
 }

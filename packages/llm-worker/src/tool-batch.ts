@@ -36,6 +36,14 @@ export interface BatchOptions {
   /** Calls whose arguments the model sent in a form that could not be used (callId -> error text). */
   argumentErrors?: ReadonlyMap<string, string>;
   /**
+   * Calls past the response's bound on tool calls (callId -> error text):
+   * answered with that error, never run and never put to the interceptors
+   * (a permission question each would be a flood).
+   */
+  refused?: ReadonlyMap<string, string>;
+  /** Most calls running at once; the others wait, in call order. Default: no limit. */
+  concurrency?: number;
+  /**
    * Turns a result into what enters history (the context policy's
    * `prepareToolResult`), as each call finishes and before its
    * `tool_call_end`, so the event reports what entered the context. Never
@@ -94,6 +102,11 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
   const plans: Plan[] = [];
   let abortReason: string | undefined;
   for (const info of infos) {
+    const refusal = options.refused?.get(info.callId);
+    if (refusal !== undefined) {
+      plans.push({ kind: "fixed", output: refusal, isError: true, outcome: "skipped" });
+      continue;
+    }
     if (abortReason !== undefined) {
       plans.push({
         kind: "fixed",
@@ -138,9 +151,34 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
       }
     }
   }
-  // Phase 2: everything starts at once.
-  const results = infos.map((info, i) => settle(options, options.calls[i]!, info, plans[i]!));
+  // Phase 2: calls start in order, at most `concurrency` running at once (no EMFILE from a thousand reads).
+  const slot = pool(options.concurrency ?? Number.POSITIVE_INFINITY);
+  const results = infos.map((info, i) => {
+    const plan = plans[i]!;
+    const run = () => settle(options, options.calls[i]!, info, plan);
+    return plan.kind === "run" ? slot(run) : run();
+  });
   return { kind: "running", results, abortReason };
+}
+
+/** Runs the functions given to it at most `max` at a time, in the order given. */
+function pool(max: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return (fn) =>
+    new Promise((resolve, reject) => {
+      const start = () => {
+        active++;
+        fn()
+          .then(resolve, reject)
+          .finally(() => {
+            active--;
+            waiting.shift()?.();
+          });
+      };
+      if (active < max) start();
+      else waiting.push(start);
+    });
 }
 
 function abortedText(name: string, reason: string): string {

@@ -21,8 +21,14 @@ import {
   SUMMARY_TAIL_LINES,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_TIMEOUT_MS,
+  TOOLS_WARN_BYTES,
+  TOOLS_WARN_COUNT,
+  WORKER_MAX_RESPONSE_BYTES,
   WORKER_MAX_TOKENS,
+  WORKER_MAX_TOOL_ARGUMENT_BYTES,
+  WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
   WORKER_MAX_TURNS,
+  WORKER_TOOL_CONCURRENCY,
 } from "@yoi/manifest";
 import { v7 as uuidv7 } from "uuid";
 import type { BlobStore } from "./blob-store.ts";
@@ -40,7 +46,7 @@ import { needsAnswer, type PendingCall, pendingToolCalls } from "./history-scan.
 import { hookAsInterceptor } from "./hook.ts";
 import { createInspectTool, INSPECT_TOOL_NAME } from "./inspect-tool.ts";
 import type { Interceptor, TurnEndAction } from "./interceptor.ts";
-import { ModelCaller, type ModelCallOutcome } from "./model-call.ts";
+import { ModelCaller, type ModelCallOutcome, type ResponseLimits } from "./model-call.ts";
 import type { RunOptions, RunResult, WorkerOptions } from "./options.ts";
 import type { OutputLimits } from "./output-processing.ts";
 import { type Tool, toolSpec } from "./tool.ts";
@@ -78,6 +84,11 @@ export class Worker {
   readonly #interceptors: readonly Interceptor[];
   readonly #limits: OutputLimits;
   readonly #toolTimeoutMs: number;
+  readonly #responseLimits: ResponseLimits;
+  readonly #maxToolCalls: number;
+  readonly #toolConcurrency: number;
+  /** Whether the offered tools were already found over the warning budget (said once per tool list). */
+  #toolsWarned = false;
   readonly #caller = new ModelCaller();
   readonly #listeners = new Set<WorkerEventListener>();
   #history: Item[];
@@ -87,6 +98,8 @@ export class Worker {
   #lastUsage: Usage | undefined;
   /** Argument errors found while assembling the pending batch's calls (callId -> message). */
   #argumentErrors = new Map<string, string>();
+  /** Calls of the pending batch past `maxToolCallsPerResponse` (callId -> message). */
+  #refused = new Map<string, string>();
 
   constructor(options: WorkerOptions) {
     if (!options?.client)
@@ -114,6 +127,25 @@ export class Worker {
           : positive("toolOutput.maxBytesWithoutStore", out.maxBytesWithoutStore),
     };
     this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
+    const bounds = options.bounds ?? {};
+    this.#responseLimits = {
+      maxResponseBytes: positive(
+        "bounds.maxResponseBytes",
+        bounds.maxResponseBytes ?? WORKER_MAX_RESPONSE_BYTES,
+      ),
+      maxToolArgumentBytes: positive(
+        "bounds.maxToolArgumentBytes",
+        bounds.maxToolArgumentBytes ?? WORKER_MAX_TOOL_ARGUMENT_BYTES,
+      ),
+    };
+    this.#maxToolCalls = positive(
+      "bounds.maxToolCallsPerResponse",
+      bounds.maxToolCallsPerResponse ?? WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
+    );
+    this.#toolConcurrency = positive(
+      "bounds.toolConcurrency",
+      bounds.toolConcurrency ?? WORKER_TOOL_CONCURRENCY,
+    );
 
     const { tools, specs } = this.#toolTable(options.tools ?? []);
     this.#tools = tools;
@@ -151,6 +183,7 @@ export class Worker {
     const table = this.#toolTable(tools);
     this.#tools = table.tools;
     this.#specs = table.specs;
+    this.#toolsWarned = false;
   }
 
   #toolTable(given: readonly Tool[]): { tools: Map<string, Tool>; specs: ToolSpec[] } {
@@ -320,6 +353,7 @@ export class Worker {
       if (outcome.kind === "failed") return this.#finish(ctx, "failed", { error: outcome.error });
 
       ctx.rollbackMark = undefined;
+      const refused = this.#refuseExtraCalls(outcome.items, outcome.toolCalls.length);
       for (const item of outcome.items) this.#commit(item, "assistant");
       if (outcome.droppedCalls > 0) {
         this.#emit({
@@ -343,6 +377,7 @@ export class Worker {
       if (outcome.toolCalls.length > 0) {
         this.#pendingBatch = { batchId: uuidv7(), turnIndex };
         this.#argumentErrors = outcome.argumentErrors;
+        this.#refused = refused;
         continue;
       }
       const action = await this.#turnEnd(ctx, turnIndex, outcome.stopReason, outcome.items);
@@ -410,6 +445,7 @@ export class Worker {
         client: this.#client,
         request,
         signal: ctx.signal,
+        limits: this.#responseLimits,
         turnIndex,
         emit: (event) => this.#emit(event),
         attempt,
@@ -451,7 +487,53 @@ export class Worker {
     }
   }
 
+  /**
+   * The calls of a response past `maxToolCallsPerResponse`: each gets an
+   * error result saying so (the model can call again what it still needs),
+   * and its arguments are not kept (history and the log stay small).
+   */
+  #refuseExtraCalls(items: Item[], count: number): Map<string, string> {
+    const refused = new Map<string, string>();
+    if (count <= this.#maxToolCalls) return refused;
+    const message =
+      `Not run: this response made ${count} tool calls and at most ${this.#maxToolCalls} run per response ` +
+      "(worker.maxToolCallsPerResponse). Make the calls you still need in a later response, fewer at a time.";
+    let seen = 0;
+    for (const [i, item] of items.entries()) {
+      if (item.type !== "tool_call") continue;
+      seen++;
+      if (seen <= this.#maxToolCalls) continue;
+      refused.set(item.callId, message);
+      items[i] = { ...item, arguments: "{}" };
+    }
+    this.#emit({
+      type: "warning",
+      warning: {
+        code: "tool_calls_over_limit",
+        message: `The model made ${count} tool calls in one response; the first ${this.#maxToolCalls} run, the other ${count - this.#maxToolCalls} were answered with an error (worker.maxToolCallsPerResponse).`,
+      },
+    });
+    return refused;
+  }
+
+  /** Says once per tool list when the tools sent with every request are more than a model handles well. */
+  #warnAboutTools(): void {
+    if (this.#toolsWarned) return;
+    this.#toolsWarned = true;
+    const count = this.#specs.length;
+    const bytes = Buffer.byteLength(JSON.stringify(this.#specs), "utf8");
+    if (count <= TOOLS_WARN_COUNT && bytes <= TOOLS_WARN_BYTES) return;
+    this.#emit({
+      type: "warning",
+      warning: {
+        code: "tools_over_budget",
+        message: `${count} tools (${Math.round(bytes / 1024)} KB of definitions) are sent with every request, more than the ${TOOLS_WARN_COUNT} tools or ${TOOLS_WARN_BYTES / 1024} KB a model handles well; turn off MCP servers or tools this session does not need.`,
+      },
+    });
+  }
+
   #buildRequest(): Request {
+    this.#warnAboutTools();
     const request: Request = { items: this.#history.slice(), settings: this.#settings };
     if (this.#system !== undefined) request.system = this.#system;
     if (this.#specs.length > 0) request.tools = this.#specs;
@@ -481,6 +563,8 @@ export class Worker {
       toolTimeoutMs: this.#toolTimeoutMs,
       blobStore: this.#blobStore,
       argumentErrors,
+      refused: this.#refused,
+      concurrency: this.#toolConcurrency,
       ...(this.#policy?.prepareToolResult
         ? { prepare: (result, full) => this.#prepareResult(ctx, result, full) }
         : {}),
@@ -498,6 +582,7 @@ export class Worker {
     }
     this.#pendingBatch = undefined;
     this.#argumentErrors = new Map();
+    this.#refused = new Map();
     if (started.abortReason !== undefined) return { kind: "aborted", reason: started.abortReason };
     return { kind: "done" };
   }
@@ -567,6 +652,7 @@ export class Worker {
     }
     this.#pendingBatch = undefined;
     this.#argumentErrors = new Map();
+    this.#refused = new Map();
   }
 
   #closeInterrupted(): void {
@@ -584,6 +670,7 @@ export class Worker {
     }
     this.#pendingBatch = undefined;
     this.#argumentErrors = new Map();
+    this.#refused = new Map();
   }
 
   #commit(item: Item, reason: CommitReason): void {

@@ -22,6 +22,11 @@ export const CONFIG_DEFAULTS: Readonly<Record<string, unknown>> = {
     maxTokens: 8192,
     maxTurns: 50,
     toolTimeoutMs: 120000,
+    maxToolCallsPerResponse: 200,
+    toolConcurrency: 10,
+    maxResponseBytes: 16777216,
+    maxToolArgumentBytes: 4194304,
+    maxMcpResultBytes: 8388608,
   },
   toolOutput: {
     maxBytes: 16384,

@@ -21,8 +21,13 @@ import {
   TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES,
   TOOL_OUTPUT_MAX_BYTES,
   TOOL_TIMEOUT_MS,
+  WORKER_MAX_MCP_RESULT_BYTES,
+  WORKER_MAX_RESPONSE_BYTES,
   WORKER_MAX_TOKENS,
+  WORKER_MAX_TOOL_ARGUMENT_BYTES,
+  WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
   WORKER_MAX_TURNS,
+  WORKER_TOOL_CONCURRENCY,
 } from "./defaults.ts";
 import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
@@ -148,6 +153,23 @@ const WorkerSchema = z.lazy(() =>
     toolTimeoutMs: positiveInt()
       .default(TOOL_TIMEOUT_MS)
       .meta({ description: "Wall-clock limit of one tool call." }),
+    maxToolCallsPerResponse: positiveInt().default(WORKER_MAX_TOOL_CALLS_PER_RESPONSE).meta({
+      description:
+        "Most tool calls of one model response that run; each further call gets an error result saying so.",
+    }),
+    toolConcurrency: positiveInt()
+      .default(WORKER_TOOL_CONCURRENCY)
+      .meta({ description: "Most tool calls running at once; the others wait, in call order." }),
+    maxResponseBytes: positiveInt().default(WORKER_MAX_RESPONSE_BYTES).meta({
+      description:
+        "Most bytes of one model response (text, reasoning and tool arguments together); past it the run fails.",
+    }),
+    maxToolArgumentBytes: positiveInt().default(WORKER_MAX_TOOL_ARGUMENT_BYTES).meta({
+      description: "Most bytes of one tool call's arguments; past it the call gets an error result.",
+    }),
+    maxMcpResultBytes: positiveInt()
+      .default(WORKER_MAX_MCP_RESULT_BYTES)
+      .meta({ description: "Most bytes of one MCP tool result; past it the call gets an error result." }),
   }),
 );
 

@@ -35,7 +35,16 @@ describe("named defaults", () => {
   it("fills every section of an empty config from the named constants", () => {
     const config = ConfigSchema.parse({});
     expect(config.model).toBeUndefined();
-    expect(config.worker).toEqual({ maxTokens: 8192, maxTurns: 50, toolTimeoutMs: 120_000 });
+    expect(config.worker).toEqual({
+      maxTokens: 8192,
+      maxTurns: 50,
+      toolTimeoutMs: 120_000,
+      maxToolCallsPerResponse: 200,
+      toolConcurrency: 10,
+      maxResponseBytes: 16 * 1024 * 1024,
+      maxToolArgumentBytes: 4 * 1024 * 1024,
+      maxMcpResultBytes: 8 * 1024 * 1024,
+    });
     expect(config.toolOutput).toEqual({
       maxBytes: 16_384,
       inlineThresholdBytes: 800,

@@ -97,6 +97,24 @@ export const WORKER_MAX_TURNS = 50;
 export const WORKER_MAX_TOKENS = 8192;
 /** Worker: wall-clock limit of one tool call, in milliseconds. */
 export const TOOL_TIMEOUT_MS = 120_000;
+/** Worker: most tool calls of one model response that run; each further one gets an error result. */
+export const WORKER_MAX_TOOL_CALLS_PER_RESPONSE = 200;
+/** Worker: most tool calls running at once (the rest wait their turn, in call order). */
+export const WORKER_TOOL_CONCURRENCY = 10;
+/**
+ * Worker: most bytes of one model response (its text, reasoning and tool
+ * call arguments together); past it the stream is stopped and the run fails.
+ * Far above what any model's output limit allows (some 128k tokens, about 0.5 MB).
+ */
+export const WORKER_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** Worker: most bytes of one tool call's arguments; past it the call gets an error result, its arguments dropped. */
+export const WORKER_MAX_TOOL_ARGUMENT_BYTES = 4 * 1024 * 1024;
+/** Worker: most bytes of one MCP tool result; past it the call gets an error result. */
+export const WORKER_MAX_MCP_RESULT_BYTES = 8 * 1024 * 1024;
+/** Tools offered to the model past which a warning says so (each one is sent with every request). */
+export const TOOLS_WARN_COUNT = 128;
+/** Bytes of tool definitions (names, descriptions, schemas) past which a warning says so. */
+export const TOOLS_WARN_BYTES = 256 * 1024;
 
 /** A permission decision for a tool call. `ask` goes to the UI; with no UI it denies (fail closed). */
 export type PermissionAction = "allow" | "deny" | "ask";

@@ -45,7 +45,7 @@ describe("loadConfig: sources and precedence", () => {
     });
     expect(files).toEqual([dirs.userFile, dirs.projectFile]);
     expect(config.model).toBe("anthropic/claude-sonnet-4-5");
-    expect(config.worker).toEqual({ maxTurns: 40, maxTokens: 2000, toolTimeoutMs: 5000 });
+    expect(config.worker).toMatchObject({ maxTurns: 40, maxTokens: 2000, toolTimeoutMs: 5000 });
     expect(config.compaction.enabled).toBe(false);
     expect(config.compaction.retainLastTurns).toBe(3);
     expect(config.compaction.auto).toBe(true);

@@ -38,7 +38,7 @@ import { TodoList } from "../tools/todo-list.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
 import { webFetchTool } from "../tools/web-fetch.ts";
 import type { SessionBase } from "./session-base.ts";
-import { defaultSystem, settingsFrom, toolOutputLimits } from "./worker-settings.ts";
+import { defaultSystem, settingsFrom, toolOutputLimits, workerBounds } from "./worker-settings.ts";
 
 /** Which session the parts are for: a new one (its log created at the first input) or a restored one. */
 export interface SessionSource {
@@ -222,6 +222,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     cwd: fs.cwd,
     blobStore,
     toolTimeoutMs: config.worker.toolTimeoutMs,
+    maxResultBytes: config.worker.maxMcpResultBytes,
     onAlert: (level, message) => alerts.emit(level, "mcp", message),
     onChange: () => {
       // The worker's tools: the pod's own, then those of the MCP servers that are up.
@@ -286,6 +287,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
             blobStore,
             toolTimeoutMs: config.worker.toolTimeoutMs,
             toolOutput: toolOutputLimits(config),
+            bounds: workerBounds(config),
             onEvent: (info) => {
               if (info.event.type === "usage") {
                 const usage = info.event.usage;
@@ -338,6 +340,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     hooks,
     toolTimeoutMs: config.worker.toolTimeoutMs,
     toolOutput: toolOutputLimits(config),
+    bounds: workerBounds(config),
     history: source.history,
   });
   // The one recorder of worker events (worker-persistence); the pod only queues its writes.

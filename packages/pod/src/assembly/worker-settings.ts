@@ -1,6 +1,6 @@
 /** What the worker is built with from the config, for the session's worker and its subagents alike. */
 import type { RequestSettings } from "@yoi/llm-client";
-import type { Tool } from "@yoi/llm-worker";
+import type { ResponseBounds, Tool } from "@yoi/llm-worker";
 import type { Config } from "@yoi/manifest";
 
 /** The default system prompt: the project root and the tools. */
@@ -22,6 +22,16 @@ export function toolOutputLimits(config: Config) {
     summaryMaxBytes: config.toolOutput.summaryMaxBytes,
     summaryHeadLines: config.toolOutput.headLines,
     summaryTailLines: config.toolOutput.tailLines,
+  };
+}
+
+/** What one model response may make the worker do (`worker.*` limits), for the session and its subagents. */
+export function workerBounds(config: Config): ResponseBounds {
+  return {
+    maxToolCallsPerResponse: config.worker.maxToolCallsPerResponse,
+    toolConcurrency: config.worker.toolConcurrency,
+    maxResponseBytes: config.worker.maxResponseBytes,
+    maxToolArgumentBytes: config.worker.maxToolArgumentBytes,
   };
 }
 

@@ -22,6 +22,8 @@ export interface McpManagerOptions {
   blobStore?: BlobStore | undefined;
   /** Tool call limit when a server sets none (the worker's `toolTimeoutMs`). */
   toolTimeoutMs: number;
+  /** Most bytes of one tool result; a larger one fails the call. Default `WORKER_MAX_MCP_RESULT_BYTES`. */
+  maxResultBytes?: number;
   /** Failures and notices for the user, each once. */
   onAlert: (level: "info" | "warn" | "error", message: string) => void;
   /** Tools or prompts came, went or changed. */
@@ -271,6 +273,7 @@ export class McpManager {
     if (schema.type !== "object") schema.type = "object";
     if (schema.properties === undefined) schema.properties = {};
     const blobStore = this.#options.blobStore;
+    const maxResultBytes = this.#options.maxResultBytes;
     return {
       name: mcpName(server, info.name),
       description: `${info.description ?? info.title ?? info.name} (MCP server ${server})`,
@@ -283,7 +286,11 @@ export class McpManager {
           // A little over the worker's limit, so the worker's own timeout message wins.
           timeoutMs: timeoutMs + 1_000,
         });
-        return toToolReturn(result, { server, blobStore });
+        return toToolReturn(result, {
+          server,
+          blobStore,
+          ...(maxResultBytes !== undefined ? { maxBytes: maxResultBytes } : {}),
+        });
       },
     };
   }

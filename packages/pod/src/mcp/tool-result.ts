@@ -9,6 +9,7 @@
  */
 import type { BlobStore, ToolReturn } from "@yoi/llm-worker";
 import { ToolError } from "@yoi/llm-worker";
+import { WORKER_MAX_MCP_RESULT_BYTES } from "@yoi/manifest";
 
 /** The parts of a CallToolResult this reads (the SDK's type, loosely: servers vary). */
 export interface McpCallResult {
@@ -35,10 +36,22 @@ export interface McpContentBlock {
 export interface ResultContext {
   server: string;
   blobStore?: BlobStore | undefined;
+  /** Most bytes of the result (its text, data and structured content). Default `WORKER_MAX_MCP_RESULT_BYTES`. */
+  maxBytes?: number;
 }
 
-/** The text the model gets; throws ToolError when the server says the call failed. */
+/**
+ * The text the model gets; throws ToolError when the server says the call
+ * failed, or when the result is larger than `maxBytes` (nothing of it is
+ * kept: not in history, the log or the blob store).
+ */
 export async function toToolReturn(result: McpCallResult, ctx: ResultContext): Promise<ToolReturn> {
+  const max = ctx.maxBytes ?? WORKER_MAX_MCP_RESULT_BYTES;
+  const size = resultBytes(result);
+  if (size > max)
+    throw new ToolError(
+      `The MCP server ${ctx.server} answered with ${size} bytes, more than the ${max} a result may have (worker.maxMcpResultBytes); nothing of it was kept. Ask for less (a narrower query, a page of the results).`,
+    );
   const parts: string[] = [];
   for (const block of result.content ?? []) parts.push(await blockText(block, ctx));
   // Structured content is shown when the server gave no content blocks; servers that give both
@@ -51,6 +64,20 @@ export async function toToolReturn(result: McpCallResult, ctx: ResultContext): P
   if (result.isError)
     throw new ToolError(text.trim() === "" ? "the MCP server reported an error without details" : text);
   return text === "" ? "(the tool returned no content)" : text;
+}
+
+/** The bytes of a result's payloads: text, base64 data, resources, structured content. */
+function resultBytes(result: McpCallResult): number {
+  let total = 0;
+  for (const block of result.content ?? []) {
+    total += Buffer.byteLength(block.text ?? "") + (block.data?.length ?? 0);
+    if (block.resource !== undefined)
+      total += Buffer.byteLength(block.resource.text ?? "") + (block.resource.blob?.length ?? 0);
+  }
+  if (result.structuredContent !== undefined)
+    total += Buffer.byteLength(JSON.stringify(result.structuredContent) ?? "");
+  if (result.toolResult !== undefined) total += Buffer.byteLength(JSON.stringify(result.toolResult) ?? "");
+  return total;
 }
 
 async function blockText(block: McpContentBlock, ctx: ResultContext): Promise<string> {

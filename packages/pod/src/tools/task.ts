@@ -10,6 +10,7 @@ import {
   type BlobStore,
   defineTool,
   type Hook,
+  type ResponseBounds,
   type RunResult,
   type Tool,
   ToolError,
@@ -79,6 +80,8 @@ export interface TaskToolOptions {
   blobStore?: BlobStore;
   toolTimeoutMs?: number;
   toolOutput?: ToolOutputLimits;
+  /** What one response of a subagent may make its worker do; the session's bounds. */
+  bounds?: ResponseBounds;
   onEvent?: (info: SubagentEventInfo) => void;
   onDone?: (result: SubagentResult) => void;
 }
@@ -219,6 +222,7 @@ export function taskTool(options: TaskToolOptions): Tool {
         ...(options.hooks ? { hooks: options.hooks } : {}),
         ...(options.toolTimeoutMs !== undefined ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
         ...(options.toolOutput ? { toolOutput: options.toolOutput } : {}),
+        ...(options.bounds ? { bounds: options.bounds } : {}),
       });
       const model = `${client.provider}/${client.model}`;
       const who = { callId: ctx.callId, description, ...(agent ? { agent: agent.name } : {}), model, depth };

@@ -49,6 +49,22 @@ describe("MCP helpers", () => {
     );
   });
 
+  it("refuses a result over maxBytes, naming the setting, and keeps nothing of it", async () => {
+    const stored: unknown[] = [];
+    const blobStore = { store: async (c: unknown) => (stored.push(c), "b1") } as never;
+    const big = {
+      content: [
+        { type: "text", text: "z".repeat(2048) },
+        { type: "image", data: "QUFB".repeat(512) },
+      ],
+    };
+    await expect(toToolReturn(big, { server: "fs", maxBytes: 3000, blobStore })).rejects.toThrow(
+      /MCP server fs answered with 4096 bytes, more than the 3000 .*worker\.maxMcpResultBytes/,
+    );
+    expect(stored).toEqual([]);
+    expect(await toToolReturn(big, { server: "fs", maxBytes: 5000 })).toMatch(/^z{2048}\n\[image/);
+  });
+
   it("a stdio server does not outlive a yoi that exits without closing", async () => {
     const script = new URL("./fixtures/exit-without-close.ts", import.meta.url).pathname;
     const server = new URL("./fixtures/changing-server.mjs", import.meta.url).pathname;
