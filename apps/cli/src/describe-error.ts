@@ -94,7 +94,8 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
           : `${ctx.provider} rejected the request${status}: ${detail}`;
       break;
     case "limit_exceeded":
-      // The worker's own bound: the message names it and the setting that raises it.
+    case "storage":
+      // Not the provider's: a bound of the worker's (the message names its setting) or a disk that cannot be written.
       line = detail;
       break;
     case "content_filter":

@@ -9,7 +9,7 @@
  * control pictures (`ESC [2J` becomes `␛[2J`), DEL as `␡`, C1 controls as
  * `␛` and their 7-bit equivalent (U+009B CSI becomes `␛[`), and the
  * bidirectional overrides and isolates that can reorder what a line
- * appears to say as `<U+202E>`. A carriage return before a newline (CRLF)
+ * appears to say as `⟨U+202E⟩`. A carriage return before a newline (CRLF)
  * is dropped; one alone is shown as `␍`.
  *
  * The mapping is per character, so text that arrives in pieces (streamed
@@ -36,7 +36,7 @@ function visible(char: string): string {
   if (code === 0x7f) return "\u2421"; // ␡
   // C1: shown as the ESC sequence it stands for (0x9B CSI = ESC [).
   if (code <= 0x9f) return `\u241b${String.fromCharCode(code - 0x40)}`;
-  return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
+  return `⟨U+${code.toString(16).toUpperCase().padStart(4, "0")}⟩`;
 }
 
 /**

@@ -34,7 +34,7 @@ describe("sanitize", () => {
     expect(sanitize("a\rb")).toBe("a␍b");
     expect(sanitize("\x07\x00\x7f")).toBe("␇␀␡");
     expect(sanitize("\u009b2J")).toBe("␛[2J");
-    expect(sanitize("\u202eabc")).toBe("<U+202E>abc");
+    expect(sanitize("\u202eabc")).toBe("⟨U+202E⟩abc");
   });
 
   it("drops the carriage return of a CRLF line end", () => {

@@ -45,6 +45,15 @@ export class TmuxSession {
     return execFileSync("tmux", ["-L", this.#socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
   }
 
+  /** Runs a tmux command on this session's server (`list-buffers`, `display -p '#{pane_title}'`). */
+  query(...args: string[]): string {
+    try {
+      return this.#tmux(args);
+    } catch {
+      return "";
+    }
+  }
+
   /** Types literal text. */
   type(text: string): void {
     this.#tmux(["send-keys", "-t", this.name, "-l", text]);
@@ -150,6 +159,8 @@ export function yoiCommand(opts: {
   noBaseURLEnv?: boolean;
   /** Flags for node, before the script (`--import=...`). */
   nodeArgs?: string[];
+  /** The yoi to run: a built bundle's bin.js. Default: the sources. */
+  bin?: string;
 }): string {
   const env = [
     `HOME=${quote(opts.home)}`,
@@ -163,8 +174,7 @@ export function yoiCommand(opts: {
   const yoi = [
     process.execPath,
     ...(opts.nodeArgs ?? []),
-    "--conditions=@yoi/source",
-    BIN,
+    ...(opts.bin === undefined ? ["--conditions=@yoi/source", BIN] : [opts.bin]),
     "-m",
     opts.model ?? "anthropic/claude-haiku-4-5",
     ...opts.args,

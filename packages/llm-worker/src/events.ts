@@ -177,10 +177,11 @@ export interface WorkerError {
    * A provider code, `context_policy` (the ContextPolicy threw),
    * `limit_exceeded` (the model's response passed one of the worker's
    * bounds: `maxResponseBytes`, `maxToolArgumentBytes`; the message names
-   * it) or `internal` (a bug: an unexpected throw inside the worker). Tool
-   * failures are tool results, not worker errors.
+   * it), `storage` (the blob store or the session log could not write: a
+   * full disk) or `internal` (a bug: an unexpected throw inside the
+   * worker). Tool failures are tool results, not worker errors.
    */
-  code: LlmErrorCode | "context_policy" | "limit_exceeded" | "internal";
+  code: LlmErrorCode | "context_policy" | "limit_exceeded" | "storage" | "internal";
   message: string;
   retryable: boolean;
   status?: number;

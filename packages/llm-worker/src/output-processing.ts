@@ -7,7 +7,7 @@
  */
 import type { ImagePart, OutputRef } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
-import type { BlobStore, Content } from "./blob-store.ts";
+import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
 import { countLines, summarize } from "./summary.ts";
 import type { ToolReturn } from "./tool.ts";
 import { byteLength, truncateUtf8 } from "./utf8.ts";
@@ -126,11 +126,11 @@ async function store(
   try {
     id = await blobStore.store(content);
   } catch (error) {
-    // Losing the full output is better than losing the result: fall back to a capped inline view.
-    const why = errorMessage(error);
-    const note = `\n[full output could not be stored: ${why}]`;
-    const capped = capInline(full, Math.max(0, limits.maxBytes - byteLength(note)), false);
-    return { output: capped + note, isError, full };
+    // A store that cannot write (a full disk) ends the run: going on would show work as done that is not recorded.
+    if (error instanceof BlobStoreError) throw error;
+    throw new BlobStoreError("io", `the tool output could not be stored: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
   const summary =
     givenSummary === undefined

@@ -9,7 +9,7 @@
 import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/llm-client";
 import type * as z from "zod";
-import type { BlobStore } from "./blob-store.ts";
+import { type BlobStore, BlobStoreError } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
 import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";
 import { type OutputLimits, type ProcessedOutput, processToolReturn } from "./output-processing.ts";
@@ -195,7 +195,9 @@ async function settle(
   try {
     return await settleUnsafe(options, call, info, plan);
   } catch (error) {
-    // A failing store or interceptor must not leave the call without a result.
+    // A store that cannot write ends the run (the worker fails it with `storage`): nothing unrecorded goes on.
+    if (error instanceof BlobStoreError) throw error;
+    // A failing interceptor must not leave the call without a result.
     const output = `Tool call ${info.name} failed in the worker: ${errorMessage(error)}`;
     const processed: ProcessedOutput = { output, isError: true, full: output };
     return { call, info, processed, outcome: "error", result: resultItem(info, processed) };

@@ -31,7 +31,7 @@ import {
   WORKER_TOOL_CONCURRENCY,
 } from "@yoi/manifest";
 import { v7 as uuidv7 } from "uuid";
-import type { BlobStore } from "./blob-store.ts";
+import { type BlobStore, BlobStoreError } from "./blob-store.ts";
 import type { ContextCheckpoint, ContextPolicy, ContextState } from "./context-policy.ts";
 import { eventIterator } from "./event-stream.ts";
 import type {
@@ -712,9 +712,16 @@ export class Worker {
     return result;
   }
 
-  /** A bug or a throwing interceptor/policy: the run fails, history stays valid. */
+  /** A store that cannot write, a bug or a throwing interceptor/policy: the run fails, history stays valid. */
   #crash(ctx: RunContext, error: unknown): Promise<RunResult> {
-    const err: WorkerError = { code: "internal", message: errorMessage(error), retryable: false };
+    const err: WorkerError =
+      error instanceof BlobStoreError && error.code === "io"
+        ? {
+            code: "storage",
+            message: `A tool's output could not be stored, so the run stopped: ${error.message}. Free disk space (or fix the store) and continue the session.`,
+            retryable: false,
+          }
+        : { code: "internal", message: errorMessage(error), retryable: false };
     return this.#finish(ctx, "failed", { error: err });
   }
 

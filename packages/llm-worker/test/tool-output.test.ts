@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
+import * as z from "zod";
 import { capInline, processToolReturn } from "../src/output-processing.ts";
 import { summarize } from "../src/summary.ts";
 import { createMemoryBlobStore } from "../src/testing/memory-blob-store.ts";
+import { createScriptedClient } from "../src/testing/scripted-client.ts";
+import { defineTool } from "../src/tool.ts";
 import { inlineOutput, storedJson, storedText } from "../src/tool-output.ts";
+import { Worker } from "../src/worker.ts";
+import { assertValidHistory } from "./helpers.ts";
 
 const limits = {
   inlineThresholdBytes: 800,
@@ -152,7 +157,7 @@ describe("auto-promotion", () => {
     expect(out.output).not.toContain("\uFFFD");
   });
 
-  it("falls back to a capped inline view when the store fails", async () => {
+  it("fails (never silently shortens the output) when the store cannot write", async () => {
     const failing = {
       store: async () => {
         throw new Error("disk full");
@@ -160,13 +165,36 @@ describe("auto-promotion", () => {
       load: async () => ({ kind: "text" as const, text: "" }),
       exists: async () => false,
     };
-    const out = await processToolReturn("z".repeat(2000), {
-      limits,
-      blobStore: failing,
-      storeLargeOutput: true,
+    await expect(
+      processToolReturn("z".repeat(2000), { limits, blobStore: failing, storeLargeOutput: true }),
+    ).rejects.toThrow(/the tool output could not be stored: disk full/);
+  });
+
+  it("a run whose tool output cannot be stored fails with `storage`, every call answered", async () => {
+    const failing = {
+      store: async () => {
+        throw new Error("ENOSPC: no space left on device");
+      },
+      load: async () => ({ kind: "text" as const, text: "" }),
+      exists: async () => false,
+    };
+    const big = defineTool({
+      name: "big",
+      description: "big output",
+      inputSchema: z.object({}),
+      execute: () => "z".repeat(5000),
     });
-    expect(out.output).toContain("z".repeat(100));
-    expect(out.output).toContain("[full output could not be stored: disk full]");
+    const client = createScriptedClient([
+      { toolCalls: [{ name: "big" }, { name: "big" }] },
+      { text: "never" },
+    ]);
+    const worker = new Worker({ client, tools: [big], blobStore: failing });
+    const result = await worker.run("go");
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe("storage");
+    expect(result.error?.message).toMatch(/no space left on device.*Free disk space/);
+    expect(client.requests).toHaveLength(1);
+    assertValidHistory(worker.history);
   });
 });
 

@@ -34,6 +34,7 @@ import type { ModelTarget } from "./model/session-model.ts";
 import type { PermissionPolicy } from "./permissions/policy.ts";
 import type { PodOptions } from "./pod-options.ts";
 import type { PodSandbox } from "./sandbox/pod-sandbox.ts";
+import { unrecordedResult } from "./session/session-log.ts";
 import { configSnapshot, inputRecord } from "./session/session-records.ts";
 import type { TodoList } from "./tools/todo-list.ts";
 
@@ -185,6 +186,8 @@ export class Pod {
    */
   async run(input: string | readonly Segment[], options: PodRunOptions = {}): Promise<RunResult> {
     this.#assertIdle("run");
+    const failed = this.#s.log.failure;
+    if (failed !== undefined) return unrecordedResult(undefined, failed);
     const segments = typeof input === "string" ? parseSegments(input) : [...input];
     const text = flattenSegments(segments);
     if (text.trim() === "") throw new Error("Pod.run: the input is empty; type a message or an @path");
@@ -199,6 +202,7 @@ export class Pod {
     log.append((w) => w.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
     const approved = options.allowTools?.length ? this.permissions.preApprove(options.allowTools) : undefined;
+    let result: RunResult;
     try {
       const started = this.#sessionStart;
       this.#sessionStart = undefined;
@@ -206,26 +210,37 @@ export class Pod {
       if (mcp.configured) await abortable(mcp.ready(this.#s.mcpWaitMs), controller.signal);
       await submit.resolveRefs(segments, controller.signal);
       await this.#s.instructions?.refresh();
-      return this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
+      result = this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
     } finally {
       approved?.();
       submit.clear();
       runs.controller = undefined;
       await this.flush();
     }
+    return this.#recorded(result);
   }
 
   /** Continues without new input (pending tool calls, a failed or paused run). */
   async resume(options: PodRunOptions = {}): Promise<RunResult> {
     this.#assertIdle("resume");
+    const failed = this.#s.log.failure;
+    if (failed !== undefined) return unrecordedResult(undefined, failed);
     const controller = this.#start(options.signal);
+    let result: RunResult;
     try {
       await this.#s.instructions?.refresh();
-      return this.#withChildUsage(await this.worker.resume({ signal: controller.signal }));
+      result = this.#withChildUsage(await this.worker.resume({ signal: controller.signal }));
     } finally {
       this.#s.runs.controller = undefined;
       await this.flush();
     }
+    return this.#recorded(result);
+  }
+
+  /** A run's result, or a storage failure when the session log could not record it. */
+  #recorded(result: RunResult): RunResult {
+    const failed = this.#s.log.failure;
+    return failed === undefined ? result : unrecordedResult(result, failed);
   }
 
   /** Cancels the run in progress (tools are aborted, bash process groups killed). No-op when idle. */

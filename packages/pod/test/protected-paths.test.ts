@@ -22,7 +22,7 @@ import {
   type Sandbox,
   seatbeltProfile,
 } from "../src/sandbox/index.ts";
-import { ScopedFs } from "../src/scoped-fs.ts";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { bashTool, defaultBashEnv } from "../src/tools/bash.ts";
 import { tempDir } from "./helpers.ts";
 

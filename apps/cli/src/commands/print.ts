@@ -152,8 +152,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       ? { code: result.error.code, message: describeFailure(result.error, opened.provider) }
       : undefined;
   if (command.output === "text") {
+    // An answer the session log could not record is not shown as if it were done (the error says why).
     // The model's answer, to a terminal or a file someone will print later: control characters made visible.
-    const shown = sanitize(text);
+    const shown = result.error?.code === "storage" ? "" : sanitize(text);
     if (shown !== "") process.stdout.write(shown.endsWith("\n") ? shown : `${shown}\n`);
   } else {
     const final: StreamJsonEvent = {

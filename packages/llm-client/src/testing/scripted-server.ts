@@ -53,6 +53,12 @@ export type ScriptStep =
     } & StreamStepOptions)
   /** Bytes written as they are (already framed; for malformed streams). */
   | ({ type: "raw"; body: string } & StreamStepOptions)
+  /**
+   * Recorded-format payloads made as they are sent, framed like the
+   * provider and written with backpressure: a stream of hundreds of
+   * megabytes without holding it in memory. Stops when the client goes.
+   */
+  | { type: "generate"; lines: () => Iterable<string> | AsyncIterable<string> }
   /** An HTTP error; `body` defaults to the provider's error shape with `message`. */
   | { type: "error"; status: number; message?: string; headers?: Record<string, string>; body?: unknown }
   /** Response headers, then nothing at all. */
@@ -141,6 +147,9 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
         res.writeHead(step.status ?? 200, { "content-type": "text/event-stream" });
         res.flushHeaders();
         return;
+      case "generate":
+        await writeGenerated(res, options.provider, step.lines());
+        return;
       default: {
         const framed =
           step.type === "raw"
@@ -162,6 +171,31 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     rejections,
     close: () => closeServer(server),
   };
+}
+
+async function writeGenerated(
+  res: ServerResponse,
+  provider: ProviderKind,
+  lines: Iterable<string> | AsyncIterable<string>,
+): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.flushHeaders();
+  let gone = false;
+  res.on("close", () => {
+    gone = true;
+  });
+  let batch = "";
+  for await (const line of lines) {
+    if (gone) return;
+    batch += frameLines(provider, [line]).replace(/data: \[DONE\]\n\n$/, "");
+    if (batch.length < 64 * 1024) continue;
+    const more = res.write(batch);
+    batch = "";
+    if (!more) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+  }
+  if (gone) return;
+  if (provider === "openai-chat") batch += "data: [DONE]\n\n";
+  res.end(batch);
 }
 
 async function writeStream(

@@ -146,11 +146,15 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
       permissionMode: permissions.mode,
     }),
     // The failure path of the session log: said once; the log takes no more records.
-    onFailure: (error) =>
+    onFailure: (error) => {
+      const message = errorMessage(error);
       alerts.error(
         "session_log",
-        `the session log could not be written; this session will not resume fully: ${errorMessage(error)}`,
-      ),
+        `the session log could not be written; this session will not resume fully: ${message}`,
+      );
+      // Nothing may go on as done that is not recorded: the run in progress stops (Pod.run reports it failed).
+      runs.controller?.abort(new Error(`the session log could not be written: ${message}`));
+    },
   });
   // A resume starts in the mode the session was last in: mode switches are logged.
   permissions.onModeChange((mode) => {

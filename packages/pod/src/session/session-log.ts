@@ -11,6 +11,8 @@
  * the error once through `onFailure`, and later records are dropped (see
  * `#fail`).
  */
+import type { RunResult } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/llm-client";
 import type { PermissionMode } from "@yoi/manifest";
 import type { SessionWriter } from "@yoi/worker-persistence";
 
@@ -45,6 +47,8 @@ export class SessionLog {
   readonly #early: LogWrite[] = [];
   readonly #pending = new Set<Promise<unknown>>();
   #broken = false;
+  /** Why the log could not be written, once it could not. */
+  #failure: string | undefined;
   #closed = false;
 
   constructor(options: SessionLogOptions) {
@@ -59,6 +63,11 @@ export class SessionLog {
   /** The log, once it exists (after the first input, or from the start when restored). */
   get writer(): SessionWriter | undefined {
     return this.#writer;
+  }
+
+  /** Why the log could not be written (a full disk), once a write failed; later records are dropped. */
+  get failure(): string | undefined {
+    return this.#failure;
   }
 
   /** Whether the session has begun: its log exists or is being created. */
@@ -112,6 +121,24 @@ export class SessionLog {
   #fail(error: unknown): void {
     if (this.#broken) return;
     this.#broken = true;
+    this.#failure = errorMessage(error);
     this.#options.onFailure(error);
   }
+}
+
+/**
+ * A run's result once the session log failed (a full disk): failed with
+ * `storage`, whatever the worker said, since what it did is not recorded.
+ * `result` is undefined for a run that never started.
+ */
+export function unrecordedResult(result: RunResult | undefined, failure: string): RunResult {
+  return {
+    ...(result ?? { turns: 0, usage: {} }),
+    status: "failed",
+    error: {
+      code: "storage",
+      message: `The session log could not be written (${failure}), so the run stopped and what it did is not recorded. Free disk space, then resume the session: what was recorded is kept.`,
+      retryable: false,
+    },
+  };
 }
