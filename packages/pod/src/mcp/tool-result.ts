@@ -66,7 +66,7 @@ export async function toToolReturn(result: McpCallResult, ctx: ResultContext): P
   return text === "" ? "(the tool returned no content)" : text;
 }
 
-/** The bytes of a result's payloads: text, base64 data, resources, structured content. */
+/** The bytes of what a result would keep: its blocks' text and data, else its structured content. */
 function resultBytes(result: McpCallResult): number {
   let total = 0;
   for (const block of result.content ?? []) {
@@ -74,9 +74,11 @@ function resultBytes(result: McpCallResult): number {
     if (block.resource !== undefined)
       total += Buffer.byteLength(block.resource.text ?? "") + (block.resource.blob?.length ?? 0);
   }
-  if (result.structuredContent !== undefined)
+  // As toToolReturn reads them: structured content only without blocks, the old form only without content.
+  if ((result.content ?? []).length === 0 && result.structuredContent != null)
     total += Buffer.byteLength(JSON.stringify(result.structuredContent) ?? "");
-  if (result.toolResult !== undefined) total += Buffer.byteLength(JSON.stringify(result.toolResult) ?? "");
+  if (result.content === undefined && result.toolResult !== undefined)
+    total += Buffer.byteLength(JSON.stringify(result.toolResult) ?? "");
   return total;
 }
 
