@@ -15,7 +15,7 @@
  *   each streamed by the scripted server as it is sent.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, lstatSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -419,4 +419,73 @@ describe("bounds on what a model sends", () => {
     expect(existsSync(path.join(project, "big.txt"))).toBe(false);
     figures.push(`100 MB argument: exit ${r.code}, nothing written`);
   }, 240_000);
+  it("a 64 MB MCP result: the call fails naming worker.maxMcpResultBytes; nothing of it is kept", async () => {
+    const server = await scripted([
+      { type: "reply", toolCalls: [{ id: "m", name: "mcp__big__big", arguments: {} }] },
+      { type: "reply", text: "noted" },
+    ]);
+    const fixture = path.join(CLI_DIR, "test", "fixtures", "big-mcp-server.mjs");
+    const { home, project } = await tempWorld({
+      ".yoi/config.jsonc": JSON.stringify({
+        mcpServers: { big: { command: process.execPath, args: [fixture] } },
+      }),
+    });
+    const r = await runBundle(
+      ["-p", ...MODEL, "--allow-tool", "mcp__big__big", "ask it"],
+      env(home, server, { YOI_TRUST_PROJECT: "1" }),
+      project,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const next = JSON.stringify(server.requests[1] ?? {});
+    if (!/maxMcpResultBytes/.test(next))
+      console.info(`next request: ${next.slice(-1500)}\nstderr: ${r.stderr.slice(0, 1500)}`);
+    expect(/MCP server big answered with .*worker\.maxMcpResultBytes.*nothing of it/.test(next)).toBe(true);
+    expect(next.length).toBeLessThan(100_000);
+    // Nothing of it in the data directory (sessions, blobs): no blob, no log record of that size.
+    const largest = execFileSync(
+      "sh",
+      ["-c", `find ${JSON.stringify(path.join(home, ".yoi"))} -type f -size +1M | wc -l`],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(largest.trim()).toBe("0");
+    figures.push(
+      `64 MB MCP result: call failed naming worker.maxMcpResultBytes, exit ${r.code}, nothing over 1 MB stored`,
+    );
+  }, 240_000);
+
+  it.runIf(process.getuid?.() === 0)(
+    "a full disk: print mode exits non-zero saying why, and prints no unrecorded answer",
+    async () => {
+      const { home, project } = await tempWorld();
+      const data = path.join(home, "data");
+      mkdirSync(data);
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", data]);
+      try {
+        try {
+          execFileSync("dd", ["if=/dev/zero", `of=${path.join(data, "filler")}`, "bs=4k"], {
+            stdio: "ignore",
+          });
+        } catch {
+          // dd stops at ENOSPC: the disk is full.
+        }
+        writeFileSync(path.join(project, "notes.txt"), "n\n");
+        const server = await scripted([
+          { type: "reply", toolCalls: [{ id: "r", name: "read_file", arguments: { path: "notes.txt" } }] },
+          { type: "reply", text: "THE ANSWER" },
+        ]);
+        mkdirSync(path.join(home, ".yoi"), { recursive: true });
+        writeFileSync(path.join(home, ".yoi", "config.jsonc"), JSON.stringify({ session: { dir: data } }));
+        const r = await runBundle(["-p", ...MODEL, "read"], env(home, server), project);
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toMatch(/session log could not be written \(.*\).*Free disk space/);
+        expect(r.stdout).not.toContain("THE ANSWER");
+        figures.push(`full disk: exit ${r.code}, "${r.stderr.trim().split("\n").at(-1)?.slice(0, 100)}…"`);
+      } finally {
+        execFileSync("umount", ["-l", data]);
+      }
+    },
+    120_000,
+  );
 });

@@ -7,6 +7,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ToolError } from "@yoi/llm-worker";
 import type { McpServerConfig } from "@yoi/manifest";
 import { trackChild, untrackChild } from "./child-reaper.ts";
 import { expandMap, expandVars } from "./expand-vars.ts";
@@ -51,6 +52,12 @@ export interface McpConnectionOptions {
   onChange: () => void;
   /** The server failed to start or died: called once with a message naming it. */
   onFailure: (message: string) => void;
+  /**
+   * Largest message read from a stdio server; a larger one closes the
+   * connection (reading it whole would cost its size in memory, and more in
+   * copying). Default 64 MiB.
+   */
+  maxMessageBytes?: number;
 }
 
 export class McpConnection {
@@ -58,6 +65,8 @@ export class McpConnection {
   readonly config: McpServerConfig;
   #state: McpServerState = "starting";
   #error: string | undefined;
+  /** The server sent a message over `maxMessageBytes` (the connection was closed for it). */
+  #overflowed = false;
   #tools: McpToolInfo[] = [];
   #prompts: McpPromptInfo[] = [];
   #client: Client | undefined;
@@ -128,6 +137,7 @@ export class McpConnection {
       });
       garbage.catch(() => {});
       client.onerror = (error) => {
+        if (/ReadBuffer exceeded maximum size/.test(error.message)) this.#overflowed = true;
         if (this.#state === "starting") protocolError?.(error);
       };
       client.onclose = () => this.#closed();
@@ -164,14 +174,23 @@ export class McpConnection {
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<McpCallResult> {
     const client = this.#usable();
-    const result = (await client.callTool({ name, arguments: args }, undefined, {
-      signal: options.signal,
-      timeout: options.timeoutMs,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: options.timeoutMs,
-      // A progress callback makes the SDK ask for progress notifications, which reset the timeout.
-      onprogress: () => {},
-    })) as McpCallResult;
+    let result: McpCallResult;
+    try {
+      result = (await client.callTool({ name, arguments: args }, undefined, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: options.timeoutMs,
+        // A progress callback makes the SDK ask for progress notifications, which reset the timeout.
+        onprogress: () => {},
+      })) as McpCallResult;
+    } catch (error) {
+      if (!this.#overflowed) throw error;
+      const max = this.#options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+      throw new ToolError(
+        `The MCP server ${this.name} answered with a message over ${max} bytes, more than a result may have (worker.maxMcpResultBytes); yoi closed the connection and kept nothing of it. Ask for less (a narrower query, a page of the results).`,
+      );
+    }
     // A list_changed sent during the call arrived before its result (one ordered stream).
     await this.#refreshing;
     return result;
@@ -231,7 +250,7 @@ export class McpConnection {
         stderr: "pipe",
         // The SDK's 10 MB default closes the connection on one large result (a 5 MB file read
         // arrives twice: as text and as structured content); large results are stored anyway.
-        maxBufferSize: MAX_MESSAGE_BYTES,
+        maxBufferSize: this.#options.maxMessageBytes ?? MAX_MESSAGE_BYTES,
       });
       transport.stderr?.on("data", (chunk: Buffer) => {
         this.#stderr = (this.#stderr + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES);

@@ -5,7 +5,7 @@
  * and their resources as `@<server>:<uri>` attachments.
  */
 import type { BlobStore, Tool } from "@yoi/llm-worker";
-import { checkMcpServer } from "@yoi/manifest";
+import { checkMcpServer, WORKER_MAX_MCP_RESULT_BYTES } from "@yoi/manifest";
 import * as z from "zod";
 import { McpConnection, type McpPromptInfo, type McpServerState } from "./mcp-connection.ts";
 import { mcpName } from "./tool-name.ts";
@@ -103,6 +103,8 @@ export class McpManager {
         cwd: this.#options.cwd,
         onChange: () => this.#options.onChange(),
         onFailure: (message) => this.#options.onAlert("error", message),
+        // A result may come as text and again as structured content: twice the bound, and room for the envelope.
+        maxMessageBytes: 2 * (this.#options.maxResultBytes ?? WORKER_MAX_MCP_RESULT_BYTES) + 1024 * 1024,
       });
       this.#connections.set(name, connection);
       if (checked.server.disabled) continue;
