@@ -574,6 +574,9 @@ export class Worker {
       this.#pauseReason = started.reason ?? "paused before a tool call";
       return { kind: "paused", reason: started.reason };
     }
+    // A result rejects only when a store cannot write, which ends the run at the first one awaited; the others are
+    // marked handled here, so none is an unhandled rejection.
+    for (const promise of started.results) promise.catch(() => {});
     // Commit in call order, each as soon as it and all before it are done.
     for (const promise of started.results) {
       const { result, outcome } = await promise;
