@@ -25,15 +25,19 @@ export function cleanEnv(home: string, extra: Record<string, string> = {}): Reco
   return { ...env, ...extra };
 }
 
-/** Runs the CLI from source with Node 24 (the one running the tests). */
+/** Runs the CLI (from source, or a built bundle's `bin`) with Node 24 (the one running the tests). */
 export function runYoi(
   args: readonly string[],
-  options: { env: Record<string, string>; cwd?: string; input?: string; nodeArgs?: string[] },
+  options: { env: Record<string, string>; cwd?: string; input?: string; nodeArgs?: string[]; bin?: string },
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [...(options.nodeArgs ?? []), "--conditions=@yoi/source", BIN, ...args],
+      [
+        ...(options.nodeArgs ?? []),
+        ...(options.bin === undefined ? ["--conditions=@yoi/source", BIN] : [options.bin]),
+        ...args,
+      ],
       {
         cwd: options.cwd ?? CLI_DIR,
         env: options.env,

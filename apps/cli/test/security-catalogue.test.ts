@@ -14,13 +14,13 @@
  * - bounds: 20,000 calls in one response, 300 MB of text, a 100 MB argument,
  *   each streamed by the scripted server as it is sent.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sanitize } from "../src/terminal-text.ts";
-import { CLI_DIR, cleanEnv, type RunResult, tempWorld } from "./helpers.ts";
+import { CLI_DIR, cleanEnv, type RunResult, runYoi, tempWorld } from "./helpers.ts";
 import { TmuxSession, waitForFile, yoiCommand } from "./tmux.ts";
 
 const OUT = path.join(CLI_DIR, "node_modules", ".cache", "yoi-security-catalogue");
@@ -39,20 +39,9 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
+/** The shipped bundle, as a user runs it. */
 function runBundle(args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runYoi(args, { env, cwd, bin: BUNDLE });
 }
 
 async function scripted(script: ScriptStep[] | ((index: number) => ScriptStep)): Promise<ScriptedServer> {
