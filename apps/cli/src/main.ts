@@ -7,7 +7,6 @@ import { type Command, parseCommand } from "./args.ts";
 import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { HELP } from "./help.ts";
-import { sanitize } from "./terminal-text.ts";
 import { cliVersion } from "./version.ts";
 
 /** Runs `yoi` with `argv` (without node and the script) and returns the exit code. */
@@ -62,7 +61,9 @@ async function run(command: Command): Promise<number> {
 
 async function fail(error: unknown): Promise<number> {
   if (error instanceof CliError) {
-    // A usage error may quote what was given (a flag value): shown through the sanitiser like the rest.
+    // A usage error may quote what was given (a flag value): shown through the sanitiser like the rest
+    // (loaded here: the parser's path loads nothing it does not need).
+    const { sanitize } = await import("./terminal-text.ts");
     process.stderr.write(`yoi: ${sanitize(error.message)}\n`);
     return error.exitCode;
   }
