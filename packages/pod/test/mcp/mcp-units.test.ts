@@ -51,7 +51,12 @@ describe("MCP helpers", () => {
 
   it("refuses a result over maxBytes, naming the setting, and keeps nothing of it", async () => {
     const stored: unknown[] = [];
-    const blobStore = { store: async (c: unknown) => (stored.push(c), "b1") } as never;
+    const blobStore = {
+      store: async (c: unknown) => {
+        stored.push(c);
+        return "b1";
+      },
+    } as never;
     const big = {
       content: [
         { type: "text", text: "z".repeat(2048) },
