@@ -12,6 +12,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import type { ToolExecutionContext, ToolReturn } from "@yoi/llm-worker";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { PermissionPolicy } from "../src/permissions/index.ts";
 import {
   bwrapArgs,
@@ -22,7 +23,6 @@ import {
   type Sandbox,
   seatbeltProfile,
 } from "../src/sandbox/index.ts";
-import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { bashTool, defaultBashEnv } from "../src/tools/bash.ts";
 import { tempDir } from "./helpers.ts";
 

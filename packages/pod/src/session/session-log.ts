@@ -11,8 +11,9 @@
  * the error once through `onFailure`, and later records are dropped (see
  * `#fail`).
  */
-import type { RunResult } from "@yoi/llm-worker";
+
 import { errorMessage } from "@yoi/llm-client";
+import type { RunResult } from "@yoi/llm-worker";
 import type { PermissionMode } from "@yoi/manifest";
 import type { SessionWriter } from "@yoi/worker-persistence";
 
