@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { formatPath, type PathSegment } from "./config-path.ts";
+import { YoiError } from "./errors/yoi-error.ts";
 
 /**
  * What kind of problem a config has:
@@ -87,15 +88,17 @@ export function displaySource(file: string, home: string = homedir()): string {
   return file;
 }
 
+const CONFIG_ERROR = Symbol.for("yoi.error.ConfigError");
+
 /**
  * The configuration could not be loaded. Carries every problem found in every
  * source (`issues`), so a user fixes them in one pass; the top-level fields
- * describe the first one. Loading never falls back to defaults after a bad file.
+ * (`code` among them) describe the first one. Loading never falls back to
+ * defaults after a bad file.
  */
-export class ConfigError extends Error {
+export class ConfigError extends YoiError<ConfigIssueCode> {
   override readonly name = "ConfigError";
-  /** Code of the first problem. */
-  readonly code: ConfigIssueCode;
+  readonly [CONFIG_ERROR] = true;
   /** Source of the first problem (absolute path, `env:YOI_X` or `override`). */
   readonly file: string;
   /** Field path of the first problem ("" for the whole file). */
@@ -112,13 +115,16 @@ export class ConfigError extends Error {
       issues.length === 1
         ? first.message
         : `${issues.length} problems in the yoi configuration:\n${issues.map((i) => `  ${i.message}`).join("\n")}`;
-    super(message);
-    this.code = first.code;
+    super(first.code, message);
     this.file = first.file;
     this.path = first.path;
     this.found = first.found;
     this.expected = first.expected;
     this.issues = issues;
+  }
+
+  static override isInstance(value: unknown): value is ConfigError {
+    return YoiError.hasMarker(value, CONFIG_ERROR);
   }
 }
 
