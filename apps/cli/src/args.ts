@@ -3,6 +3,7 @@
  * through this module and nothing else, so it imports only `node:util`.
  */
 import { parseArgs } from "node:util";
+import { errorMessage } from "@yoi/manifest/errors";
 import { usageError } from "./cli-error.ts";
 
 /** Output formats of print mode. */
@@ -390,8 +391,7 @@ function checkURL(value: string): string {
 /** Turns node:util's parse errors into one line that names the flag. */
 function describeParseError(error: unknown, argv: readonly string[]): string {
   const code = (error as { code?: string }).code;
-  // Not llm-client's errorMessage: the argument parser runs before anything heavy may load (start-up).
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   // node names options as '-m, --model <value>' or '--foo'; show the long form.
   const quoted = /'([^']+)'/.exec(message)?.[1] ?? "";
   const flag = /--[\w-]+/.exec(quoted)?.[0] ?? /-\w/.exec(quoted)?.[0];

@@ -1,17 +1,30 @@
+import { YoiError } from "@yoi/manifest/errors";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
+
+const CLI_ERROR = Symbol.for("yoi.error.CliError");
 
 /**
  * An error the CLI reports as it is: `message` is printed after `yoi: ` and
  * the process exits with `exitCode`. Messages are one line unless the user
- * needs a short list (what to set when nothing is configured).
+ * needs a short list (what to set when nothing is configured). `code` names
+ * the exit code's kind: `usage` (2), `cancelled` (130), otherwise `failed`.
  */
-export class CliError extends Error {
+export class CliError extends YoiError<"usage" | "cancelled" | "failed"> {
   override readonly name = "CliError";
+  readonly [CLI_ERROR] = true;
   readonly exitCode: ExitCode;
 
-  constructor(message: string, exitCode: ExitCode = EXIT.error) {
-    super(message);
+  constructor(message: string, exitCode: ExitCode = EXIT.error, options: { cause?: unknown } = {}) {
+    super(
+      exitCode === EXIT.usage ? "usage" : exitCode === EXIT.cancelled ? "cancelled" : "failed",
+      message,
+      options,
+    );
     this.exitCode = exitCode;
+  }
+
+  static override isInstance(value: unknown): value is CliError {
+    return YoiError.hasMarker(value, CLI_ERROR);
   }
 }
 

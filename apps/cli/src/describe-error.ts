@@ -1,12 +1,13 @@
 /**
  * One clear line for any error that reaches the top, and its exit code.
- * Provider errors are told by their typed code (never by matching message
- * text) and name the provider and what to do; API keys are never printed.
+ * Errors are told by their class and typed code (never by matching message
+ * text). Provider errors name the provider and what to do; API keys are
+ * never printed.
  */
-import type { LlmErrorCode } from "@yoi/llm-client";
-import { errorMessage, isLlmError, redactSecrets, registerSecret } from "@yoi/llm-client";
+import { LlmError, type LlmErrorCode, redactSecrets, registerSecret } from "@yoi/llm-client";
 import type { WorkerError } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { CliError } from "./cli-error.ts";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
 import { sanitize } from "./terminal-text.ts";
@@ -36,9 +37,9 @@ export function describeError(
 }
 
 function describe(error: unknown, context?: ProviderContext): { message: string; exitCode: ExitCode } {
-  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
-  if (error instanceof ConfigError) return { message: error.message, exitCode: EXIT.usage };
-  if (isLlmError(error)) {
+  if (CliError.isInstance(error)) return { message: error.message, exitCode: error.exitCode };
+  if (ConfigError.isInstance(error)) return { message: error.message, exitCode: EXIT.usage };
+  if (LlmError.isInstance(error)) {
     const failure: WorkerError = {
       code: error.code,
       message: error.message,

@@ -60,7 +60,7 @@ async function run(command: Command): Promise<number> {
 }
 
 async function fail(error: unknown): Promise<number> {
-  if (error instanceof CliError) {
+  if (CliError.isInstance(error)) {
     // A usage error may quote what was given (a flag value): shown through the sanitiser like the rest
     // (loaded here: the parser's path loads nothing it does not need).
     const { sanitize } = await import("./terminal-text.ts");

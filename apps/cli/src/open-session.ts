@@ -3,20 +3,21 @@
  * project (`-c`) or a chosen one (`--resume`), on the client of the setup.
  */
 import type { LlmClient } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import {
   checkRefs,
   fileRefs,
   forkSession,
-  isPermissionModeError,
+  PermissionModeError,
   type PermissionPrompt,
   Pod,
   type PodOptions,
   parseSegments,
   type RefCheck,
+  RewindError,
   scopeFromConfig,
 } from "@yoi/pod";
-import { findSessionId, listSessions } from "@yoi/worker-persistence";
+import { findSessionId, listSessions, SessionLogError } from "@yoi/worker-persistence";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import type { ProviderContext } from "./describe-error.ts";
@@ -107,7 +108,7 @@ export async function openPodWith(
     try {
       pod = await Pod.create(podOptions);
     } catch (error) {
-      if (isPermissionModeError(error)) throw usageError(error.message);
+      if (PermissionModeError.isInstance(error)) throw usageError(error.message);
       throw error;
     }
   }
@@ -133,15 +134,24 @@ export function providerContext(setup: ModelSetup): ProviderContext {
 }
 
 function restoreError(error: unknown, id: string): CliError {
-  if (isPermissionModeError(error)) return usageError(error.message);
-  const code = (error as { code?: string }).code;
+  if (PermissionModeError.isInstance(error)) return usageError(error.message);
   const message = errorMessage(error);
-  if (code === "not_found" || code === "ENOENT") {
+  if (SessionLogError.isInstance(error)) {
+    switch (error.code) {
+      case "not_found":
+        return usageError(`no session "${id}" (yoi sessions lists them)`);
+      case "ambiguous":
+        return usageError(message);
+      case "invalid_id":
+        return usageError(`"${id}" is not a session id (yoi sessions lists them)`);
+      case "locked":
+        return new CliError(`session ${id} is open in another yoi: ${message}`, EXIT.error);
+    }
+  }
+  if (RewindError.isInstance(error) && error.code === "no_checkpoint") return usageError(message);
+  if ((error as NodeJS.ErrnoException).code === "ENOENT") {
     return usageError(`no session "${id}" (yoi sessions lists them)`);
   }
-  if (code === "ambiguous" || code === "no_checkpoint") return usageError(message);
-  if (code === "invalid_id") return usageError(`"${id}" is not a session id (yoi sessions lists them)`);
-  if (code === "locked") return new CliError(`session ${id} is open in another yoi: ${message}`, EXIT.error);
   return new CliError(`session ${id} cannot be resumed: ${message}`, EXIT.error);
 }
 

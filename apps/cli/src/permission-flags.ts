@@ -6,7 +6,7 @@
  * whatever the project's trust.
  */
 import { PERMISSION_MODES, type PermissionMode, type PermissionRule } from "@yoi/manifest";
-import { isPermissionModeError, parseRuleSpec } from "@yoi/pod";
+import { PermissionModeError, parseRuleSpec } from "@yoi/pod";
 import type { SessionFlags } from "./args.ts";
 import { usageError } from "./cli-error.ts";
 import type { CliConfig } from "./session-setup.ts";
@@ -29,7 +29,7 @@ export function applyPermissionFlags(cli: CliConfig, flags: SessionFlags): CliCo
       try {
         rule = parseRuleSpec(spec, action);
       } catch (error) {
-        if (isPermissionModeError(error)) throw usageError(`${flag}: ${error.message}`);
+        if (PermissionModeError.isInstance(error)) throw usageError(`${flag}: ${error.message}`);
         throw error;
       }
       if (config.permissions.rules.length === 0) delete sources["permissions.rules"];

@@ -4,9 +4,9 @@
  * delete capability used by GC.
  */
 
-import { errorMessage } from "@yoi/llm-client";
 import type { BlobId, BlobStore, Content } from "@yoi/llm-worker";
 import { BlobStoreError, isBlobId } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import { CompactionError } from "./errors.ts";
 
 /**
@@ -54,7 +54,7 @@ export async function loadRef(store: BlobStore, refId: string): Promise<string> 
   try {
     return renderContent(await store.load(id));
   } catch (error) {
-    if (error instanceof BlobStoreError && (error.code === "not_found" || error.code === "invalid_id")) {
+    if (BlobStoreError.isInstance(error) && (error.code === "not_found" || error.code === "invalid_id")) {
       throw new CompactionError(
         "cache",
         `Unknown ref_id ${JSON.stringify(refId)}: no cached tool output has this id (it may have been removed after compaction). Use a ref shown in the current conversation, or run the tool again.`,

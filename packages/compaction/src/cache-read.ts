@@ -5,7 +5,7 @@
  * says how to continue.
  */
 
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import { CompactionError } from "./errors.ts";
 import { type FileMatch, GrepMatcher, type GrepMatcherOptions } from "./grep-matcher.ts";
 import { cutLine, cutToBytes, READ_TOOL_NAME, splitLines } from "./in-context-view.ts";

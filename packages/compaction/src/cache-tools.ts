@@ -7,7 +7,7 @@
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
 import { DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT } from "./cache-read.ts";
-import { isCompactionError } from "./errors.ts";
+import { CompactionError } from "./errors.ts";
 import { GREP_TOOL_NAME, READ_TOOL_NAME } from "./in-context-view.ts";
 import { CACHE_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import type { ToolOutputCache } from "./tool-output-cache.ts";
@@ -65,7 +65,7 @@ async function asToolError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (isCompactionError(error)) throw new ToolError(error.message);
+    if (CompactionError.isInstance(error)) throw new ToolError(error.message);
     throw error;
   }
 }

@@ -5,7 +5,8 @@
  * enters history.
  */
 import type { Item, LlmClient, Request, Usage } from "@yoi/llm-client";
-import { errorMessage, userMessage } from "@yoi/llm-client";
+import { userMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { ResolvedCompactionConfig } from "./config.ts";
 import { CompactionError } from "./errors.ts";
 import { itemTokens } from "./estimate.ts";

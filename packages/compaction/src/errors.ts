@@ -1,3 +1,5 @@
+import { YoiError } from "@yoi/manifest/errors";
+
 /**
  * The one error type `@yoi/compaction` throws across its boundary. Callers
  * switch on `code`, never on the message.
@@ -17,16 +19,13 @@ export type CompactionErrorCode =
   /** A tool output cache operation failed (unknown ref, bad range, bad pattern, store error). */
   | "cache";
 
-export class CompactionError extends Error {
+const COMPACTION_ERROR = Symbol.for("yoi.error.CompactionError");
+
+export class CompactionError extends YoiError<CompactionErrorCode> {
   override readonly name = "CompactionError";
-  readonly code: CompactionErrorCode;
+  readonly [COMPACTION_ERROR] = true;
 
-  constructor(code: CompactionErrorCode, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+  static override isInstance(value: unknown): value is CompactionError {
+    return YoiError.hasMarker(value, COMPACTION_ERROR);
   }
-}
-
-export function isCompactionError(value: unknown): value is CompactionError {
-  return value instanceof CompactionError;
 }

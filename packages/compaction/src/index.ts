@@ -45,7 +45,7 @@ export {
   TRIM_TARGET_RATIO,
   type YoiContextPolicy,
 } from "./context-policy.ts";
-export { CompactionError, type CompactionErrorCode, isCompactionError } from "./errors.ts";
+export { CompactionError, type CompactionErrorCode } from "./errors.ts";
 export { itemsTokens, itemTokens } from "./estimate.ts";
 export {
   closeIdleMatchers,

@@ -22,6 +22,7 @@
 import { spawnSync } from "node:child_process";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
+import { errorMessage } from "@yoi/manifest/errors";
 import OpenAI from "openai";
 import { median, report } from "../../../scripts/bench-kit.ts";
 import { createClient, type ProviderKind, userMessage } from "../src/index.ts";
@@ -205,7 +206,9 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
   try {
     WIRE_FORMATS[entry.provider].response("probe", [], {});
   } catch (error) {
-    process.stderr.write(`skipping ${entry.provider}: its wire format is not available (${String(error)})\n`);
+    process.stderr.write(
+      `skipping ${entry.provider}: its wire format is not available (${errorMessage(error)})\n`,
+    );
     continue;
   }
   const rounds = Number(process.env.BENCH_ROUNDS ?? (entry.slow ? 3 : 5));
@@ -217,7 +220,7 @@ for (const entry of PROVIDERS.filter((p) => !only || only.includes(p.provider)))
       for (const side of order) results[side].push(spawnSide(side, entry.provider));
     }
   } catch (error) {
-    process.stderr.write(`skipping ${entry.provider}: ${String(error)}\n`);
+    process.stderr.write(`skipping ${entry.provider}: ${errorMessage(error)}\n`);
     continue;
   }
   const med = (side: Side, k: string) => median(results[side].map((r) => r[k]!));

@@ -21,6 +21,7 @@ import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
 import { createOpenAI } from "@ai-sdk/openai";
 import { type Api, type Model, stream as piStream } from "@mariozechner/pi-ai";
+import { errorMessage } from "@yoi/manifest/errors";
 import { jsonSchema, type LanguageModel, streamText, tool } from "ai";
 import { median, report } from "../../../scripts/bench-kit.ts";
 import { createClient, type ProviderKind, userMessage } from "../src/index.ts";
@@ -102,7 +103,7 @@ function sides(provider: ProviderKind, origin: string): Record<"yoi" | "ai" | "p
       let n = 0;
       for await (const part of result.fullStream) {
         n++;
-        if (part.type === "error") throw new Error(`ai ${provider}: ${String(part.error)}`);
+        if (part.type === "error") throw new Error(`ai ${provider}: ${errorMessage(part.error)}`);
       }
       return n;
     },

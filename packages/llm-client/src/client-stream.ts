@@ -3,10 +3,10 @@
  * stream contract of `event.ts` and the one owner of retries.
  */
 import type { ModelCapabilities } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { Normalizer, ProviderAdapter } from "./adapters/adapter.ts";
 import { cancellation, errorEvent, OpenBlocks } from "./adapters/stream-end.ts";
 import { applyCapabilities } from "./capabilities.ts";
-import { errorMessage } from "./error-message.ts";
 import { LlmError } from "./errors.ts";
 import type { ErrorEvent, Event, RetryEvent } from "./event.ts";
 import { pairToolResults } from "./history.ts";
@@ -48,7 +48,7 @@ function warnAll(options: ClientOptions, warnings: ClientWarning[]): void {
 }
 
 export function asLlmError(error: unknown, provider: string): LlmError {
-  if (error instanceof LlmError) return error;
+  if (LlmError.isInstance(error)) return error;
   return new LlmError(
     "server",
     `${provider}: unexpected failure in the adapter (${redactSecrets(errorMessage(error))})`,

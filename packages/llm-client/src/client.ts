@@ -6,9 +6,9 @@
  * (and with it the provider's SDK) lazily, on the first `stream` call.
  */
 import type { ModelCapabilities } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
 import { ClientStream, type StreamSettings } from "./client-stream.ts";
-import { errorMessage } from "./error-message.ts";
 import { LlmError } from "./errors.ts";
 import type { Event } from "./event.ts";
 import type { ProviderKind } from "./item.ts";

@@ -1,3 +1,5 @@
+import { YoiError } from "@yoi/manifest/errors";
+
 /**
  * The one error type that crosses the llm-client boundary. Each adapter
  * classifies its SDK's errors once, into these codes; nothing else matches
@@ -26,9 +28,12 @@ export interface LlmErrorOptions {
   cause?: unknown;
 }
 
-export class LlmError extends Error {
+const LLM_ERROR = Symbol.for("yoi.error.LlmError");
+
+/** A provider failure, classified; recognise it with `LlmError.isInstance`. */
+export class LlmError extends YoiError<LlmErrorCode> {
   override readonly name = "LlmError";
-  readonly code: LlmErrorCode;
+  readonly [LLM_ERROR] = true;
   /** Whether the same request may succeed if sent again. */
   readonly retryable: boolean;
   /** HTTP status when the error came from a response. */
@@ -38,12 +43,15 @@ export class LlmError extends Error {
   readonly provider: string | undefined;
 
   constructor(code: LlmErrorCode, message: string, options: LlmErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.retryable = options.retryable ?? defaultRetryable(code);
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.provider = options.provider;
+  }
+
+  static override isInstance(value: unknown): value is LlmError {
+    return YoiError.hasMarker(value, LLM_ERROR);
   }
 }
 
@@ -59,8 +67,4 @@ function defaultRetryable(code: LlmErrorCode): boolean {
     default:
       return false;
   }
-}
-
-export function isLlmError(value: unknown): value is LlmError {
-  return value instanceof LlmError;
 }

@@ -4,8 +4,7 @@ export {
   DEFAULT_IDLE_TIMEOUT_MS,
   PROVIDER_KINDS,
 } from "./client.ts";
-export { errorMessage } from "./error-message.ts";
-export { isLlmError, LlmError, type LlmErrorCode, type LlmErrorOptions } from "./errors.ts";
+export { LlmError, type LlmErrorCode, type LlmErrorOptions } from "./errors.ts";
 export type {
   BlockAbortEvent,
   BlockDeltaEvent,

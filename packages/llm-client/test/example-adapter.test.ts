@@ -31,7 +31,7 @@ import {
   createClient,
   type Event,
   type Item,
-  isLlmError,
+  LlmError,
   type ProviderName,
   userMessage,
 } from "../src/index.ts";
@@ -246,7 +246,7 @@ describe("an outside adapter through @yoi/llm-client/adapter", () => {
     } catch (error) {
       thrown = error;
     }
-    expect(isLlmError(thrown) && thrown.code).toBe("config");
+    expect(LlmError.isInstance(thrown) && thrown.code).toBe("config");
     expect(String((thrown as Error).message)).toMatch(/unknown provider "ndjson".*createClientWithAdapter/);
   });
 

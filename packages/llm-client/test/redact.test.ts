@@ -3,6 +3,8 @@
  * masked in every message the client produces, and a URL whose credentials
  * the server rejects is not retried.
  */
+
+import { errorMessage } from "@yoi/manifest/errors";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ProviderKind } from "../src/item.ts";
 import {
@@ -95,7 +97,7 @@ describe("client messages are redacted and rejected credentials are not retried"
     try {
       clientFor("openai-chat", "http://bob:hunter22@127.0.0.1:9/v1");
     } catch (error) {
-      expect(String(error)).not.toContain("hunter22");
+      expect(errorMessage(error)).not.toContain("hunter22");
     }
   });
 });

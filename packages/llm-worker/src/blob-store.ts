@@ -4,6 +4,7 @@
  * `inspect` tool); implemented by `@yoi/worker-persistence` (FsBlobStore,
  * MemoryBlobStore).
  */
+import { YoiError } from "@yoi/manifest/errors";
 
 /** A blob id: a UUID v7 string (time-sortable). */
 export type BlobId = string;
@@ -13,10 +14,12 @@ export type Content = { kind: "text"; text: string } | { kind: "structured"; val
 
 export type BlobStoreErrorCode = "not_found" | "invalid_id" | "corrupt" | "io";
 
+const BLOB_STORE_ERROR = Symbol.for("yoi.error.BlobStoreError");
+
 /** Typed error of every BlobStore implementation. */
-export class BlobStoreError extends Error {
+export class BlobStoreError extends YoiError<BlobStoreErrorCode> {
   override readonly name = "BlobStoreError";
-  readonly code: BlobStoreErrorCode;
+  readonly [BLOB_STORE_ERROR] = true;
   /** The file involved, for I/O errors of a file-backed store. */
   readonly path: string | undefined;
   /** The underlying errno code (`ENOSPC`, `EACCES`, `EROFS`, ...), when there is one. */
@@ -27,10 +30,13 @@ export class BlobStoreError extends Error {
     message: string,
     options: { path?: string; errno?: string; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.path = options.path;
     this.errno = options.errno;
+  }
+
+  static override isInstance(value: unknown): value is BlobStoreError {
+    return YoiError.hasMarker(value, BLOB_STORE_ERROR);
   }
 }
 

@@ -9,7 +9,7 @@
  * Every error says what to do instead.
  */
 
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
 import { INSPECT_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
@@ -77,12 +77,12 @@ async function load(store: BlobStore, id: string): Promise<Content> {
   try {
     return await store.load(id);
   } catch (error) {
-    if (error instanceof BlobStoreError && error.code === "invalid_id") {
+    if (BlobStoreError.isInstance(error) && error.code === "invalid_id") {
       throw new ToolError(
         `"${id}" is not a blob id. Blob ids are UUIDs shown in tool results as [blob:<id>]; copy the id from such a marker.`,
       );
     }
-    if (error instanceof BlobStoreError && error.code === "not_found") {
+    if (BlobStoreError.isInstance(error) && error.code === "not_found") {
       throw new ToolError(
         `No stored output has id ${id}. Use an id from a [blob:<id>] marker in this conversation's tool results, or run the original tool again.`,
       );

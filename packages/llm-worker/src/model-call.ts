@@ -3,11 +3,11 @@
  * collector assembles blocks; delta handlers feed UIs) and turn the result
  * into assistant Items in the order the model produced them.
  */
+
 import {
-  errorMessage,
   type Item,
-  isLlmError,
   type LlmClient,
+  LlmError,
   type LlmErrorCode,
   type MessageItem,
   type ReasoningItem,
@@ -16,6 +16,7 @@ import {
   type ToolCallItem,
   type Usage,
 } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import { createTurnCollector, onTextDelta, onThinkingDelta, Timeline, type TurnResult } from "@yoi/timeline";
 import type { RetryEvent, TextDeltaEvent, ThinkingDeltaEvent, WorkerError } from "./events.ts";
 import { byteLength } from "./utf8.ts";
@@ -317,7 +318,7 @@ function partialText(turn: TurnResult): Item[] {
 }
 
 export function toWorkerError(error: unknown): WorkerError {
-  if (isLlmError(error)) {
+  if (LlmError.isInstance(error)) {
     return {
       code: error.code as LlmErrorCode,
       message: error.message,

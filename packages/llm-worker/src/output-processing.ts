@@ -6,7 +6,7 @@
  * whole unless `maxBytesWithoutStore` asks for a cap.
  */
 import type { ImagePart, OutputRef } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
 import { countLines, summarize } from "./summary.ts";
 import type { ToolReturn } from "./tool.ts";
@@ -127,7 +127,7 @@ async function store(
     id = await blobStore.store(content);
   } catch (error) {
     // A store that cannot write (a full disk) ends the run: going on would show work as done that is not recorded.
-    if (error instanceof BlobStoreError) throw error;
+    if (BlobStoreError.isInstance(error)) throw error;
     throw new BlobStoreError("io", `the tool output could not be stored: ${errorMessage(error)}`, {
       cause: error,
     });

@@ -7,7 +7,7 @@
  * themselves.
  */
 import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import type * as z from "zod";
 import { type BlobStore, BlobStoreError } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
@@ -196,7 +196,7 @@ async function settle(
     return await settleUnsafe(options, call, info, plan);
   } catch (error) {
     // A store that cannot write ends the run (the worker fails it with `storage`): nothing unrecorded goes on.
-    if (error instanceof BlobStoreError) throw error;
+    if (BlobStoreError.isInstance(error)) throw error;
     // A failing interceptor must not leave the call without a result.
     const output = `Tool call ${info.name} failed in the worker: ${errorMessage(error)}`;
     const processed: ProcessedOutput = { output, isError: true, full: output };
@@ -382,8 +382,9 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
       return { returned: normalizeReturn(returned), isError: false, outcome: "ok" };
     } catch (error) {
       if (options.signal.aborted) return interrupted(info.name);
-      const text =
-        error instanceof ToolError ? error.message : `Tool ${info.name} failed: ${errorMessage(error)}`;
+      const text = ToolError.isInstance(error)
+        ? error.message
+        : `Tool ${info.name} failed: ${errorMessage(error)}`;
       return { returned: text, isError: true, outcome: "error" };
     }
   })();

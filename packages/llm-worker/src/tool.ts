@@ -3,6 +3,7 @@
  * JSON Schema, and `execute(input, ctx)` with the ToolExecutionContext.
  */
 import type { ToolSpec } from "@yoi/llm-client";
+import { YoiError, type YoiErrorOptions } from "@yoi/manifest/errors";
 import * as z from "zod";
 import type { ToolOutput } from "./tool-output.ts";
 
@@ -67,13 +68,24 @@ export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool<S
   return tool;
 }
 
+const TOOL_ERROR = Symbol.for("yoi.error.ToolError");
+
 /**
  * An error a tool throws to give the model a clean message (no "failed:"
  * prefix, no stack). Any other thrown error is reported as
  * `Tool <name> failed: <message>`.
  */
-export class ToolError extends Error {
+export class ToolError extends YoiError<"tool_failed"> {
   override readonly name = "ToolError";
+  readonly [TOOL_ERROR] = true;
+
+  constructor(message: string, options: YoiErrorOptions = {}) {
+    super("tool_failed", message, options);
+  }
+
+  static override isInstance(value: unknown): value is ToolError {
+    return YoiError.hasMarker(value, TOOL_ERROR);
+  }
 }
 
 const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;

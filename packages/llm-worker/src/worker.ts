@@ -13,7 +13,6 @@ import type {
   ToolSpec,
   Usage,
 } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
 import {
   INLINE_THRESHOLD_BYTES,
   SUMMARY_HEAD_LINES,
@@ -30,6 +29,7 @@ import {
   WORKER_MAX_TURNS,
   WORKER_TOOL_CONCURRENCY,
 } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { v7 as uuidv7 } from "uuid";
 import { type BlobStore, BlobStoreError } from "./blob-store.ts";
 import type { ContextCheckpoint, ContextPolicy, ContextState } from "./context-policy.ts";
@@ -718,7 +718,7 @@ export class Worker {
   /** A store that cannot write, a bug or a throwing interceptor/policy: the run fails, history stays valid. */
   #crash(ctx: RunContext, error: unknown): Promise<RunResult> {
     const err: WorkerError =
-      error instanceof BlobStoreError && error.code === "io"
+      BlobStoreError.isInstance(error) && error.code === "io"
         ? {
             code: "storage",
             message: `A tool's output could not be stored, so the run stopped: ${error.message}. Free disk space (or fix the store) and continue the session.`,

@@ -93,7 +93,8 @@ describe("ScopedFs.writeFile with an expectation", () => {
           new Promise<number[]>((resolve, reject) => {
             execFile(
               process.execPath,
-              ["--input-type=module", "-e", script, name],
+              // scoped-fs.ts imports sibling packages, read from their sources like everywhere in tests.
+              ["--conditions=@yoi/source", "--input-type=module", "-e", script, name],
               { timeout: 60_000 },
               (error, stdout, stderr) =>
                 error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),

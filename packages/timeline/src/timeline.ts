@@ -6,7 +6,7 @@ import type {
   BlockStopEvent,
   Event,
 } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import { CLOSED, type Fail, type HandlerSet, handlerSet, type Slot } from "./fan-out.ts";
 import type { BlockHandler, HandlerError, MetaHandler, Unsubscribe } from "./handler.ts";
 import type { BlockPhase, Kind, MetaKind } from "./kinds.ts";
@@ -467,6 +467,6 @@ function closeQuietly(iterator: AsyncIterator<Event>): void {
 
 function cancelReason(signal: AbortSignal): string {
   const r: unknown = signal.reason;
-  const detail = r instanceof Error ? r.message : typeof r === "string" ? r : "";
+  const detail = r === undefined ? "" : errorMessage(r);
   return detail === "" ? "cancelled" : `cancelled: ${detail}`;
 }

@@ -1,4 +1,4 @@
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 /** Tool call arguments as a handler needs them: parsed, and the raw JSON kept. */
 export interface ParsedToolArguments {
   /**

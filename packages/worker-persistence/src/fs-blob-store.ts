@@ -241,7 +241,7 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
       if (!info.isFile()) throw new BlobStoreError("corrupt", `blob ${path} is not a regular file`, { path });
       return await handle.readFile();
     } catch (error) {
-      if (error instanceof BlobStoreError) throw error;
+      if (BlobStoreError.isInstance(error)) throw error;
       throw blobIoError("read", path, error);
     } finally {
       await handle.close().catch(() => {});

@@ -1,3 +1,4 @@
+import { YoiError } from "@yoi/manifest/errors";
 import { errnoHint, errnoOf } from "./fs-errors.ts";
 
 export type SessionLogErrorCode =
@@ -16,33 +17,41 @@ export type SessionLogErrorCode =
   /** A file-system error; `errno` and `path` say which. */
   | "io";
 
+const SESSION_LOG_ERROR = Symbol.for("yoi.error.SessionLogError");
+
 /** Typed error of the session log. */
-export class SessionLogError extends Error {
+export class SessionLogError extends YoiError<SessionLogErrorCode> {
   override readonly name = "SessionLogError";
-  readonly code: SessionLogErrorCode;
+  readonly [SESSION_LOG_ERROR] = true;
   /** The file involved (log or lock file). */
   readonly path: string | undefined;
   /** The underlying errno code, for `io`. */
   readonly errno: string | undefined;
   /** For `locked`: the pid recorded in the lock file. */
   readonly pid: number | undefined;
+  /** For `locked` by a lease (PostgreSQL store): the host that holds it. */
+  readonly holder: string | undefined;
 
   constructor(
     code: SessionLogErrorCode,
     message: string,
-    options: { path?: string; errno?: string; pid?: number; cause?: unknown } = {},
+    options: { path?: string; errno?: string; pid?: number; holder?: string; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.path = options.path;
     this.errno = options.errno;
     this.pid = options.pid;
+    this.holder = options.holder;
+  }
+
+  static override isInstance(value: unknown): value is SessionLogError {
+    return YoiError.hasMarker(value, SESSION_LOG_ERROR);
   }
 }
 
 /** Wraps a Node fs error into a typed `io` SessionLogError naming the path and errno. */
 export function sessionIoError(action: string, path: string, error: unknown): SessionLogError {
-  if (error instanceof SessionLogError) return error;
+  if (SessionLogError.isInstance(error)) return error;
   const errno = errnoOf(error);
   return new SessionLogError("io", `cannot ${action} ${path}: ${errno ?? "error"} (${errnoHint(errno)})`, {
     path,

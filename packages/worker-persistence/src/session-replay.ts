@@ -1,5 +1,5 @@
 import type { Item, Usage } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { SessionRecord } from "./session-records.ts";
 import type { SessionWarning } from "./session-scan.ts";
 

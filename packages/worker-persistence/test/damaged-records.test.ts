@@ -8,6 +8,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Item, pairToolResults } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSession, itemProblem, listSessions, openSession, sessionPath } from "../src/index.ts";
 
@@ -160,7 +161,7 @@ describe("a damaged record costs only itself", () => {
         const label = `${mutation.name} at line ${i + 1}`;
         writeFileSync(path, `${edited.join("\n")}\n`);
         const opened = await openSession({ dir, id, fsync: "never" }).catch((error: unknown) => {
-          throw new Error(`${label}: ${String(error)}`);
+          throw new Error(`${label}: ${errorMessage(error)}`);
         });
         try {
           // every item is one an adapter can send, and tool calls pair up

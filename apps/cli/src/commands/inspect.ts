@@ -37,7 +37,7 @@ export async function inspectBlob(dataDir: string, blobId: string, selector?: st
     );
     return typeof out === "string" ? out : JSON.stringify(out);
   } catch (error) {
-    if (error instanceof ToolError) throw new CliError(`${error.message} (blobs in ${dataDir})`, EXIT.usage);
+    if (ToolError.isInstance(error)) throw new CliError(`${error.message} (blobs in ${dataDir})`, EXIT.usage);
     throw error;
   }
 }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { createClient, userMessage } from "@yoi/llm-client";
 import { startReplayServer } from "@yoi/llm-client/testing";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -22,7 +23,7 @@ export async function replayCommand(command: Extract<Command, { kind: "replay" }
     throw usageError(
       code === "ENOENT"
         ? `${command.file}: no such file`
-        : `${command.file}: cannot be read (${code ?? String(error)})`,
+        : `${command.file}: cannot be read (${code ?? errorMessage(error)})`,
     );
   }
   const lines = text.split("\n").filter((l) => l.trim() !== "");

@@ -6,7 +6,13 @@
  */
 import * as path from "node:path";
 import { listCheckpoints, RewindError, rewind, ScopedFs } from "@yoi/pod";
-import { FsBlobStore, listSessions, loadSession, openSession } from "@yoi/worker-persistence";
+import {
+  FsBlobStore,
+  listSessions,
+  loadSession,
+  openSession,
+  SessionLogError,
+} from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -45,7 +51,7 @@ export async function rewindCommand(command: Extract<Command, { kind: "rewind" }
   try {
     opened = await openSession({ dir: cli.dataDir, id });
   } catch (error) {
-    if ((error as { code?: string }).code === "locked") {
+    if (SessionLogError.isInstance(error) && error.code === "locked") {
       throw new CliError(
         `session ${id} is open in another yoi; use /rewind there, or leave it first`,
         EXIT.error,
@@ -83,13 +89,13 @@ export async function rewindCommand(command: Extract<Command, { kind: "rewind" }
         },
       );
     } catch (error) {
-      if (error instanceof RewindError && error.code === "conflict") {
+      if (RewindError.isInstance(error) && error.code === "conflict") {
         throw new CliError(
           `${error.message}; nothing was changed (add --force to overwrite them, or --conversation to rewind only the conversation)`,
           EXIT.error,
         );
       }
-      if (error instanceof RewindError) throw usageError(error.message);
+      if (RewindError.isInstance(error)) throw usageError(error.message);
       throw error;
     }
     const out = process.stdout;

@@ -4,7 +4,7 @@
  */
 import { hostname } from "node:os";
 import * as path from "node:path";
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -51,9 +51,8 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
         process.stderr.write(sanitize(`yoi serve: lost the lease on session ${id}: ${reason}\n`)),
     });
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    const message = errorMessage(error);
-    throw new CliError(message.split("\n")[0] as string, code === "invalid_url" ? EXIT.usage : EXIT.error);
+    if (CliError.isInstance(error)) throw error;
+    throw new CliError(errorMessage(error).split("\n")[0] as string, EXIT.error, { cause: error });
   }
   // What the model's tools (bash) inherit must not carry the database's credentials.
   delete process.env.YOI_STORE;

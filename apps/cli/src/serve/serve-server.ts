@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { errorMessage } from "@yoi/manifest/errors";
 import { CreateSessionBody, PermissionAnswerBody, RunBody } from "./api-schemas.ts";
 import { checkBearer } from "./auth.ts";
 import { HttpError } from "./http-error.ts";
@@ -107,14 +108,9 @@ export async function startServeServer(
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
-      const failure =
-        error instanceof HttpError
-          ? error
-          : new HttpError(
-              500,
-              "internal",
-              error instanceof Error ? (error.message.split("\n")[0] as string) : String(error),
-            );
+      const failure = HttpError.isInstance(error)
+        ? error
+        : new HttpError(500, "internal", errorMessage(error).split("\n")[0] as string);
       if (failure.status >= 500) options.onError?.(`${req.method} ${req.url}: ${failure.message}`);
       if (res.headersSent) {
         res.end();

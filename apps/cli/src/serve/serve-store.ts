@@ -4,7 +4,10 @@
  * of a data directory.
  */
 import type { BlobStore } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import { FileSessionStore, FsBlobStore, type SessionStore } from "@yoi/worker-persistence";
+import { CliError } from "../cli-error.ts";
+import { EXIT } from "../exit-codes.ts";
 
 /** The stores a server runs on. */
 export interface ServeStore {
@@ -30,18 +33,29 @@ export interface OpenServeStoreOptions {
   onLeaseLost?: (sessionId: string, reason: string) => void;
 }
 
-/** Opens the store; rejects with `PgStoreError` (`unreachable`, ...) for a database that cannot be used. */
+/**
+ * Opens the store. A database that cannot be used rejects with a CliError
+ * saying why in one line: a usage error (exit 2) for a URL that is not one,
+ * exit 1 when the database is unreachable, too new or fails to migrate.
+ */
 export async function openServeStore(options: OpenServeStoreOptions): Promise<ServeStore> {
   const store = options.store;
   if (store !== undefined && /^postgres(ql)?:\/\//i.test(store)) {
-    const { PgStore } = await import("@yoi/worker-persistence/postgres");
-    const pg = await PgStore.connect({
-      url: store,
-      holder: options.holder,
-      ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-      ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
-      maxConnections: 20,
-    });
+    const { PgStore, PgStoreError } = await import("@yoi/worker-persistence/postgres");
+    let pg: Awaited<ReturnType<typeof PgStore.connect>>;
+    try {
+      pg = await PgStore.connect({
+        url: store,
+        holder: options.holder,
+        ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+        ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
+        maxConnections: 20,
+      });
+    } catch (error) {
+      if (!PgStoreError.isInstance(error)) throw error;
+      const exit = error.code === "invalid_url" ? EXIT.usage : EXIT.error;
+      throw new CliError(errorMessage(error).split("\n")[0] as string, exit, { cause: error });
+    }
     return {
       sessions: pg.sessions,
       blobs: pg.blobs,

@@ -9,10 +9,12 @@ import { realpath } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as path from "node:path";
 import type { Item } from "@yoi/llm-client";
-import { errorMessage, redactDeep } from "@yoi/llm-client";
+import { redactDeep } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
+import { ConfigError } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { Pod, type PodEvent } from "@yoi/pod";
-import { checkSessionId, type SessionSummary } from "@yoi/worker-persistence";
+import { checkSessionId, SessionLogError, type SessionSummary } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import { lastText } from "../commands/print.ts";
@@ -388,8 +390,8 @@ export class SessionHost {
       const setup = await setupModel(flags, { env, cwd: spec.cwd });
       return await enforceProjectTrust(setup, flags, { env });
     } catch (error) {
-      if (error instanceof CliError || (error as { name?: string }).name === "ConfigError") {
-        throw new HttpError(400, "invalid_session", (error as Error).message.split("\n")[0] as string);
+      if (CliError.isInstance(error) || ConfigError.isInstance(error)) {
+        throw new HttpError(400, "invalid_session", error.message.split("\n")[0] as string);
       }
       throw error;
     }
@@ -426,21 +428,15 @@ function withoutSecrets(env: Env): Env {
 
 /** Maps a session store failure to its HTTP answer. */
 export function storeError(error: unknown): unknown {
-  if (error instanceof HttpError) return error;
-  const e = error as { code?: unknown; message?: unknown; holder?: unknown; name?: unknown };
-  const message = typeof e?.message === "string" ? e.message : String(error);
-  if (e?.name === "SessionLogError") {
-    switch (e.code) {
+  if (HttpError.isInstance(error)) return error;
+  if (SessionLogError.isInstance(error)) {
+    const { message } = error;
+    switch (error.code) {
       case "not_found":
       case "invalid_id":
         return new HttpError(404, "not_found", message);
       case "locked":
-        return new HttpError(
-          409,
-          "session_busy",
-          message,
-          typeof e.holder === "string" ? { holder: e.holder } : {},
-        );
+        return new HttpError(409, "session_busy", message, error.holder ? { holder: error.holder } : {});
       case "exists":
         return new HttpError(409, "exists", message);
       case "io":

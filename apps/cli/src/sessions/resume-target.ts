@@ -4,8 +4,7 @@
  * using, unless the command line names others.
  */
 
-import { errorMessage } from "@yoi/llm-client";
-import { findSessionId, listSessions, type SessionSummary } from "@yoi/worker-persistence";
+import { findSessionId, listSessions, SessionLogError, type SessionSummary } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -76,10 +75,9 @@ export async function resolveSessionArg(dataDir: string, prefix: string): Promis
   try {
     return await findSessionId({ dir: dataDir, prefix });
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    const message = errorMessage(error);
-    if (code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions lists them)`);
-    if (code === "ambiguous" || code === "invalid_id") throw usageError(message);
+    if (!SessionLogError.isInstance(error)) throw error;
+    if (error.code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions lists them)`);
+    if (error.code === "ambiguous" || error.code === "invalid_id") throw usageError(error.message);
     throw error;
   }
 }

@@ -6,7 +6,7 @@
  * the last turn. Files changed outside yoi are only overwritten after a yes.
  */
 
-import { errorMessage } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { CheckpointInfo, Pod, RewindOptions, RewindResult, RewindTarget } from "@yoi/pod";
 import { RewindError } from "@yoi/pod";
 import { ago } from "../commands/sessions.ts";
@@ -120,7 +120,7 @@ async function run(
       },
     });
   } catch (error) {
-    if (error instanceof RewindError) {
+    if (RewindError.isInstance(error)) {
       ctx.line(
         error.code === "conflict" ? s.dim(`nothing rewound: ${error.message}`) : s.yellow(error.message),
       );

@@ -4,6 +4,8 @@
  * (`/mcp__<server>__<prompt>`). Each expands to the text submitted as the
  * user's input (its `@path` refs are attached as usual).
  */
+
+import { errorMessage } from "@yoi/manifest/errors";
 import type { Pod } from "@yoi/pod";
 import { expandCommand } from "@yoi/pod";
 import type { Style } from "../style.ts";
@@ -47,7 +49,7 @@ export async function expandSlash(pod: Pod, input: string, signal?: AbortSignal)
       } catch (error) {
         return {
           kind: "error",
-          message: `/${name}: ${error instanceof Error ? error.message : String(error)}`,
+          message: `/${name}: ${errorMessage(error)}`,
         };
       }
     }

@@ -6,8 +6,8 @@
  * model with the next prompt.
  */
 import { randomUUID } from "node:crypto";
-import { errorMessage } from "@yoi/llm-client";
 import { isToolOutput } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { Pod } from "@yoi/pod";
 
 /** Output kept for the model, per command (the rest is cut, with a note). */

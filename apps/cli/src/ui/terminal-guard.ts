@@ -3,6 +3,8 @@
  * on every way out (normal exit, uncaught exception, unhandled rejection,
  * SIGTERM/SIGHUP/SIGQUIT).
  */
+
+import { errorMessage } from "@yoi/manifest/errors";
 import { scrub } from "../describe-error.ts";
 
 const SHOW_CURSOR = "\x1b[?25h";
@@ -44,7 +46,7 @@ export function environmentSecrets(
 
 /** The text a crash prints: the stack (or message), keys removed. */
 export function crashReport(error: unknown, secrets: readonly string[]): string {
-  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  const message = (error instanceof Error ? error.stack : undefined) ?? errorMessage(error);
   return `\nyoi: internal error: ${scrub(message, secrets)}\n`;
 }
 

@@ -7,7 +7,7 @@
  * tables by test/error-table.test.ts.
  */
 
-import { errorMessage } from "../error-message.ts";
+import { errorMessage } from "@yoi/manifest/errors";
 import { LlmError, type LlmErrorCode } from "../errors.ts";
 import { redactSecrets } from "../redact.ts";
 import { retryAfterFromHeaders } from "../retry.ts";
@@ -162,7 +162,7 @@ export function classifyNoResponse(
  * that is not JSON is a `parse` error.
  */
 export function classifyStreamFailure(provider: string, error: unknown): LlmError {
-  if (error instanceof LlmError) return error;
+  if (LlmError.isInstance(error)) return error;
   if (error instanceof SyntaxError) {
     return new LlmError(
       "parse",
@@ -196,7 +196,7 @@ export function classifySdkError(
   error: unknown,
   context: { inStream?: boolean } = {},
 ): LlmError {
-  if (error instanceof LlmError) return error;
+  if (LlmError.isInstance(error)) return error;
   // By class, not by `name`: the SDKs do not set `name` on every subclass.
   if (error instanceof sdk.APIUserAbortError) return abortedError(table.provider, error);
   if (error instanceof sdk.APIError && !(error instanceof sdk.APIConnectionError)) {
@@ -207,7 +207,7 @@ export function classifySdkError(
 
 /** Classifies a failure to get a response at all (DNS, refused, reset, TLS). */
 export function classifyTransportFailure(provider: string, error: unknown): LlmError {
-  if (error instanceof LlmError) return error;
+  if (LlmError.isInstance(error)) return error;
   return new LlmError(
     "network",
     `${provider}: could not reach the server (${redactSecrets(withCause(error))})`,

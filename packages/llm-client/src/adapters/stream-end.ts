@@ -47,7 +47,7 @@ export function cancellation(): LlmError {
  */
 export function abortFailure(signal: AbortSignal): LlmError | undefined {
   const reason: unknown = signal.reason;
-  return reason instanceof LlmError && reason.code !== "aborted" ? reason : undefined;
+  return LlmError.isInstance(reason) && reason.code !== "aborted" ? reason : undefined;
 }
 
 export function errorEvent(error: LlmError): ErrorEvent {

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { errorMessage } from "../error-message.ts";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { ProviderKind } from "../item.ts";
 import type { ToolSpec } from "../request.ts";
 import { MissingApiKeyError, recordStream } from "./record.ts";
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`wrote ${result.lines} payload line(s) to ${result.path}\n`);
   } catch (error) {
-    if (error instanceof MissingApiKeyError) {
+    if (MissingApiKeyError.isInstance(error)) {
       process.stderr.write(`${error.message}\n`);
       process.exit(2);
     }

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { rename, rm, writeFile } from "node:fs/promises";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
+import { YoiError } from "@yoi/manifest/errors";
 import OpenAI from "openai";
 import type { ProviderKind } from "../item.ts";
 import type { ToolSpec } from "../request.ts";
@@ -39,13 +40,22 @@ export interface RecordResult {
   lines: number;
 }
 
+const MISSING_API_KEY_ERROR = Symbol.for("yoi.error.MissingApiKeyError");
+
 /** Thrown when no API key is available; `variable` names what to set. */
-export class MissingApiKeyError extends Error {
+export class MissingApiKeyError extends YoiError<"missing_api_key"> {
   override readonly name = "MissingApiKeyError";
+  readonly [MISSING_API_KEY_ERROR] = true;
+  readonly provider: ProviderKind;
   readonly variable: string;
   constructor(provider: ProviderKind, variable: string) {
-    super(`recording from ${provider} needs an API key: set ${variable} (or pass apiKey)`);
+    super("missing_api_key", `recording from ${provider} needs an API key: set ${variable} (or pass apiKey)`);
+    this.provider = provider;
     this.variable = variable;
+  }
+
+  static override isInstance(value: unknown): value is MissingApiKeyError {
+    return YoiError.hasMarker(value, MISSING_API_KEY_ERROR);
   }
 }
 

@@ -3,6 +3,7 @@
  * says what it is for (`description`), which tools it may use (`tools`) and
  * on which model it runs (`model`); the body is its system prompt.
  */
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 import * as z from "zod";
 
 /** A subagent the `task` tool can run by name. */
@@ -23,15 +24,25 @@ export interface AgentDefinition {
 
 export type AgentDefinitionErrorCode = "invalid_name" | "no_front_matter" | "invalid_front_matter" | "io";
 
+const AGENT_DEFINITION_ERROR = Symbol.for("yoi.error.AgentDefinitionError");
+
 /** A file in an agents directory that could not be read as an agent. */
-export class AgentDefinitionError extends Error {
+export class AgentDefinitionError extends YoiError<AgentDefinitionErrorCode> {
   override readonly name = "AgentDefinitionError";
-  readonly code: AgentDefinitionErrorCode;
+  readonly [AGENT_DEFINITION_ERROR] = true;
   readonly path: string;
-  constructor(code: AgentDefinitionErrorCode, path: string, message: string) {
-    super(message);
-    this.code = code;
+  constructor(
+    code: AgentDefinitionErrorCode,
+    path: string,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(code, message, options);
     this.path = path;
+  }
+
+  static override isInstance(value: unknown): value is AgentDefinitionError {
+    return YoiError.hasMarker(value, AGENT_DEFINITION_ERROR);
   }
 }
 
@@ -101,7 +112,7 @@ export function parseAgentFile(
   try {
     data = parseYaml(fence[1] ?? "") ?? {};
   } catch (error) {
-    const why = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    const why = errorMessage(error).split("\n")[0];
     throw new AgentDefinitionError(
       "invalid_front_matter",
       path,

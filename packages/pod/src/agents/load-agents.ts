@@ -1,5 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import * as path from "node:path";
+import { errorMessage } from "@yoi/manifest/errors";
 import { type AgentDefinition, AgentDefinitionError, parseAgentFile } from "./agent-definition.ts";
 
 export interface LoadedAgents {
@@ -23,7 +24,9 @@ export async function loadAgents(dirs: readonly string[]): Promise<LoadedAgents>
       names = (await readdir(dir)).filter((n) => n.endsWith(".md")).sort();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
-      problems.push(new AgentDefinitionError("io", dir, `cannot list ${dir}: ${String(error)}`));
+      problems.push(
+        new AgentDefinitionError("io", dir, `cannot list ${dir}: ${errorMessage(error)}`, { cause: error }),
+      );
       continue;
     }
     for (const file of names) {
@@ -36,9 +39,11 @@ export async function loadAgents(dirs: readonly string[]): Promise<LoadedAgents>
         agents.set(agent.name, agent);
       } catch (error) {
         problems.push(
-          error instanceof AgentDefinitionError
+          AgentDefinitionError.isInstance(error)
             ? error
-            : new AgentDefinitionError("io", full, `cannot read ${full}: ${String(error)}`),
+            : new AgentDefinitionError("io", full, `cannot read ${full}: ${errorMessage(error)}`, {
+                cause: error,
+              }),
         );
       }
     }

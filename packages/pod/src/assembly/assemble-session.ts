@@ -6,9 +6,10 @@
  */
 import * as path from "node:path";
 import type { YoiContextPolicy } from "@yoi/compaction";
-import { errorMessage, type Item } from "@yoi/llm-client";
+import type { Item } from "@yoi/llm-client";
 import { type Hook, type Interceptor, sumUsage, type Tool, Worker } from "@yoi/llm-worker";
 import type { Config } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { type SessionStore, type SessionWriter, WorkerEventRecords } from "@yoi/worker-persistence";
 import type { AgentDefinitionError } from "../agents/agent-definition.ts";
 import { CheckpointRecorder } from "../checkpoints/checkpoint-recorder.ts";

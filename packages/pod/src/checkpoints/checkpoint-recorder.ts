@@ -7,8 +7,8 @@
  * through `onError` and the change goes unrecorded.
  */
 
-import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore, Hook, ToolCallInfo } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { FileChangeRecord, SessionRecordInput } from "@yoi/worker-persistence";
 import { KeyedMutex } from "../fs/keyed-mutex.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { BlobStore } from "@yoi/llm-worker";
 import type { FileState } from "@yoi/worker-persistence";
-import { isScopeError } from "../fs/scope-error.ts";
+import { ScopeError } from "../fs/scope-error.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 
 /** Largest file whose prior content a checkpoint keeps (8 MiB). Larger ones are noted, not kept. */
@@ -36,7 +36,7 @@ export async function observeFile(
   try {
     file = await fs.openRead(real);
   } catch (error) {
-    if (isScopeError(error) && (error.code === "not_found" || error.code === "invalid_path"))
+    if (ScopeError.isInstance(error) && (error.code === "not_found" || error.code === "invalid_path"))
       return { state: { kind: "absent" } };
     throw error;
   }

@@ -8,24 +8,29 @@
  */
 import { lstat, unlink } from "node:fs/promises";
 import type { Item } from "@yoi/llm-client";
-import { errorMessage } from "@yoi/llm-client";
 import type { BlobStore } from "@yoi/llm-worker";
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 import type { FileState, SessionRecord, SessionRecordInput } from "@yoi/worker-persistence";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { type CheckpointInfo, historyBefore, listCheckpoints } from "./checkpoint-list.ts";
 import { keptState, loadBytes, observeFile, sameContent } from "./file-state.ts";
 
+const REWIND_ERROR = Symbol.for("yoi.error.RewindError");
+
 /** Typed error of rewinds (`no_checkpoint`, `conflict`). */
-export class RewindError extends Error {
+export class RewindError extends YoiError<"no_checkpoint" | "conflict"> {
   override readonly name = "RewindError";
-  readonly code: "no_checkpoint" | "conflict";
+  readonly [REWIND_ERROR] = true;
   /** For `conflict`: the files changed outside yoi since the checkpoint. */
   readonly conflicts: readonly RewindConflict[];
 
   constructor(code: RewindError["code"], message: string, conflicts: readonly RewindConflict[] = []) {
-    super(message);
-    this.code = code;
+    super(code, message);
     this.conflicts = conflicts;
+  }
+
+  static override isInstance(value: unknown): value is RewindError {
+    return YoiError.hasMarker(value, REWIND_ERROR);
   }
 }
 

@@ -24,6 +24,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import * as path from "node:path";
+import { errorMessage } from "@yoi/manifest/errors";
 import { FrontMatterError, parseFrontMatter } from "./front-matter.ts";
 
 /** Where an extension file comes from. */
@@ -111,7 +112,7 @@ export async function loadCommands(
         }
         byName.set(name, command);
       } catch (error) {
-        problems.push({ file, message: error instanceof Error ? error.message : String(error) });
+        problems.push({ file, message: errorMessage(error) });
       }
     }
   }

@@ -3,11 +3,22 @@
  * an optional `---` block at the very top. The YAML parser is loaded only
  * for files that have one.
  */
+import { YoiError } from "@yoi/manifest/errors";
+
+const FRONT_MATTER_ERROR = Symbol.for("yoi.error.FrontMatterError");
 
 /** A file's front matter could not be read; `message` says where and what. */
-export class FrontMatterError extends Error {
+export class FrontMatterError extends YoiError<"front_matter"> {
   override readonly name = "FrontMatterError";
-  readonly code = "front_matter";
+  readonly [FRONT_MATTER_ERROR] = true;
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("front_matter", message, options);
+  }
+
+  static override isInstance(value: unknown): value is FrontMatterError {
+    return YoiError.hasMarker(value, FRONT_MATTER_ERROR);
+  }
 }
 
 export interface MarkdownWithFrontMatter {

@@ -16,6 +16,7 @@
 import { lstat, readdir, readFile, realpath } from "node:fs/promises";
 import * as path from "node:path";
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import { TOOL_JSON_SCHEMAS } from "../tools/json-schemas.generated.ts";
 import type { ExtensionDirs, ExtensionProblem, ExtensionSource } from "./commands.ts";
@@ -75,7 +76,7 @@ export async function loadSkills(
           );
         byName.set(name, { name, description, source, dir: await realpath(path.join(root, entry.name)) });
       } catch (error) {
-        problems.push({ file, message: error instanceof Error ? error.message : String(error) });
+        problems.push({ file, message: errorMessage(error) });
       }
     }
   }

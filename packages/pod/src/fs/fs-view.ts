@@ -5,8 +5,8 @@
  * without loading whole files.
  */
 
-import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH, TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 import { type ResolvedFileRef, resolveFileRef } from "../input/file-ref.ts";
 import { ScopeError } from "./scope-error.ts";
 import { type DirEntry, type ResolvedPath, readUpTo, type ScopedFs, type ScopedStat } from "./scoped-fs.ts";
@@ -41,14 +41,20 @@ export interface TextRead {
   mtimeMs: number;
 }
 
+const BINARY_FILE_ERROR = Symbol.for("yoi.error.BinaryFileError");
+
 /** A binary (or non-UTF-8) file where text was required. */
-export class BinaryFileError extends Error {
+export class BinaryFileError extends YoiError<"binary"> {
   override readonly name = "BinaryFileError";
-  readonly code = "binary" as const;
+  readonly [BINARY_FILE_ERROR] = true;
   readonly path: string;
   constructor(path: string, reason: string) {
-    super(`${path} ${reason}`);
+    super("binary", `${path} ${reason}`);
     this.path = path;
+  }
+
+  static override isInstance(value: unknown): value is BinaryFileError {
+    return YoiError.hasMarker(value, BINARY_FILE_ERROR);
   }
 }
 
@@ -194,7 +200,7 @@ export class PodFsView {
 }
 
 function wrapIo(error: unknown, input: string): unknown {
-  if (error instanceof ScopeError || error instanceof BinaryFileError) return error;
+  if (ScopeError.isInstance(error) || BinaryFileError.isInstance(error)) return error;
   const message = errorMessage(error);
   return new ScopeError("io", input, `cannot read ${input}: ${message}`, { cause: error });
 }

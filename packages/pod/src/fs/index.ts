@@ -1,7 +1,7 @@
 export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
-export { isScopeError, ScopeError, type ScopeErrorCode } from "./scope-error.ts";
+export { ScopeError, type ScopeErrorCode } from "./scope-error.ts";
 export { scopeFromConfig } from "./scope-from-config.ts";
 export {
   type AccessMode,

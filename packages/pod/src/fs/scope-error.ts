@@ -3,6 +3,7 @@
  * the caller (user or model) wrote it; `message` is one sentence that says
  * what was wrong and, where there is one, what to do instead.
  */
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 
 export type ScopeErrorCode =
   /** The path (or a symlink on the way) leads outside the read/write roots. */
@@ -16,9 +17,11 @@ export type ScopeErrorCode =
   /** Any other failure of the operating system (permissions, disk full, ...). */
   | "io";
 
-export class ScopeError extends Error {
+const SCOPE_ERROR = Symbol.for("yoi.error.ScopeError");
+
+export class ScopeError extends YoiError<ScopeErrorCode> {
   override readonly name = "ScopeError";
-  readonly code: ScopeErrorCode;
+  readonly [SCOPE_ERROR] = true;
   /** The path as the caller wrote it. */
   readonly path: string;
   /** The errno code (`EACCES`, `ENOSPC`, ...) for `io` errors. */
@@ -30,15 +33,14 @@ export class ScopeError extends Error {
     message: string,
     options: { errno?: string; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.path = path;
     this.errno = options.errno;
   }
-}
 
-export function isScopeError(value: unknown): value is ScopeError {
-  return value instanceof ScopeError;
+  static override isInstance(value: unknown): value is ScopeError {
+    return YoiError.hasMarker(value, SCOPE_ERROR);
+  }
 }
 
 /** The errno code of a Node system error, if any. */
@@ -52,7 +54,7 @@ export function errnoOf(error: unknown): string | undefined {
 
 /** Maps an OS error on `path` to a ScopeError. */
 export function scopeErrorFromOs(error: unknown, path: string, action: string): ScopeError {
-  if (error instanceof ScopeError) return error;
+  if (ScopeError.isInstance(error)) return error;
   const errno = errnoOf(error);
   switch (errno) {
     case "ENOENT":
@@ -75,7 +77,7 @@ export function scopeErrorFromOs(error: unknown, path: string, action: string): 
         cause: error,
       });
     default:
-      return new ScopeError("io", path, `cannot ${action} ${path}: ${errno ?? String(error)}`, {
+      return new ScopeError("io", path, `cannot ${action} ${path}: ${errno ?? errorMessage(error)}`, {
         ...(errno === undefined ? {} : { errno }),
         cause: error,
       });

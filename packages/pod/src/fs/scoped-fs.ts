@@ -417,7 +417,7 @@ export class ScopedFs {
       } catch (error) {
         if (handle !== undefined) await handle.close().catch(() => {});
         await fsp.unlink(`${base}/${tempName}`).catch(() => {});
-        if (error instanceof ScopeError) throw error;
+        if (ScopeError.isInstance(error)) throw error;
         throw scopeErrorFromOs(error, input, "write");
       } finally {
         await dir.close().catch(() => {});
@@ -439,7 +439,7 @@ export class ScopedFs {
     } catch (error) {
       if (handle !== undefined) await handle.close().catch(() => {});
       await fsp.unlink(temp).catch(() => {});
-      if (error instanceof ScopeError) throw error;
+      if (ScopeError.isInstance(error)) throw error;
       if (errnoOf(error) === "ENOENT" && !createParents) {
         throw new ScopeError("not_found", input, `parent directory of ${input} does not exist`, {
           cause: error,

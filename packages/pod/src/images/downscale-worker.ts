@@ -5,6 +5,7 @@
  * off the main thread. It gets bytes and returns bytes; it opens no file.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { errorMessage } from "@yoi/manifest/errors";
 
 interface Job {
   bytes: Uint8Array;
@@ -28,5 +29,5 @@ try {
     height: image.height,
   });
 } catch (error) {
-  parentPort?.postMessage({ ok: false, message: error instanceof Error ? error.message : String(error) });
+  parentPort?.postMessage({ ok: false, message: errorMessage(error) });
 }

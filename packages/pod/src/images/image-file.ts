@@ -3,6 +3,7 @@
  * their bytes (not only their name), checked for damage and for the size
  * limits every provider shares, before anything is sent.
  */
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 
 /** The formats all four providers accept. */
 export type ImageMediaType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
@@ -25,13 +26,15 @@ const EXTENSIONS: Record<string, ImageMediaType> = {
 
 export type ImageErrorCode = "corrupt" | "too_large" | "unsupported";
 
+const IMAGE_ERROR = Symbol.for("yoi.error.ImageError");
+
 /** An image that cannot be sent; `message` says why and what to do. */
-export class ImageError extends Error {
+export class ImageError extends YoiError<ImageErrorCode> {
   override readonly name = "ImageError";
-  readonly code: ImageErrorCode;
-  constructor(code: ImageErrorCode, message: string) {
-    super(message);
-    this.code = code;
+  readonly [IMAGE_ERROR] = true;
+
+  static override isInstance(value: unknown): value is ImageError {
+    return YoiError.hasMarker(value, IMAGE_ERROR);
   }
 }
 
@@ -121,7 +124,7 @@ export async function inspectImage(bytes: Uint8Array, display: string): Promise<
     const { imageSize } = await import("image-size");
     ({ width, height } = imageSize(bytes));
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     throw new ImageError("corrupt", `${display} is a damaged ${name} image (${why})`);
   }
   if (!width || !height)

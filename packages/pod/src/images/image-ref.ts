@@ -4,6 +4,7 @@
  * every provider sees it as input (images cannot live in system messages).
  */
 import type { MessageItem } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import { ScopeError } from "../fs/scope-error.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { FileRefError } from "../input/file-ref.ts";
@@ -51,14 +52,14 @@ export async function resolveImageRef(
 
 /** An image ref's failure (an ImageError, a ScopeError, anything else) as the FileRefError it reports. */
 export function imageRefError(error: unknown, path: string): FileRefError {
-  if (error instanceof FileRefError) return error;
-  if (error instanceof ImageError) {
+  if (FileRefError.isInstance(error)) return error;
+  if (ImageError.isInstance(error)) {
     return new FileRefError(error.code === "too_large" ? "too_large" : "binary", path, error.message);
   }
-  if (error instanceof ScopeError) {
+  if (ScopeError.isInstance(error)) {
     const code =
       error.code === "out_of_scope" ? "out_of_scope" : error.code === "not_found" ? "not_found" : "io";
     return new FileRefError(code, path, error.message, { cause: error });
   }
-  return new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
+  return new FileRefError("io", path, `cannot read ${path}: ${errorMessage(error)}`, { cause: error });
 }

@@ -1,3 +1,4 @@
+import { errorMessage } from "@yoi/manifest/errors";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { downscaleImage } from "./downscale.ts";
 import { type CheckedImage, ImageError, type ImageInfo, inspectImage, overLimits } from "./image-file.ts";
@@ -22,7 +23,7 @@ export async function loadImage(fs: ScopedFs, path: string): Promise<CheckedImag
   try {
     small = await downscaleImage(read.bytes);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = errorMessage(error);
     throw new ImageError(
       "too_large",
       `${path} is ${over}, and it could not be downscaled (${why}): shrink or crop it first`,

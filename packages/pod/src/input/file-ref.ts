@@ -7,22 +7,28 @@
 
 import { type MessageItem, systemMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 import { ScopeError } from "../fs/scope-error.ts";
 import { readUpTo, type ScopedFs } from "../fs/scoped-fs.ts";
 import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "../fs/text-sniff.ts";
 
 export type FileRefErrorCode = "out_of_scope" | "not_found" | "binary" | "io" | "too_large" | "unsupported";
 
+const FILE_REF_ERROR = Symbol.for("yoi.error.FileRefError");
+
 /** Why a file ref could not be attached. `message` is one line, fit for an Alert. */
-export class FileRefError extends Error {
+export class FileRefError extends YoiError<FileRefErrorCode> {
   override readonly name = "FileRefError";
-  readonly code: FileRefErrorCode;
+  readonly [FILE_REF_ERROR] = true;
   /** The path as the user wrote it. */
   readonly path: string;
   constructor(code: FileRefErrorCode, path: string, message: string, options: { cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.path = path;
+  }
+
+  static override isInstance(value: unknown): value is FileRefError {
+    return YoiError.hasMarker(value, FILE_REF_ERROR);
   }
 }
 
@@ -90,8 +96,8 @@ export async function readTextBody(
   try {
     file = await fs.openRead(path);
   } catch (error) {
-    if (error instanceof ScopeError) throw fromScopeError(error, path);
-    throw new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
+    if (ScopeError.isInstance(error)) throw fromScopeError(error, path);
+    throw new FileRefError("io", path, `cannot read ${path}: ${errorMessage(error)}`, { cause: error });
   }
   try {
     const total = file.stat.size;
@@ -120,9 +126,9 @@ export async function readTextBody(
       mtimeMs: file.stat.mtimeMs,
     };
   } catch (error) {
-    if (error instanceof FileRefError) throw error;
-    if (error instanceof ScopeError) throw fromScopeError(error, path);
-    throw new FileRefError("io", path, `cannot read ${path}: ${String(error)}`, { cause: error });
+    if (FileRefError.isInstance(error)) throw error;
+    if (ScopeError.isInstance(error)) throw fromScopeError(error, path);
+    throw new FileRefError("io", path, `cannot read ${path}: ${errorMessage(error)}`, { cause: error });
   } finally {
     await file.close();
   }

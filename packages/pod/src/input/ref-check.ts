@@ -6,7 +6,9 @@
  * checked without decoding, and an MCP resource ref (`@<server>:<uri>`) is
  * left to the submit, which reads it from the running server.
  */
+
 import { messageText } from "@yoi/llm-client";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { imageTypeOfPath } from "../images/image-file.ts";
 import { imageRefError } from "../images/image-ref.ts";
@@ -70,10 +72,9 @@ export async function checkRefs(
       const resolved = await resolveFileRef(options.fs, ref, options.maxBytes);
       checks.push({ ref, ok: true, kind: "file", bytes: Buffer.byteLength(messageText(resolved.item)) });
     } catch (error) {
-      const failure =
-        error instanceof FileRefError
-          ? error
-          : new FileRefError("io", ref, `cannot read ${ref}: ${String(error)}`, { cause: error });
+      const failure = FileRefError.isInstance(error)
+        ? error
+        : new FileRefError("io", ref, `cannot read ${ref}: ${errorMessage(error)}`, { cause: error });
       checks.push({ ref, ok: false, kind: "file", code: failure.code, reason: failure.message });
     }
   }

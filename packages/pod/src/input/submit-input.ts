@@ -8,8 +8,10 @@
  * plan mode, the note saying so. A ref that cannot be read is reported and
  * leaves only its placeholder in the user message.
  */
+
 import { type Item, systemMessage } from "@yoi/llm-client";
 import type { PromptAction } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { PodFsView } from "../fs/fs-view.ts";
 import type { ReadTracker } from "../fs/read-tracker.ts";
 import { imageTypeOfPath } from "../images/image-file.ts";
@@ -83,7 +85,7 @@ export class SubmitInput {
       try {
         resolved = await abortable(this.#resolve(ref, signal), signal);
       } catch (error) {
-        this.#options.onUnattached(ref, error instanceof Error ? error.message : String(error));
+        this.#options.onUnattached(ref, errorMessage(error));
         continue;
       }
       if (resolved === undefined) return;

@@ -3,6 +3,7 @@
  * again before each run, with an alert when the files were loaded, changed
  * or went away, and one per file refused (said again only when it changes).
  */
+import { errorMessage } from "@yoi/manifest/errors";
 import type { AlertBus } from "../events/alerts.ts";
 import type { ProjectInstructions } from "./project-instructions.ts";
 
@@ -30,7 +31,7 @@ export class InstructionAlerts {
     try {
       changed = await this.#instructions.refresh();
     } catch (error) {
-      this.#alerts.warn(SOURCE, `instruction files could not be read: ${String(error)}`);
+      this.#alerts.warn(SOURCE, `instruction files could not be read: ${errorMessage(error)}`);
       return;
     }
     const { files, problems } = this.#instructions.current;

@@ -9,8 +9,8 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import * as path from "node:path";
-import { errorMessage } from "@yoi/llm-client";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { ScopedFs } from "../fs/scoped-fs.ts";
 import { FileRefError, readTextBody } from "../input/file-ref.ts";
 import { directoryChain, INSTRUCTION_FILE_NAMES } from "./instruction-files.ts";
@@ -137,7 +137,7 @@ export class ProjectInstructions {
       const read = await readTextBody(fs, input, this.#maxBytes);
       return { display, origin, body: read.body, truncated: read.truncated, totalBytes: read.totalBytes };
     } catch (error) {
-      if (error instanceof FileRefError && error.code === "not_found") return "absent";
+      if (FileRefError.isInstance(error) && error.code === "not_found") return "absent";
       const reason = errorMessage(error);
       problems.push({ display, reason });
       return "refused";

@@ -5,17 +5,27 @@
  * and has no fallback is an error naming it (sending an empty bearer token
  * would fail later, less clearly).
  */
+import { YoiError } from "@yoi/manifest/errors";
 
 const VAR_RE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
+const MISSING_VARIABLE_ERROR = Symbol.for("yoi.error.MissingVariableError");
+
 /** Thrown for `${VAR}` of an unset variable. */
-export class MissingVariableError extends Error {
+export class MissingVariableError extends YoiError<"missing_variable"> {
   override readonly name = "MissingVariableError";
-  readonly code = "missing_variable";
+  readonly [MISSING_VARIABLE_ERROR] = true;
   readonly variable: string;
   constructor(variable: string) {
-    super(`\${${variable}} is not set in the environment (set it, or write \${${variable}:-default})`);
+    super(
+      "missing_variable",
+      `\${${variable}} is not set in the environment (set it, or write \${${variable}:-default})`,
+    );
     this.variable = variable;
+  }
+
+  static override isInstance(value: unknown): value is MissingVariableError {
+    return YoiError.hasMarker(value, MISSING_VARIABLE_ERROR);
   }
 }
 

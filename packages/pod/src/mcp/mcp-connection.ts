@@ -9,6 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolError } from "@yoi/llm-worker";
 import type { McpServerConfig } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { trackChild, untrackChild } from "./child-reaper.ts";
 import { expandMap, expandVars } from "./expand-vars.ts";
 import type { McpCallResult } from "./tool-result.ts";
@@ -312,7 +313,7 @@ export class McpConnection {
         if (this.#state === "ready") this.#options.onChange();
       } catch (error) {
         this.#options.onFailure(
-          `MCP server "${this.name}" changed its tools or prompts but listing them failed: ${error instanceof Error ? error.message : String(error)}`,
+          `MCP server "${this.name}" changed its tools or prompts but listing them failed: ${errorMessage(error)}`,
         );
       }
     })();
@@ -361,7 +362,7 @@ export class McpConnection {
 /** A start failure in words: a missing program, a refused connection, a timeout, garbage. */
 function describeStartError(error: unknown, config: McpServerConfig): string {
   const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if ("command" in config && code === "ENOENT")
     return `could not start: the program "${config.command}" was not found (check mcpServers.<name>.command and PATH)`;
   if ("command" in config && code === "EACCES")

@@ -1,5 +1,5 @@
 export { bashPrefixRule } from "./bash-prefix-rule.ts";
-export { isPermissionModeError, PermissionModeError, type PermissionSettingErrorCode } from "./mode-error.ts";
+export { PermissionModeError, type PermissionSettingErrorCode } from "./mode-error.ts";
 export {
   MODE_CYCLE,
   type PermissionDecider,

@@ -1,25 +1,22 @@
 /** The typed error of permission settings a session cannot take (a mode, a rule written wrong). */
+import { YoiError } from "@yoi/manifest/errors";
 
 export type PermissionSettingErrorCode =
-  /** bypassPermissions was asked for where no sandbox is active and the explicit opt-in was not given. */
+  /**
+   * bypassPermissions was asked for where no sandbox is active and the explicit opt-in
+   * (`allowUnsandboxedBypass`) was not given.
+   */
   | "bypass_without_sandbox"
   /** A rule like `bash(git status)` was written wrong. */
   | "invalid_rule";
 
-const MARK = Symbol.for("yoi.PermissionModeError");
+const PERMISSION_MODE_ERROR = Symbol.for("yoi.error.PermissionModeError");
 
-export class PermissionModeError extends Error {
+export class PermissionModeError extends YoiError<PermissionSettingErrorCode> {
   override readonly name = "PermissionModeError";
-  readonly code: PermissionSettingErrorCode;
-  readonly [MARK] = true;
+  readonly [PERMISSION_MODE_ERROR] = true;
 
-  constructor(code: PermissionSettingErrorCode, message: string) {
-    super(message);
-    this.code = code;
+  static override isInstance(value: unknown): value is PermissionModeError {
+    return YoiError.hasMarker(value, PERMISSION_MODE_ERROR);
   }
-}
-
-/** True for a PermissionModeError, also from another copy of this package. */
-export function isPermissionModeError(value: unknown): value is PermissionModeError {
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[MARK] === true;
 }

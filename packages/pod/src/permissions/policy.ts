@@ -23,6 +23,7 @@ import {
   type PermissionRule,
   type PermissionsConfig,
 } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { abortable } from "../input/abortable.ts";
 import { protectedPathReason } from "../sandbox/protected-paths.ts";
@@ -559,7 +560,7 @@ export class PermissionPolicy {
       evaluated = {
         action: "ask",
         by: "parse",
-        reason: `the command could not be analysed (${String(error)})`,
+        reason: `the command could not be analysed (${errorMessage(error)})`,
       };
     }
     const ruleField =

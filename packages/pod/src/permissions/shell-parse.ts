@@ -11,6 +11,7 @@
  */
 
 import { createRequire } from "node:module";
+import { YoiError } from "@yoi/manifest/errors";
 import type { Parser, Node as SyntaxNode } from "web-tree-sitter";
 
 /** A file a command line writes through a redirection. */
@@ -69,7 +70,21 @@ async function parser(): Promise<Parser> {
   return parserPromise;
 }
 
-class Unclassifiable extends Error {}
+const UNCLASSIFIABLE = Symbol.for("yoi.error.Unclassifiable");
+
+/** Thrown inside the walk when a line cannot be classified; `analyzeShell` turns it into a result. */
+class Unclassifiable extends YoiError<"unclassifiable"> {
+  override readonly name = "Unclassifiable";
+  readonly [UNCLASSIFIABLE] = true;
+
+  constructor(reason: string) {
+    super("unclassifiable", reason);
+  }
+
+  static override isInstance(value: unknown): value is Unclassifiable {
+    return YoiError.hasMarker(value, UNCLASSIFIABLE);
+  }
+}
 
 /** Analyses one command line. Never throws for any input string. */
 export async function analyzeShell(line: string): Promise<ShellAnalysis> {
@@ -79,7 +94,7 @@ export async function analyzeShell(line: string): Promise<ShellAnalysis> {
   try {
     collect(p, line, commands, writes, 0);
   } catch (error) {
-    if (error instanceof Unclassifiable) return { kind: "unclassifiable", reason: error.message, commands };
+    if (Unclassifiable.isInstance(error)) return { kind: "unclassifiable", reason: error.message, commands };
     throw error;
   }
   return { kind: "parsed", commands, writes };

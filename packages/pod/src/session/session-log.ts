@@ -12,9 +12,9 @@
  * `#fail`).
  */
 
-import { errorMessage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { PermissionMode } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import type { SessionWriter } from "@yoi/worker-persistence";
 
 /** What a new session's session_start says about the session as its first input arrives. */

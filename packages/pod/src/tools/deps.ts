@@ -20,7 +20,7 @@ export interface BuiltinToolDeps {
 
 /** Turns scope and binary errors into a ToolError the model can act on. */
 export function toToolError(error: unknown): unknown {
-  if (error instanceof ScopeError || error instanceof BinaryFileError) return new ToolError(error.message);
+  if (ScopeError.isInstance(error) || BinaryFileError.isInstance(error)) return new ToolError(error.message);
   return error;
 }
 

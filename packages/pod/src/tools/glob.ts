@@ -44,7 +44,7 @@ export function globTool(deps: BuiltinToolDeps) {
       const startInput = path.join(dir ?? ".", scan.base || ".");
       const start = await fs.stat(startInput).catch((error) => {
         // A missing static prefix just means nothing matches.
-        if (error instanceof ScopeError && error.code === "not_found" && scan.base !== "") return undefined;
+        if (ScopeError.isInstance(error) && error.code === "not_found" && scan.base !== "") return undefined;
         throw toToolError(error);
       });
       if (start === undefined) return `No files match ${pattern} (${scan.base} does not exist).`;

@@ -192,7 +192,7 @@ export function grepTool(deps: BuiltinToolDeps, options: GrepToolOptions = {}) {
           }
         } catch (error) {
           // Inside a walk, a file that vanished or turned out of scope is skipped.
-          if (error instanceof ScopeError && start.kind === "directory") return { kind: "gone" };
+          if (ScopeError.isInstance(error) && start.kind === "directory") return { kind: "gone" };
           throw toToolError(error);
         }
       };

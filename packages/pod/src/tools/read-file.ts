@@ -46,7 +46,7 @@ export function readFileTool(deps: BuiltinToolDeps) {
             images: [{ type: "image", mediaType: image.mediaType, data: image.data }],
           });
         } catch (error) {
-          if (error instanceof ImageError) throw new ToolError(error.message);
+          if (ImageError.isInstance(error)) throw new ToolError(error.message);
           throw error;
         }
       }

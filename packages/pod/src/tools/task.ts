@@ -19,6 +19,7 @@ import {
   Worker,
   type WorkerEvent,
 } from "@yoi/llm-worker";
+import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import type { AgentDefinition } from "../agents/agent-definition.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
@@ -202,7 +203,7 @@ export function taskTool(options: TaskToolOptions): Tool {
           client = options.clientFor(agent.model);
         } catch (error) {
           throw new ToolError(
-            `Agent "${agent.name}" names model ${agent.model}, which cannot be used: ${error instanceof Error ? error.message : String(error)}`,
+            `Agent "${agent.name}" names model ${agent.model}, which cannot be used: ${errorMessage(error)}`,
           );
         }
       }

@@ -115,7 +115,7 @@ export async function* walk(
       ({ entries, rules } = await dir.listing!);
     } catch (error) {
       // A directory that vanished or turned out of scope mid-walk is skipped, not fatal.
-      if (error instanceof ScopeError && dir.rel !== "") continue;
+      if (ScopeError.isInstance(error) && dir.rel !== "") continue;
       throw error;
     }
     const subdirs: PendingDir[] = [];

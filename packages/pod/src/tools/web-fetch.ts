@@ -7,6 +7,7 @@
  */
 import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import { htmlTitle, htmlToMarkdown } from "./html-to-markdown.ts";
 import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
@@ -107,7 +108,7 @@ function networkError(error: unknown, url: URL, timedOut: boolean): ToolError {
         ? `the host ${url.hostname} was not found`
         : code === "ECONNRESET"
           ? "the connection was reset"
-          : (cause?.message ?? (error instanceof Error ? error.message : String(error)));
+          : (cause?.message ?? errorMessage(error));
   return new ToolError(`Could not fetch ${url.href}: ${why}.`);
 }
 

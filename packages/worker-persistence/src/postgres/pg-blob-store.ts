@@ -45,7 +45,7 @@ export class PgBlobStore implements BlobStore, ManagedBlobStore {
   }
 
   #ioError(action: string, error: unknown): BlobStoreError {
-    if (error instanceof BlobStoreError) return error;
+    if (BlobStoreError.isInstance(error)) return error;
     return new BlobStoreError("io", `cannot ${action} in ${this.location}: ${describeDbError(error)}`, {
       path: this.location,
       cause: error,
@@ -139,7 +139,7 @@ export class PgBlobStore implements BlobStore, ManagedBlobStore {
       for await (const chunk of this.#chunksOf(row)) text += decoder.decode(chunk, { stream: true });
       text += decoder.decode();
     } catch (error) {
-      if (error instanceof BlobStoreError) throw error;
+      if (BlobStoreError.isInstance(error)) throw error;
       throw new BlobStoreError("corrupt", `blob ${key} in ${this.location} is not valid UTF-8`, {
         cause: error,
       });

@@ -1,4 +1,5 @@
 /** Typed errors of the PostgreSQL stores. */
+import { errorMessage, YoiError } from "@yoi/manifest/errors";
 
 export type PgStoreErrorCode =
   /** The database cannot be reached (refused, timed out, DNS, authentication). */
@@ -10,25 +11,22 @@ export type PgStoreErrorCode =
   /** A migration failed; the schema was left at the last version that applied. */
   | "migration_failed";
 
-const MARK = Symbol.for("yoi.PgStoreError");
+const PG_STORE_ERROR = Symbol.for("yoi.error.PgStoreError");
 
 /** Connecting, migrating or a lost connection; session-level failures are `SessionLogError`s. */
-export class PgStoreError extends Error {
+export class PgStoreError extends YoiError<PgStoreErrorCode> {
   override readonly name = "PgStoreError";
-  readonly code: PgStoreErrorCode;
+  readonly [PG_STORE_ERROR] = true;
   /** The server, without user or password (`host:port/db`). */
   readonly where: string | undefined;
 
   constructor(code: PgStoreErrorCode, message: string, options: { where?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
+    super(code, message, { cause: options.cause });
     this.where = options.where;
-    Object.defineProperty(this, MARK, { value: true });
   }
 
-  /** Recognises the error across copies of this package. */
-  static is(error: unknown): error is PgStoreError {
-    return typeof error === "object" && error !== null && MARK in error;
+  static override isInstance(value: unknown): value is PgStoreError {
+    return YoiError.hasMarker(value, PG_STORE_ERROR);
   }
 }
 
@@ -64,8 +62,8 @@ export function isConnectionError(error: unknown): boolean {
 
 /** A short description of a driver error: its code and message, nothing from the URL. */
 export function describeDbError(error: unknown): string {
-  const e = error as { code?: unknown; message?: unknown } | null;
-  const message = typeof e?.message === "string" && e.message !== "" ? e.message : String(error);
-  const code = typeof e?.code === "string" ? e.code : undefined;
-  return code && !message.includes(code) ? `${code}: ${message}` : message;
+  // An AggregateError (every address refused) has an empty message: its name says more.
+  const message = errorMessage(error) || String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
 }

@@ -14,6 +14,7 @@
  * does not fail its own runs.
  */
 import { randomUUID } from "node:crypto";
+import { YoiError } from "@yoi/manifest/errors";
 import type { Sql, TransactionSql } from "postgres";
 import { SessionLogError } from "../session-error.ts";
 import { describeDbError } from "./pg-error.ts";
@@ -24,19 +25,25 @@ export interface LeaseHolder {
   expiresAt: string;
 }
 
+const SESSION_LEASED_ERROR = Symbol.for("yoi.error.SessionLeasedError");
+
 /** `SessionLogError` `locked` of a session leased by another host; `holder` names it. */
 export class SessionLeasedError extends SessionLogError {
-  readonly holder: string;
+  readonly [SESSION_LEASED_ERROR] = true;
+  declare readonly holder: string;
   readonly expiresAt: string;
 
   constructor(sessionId: string, where: string, lease: LeaseHolder) {
     super(
       "locked",
       `session ${sessionId} is being run by ${lease.holder} (its lease in ${where} expires at ${lease.expiresAt} unless renewed); retry there, or after that`,
-      { path: where },
+      { path: where, holder: lease.holder },
     );
-    this.holder = lease.holder;
     this.expiresAt = lease.expiresAt;
+  }
+
+  static override isInstance(value: unknown): value is SessionLeasedError {
+    return YoiError.hasMarker(value, SESSION_LEASED_ERROR);
   }
 }
 

@@ -95,7 +95,7 @@ export async function migrate(sql: Sql, where: string, migrations = MIGRATIONS):
       return applied;
     });
   } catch (error) {
-    if (PgStoreError.is(error)) throw error;
+    if (PgStoreError.isInstance(error)) throw error;
     throw new PgStoreError(
       "migration_failed",
       `cannot migrate the yoi schema in ${where}: ${describeDbError(error)} (nothing was changed)`,

@@ -72,7 +72,7 @@ export class PgSessionStore implements SessionStore {
 
   /** Wraps a driver failure into a `SessionLogError` `io` naming the database, not the URL. */
   #ioError(action: string, error: unknown): SessionLogError {
-    if (error instanceof SessionLogError) return error;
+    if (SessionLogError.isInstance(error)) return error;
     const hint = isConnectionError(error) ? " (the database is unreachable)" : "";
     return new SessionLogError(
       "io",

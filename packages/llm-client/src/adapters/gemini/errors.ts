@@ -64,7 +64,7 @@ export function classifyGeminiError(
   error: unknown,
   context: { inStream?: boolean; retryAfterHeaderMs?: number | undefined } = {},
 ): LlmError {
-  if (error instanceof LlmError) return error;
+  if (LlmError.isInstance(error)) return error;
   if (error instanceof Error && error.name === "AbortError") return abortedError("gemini", error);
   if (error instanceof ApiError) {
     const body = parseBody(error.message);
