@@ -1,13 +1,15 @@
 /**
  * One clear line for any error that reaches the top, and its exit code.
  * Errors are told by their class and typed code (never by matching message
- * text). Provider errors name the provider and what to do; API keys are
- * never printed.
+ * text). The libraries state facts; the words that name the CLI's flags,
+ * commands and keys are added here. Provider errors name the provider and
+ * what to do; API keys are never printed.
  */
 import { LlmError, type LlmErrorCode, redactSecrets, registerSecret } from "@yoi/llm-client";
 import type { WorkerError } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
+import { type Alert, PermissionModeError } from "@yoi/pod";
 import { CliError } from "./cli-error.ts";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
 import { sanitize } from "./terminal-text.ts";
@@ -39,6 +41,8 @@ export function describeError(
 function describe(error: unknown, context?: ProviderContext): { message: string; exitCode: ExitCode } {
   if (CliError.isInstance(error)) return { message: error.message, exitCode: error.exitCode };
   if (ConfigError.isInstance(error)) return { message: error.message, exitCode: EXIT.usage };
+  if (PermissionModeError.isInstance(error))
+    return { message: describePermissionSetting(error), exitCode: EXIT.usage };
   if (LlmError.isInstance(error)) {
     const failure: WorkerError = {
       code: error.code,
@@ -54,6 +58,27 @@ function describe(error: unknown, context?: ProviderContext): { message: string;
   }
   const message = errorMessage(error);
   return { message: scrub(`internal error: ${message}`, context?.secrets), exitCode: EXIT.error };
+}
+
+/** A permission setting the session cannot take, with the flag that allows it where there is one. */
+export function describePermissionSetting(error: PermissionModeError): string {
+  return error.code === "bypass_without_sandbox"
+    ? `${error.message}; pass --dangerously-bypass-without-sandbox to allow it anyway`
+    : error.message;
+}
+
+/**
+ * An alert's message, with what to do about it in this part of the CLI where
+ * the pod states only the fact: on the screen a slash command, in print mode
+ * a flag.
+ */
+export function describeAlert(
+  alert: Pick<Alert, "source" | "code" | "message">,
+  ui: "screen" | "print",
+): string {
+  if (alert.source === "file_ref" && alert.code === "unsupported")
+    return `${alert.message} (${ui === "screen" ? "/model switches the model" : "--model chooses another"})`;
+  return alert.message;
 }
 
 /** One line for a failed run (a worker error), naming the provider and what to do. */

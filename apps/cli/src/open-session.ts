@@ -20,7 +20,7 @@ import {
 import { findSessionId, listSessions, SessionLogError } from "@yoi/worker-persistence";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
-import type { ProviderContext } from "./describe-error.ts";
+import { describeError, type ProviderContext } from "./describe-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { inputTooLarge } from "./input-limit.ts";
 import { ruleSources } from "./permission-flags.ts";
@@ -108,7 +108,7 @@ export async function openPodWith(
     try {
       pod = await Pod.create(podOptions);
     } catch (error) {
-      if (PermissionModeError.isInstance(error)) throw usageError(error.message);
+      if (PermissionModeError.isInstance(error)) throw usageError(describeError(error).message);
       throw error;
     }
   }
@@ -134,7 +134,7 @@ export function providerContext(setup: ModelSetup): ProviderContext {
 }
 
 function restoreError(error: unknown, id: string): CliError {
-  if (PermissionModeError.isInstance(error)) return usageError(error.message);
+  if (PermissionModeError.isInstance(error)) return usageError(describeError(error).message);
   const message = errorMessage(error);
   if (SessionLogError.isInstance(error)) {
     switch (error.code) {

@@ -6,7 +6,7 @@
  * whatever the project's trust.
  */
 import { PERMISSION_MODES, type PermissionMode, type PermissionRule } from "@yoi/manifest";
-import { PermissionModeError, parseRuleSpec } from "@yoi/pod";
+import { PermissionModeError, type PodSandbox, parseRuleSpec } from "@yoi/pod";
 import type { SessionFlags } from "./args.ts";
 import { usageError } from "./cli-error.ts";
 import type { CliConfig } from "./session-setup.ts";
@@ -51,6 +51,15 @@ export function applyPermissionFlags(cli: CliConfig, flags: SessionFlags): CliCo
     sources,
     ...(flags.bypassWithoutSandbox ? { allowUnsandboxedBypass: true } : {}),
   };
+}
+
+/**
+ * What to say, once, when bash has no sandbox on this machine: every command
+ * will ask, and the two ways to run it unsandboxed without asking.
+ */
+export function sandboxNotice(sandbox: Pick<PodSandbox, "status" | "reason">): string | undefined {
+  if (sandbox.status !== "unavailable") return undefined;
+  return `bash has no sandbox here: ${sandbox.reason ?? "none was found"}. Every bash command will ask for approval (print mode refuses them). To run bash unsandboxed without asking, set "sandbox": false in ~/.yoi/config.jsonc or pass --no-sandbox.`;
 }
 
 /** The source of each permission rule, in order (for denial messages). */

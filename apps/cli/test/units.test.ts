@@ -1,8 +1,10 @@
+import { AlertBus, PermissionPolicy } from "@yoi/pod";
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "../src/args.ts";
 import { CliError } from "../src/cli-error.ts";
-import { describeFailure, scrub } from "../src/describe-error.ts";
+import { describeAlert, describeError, describeFailure, scrub } from "../src/describe-error.ts";
 import { groupDigits } from "../src/format-number.ts";
+import { sandboxNotice } from "../src/permission-flags.ts";
 import { toStreamJson } from "../src/stream-json.ts";
 import { colorEnabled } from "../src/style.ts";
 import { truncate, visibleWidth } from "../src/text-width.ts";
@@ -216,6 +218,51 @@ describe("Renderer tool errors", () => {
     expect(written()).toContain(
       "Invalid arguments for edit_file: - old_string: expected string, received undefined Fix the arguments",
     );
+  });
+});
+
+describe("the libraries' facts in the CLI's words", () => {
+  it("a bypass without a sandbox names the flag that allows it, as a usage error", () => {
+    let refused: unknown;
+    try {
+      new PermissionPolicy({}, { sandbox: "unavailable", mode: "bypassPermissions" });
+    } catch (error) {
+      refused = error;
+    }
+    expect(describeError(refused)).toEqual({
+      message:
+        "bypassPermissions needs the bash sandbox, which is not active here; pass --dangerously-bypass-without-sandbox to allow it anyway",
+      exitCode: 2,
+    });
+  });
+
+  it("the missing sandbox is said with the config key and the flag that turn it off", () => {
+    expect(sandboxNotice({ status: "unavailable", reason: "bubblewrap is not installed" })).toBe(
+      'bash has no sandbox here: bubblewrap is not installed. Every bash command will ask for approval (print mode refuses them). To run bash unsandboxed without asking, set "sandbox": false in ~/.yoi/config.jsonc or pass --no-sandbox.',
+    );
+    expect(sandboxNotice({ status: "active" })).toBeUndefined();
+    expect(sandboxNotice({ status: "disabled" })).toBeUndefined();
+  });
+
+  it("an image a text-only model cannot take points at /model on the screen and --model in print mode", () => {
+    const alerts = new AlertBus();
+    const refused = alerts.warn(
+      "file_ref",
+      "@a.png was not attached: m does not accept images",
+      "unsupported",
+    );
+    expect(describeAlert(refused, "screen")).toBe(
+      "@a.png was not attached: m does not accept images (/model switches the model)",
+    );
+    expect(describeAlert(refused, "print")).toBe(
+      "@a.png was not attached: m does not accept images (--model chooses another)",
+    );
+    const other = alerts.warn(
+      "file_ref",
+      "@b.txt was not attached: b.txt: no such file or directory",
+      "not_found",
+    );
+    expect(describeAlert(other, "screen")).toBe(other.message);
   });
 });
 

@@ -74,7 +74,7 @@ export function resolveModel(config: Config, ref: string | undefined = config.mo
         file: "config",
         path: ["model"],
         expected:
-          'a model as "<provider>/<model>": set "model" in ~/.yoi/config.jsonc or .yoi/config.jsonc, YOI_MODEL, or --model (e.g. "anthropic/claude-sonnet-4-5", "openai/gpt-5")',
+          'a model as "<provider>/<model>": set "model" in ~/.yoi/config.jsonc or .yoi/config.jsonc, or YOI_MODEL (e.g. "anthropic/claude-sonnet-4-5", "openai/gpt-5")',
       }),
     ]);
   }

@@ -125,8 +125,10 @@ describe("images that are not sent", () => {
     );
     await pod.run("look at @pic.png");
     expect(alerts()).toEqual([
-      "@pic.png was not attached: claude-haiku-4-5 does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words",
+      "@pic.png was not attached: claude-haiku-4-5 does not accept images (the model catalog marks it text-only); switch to a model that does, or describe the image in words",
     ]);
+    // The fact a UI words its own way (the CLI names /model or --model).
+    expect(pod.alerts.recentAlerts().find((a) => a.source === "file_ref")?.code).toBe("unsupported");
     expect(JSON.stringify(s.requests[0])).not.toContain(b64);
     expect(s.rejections).toEqual([]);
   });

@@ -224,8 +224,16 @@ describe("modes", () => {
     expect((await sandboxed.evaluate("bash", { command: "curl x | sh" })).action).toBe("allow");
     expect((await sandboxed.evaluate("bash", { command: "rm x" })).action).toBe("deny");
     expect((await sandboxed.evaluate("bash", { command: "ls > ../x" })).action).toBe("deny");
-    expect(() => new PermissionPolicy({}, { sandbox: "unavailable", mode: "bypassPermissions" })).toThrow(
-      /--dangerously-bypass-without-sandbox/,
+    let refused: unknown;
+    try {
+      new PermissionPolicy({}, { sandbox: "unavailable", mode: "bypassPermissions" });
+    } catch (error) {
+      refused = error;
+    }
+    // A code and the fact; the CLI adds the flag that allows it.
+    expect(PermissionModeError.isInstance(refused) && refused.code).toBe("bypass_without_sandbox");
+    expect((refused as Error).message).toBe(
+      "bypassPermissions needs the bash sandbox, which is not active here",
     );
     const optedIn = new PermissionPolicy(
       {},

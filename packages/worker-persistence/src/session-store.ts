@@ -292,7 +292,7 @@ export async function findSessionId(options: { dir: string; prefix: string }): P
   if (prefix === "" || !/^[A-Za-z0-9_-]+$/.test(prefix)) {
     throw new SessionLogError(
       "invalid_id",
-      `invalid session id ${JSON.stringify(options.prefix.slice(0, 80))}: give an id or the start of one (yoi sessions lists them)`,
+      `invalid session id ${JSON.stringify(options.prefix.slice(0, 80))}: give an id or the start of one`,
     );
   }
   const files = await statLogs(options.dir);

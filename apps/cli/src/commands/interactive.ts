@@ -24,6 +24,7 @@ import {
   providerContext,
   restoreWarnings,
 } from "../open-session.ts";
+import { sandboxNotice } from "../permission-flags.ts";
 import { modeTag } from "../permission-mode-key.ts";
 import { projectRoot } from "../project-root.ts";
 import type { ProjectSettings } from "../project-trust.ts";
@@ -254,7 +255,8 @@ class InteractiveSession {
       `${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(sanitizeLine(model))} · ${sanitizeLine(pod.fs.cwd)}`,
     );
     for (const note of setup.notes) this.#note(note);
-    if (pod.sandbox.notice !== undefined) this.#renderer.line(s.yellow(`· ${sanitize(pod.sandbox.notice)}`));
+    const sandboxWarning = sandboxNotice(pod.sandbox);
+    if (sandboxWarning !== undefined) this.#renderer.line(s.yellow(`· ${sanitize(sandboxWarning)}`));
     if (restored) {
       const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";
       this.#renderer.line(s.dim(`· ${how} session ${pod.id} (${pod.history.length} items in history)`));

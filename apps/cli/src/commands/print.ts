@@ -11,10 +11,11 @@ import { detectSandbox, type PodEvent } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { captureConsole } from "../console-capture.ts";
-import { describeFailure } from "../describe-error.ts";
+import { describeAlert, describeFailure } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
+import { sandboxNotice } from "../permission-flags.ts";
 import { enforceProjectTrust, setupModel } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup-trace.ts";
@@ -67,6 +68,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   // What a diagnostic quotes (a command, a server's message) is shown, never acted on.
   const diag = (line: string) => process.stderr.write(`yoi: ${sanitize(line)}\n`);
 
+  const sandboxWarning = sandboxNotice(pod.sandbox);
   if (stream) {
     emit({
       type: "session",
@@ -77,11 +79,10 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       resumed: opened.restored,
     });
     for (const note of setup.notes) emit({ type: "alert", level: "info", source: "cli", message: note });
-    if (pod.sandbox.notice)
-      emit({ type: "alert", level: "warn", source: "sandbox", message: pod.sandbox.notice });
+    if (sandboxWarning) emit({ type: "alert", level: "warn", source: "sandbox", message: sandboxWarning });
   } else {
     for (const note of setup.notes) diag(`note: ${note}`);
-    if (pod.sandbox.notice) diag(`warn: ${pod.sandbox.notice}`);
+    if (sandboxWarning) diag(`warn: ${sandboxWarning}`);
   }
   for (const warning of restoreWarnings(pod)) {
     if (stream) emit({ type: "alert", level: "warn", source: "session_log", message: warning });
@@ -106,7 +107,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       );
     }
     if (event.type === "alert" && event.alert.level !== "info")
-      diag(`${event.alert.level}: ${event.alert.message}`);
+      diag(`${event.alert.level}: ${describeAlert(event.alert, "print")}`);
     if (event.type === "permission_outcome" && event.outcome.by === "no_ui") {
       const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
       const why = event.outcome.reason ? `; ${event.outcome.reason}` : "";

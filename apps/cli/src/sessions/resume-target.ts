@@ -77,7 +77,8 @@ export async function resolveSessionArg(dataDir: string, prefix: string): Promis
   } catch (error) {
     if (!SessionLogError.isInstance(error)) throw error;
     if (error.code === "not_found") throw usageError(`no session "${prefix}" (yoi sessions lists them)`);
-    if (error.code === "ambiguous" || error.code === "invalid_id") throw usageError(error.message);
+    if (error.code === "ambiguous") throw usageError(error.message);
+    if (error.code === "invalid_id") throw usageError(`${error.message} (yoi sessions lists them)`);
     throw error;
   }
 }

@@ -8,7 +8,7 @@ import type { Usage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { ModelPricing } from "@yoi/manifest";
 import type { PodEvent } from "@yoi/pod";
-import { describeFailure, type ProviderContext } from "../describe-error.ts";
+import { describeAlert, describeFailure, type ProviderContext } from "../describe-error.ts";
 import { contextTokens } from "../stream-json.ts";
 import type { Style } from "../style.ts";
 import { sanitize, sanitizeDeep } from "../terminal-text.ts";
@@ -326,9 +326,11 @@ export class Renderer {
         }
         break;
       case "alert": {
-        const { level, source, message } = event.alert;
+        const { level, source } = event.alert;
         const paint = level === "error" ? s.red : level === "warn" ? s.yellow : s.dim;
-        this.line(paint(`${level === "info" ? "·" : "!"} ${source}: ${message}`));
+        this.line(
+          paint(`${level === "info" ? "·" : "!"} ${source}: ${describeAlert(event.alert, "screen")}`),
+        );
         break;
       }
       case "retry": {

@@ -319,7 +319,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     maxBytes: config.toolOutput.maxBytes,
     imageRefusal: () => model.imageRefusal(),
     planMode: () => permissions.mode === "plan",
-    onUnattached: (ref, reason) => alerts.warn("file_ref", `@${ref} was not attached: ${reason}`),
+    onUnattached: (ref, reason, code) => alerts.warn("file_ref", `@${ref} was not attached: ${reason}`, code),
   });
   const podInterceptor: Interceptor = {
     name: "pod",

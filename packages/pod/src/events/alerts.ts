@@ -13,6 +13,12 @@ export interface Alert {
   source: string;
   /** One line (newlines are folded into spaces, at most 500 characters). */
   message: string;
+  /**
+   * What happened, as a stable string within `source`, for a UI that adds its
+   * own words (how to fix it there): `file_ref` alerts carry the
+   * `FileRefError` code. Absent when the message is all there is.
+   */
+  code?: string;
   /** ISO 8601 time it was raised. */
   ts: string;
 }
@@ -50,8 +56,14 @@ export class AlertBus {
     };
   }
 
-  emit(level: AlertLevel, source: string, message: string): Alert {
-    const alert: Alert = { level, source, message: oneLine(message), ts: new Date().toISOString() };
+  emit(level: AlertLevel, source: string, message: string, code?: string): Alert {
+    const alert: Alert = {
+      level,
+      source,
+      message: oneLine(message),
+      ...(code !== undefined ? { code } : {}),
+      ts: new Date().toISOString(),
+    };
     this.recent.push(alert);
     if (this.recent.length > this.keep) this.recent.shift();
     for (const listener of [...this.listeners]) {
@@ -64,16 +76,16 @@ export class AlertBus {
     return alert;
   }
 
-  info(source: string, message: string): Alert {
-    return this.emit("info", source, message);
+  info(source: string, message: string, code?: string): Alert {
+    return this.emit("info", source, message, code);
   }
 
-  warn(source: string, message: string): Alert {
-    return this.emit("warn", source, message);
+  warn(source: string, message: string, code?: string): Alert {
+    return this.emit("warn", source, message, code);
   }
 
-  error(source: string, message: string): Alert {
-    return this.emit("error", source, message);
+  error(source: string, message: string, code?: string): Alert {
+    return this.emit("error", source, message, code);
   }
 
   /** The most recent alerts, oldest first. */

@@ -12,7 +12,14 @@ import { ScopeError } from "../fs/scope-error.ts";
 import { readUpTo, type ScopedFs } from "../fs/scoped-fs.ts";
 import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "../fs/text-sniff.ts";
 
-export type FileRefErrorCode = "out_of_scope" | "not_found" | "binary" | "io" | "too_large" | "unsupported";
+export type FileRefErrorCode =
+  | "out_of_scope"
+  | "not_found"
+  | "binary"
+  | "io"
+  | "too_large"
+  /** The current model cannot take what the file is (an image, for a text-only model). */
+  | "unsupported";
 
 const FILE_REF_ERROR = Symbol.for("yoi.error.FileRefError");
 

@@ -20,7 +20,7 @@ import type { McpManager } from "../mcp/mcp-manager.ts";
 import { parseResourceRef, resolveResourceRef } from "../mcp/resource-ref.ts";
 import { PLAN_MODE_NOTE } from "../sandbox/pod-sandbox.ts";
 import { abortable } from "./abortable.ts";
-import type { ResolvedFileRef } from "./file-ref.ts";
+import { FileRefError, type ResolvedFileRef } from "./file-ref.ts";
 import { fileRefs, type Segment } from "./segments.ts";
 
 export interface SubmitInputOptions {
@@ -35,8 +35,8 @@ export interface SubmitInputOptions {
   imageRefusal: () => string | undefined;
   /** Whether the session is in plan mode now (the note goes with each prompt then). */
   planMode: () => boolean;
-  /** A ref that was not attached, and why. */
-  onUnattached: (ref: string, reason: string) => void;
+  /** A ref that was not attached, why, and the FileRefError code when there is one (e.g. `unsupported`). */
+  onUnattached: (ref: string, reason: string, code: string | undefined) => void;
 }
 
 export class SubmitInput {
@@ -85,7 +85,11 @@ export class SubmitInput {
       try {
         resolved = await abortable(this.#resolve(ref, signal), signal);
       } catch (error) {
-        this.#options.onUnattached(ref, errorMessage(error));
+        this.#options.onUnattached(
+          ref,
+          errorMessage(error),
+          FileRefError.isInstance(error) ? error.code : undefined,
+        );
         continue;
       }
       if (resolved === undefined) return;

@@ -70,7 +70,7 @@ export class SessionModel {
   imageRefusal(): string | undefined {
     const info = this.catalogEntry();
     if (info === undefined || info.capabilities.vision) return undefined;
-    return `${this.client.model} does not accept images (the model catalog marks it text-only); switch to a model that does (/model) or describe the image in words`;
+    return `${this.client.model} does not accept images (the model catalog marks it text-only); switch to a model that does, or describe the image in words`;
   }
 
   /** Why read_file cannot hand the current model an image, if it cannot. */

@@ -163,7 +163,7 @@ const HARMLESS_TARGETS = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/;
 /** Commands that change the directory later relative redirections resolve against. */
 const CHANGES_DIRECTORY = /^(cd|pushd|popd)(\s|$)/;
 
-/** Modes in the order Shift+Tab cycles through them. */
+/** Modes in the order a UI cycles through them (`nextMode`). */
 export const MODE_CYCLE: readonly PermissionMode[] = ["default", "acceptEdits", "plan", "bypassPermissions"];
 
 /** The primary argument of a call: a path for file tools, the command for bash. */
@@ -265,7 +265,7 @@ export class PermissionPolicy {
     }
   }
 
-  /** The next mode in Shift+Tab order that this session may enter. */
+  /** The next mode in `MODE_CYCLE` order that this session may enter. */
   nextMode(): PermissionMode {
     const at = MODE_CYCLE.indexOf(this.#mode);
     for (let step = 1; step <= MODE_CYCLE.length; step++) {
@@ -296,7 +296,7 @@ export class PermissionPolicy {
     if (this.modeAllowed(mode)) return;
     throw new PermissionModeError(
       "bypass_without_sandbox",
-      "bypassPermissions needs the bash sandbox, which is not active here; pass --dangerously-bypass-without-sandbox to allow it anyway",
+      "bypassPermissions needs the bash sandbox, which is not active here",
     );
   }
 

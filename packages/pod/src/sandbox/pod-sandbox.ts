@@ -21,7 +21,13 @@ export interface PodSandbox {
   kind?: Sandbox["kind"];
   /** What the bash tool wraps its commands with, when active. */
   bash?: { sandbox: Sandbox; policy: SandboxPolicy };
-  /** Said once when bash is unconfined and will ask for every command. */
+  /** For `unavailable`: why this machine has no sandbox (`bubblewrap is not installed`). */
+  reason?: string;
+  /**
+   * Said once when bash is unconfined and will ask for every command. In the
+   * words of the pod's options; a UI that has its own way to turn the sandbox
+   * off says so from `status` and `reason` instead.
+   */
   notice?: string;
 }
 
@@ -41,7 +47,8 @@ export async function podSandbox(options: {
   if (!isSandbox(found)) {
     return {
       status: "unavailable",
-      notice: `bash has no sandbox here: ${found.reason}. Every bash command will ask for approval (print mode refuses them). To run bash unsandboxed without asking, set "sandbox": false in ~/.yoi/config.jsonc or pass --no-sandbox.`,
+      reason: found.reason,
+      notice: `bash has no sandbox here: ${found.reason}. Every bash command will ask for approval (and is refused where no one can answer). To run bash unsandboxed without asking, turn the sandbox off in the config ("sandbox": false).`,
     };
   }
   const policy: SandboxPolicy = {
