@@ -1,8 +1,6 @@
 import { YoiError } from "@yoi/manifest/errors";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
 
-const CLI_ERROR = Symbol.for("yoi.error.CliError");
-
 /**
  * An error the CLI reports as it is: `message` is printed after `yoi: ` and
  * the process exits with `exitCode`. Messages are one line unless the user
@@ -11,7 +9,7 @@ const CLI_ERROR = Symbol.for("yoi.error.CliError");
  */
 export class CliError extends YoiError<"usage" | "cancelled" | "failed"> {
   override readonly name = "CliError";
-  readonly [CLI_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.CliError");
   readonly exitCode: ExitCode;
 
   constructor(message: string, exitCode: ExitCode = EXIT.error, options: { cause?: unknown } = {}) {
@@ -21,10 +19,6 @@ export class CliError extends YoiError<"usage" | "cancelled" | "failed"> {
       options,
     );
     this.exitCode = exitCode;
-  }
-
-  static override isInstance(value: unknown): value is CliError {
-    return YoiError.hasMarker(value, CLI_ERROR);
   }
 }
 

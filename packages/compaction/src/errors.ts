@@ -19,13 +19,7 @@ export type CompactionErrorCode =
   /** A tool output cache operation failed (unknown ref, bad range, bad pattern, store error). */
   | "cache";
 
-const COMPACTION_ERROR = Symbol.for("yoi.error.CompactionError");
-
 export class CompactionError extends YoiError<CompactionErrorCode> {
   override readonly name = "CompactionError";
-  readonly [COMPACTION_ERROR] = true;
-
-  static override isInstance(value: unknown): value is CompactionError {
-    return YoiError.hasMarker(value, COMPACTION_ERROR);
-  }
+  static override readonly marker: symbol = Symbol.for("yoi.error.CompactionError");
 }

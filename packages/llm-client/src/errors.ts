@@ -28,12 +28,10 @@ export interface LlmErrorOptions {
   cause?: unknown;
 }
 
-const LLM_ERROR = Symbol.for("yoi.error.LlmError");
-
 /** A provider failure, classified; recognise it with `LlmError.isInstance`. */
 export class LlmError extends YoiError<LlmErrorCode> {
   override readonly name = "LlmError";
-  readonly [LLM_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.LlmError");
   /** Whether the same request may succeed if sent again. */
   readonly retryable: boolean;
   /** HTTP status when the error came from a response. */
@@ -48,10 +46,6 @@ export class LlmError extends YoiError<LlmErrorCode> {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.provider = options.provider;
-  }
-
-  static override isInstance(value: unknown): value is LlmError {
-    return YoiError.hasMarker(value, LLM_ERROR);
   }
 }
 

@@ -14,12 +14,10 @@ export type Content = { kind: "text"; text: string } | { kind: "structured"; val
 
 export type BlobStoreErrorCode = "not_found" | "invalid_id" | "corrupt" | "io";
 
-const BLOB_STORE_ERROR = Symbol.for("yoi.error.BlobStoreError");
-
 /** Typed error of every BlobStore implementation. */
 export class BlobStoreError extends YoiError<BlobStoreErrorCode> {
   override readonly name = "BlobStoreError";
-  readonly [BLOB_STORE_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.BlobStoreError");
   /** The file involved, for I/O errors of a file-backed store. */
   readonly path: string | undefined;
   /** The underlying errno code (`ENOSPC`, `EACCES`, `EROFS`, ...), when there is one. */
@@ -33,10 +31,6 @@ export class BlobStoreError extends YoiError<BlobStoreErrorCode> {
     super(code, message, { cause: options.cause });
     this.path = options.path;
     this.errno = options.errno;
-  }
-
-  static override isInstance(value: unknown): value is BlobStoreError {
-    return YoiError.hasMarker(value, BLOB_STORE_ERROR);
   }
 }
 

@@ -68,8 +68,6 @@ export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool<S
   return tool;
 }
 
-const TOOL_ERROR = Symbol.for("yoi.error.ToolError");
-
 /**
  * An error a tool throws to give the model a clean message (no "failed:"
  * prefix, no stack). Any other thrown error is reported as
@@ -77,14 +75,10 @@ const TOOL_ERROR = Symbol.for("yoi.error.ToolError");
  */
 export class ToolError extends YoiError<"tool_failed"> {
   override readonly name = "ToolError";
-  readonly [TOOL_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.ToolError");
 
   constructor(message: string, options: YoiErrorOptions = {}) {
     super("tool_failed", message, options);
-  }
-
-  static override isInstance(value: unknown): value is ToolError {
-    return YoiError.hasMarker(value, TOOL_ERROR);
   }
 }
 

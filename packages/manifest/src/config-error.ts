@@ -88,8 +88,6 @@ export function displaySource(file: string, home: string = homedir()): string {
   return file;
 }
 
-const CONFIG_ERROR = Symbol.for("yoi.error.ConfigError");
-
 /**
  * The configuration could not be loaded. Carries every problem found in every
  * source (`issues`), so a user fixes them in one pass; the top-level fields
@@ -98,7 +96,7 @@ const CONFIG_ERROR = Symbol.for("yoi.error.ConfigError");
  */
 export class ConfigError extends YoiError<ConfigIssueCode> {
   override readonly name = "ConfigError";
-  readonly [CONFIG_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.ConfigError");
   /** Source of the first problem (absolute path, `env:YOI_X` or `override`). */
   readonly file: string;
   /** Field path of the first problem ("" for the whole file). */
@@ -121,10 +119,6 @@ export class ConfigError extends YoiError<ConfigIssueCode> {
     this.found = first.found;
     this.expected = first.expected;
     this.issues = issues;
-  }
-
-  static override isInstance(value: unknown): value is ConfigError {
-    return YoiError.hasMarker(value, CONFIG_ERROR);
   }
 }
 

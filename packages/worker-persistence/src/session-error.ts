@@ -17,12 +17,10 @@ export type SessionLogErrorCode =
   /** A file-system error; `errno` and `path` say which. */
   | "io";
 
-const SESSION_LOG_ERROR = Symbol.for("yoi.error.SessionLogError");
-
 /** Typed error of the session log. */
 export class SessionLogError extends YoiError<SessionLogErrorCode> {
   override readonly name = "SessionLogError";
-  readonly [SESSION_LOG_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.SessionLogError");
   /** The file involved (log or lock file). */
   readonly path: string | undefined;
   /** The underlying errno code, for `io`. */
@@ -42,10 +40,6 @@ export class SessionLogError extends YoiError<SessionLogErrorCode> {
     this.errno = options.errno;
     this.pid = options.pid;
     this.holder = options.holder;
-  }
-
-  static override isInstance(value: unknown): value is SessionLogError {
-    return YoiError.hasMarker(value, SESSION_LOG_ERROR);
   }
 }
 

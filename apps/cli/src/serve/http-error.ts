@@ -1,11 +1,9 @@
 import { YoiError } from "@yoi/manifest/errors";
 
-const HTTP_ERROR = Symbol.for("yoi.error.HttpError");
-
 /** An API failure with its HTTP status and a stable `code` (the `error` object of the body). */
 export class HttpError extends YoiError {
   override readonly name = "HttpError";
-  readonly [HTTP_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.HttpError");
   readonly status: number;
   readonly extra: Record<string, unknown>;
 
@@ -13,9 +11,5 @@ export class HttpError extends YoiError {
     super(code, message);
     this.status = status;
     this.extra = extra;
-  }
-
-  static override isInstance(value: unknown): value is HttpError {
-    return YoiError.hasMarker(value, HTTP_ERROR);
   }
 }

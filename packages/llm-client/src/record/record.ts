@@ -40,22 +40,16 @@ export interface RecordResult {
   lines: number;
 }
 
-const MISSING_API_KEY_ERROR = Symbol.for("yoi.error.MissingApiKeyError");
-
 /** Thrown when no API key is available; `variable` names what to set. */
 export class MissingApiKeyError extends YoiError<"missing_api_key"> {
   override readonly name = "MissingApiKeyError";
-  readonly [MISSING_API_KEY_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.MissingApiKeyError");
   readonly provider: ProviderKind;
   readonly variable: string;
   constructor(provider: ProviderKind, variable: string) {
     super("missing_api_key", `recording from ${provider} needs an API key: set ${variable} (or pass apiKey)`);
     this.provider = provider;
     this.variable = variable;
-  }
-
-  static override isInstance(value: unknown): value is MissingApiKeyError {
-    return YoiError.hasMarker(value, MISSING_API_KEY_ERROR);
   }
 }
 

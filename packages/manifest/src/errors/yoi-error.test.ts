@@ -1,20 +1,20 @@
 import { describe, expect, it, vi } from "vitest";
 import { YoiError } from "./yoi-error.ts";
 
-const SAMPLE = Symbol.for("yoi.error.test.SampleError");
-
 /** A subclass written the way every yoi error class is. */
 class SampleError extends YoiError<"one" | "two"> {
+  static override readonly marker: symbol = Symbol.for("yoi.error.test.SampleError");
   override readonly name = "SampleError";
-  readonly [SAMPLE] = true;
-
-  static override isInstance(value: unknown): value is SampleError {
-    return YoiError.hasMarker(value, SAMPLE);
-  }
 }
 
+/** A subclass without a marker of its own: recognised as its parent. */
 class NarrowerError extends SampleError {
   readonly detail = "more";
+}
+
+/** A subclass with its own marker: recognised as itself and as its parent. */
+class SpecialError extends SampleError {
+  static override readonly marker: symbol = Symbol.for("yoi.error.test.SpecialError");
 }
 
 describe("YoiError", () => {
@@ -29,8 +29,11 @@ describe("YoiError", () => {
     expect(error.stack).toContain("could not write");
   });
 
-  it("has no cause property when none is given", () => {
+  it("has no cause property when none is given, and its markers do not show", () => {
+    const error = new SampleError("one", "m");
     expect(Object.hasOwn(new YoiError("x", "m"), "cause")).toBe(false);
+    expect(Object.keys(error)).toEqual(["name", "code"]);
+    expect({ ...error }).toEqual({ name: "SampleError", code: "one" });
   });
 
   it("recognises its own class, subclasses and the base; nothing else", () => {
@@ -38,6 +41,9 @@ describe("YoiError", () => {
     expect(SampleError.isInstance(sample)).toBe(true);
     expect(YoiError.isInstance(sample)).toBe(true);
     expect(SampleError.isInstance(new NarrowerError("one", "m"))).toBe(true);
+    expect(SampleError.isInstance(new SpecialError("one", "m"))).toBe(true);
+    expect(SpecialError.isInstance(new SpecialError("one", "m"))).toBe(true);
+    expect(SpecialError.isInstance(sample)).toBe(false);
     expect(SampleError.isInstance(new YoiError("one", "m"))).toBe(false);
     for (const other of [new Error("m"), { code: "one", message: "m" }, null, undefined, "one", 1]) {
       expect(YoiError.isInstance(other)).toBe(false);

@@ -7,14 +7,12 @@
  *
  * The marker is a property keyed by `Symbol.for(...)`: the global symbol
  * registry hands every copy the same symbol for the same string. Each class
- * has its own key (`yoi.error.<Name>`) and a static `isInstance` that looks
- * for it; a subclass's instances carry its ancestors' keys too, because
- * every class's field initialiser runs. Identify a yoi error with
- * `LlmError.isInstance(error)`, never with `instanceof` or by looking at a
- * `code` field of an unknown value.
+ * names its key in a static `marker` (`Symbol.for("yoi.error.<Name>")`);
+ * the constructor sets the key of the error's class and of every class above
+ * it, so `ToolError.isInstance(e)` also holds for a subclass of ToolError.
+ * Identify a yoi error with `LlmError.isInstance(error)`, never with
+ * `instanceof` or by looking at a `code` field of an unknown value.
  */
-
-const YOI_ERROR = Symbol.for("yoi.error");
 
 export interface YoiErrorOptions {
   /** What led to this error (another error, a driver's failure); kept as `error.cause`. */
@@ -22,23 +20,30 @@ export interface YoiErrorOptions {
 }
 
 export class YoiError<Code extends string = string> extends Error {
+  /** The key that marks instances of this class; each subclass declares its own. */
+  static readonly marker: symbol = Symbol.for("yoi.error");
+
   override readonly name: string = "YoiError";
   /** What went wrong, as a stable string: callers switch on it, never on the message. */
   readonly code: Code;
-  readonly [YOI_ERROR] = true;
 
   constructor(code: Code, message: string, options: YoiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    // The key of this class and of each class above it, up to YoiError's own.
+    for (let c: object | null = new.target; c !== null && c !== Error; c = Object.getPrototypeOf(c)) {
+      if (Object.hasOwn(c, "marker"))
+        Object.defineProperty(this, (c as typeof YoiError).marker, { value: true });
+    }
   }
 
-  /** True for any yoi error, also one made by another copy of the package that threw it. */
-  static isInstance(value: unknown): value is YoiError {
-    return YoiError.hasMarker(value, YOI_ERROR);
-  }
-
-  /** Whether `value` carries `marker` (for the `isInstance` of each subclass). */
-  protected static hasMarker(value: unknown, marker: symbol): boolean {
-    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+  /**
+   * True for an instance of the class it is called on (`ScopeError.isInstance(e)`),
+   * also one made by another copy of the package that threw it.
+   */
+  static isInstance<T>(this: { readonly marker: symbol; readonly prototype: T }, value: unknown): value is T {
+    if (typeof value !== "object" || value === null) return false;
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class it is called on; its marker is the one to find.
+    return (value as Record<symbol, unknown>)[this.marker] === true;
   }
 }

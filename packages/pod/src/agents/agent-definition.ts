@@ -24,12 +24,10 @@ export interface AgentDefinition {
 
 export type AgentDefinitionErrorCode = "invalid_name" | "no_front_matter" | "invalid_front_matter" | "io";
 
-const AGENT_DEFINITION_ERROR = Symbol.for("yoi.error.AgentDefinitionError");
-
 /** A file in an agents directory that could not be read as an agent. */
 export class AgentDefinitionError extends YoiError<AgentDefinitionErrorCode> {
   override readonly name = "AgentDefinitionError";
-  readonly [AGENT_DEFINITION_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.AgentDefinitionError");
   readonly path: string;
   constructor(
     code: AgentDefinitionErrorCode,
@@ -39,10 +37,6 @@ export class AgentDefinitionError extends YoiError<AgentDefinitionErrorCode> {
   ) {
     super(code, message, options);
     this.path = path;
-  }
-
-  static override isInstance(value: unknown): value is AgentDefinitionError {
-    return YoiError.hasMarker(value, AGENT_DEFINITION_ERROR);
   }
 }
 

@@ -15,22 +15,16 @@ import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { type CheckpointInfo, historyBefore, listCheckpoints } from "./checkpoint-list.ts";
 import { keptState, loadBytes, observeFile, sameContent } from "./file-state.ts";
 
-const REWIND_ERROR = Symbol.for("yoi.error.RewindError");
-
 /** Typed error of rewinds (`no_checkpoint`, `conflict`). */
 export class RewindError extends YoiError<"no_checkpoint" | "conflict"> {
   override readonly name = "RewindError";
-  readonly [REWIND_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.RewindError");
   /** For `conflict`: the files changed outside yoi since the checkpoint. */
   readonly conflicts: readonly RewindConflict[];
 
   constructor(code: RewindError["code"], message: string, conflicts: readonly RewindConflict[] = []) {
     super(code, message);
     this.conflicts = conflicts;
-  }
-
-  static override isInstance(value: unknown): value is RewindError {
-    return YoiError.hasMarker(value, REWIND_ERROR);
   }
 }
 

@@ -5,19 +5,13 @@
  */
 import { YoiError } from "@yoi/manifest/errors";
 
-const FRONT_MATTER_ERROR = Symbol.for("yoi.error.FrontMatterError");
-
 /** A file's front matter could not be read; `message` says where and what. */
 export class FrontMatterError extends YoiError<"front_matter"> {
   override readonly name = "FrontMatterError";
-  readonly [FRONT_MATTER_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.FrontMatterError");
 
   constructor(message: string, options: { cause?: unknown } = {}) {
     super("front_matter", message, options);
-  }
-
-  static override isInstance(value: unknown): value is FrontMatterError {
-    return YoiError.hasMarker(value, FRONT_MATTER_ERROR);
   }
 }
 

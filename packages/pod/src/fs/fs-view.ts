@@ -41,20 +41,14 @@ export interface TextRead {
   mtimeMs: number;
 }
 
-const BINARY_FILE_ERROR = Symbol.for("yoi.error.BinaryFileError");
-
 /** A binary (or non-UTF-8) file where text was required. */
 export class BinaryFileError extends YoiError<"binary"> {
   override readonly name = "BinaryFileError";
-  readonly [BINARY_FILE_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.BinaryFileError");
   readonly path: string;
   constructor(path: string, reason: string) {
     super("binary", `${path} ${reason}`);
     this.path = path;
-  }
-
-  static override isInstance(value: unknown): value is BinaryFileError {
-    return YoiError.hasMarker(value, BINARY_FILE_ERROR);
   }
 }
 

@@ -17,11 +17,9 @@ export type ScopeErrorCode =
   /** Any other failure of the operating system (permissions, disk full, ...). */
   | "io";
 
-const SCOPE_ERROR = Symbol.for("yoi.error.ScopeError");
-
 export class ScopeError extends YoiError<ScopeErrorCode> {
   override readonly name = "ScopeError";
-  readonly [SCOPE_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.ScopeError");
   /** The path as the caller wrote it. */
   readonly path: string;
   /** The errno code (`EACCES`, `ENOSPC`, ...) for `io` errors. */
@@ -36,10 +34,6 @@ export class ScopeError extends YoiError<ScopeErrorCode> {
     super(code, message, { cause: options.cause });
     this.path = path;
     this.errno = options.errno;
-  }
-
-  static override isInstance(value: unknown): value is ScopeError {
-    return YoiError.hasMarker(value, SCOPE_ERROR);
   }
 }
 

@@ -26,16 +26,10 @@ const EXTENSIONS: Record<string, ImageMediaType> = {
 
 export type ImageErrorCode = "corrupt" | "too_large" | "unsupported";
 
-const IMAGE_ERROR = Symbol.for("yoi.error.ImageError");
-
 /** An image that cannot be sent; `message` says why and what to do. */
 export class ImageError extends YoiError<ImageErrorCode> {
   override readonly name = "ImageError";
-  readonly [IMAGE_ERROR] = true;
-
-  static override isInstance(value: unknown): value is ImageError {
-    return YoiError.hasMarker(value, IMAGE_ERROR);
-  }
+  static override readonly marker: symbol = Symbol.for("yoi.error.ImageError");
 }
 
 /** The media type a file name claims (by extension), or undefined for other files. */

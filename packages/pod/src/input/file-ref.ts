@@ -21,21 +21,15 @@ export type FileRefErrorCode =
   /** The current model cannot take what the file is (an image, for a text-only model). */
   | "unsupported";
 
-const FILE_REF_ERROR = Symbol.for("yoi.error.FileRefError");
-
 /** Why a file ref could not be attached. `message` is one line, fit for an Alert. */
 export class FileRefError extends YoiError<FileRefErrorCode> {
   override readonly name = "FileRefError";
-  readonly [FILE_REF_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.FileRefError");
   /** The path as the user wrote it. */
   readonly path: string;
   constructor(code: FileRefErrorCode, path: string, message: string, options: { cause?: unknown } = {}) {
     super(code, message, { cause: options.cause });
     this.path = path;
-  }
-
-  static override isInstance(value: unknown): value is FileRefError {
-    return YoiError.hasMarker(value, FILE_REF_ERROR);
   }
 }
 

@@ -9,12 +9,10 @@ import { YoiError } from "@yoi/manifest/errors";
 
 const VAR_RE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-const MISSING_VARIABLE_ERROR = Symbol.for("yoi.error.MissingVariableError");
-
 /** Thrown for `${VAR}` of an unset variable. */
 export class MissingVariableError extends YoiError<"missing_variable"> {
   override readonly name = "MissingVariableError";
-  readonly [MISSING_VARIABLE_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.MissingVariableError");
   readonly variable: string;
   constructor(variable: string) {
     super(
@@ -22,10 +20,6 @@ export class MissingVariableError extends YoiError<"missing_variable"> {
       `\${${variable}} is not set in the environment (set it, or write \${${variable}:-default})`,
     );
     this.variable = variable;
-  }
-
-  static override isInstance(value: unknown): value is MissingVariableError {
-    return YoiError.hasMarker(value, MISSING_VARIABLE_ERROR);
   }
 }
 

@@ -10,13 +10,7 @@ export type PermissionSettingErrorCode =
   /** A rule like `bash(git status)` was written wrong. */
   | "invalid_rule";
 
-const PERMISSION_MODE_ERROR = Symbol.for("yoi.error.PermissionModeError");
-
 export class PermissionModeError extends YoiError<PermissionSettingErrorCode> {
   override readonly name = "PermissionModeError";
-  readonly [PERMISSION_MODE_ERROR] = true;
-
-  static override isInstance(value: unknown): value is PermissionModeError {
-    return YoiError.hasMarker(value, PERMISSION_MODE_ERROR);
-  }
+  static override readonly marker: symbol = Symbol.for("yoi.error.PermissionModeError");
 }

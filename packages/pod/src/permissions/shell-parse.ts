@@ -70,19 +70,13 @@ async function parser(): Promise<Parser> {
   return parserPromise;
 }
 
-const UNCLASSIFIABLE = Symbol.for("yoi.error.Unclassifiable");
-
 /** Thrown inside the walk when a line cannot be classified; `analyzeShell` turns it into a result. */
 class Unclassifiable extends YoiError<"unclassifiable"> {
   override readonly name = "Unclassifiable";
-  readonly [UNCLASSIFIABLE] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.Unclassifiable");
 
   constructor(reason: string) {
     super("unclassifiable", reason);
-  }
-
-  static override isInstance(value: unknown): value is Unclassifiable {
-    return YoiError.hasMarker(value, UNCLASSIFIABLE);
   }
 }
 

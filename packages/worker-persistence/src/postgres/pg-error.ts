@@ -11,22 +11,16 @@ export type PgStoreErrorCode =
   /** A migration failed; the schema was left at the last version that applied. */
   | "migration_failed";
 
-const PG_STORE_ERROR = Symbol.for("yoi.error.PgStoreError");
-
 /** Connecting, migrating or a lost connection; session-level failures are `SessionLogError`s. */
 export class PgStoreError extends YoiError<PgStoreErrorCode> {
   override readonly name = "PgStoreError";
-  readonly [PG_STORE_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.PgStoreError");
   /** The server, without user or password (`host:port/db`). */
   readonly where: string | undefined;
 
   constructor(code: PgStoreErrorCode, message: string, options: { where?: string; cause?: unknown } = {}) {
     super(code, message, { cause: options.cause });
     this.where = options.where;
-  }
-
-  static override isInstance(value: unknown): value is PgStoreError {
-    return YoiError.hasMarker(value, PG_STORE_ERROR);
   }
 }
 

@@ -14,7 +14,6 @@
  * does not fail its own runs.
  */
 import { randomUUID } from "node:crypto";
-import { YoiError } from "@yoi/manifest/errors";
 import type { Sql, TransactionSql } from "postgres";
 import { SessionLogError } from "../session-error.ts";
 import { describeDbError } from "./pg-error.ts";
@@ -25,11 +24,9 @@ export interface LeaseHolder {
   expiresAt: string;
 }
 
-const SESSION_LEASED_ERROR = Symbol.for("yoi.error.SessionLeasedError");
-
 /** `SessionLogError` `locked` of a session leased by another host; `holder` names it. */
 export class SessionLeasedError extends SessionLogError {
-  readonly [SESSION_LEASED_ERROR] = true;
+  static override readonly marker: symbol = Symbol.for("yoi.error.SessionLeasedError");
   declare readonly holder: string;
   readonly expiresAt: string;
 
@@ -40,10 +37,6 @@ export class SessionLeasedError extends SessionLogError {
       { path: where, holder: lease.holder },
     );
     this.expiresAt = lease.expiresAt;
-  }
-
-  static override isInstance(value: unknown): value is SessionLeasedError {
-    return YoiError.hasMarker(value, SESSION_LEASED_ERROR);
   }
 }
 
