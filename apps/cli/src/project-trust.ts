@@ -12,7 +12,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { loadConfig, PERMISSION_DEFAULTS, sandboxSettings } from "@yoi/manifest";
+import { loadConfig, sandboxSettings } from "@yoi/manifest";
+import { PERMISSION_DEFAULTS } from "@yoi/pod";
 import type { CliConfig } from "./session-setup.ts";
 
 /** What an untrusted project file sets that widens yoi's reach. */

@@ -7,7 +7,6 @@ import {
   COMPACTION_THRESHOLD_RATIO,
   estimateTokens,
   INLINE_THRESHOLD_BYTES,
-  PERMISSION_DEFAULTS,
   SUMMARY_HEAD_LINES,
   SUMMARY_MAX_BYTES,
   SUMMARY_TAIL_LINES,
@@ -77,22 +76,19 @@ describe("named defaults", () => {
     expect(config.scope).toEqual({});
   });
 
-  it("asks before writes and bash, allows reads, and asks for tools it does not know", () => {
+  it("holds no per-tool permission defaults: the pod owns its tools', the config only overrides them", () => {
     const { permissions } = ConfigSchema.parse({});
-    expect(permissions.default).toEqual(PERMISSION_DEFAULTS);
-    for (const tool of ["write_file", "edit_file", "bash", "*"])
-      expect(permissions.default[tool]).toBe("ask");
-    for (const tool of ["read_file", "list_dir", "glob", "grep"])
-      expect(permissions.default[tool]).toBe("allow");
+    expect(permissions).toEqual({ mode: "default", rules: [], default: {} });
   });
 
   it("does not share default objects between parses", () => {
     const a = ConfigSchema.parse({});
     a.providers.openai!.apiKeyEnv = "CHANGED";
     a.permissions.default.bash = "allow";
+    a.permissions.rules.push({ tool: "bash", action: "allow" });
     const b = ConfigSchema.parse({});
     expect(b.providers.openai!.apiKeyEnv).toBe("OPENAI_API_KEY");
-    expect(b.permissions.default.bash).toBe("ask");
+    expect(b.permissions).toEqual({ mode: "default", rules: [], default: {} });
   });
 });
 

@@ -116,32 +116,6 @@ export const TOOLS_WARN_COUNT = 128;
 /** Bytes of tool definitions (names, descriptions, schemas) past which a warning says so. */
 export const TOOLS_WARN_BYTES = 256 * 1024;
 
-/** A permission decision for a tool call. `ask` goes to the UI; with no UI it denies (fail closed). */
-export type PermissionAction = "allow" | "deny" | "ask";
-
-/**
- * Per-tool default decision when no `permissions.rules` entry matches. Read-only
- * tools are allowed; tools that write or run commands ask; `"*"` covers every
- * other tool (MCP and custom tools included).
- */
-export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = Object.freeze({
-  read_file: "allow",
-  list_dir: "allow",
-  glob: "allow",
-  grep: "allow",
-  inspect: "allow",
-  tool_output_cache: "allow",
-  tool_output_cache_grep: "allow",
-  skill: "allow",
-  todo_write: "allow",
-  task: "allow",
-  write_file: "ask",
-  edit_file: "ask",
-  bash: "ask",
-  web_fetch: "ask",
-  "*": "ask",
-});
-
 /** Built-in provider entries, each keyed by the name used in `"<provider>/<model>"` refs. */
 export const DEFAULT_PROVIDERS = Object.freeze({
   openai: Object.freeze({ kind: "openai-responses", apiKeyEnv: "OPENAI_API_KEY" }),

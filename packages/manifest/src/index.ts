@@ -23,7 +23,6 @@ export type {
   WorkerConfig,
 } from "./config-schema.ts";
 export { ConfigSchema, parseModelRef } from "./config-schema.ts";
-export type { PermissionAction } from "./defaults.ts";
 export {
   BYTES_PER_TOKEN_ESTIMATE,
   COMPACTION_AUTO,
@@ -37,7 +36,6 @@ export {
   DEFAULT_PROVIDERS,
   estimateTokens,
   INLINE_THRESHOLD_BYTES,
-  PERMISSION_DEFAULTS,
   SUMMARY_HEAD_LINES,
   SUMMARY_MAX_BYTES,
   SUMMARY_TAIL_LINES,
@@ -81,6 +79,7 @@ export type { ConfigFiles, LoadConfigOptions, LoadedConfig } from "./load-config
 export { loadConfig, readConfigFiles } from "./load-config.ts";
 export {
   PERMISSION_MODES,
+  type PermissionAction,
   type PermissionMode,
   PermissionModeSchema,
   type SandboxSettings,

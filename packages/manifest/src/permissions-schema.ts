@@ -4,7 +4,6 @@
  * anywhere wins over an allow rule anywhere.
  */
 import * as z from "zod";
-import { PERMISSION_DEFAULTS, type PermissionAction } from "./defaults.ts";
 import { bool, expecting, nonEmpty } from "./schema-helpers.ts";
 
 /**
@@ -22,6 +21,8 @@ const MODE_LIST = PERMISSION_MODES.map((m) => `"${m}"`).join(", ");
 export const PermissionModeSchema = z.enum(PERMISSION_MODES, expecting(`one of ${MODE_LIST}`));
 
 const PermissionActionSchema = z.enum(["allow", "deny", "ask"], expecting('one of "allow", "deny", "ask"'));
+/** A permission decision for a tool call. `ask` goes to the UI; with no UI it denies (fail closed). */
+export type PermissionAction = z.output<typeof PermissionActionSchema>;
 
 const permissionRuleSchema = () =>
   z.strictObject(
@@ -55,8 +56,11 @@ export const PermissionsSchema = z.lazy(() =>
           PermissionActionSchema,
           expecting("an object of tool names to actions"),
         )
-        .default({ ...PERMISSION_DEFAULTS } as Record<string, PermissionAction>)
-        .meta({ description: 'Per-tool decision when no rule matches; "*" covers other tools.' }),
+        .default(() => ({}))
+        .meta({
+          description:
+            'Per-tool decision when no rule matches, over the built-in tools\' own (reads allow; writes, bash and unknown tools ask); "*" covers every other tool.',
+        }),
     },
     expecting("an object"),
   ),

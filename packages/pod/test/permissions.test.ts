@@ -1,9 +1,11 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import type { ToolCallInfo } from "@yoi/llm-worker";
+import { ConfigSchema } from "@yoi/manifest";
 import { describe, expect, it } from "vitest";
 import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import {
+  PERMISSION_DEFAULTS,
   type PermissionDecision,
   PermissionPolicy,
   type PermissionRequest,
@@ -23,6 +25,18 @@ describe("defaults", () => {
     expect((await policy.evaluate("edit_file", { path: "a" })).action).toBe("ask");
     expect((await policy.evaluate("bash", { command: "ls" })).action).toBe("ask");
     expect((await policy.evaluate("mcp_thing", {})).action).toBe("ask");
+  });
+
+  it("are the pod's: the config's permissions.default only overrides them, tool by tool", async () => {
+    const parsed = new PermissionPolicy(ConfigSchema.parse({}).permissions);
+    for (const [tool, action] of Object.entries(PERMISSION_DEFAULTS))
+      expect((await parsed.evaluate(tool, {})).action, tool).toBe(action);
+    const policy = new PermissionPolicy(
+      ConfigSchema.parse({ permissions: { default: { read_file: "ask", "*": "deny" } } }).permissions,
+    );
+    expect((await policy.evaluate("read_file", { path: "a" })).action).toBe("ask");
+    expect((await policy.evaluate("grep", { pattern: "x" })).action).toBe("allow");
+    expect((await policy.evaluate("mcp_thing", {})).action).toBe("deny");
   });
 
   it("ask with no UI denies (fail closed) with a message the model can act on", async () => {

@@ -1,4 +1,5 @@
 export { bashPrefixRule } from "./bash-prefix-rule.ts";
+export { PERMISSION_DEFAULTS } from "./defaults.ts";
 export { PermissionModeError, type PermissionSettingErrorCode } from "./mode-error.ts";
 export {
   MODE_CYCLE,

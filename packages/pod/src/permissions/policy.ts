@@ -16,18 +16,13 @@
 import { homedir } from "node:os";
 import * as path from "node:path";
 import type { Hook, HookToolAction, ToolCallInfo } from "@yoi/llm-worker";
-import {
-  PERMISSION_DEFAULTS,
-  type PermissionAction,
-  type PermissionMode,
-  type PermissionRule,
-  type PermissionsConfig,
-} from "@yoi/manifest";
+import type { PermissionAction, PermissionMode, PermissionRule, PermissionsConfig } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { abortable } from "../input/abortable.ts";
 import { protectedPathReason } from "../sandbox/protected-paths.ts";
 import { WEB_FETCH_TOOL_NAME, webFetchHost } from "../tools/web-fetch.ts";
+import { PERMISSION_DEFAULTS } from "./defaults.ts";
 import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";
 import { analyzeShell, type ShellWrite } from "./shell-parse.ts";

@@ -1,0 +1,26 @@
+/**
+ * What each built-in tool may do when no permission rule matches: the
+ * tools that only read run, the ones that write or run commands ask, and
+ * `"*"` covers every other tool (MCP servers' and custom ones). The tools
+ * are the pod's, so their defaults are too; the config's
+ * `permissions.default` only overrides them.
+ */
+import type { PermissionAction } from "@yoi/manifest";
+
+export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = Object.freeze({
+  read_file: "allow",
+  list_dir: "allow",
+  glob: "allow",
+  grep: "allow",
+  inspect: "allow",
+  tool_output_cache: "allow",
+  tool_output_cache_grep: "allow",
+  skill: "allow",
+  todo_write: "allow",
+  task: "allow",
+  write_file: "ask",
+  edit_file: "ask",
+  bash: "ask",
+  web_fetch: "ask",
+  "*": "ask",
+});
