@@ -3,6 +3,7 @@
  * project (`-c`) or a chosen one (`--resume`), on the client of the setup.
  */
 import type { LlmClient } from "@yoi/llm-client";
+import { providerOfKind } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
   checkRefs,
@@ -25,11 +26,11 @@ import { EXIT } from "./exit-codes.ts";
 import { inputTooLarge } from "./input-limit.ts";
 import { ruleSources } from "./permission-flags.ts";
 import { projectRoot } from "./project-root.ts";
-import { createModelClient, type ModelSetup, type SetupOptions, setupModel } from "./session-setup.ts";
+import type { ModelSetup, SetupOptions } from "./session-setup.ts";
 import { recordedBaseURL } from "./sessions/resume-target.ts";
 
-export interface OpenPodOptions extends SetupOptions {
-  flags: SessionFlags;
+export interface OpenPodOptions {
+  env?: SetupOptions["env"];
   continueLast?: boolean;
   resume?: string;
   /** Start a new session copying this one's history (id or prefix), before `beforeTurn` when set. */
@@ -46,23 +47,17 @@ export interface OpenedPod {
   provider: ProviderContext;
 }
 
-export async function openPod(options: OpenPodOptions): Promise<OpenedPod> {
-  const setup = await setupModel(options.flags, options);
-  return openPodWith(setup, options);
-}
-
 /** Opens a pod for an existing setup (also used by `/model` and `/resume`). */
 export async function openPodWith(
   setup: ModelSetup,
   options: Pick<OpenPodOptions, "continueLast" | "resume" | "fork" | "ask" | "env">,
 ): Promise<OpenedPod> {
-  let pod: Pod | undefined;
-  const client = createModelClient(setup, (warning) => pod?.worker.handleClientWarning(warning));
+  let pod: Pod;
+  // The pod makes the client for the config's model (setup.config.model), its key from `env`.
   const podOptions: PodOptions = {
     config: setup.config,
     cwd: setup.cwd,
     dataDir: setup.dataDir,
-    client,
     env: options.env ?? process.env,
     ...(options.ask ? { ask: options.ask } : {}),
     // Custom commands and skills of the project and of the user's ~/.yoi.
@@ -112,22 +107,16 @@ export async function openPodWith(
       throw error;
     }
   }
-  return { pod, setup, client, restored: id !== undefined, provider: providerContext(setup) };
+  return { pod, setup, client: pod.client, restored: id !== undefined, provider: providerContext(setup) };
 }
 
 export function providerContext(setup: ModelSetup): ProviderContext {
-  const baseURLEnv: Record<string, string> = {
-    anthropic: "ANTHROPIC_BASE_URL",
-    "openai-chat": "OPENAI_BASE_URL",
-    "openai-responses": "OPENAI_BASE_URL",
-    gemini: "GOOGLE_GEMINI_BASE_URL",
-  };
   return {
     provider: setup.resolved.providerName,
     model: setup.resolved.model,
     ...(setup.baseURL ? { baseURL: setup.baseURL } : {}),
     ...(setup.keyEnv ? { keyEnv: setup.keyEnv } : {}),
-    ...(baseURLEnv[setup.resolved.kind] ? { baseURLEnv: baseURLEnv[setup.resolved.kind] } : {}),
+    baseURLEnv: providerOfKind(setup.resolved.kind).baseURLEnv,
     customServer: setup.customServer,
     secrets: [setup.apiKey],
   };

@@ -1,87 +1,65 @@
 /**
- * From flags, environment and config files to a ready model: which provider
- * and model, its base URL and key, the context window, and where sessions
- * live. Every way this can fail is a CliError that says what to set.
+ * From flags, environment and config files to a ready model: the config is
+ * loaded once per start (with the project's trust decided as it loads),
+ * and the model is chosen on what was loaded (`--model` or `YOI_MODEL`, a
+ * resumed session's, or the one whose key is set), with its key, window
+ * and base URL. Every way this can fail is a CliError that says what to set.
  */
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
-import { type ClientWarning, createClient, type LlmClient, registerClientSecrets } from "@yoi/llm-client";
+import { type ModelEndpoint, modelEndpoint, registerClientSecrets } from "@yoi/llm-client";
 import {
+  builtinProvider,
   type Config,
-  type ConfigInput,
-  DEFAULT_PROVIDERS,
-  ENV_PATH_PREFIX,
   type LoadedConfig,
   loadConfig,
   MODEL_CATALOG,
-  type ProviderKind,
+  type ProviderInfo,
   parseModelRef,
+  providerOfKind,
   qualifyModelRef,
   type ResolvedModel,
-  readConfigFiles,
-  resolveModel,
+  withModel,
 } from "@yoi/manifest";
 import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { groupDigits } from "./format-number.ts";
 import { applyPermissionFlags } from "./permission-flags.ts";
-import {
-  isTrusted,
-  type ProjectSettings,
-  rememberTrust,
-  sensitiveProjectSettings,
-  withoutProjectSettings,
-} from "./project-trust.ts";
+import { projectTrust, type TrustPrompt } from "./project-trust.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Context window assumed for a model the catalog does not know on a custom server. */
 export const UNKNOWN_MODEL_CONTEXT_WINDOW = 131_072;
 
-/** Key sent to a custom server when no key is set (Ollama, llama.cpp and vLLM ignore it). */
-export const PLACEHOLDER_API_KEY = "yoi-no-key";
-
-/** The usual variables of each provider kind. */
-const PROVIDER_ENV: Record<ProviderKind, { key: string; baseURL: string; example: string }> = {
-  anthropic: { key: "ANTHROPIC_API_KEY", baseURL: "ANTHROPIC_BASE_URL", example: "sk-ant-..." },
-  "openai-responses": { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", example: "sk-..." },
-  "openai-chat": { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL", example: "sk-..." },
-  gemini: { key: "GEMINI_API_KEY", baseURL: "GOOGLE_GEMINI_BASE_URL", example: "AIza..." },
-};
-
-/** Built-in provider names and the environment variable of their base URL. */
-const BUILTIN_BASE_URL_ENV: Record<string, string> = {
-  openai: "OPENAI_BASE_URL",
-  anthropic: "ANTHROPIC_BASE_URL",
-  gemini: "GOOGLE_GEMINI_BASE_URL",
-};
-
-/** Picked when only a key is set, in this order. */
-const DEFAULT_MODELS: { env: string; model: string }[] = [
-  { env: "ANTHROPIC_API_KEY", model: "anthropic/claude-opus-4-5" },
-  { env: "OPENAI_API_KEY", model: "openai/gpt-5" },
-  { env: "GEMINI_API_KEY", model: "gemini/gemini-2.5-pro" },
-];
-
-const OFFICIAL_HOSTS = new Set(["api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com"]);
+/** When nothing names a model, the first of these whose key is set gives it (its registry row's default model). */
+const AUTO_PICK: readonly ProviderInfo[] = ["anthropic", "openai", "gemini"].map(
+  (name) => builtinProvider(name) as ProviderInfo,
+);
 
 export interface SetupOptions {
-  /** Drop the project file's sensitive settings (an untrusted project; see project-trust.ts). */
-  untrustedProject?: boolean;
   env?: Env;
   homeDir?: string;
   /** Default `process.cwd()`. */
   cwd?: string;
+  /**
+   * Whether the project file's settings that widen yoi's reach apply (see
+   * @yoi/manifest `ProjectTrust`): `true`, `false`, or the CLI's rule (a
+   * {@link TrustPrompt}): YOI_TRUST_PROJECT=1 or an earlier yes for these
+   * very settings, else `ask` when given (a yes is remembered), else not.
+   * Default `true`, for the commands that only show the config.
+   */
+  trust?: boolean | TrustPrompt;
 }
 
 /** The effective config plus where values set by the CLI came from. */
 export interface CliConfig {
   loaded: LoadedConfig;
   config: Config;
-  /** `sources` with the CLI's own overrides named (`flag:--model`, `env:OPENAI_BASE_URL`, `auto`). */
-  sources: Record<string, string>;
+  /** `sources` with the CLI's own choices named (`flag:--model`, `env:YOI_MODEL`, `auto (...)`). */
+  sources: Readonly<Record<string, string>>;
   cwd: string;
   homeDir: string;
   /** `<session.dir>` or `~/.yoi`: sessions and blobs live below it. */
@@ -107,9 +85,17 @@ export interface ModelSetup extends CliConfig {
   notes: string[];
 }
 
-/** Loads the config with the CLI's overrides (flags, provider env variables). Throws CliError/ConfigError. */
-export async function loadCliConfig(flags: SessionFlags, options: SetupOptions = {}): Promise<CliConfig> {
-  let env = options.env ?? process.env;
+/**
+ * The one config load of a start: the user and project files and the
+ * environment, the project's trust decided (see {@link SetupOptions.trust};
+ * what was left out is `loaded.ignored`). No model is chosen and no flag
+ * applied yet: see {@link applySessionFlags}. Throws CliError/ConfigError.
+ */
+export async function loadProjectConfig(
+  flags: Pick<SessionFlags, "cwd">,
+  options: SetupOptions = {},
+): Promise<CliConfig> {
+  const env = options.env ?? process.env;
   const homeDir = path.resolve(options.homeDir ?? env.HOME ?? homedir());
   const cwd = path.resolve(options.cwd ?? process.cwd(), flags.cwd ?? ".");
   // statSync: one call, where an asynchronous one costs the way to the first request far more CPU.
@@ -118,115 +104,85 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
     info = statSync(cwd, { throwIfNoEntry: false });
   } catch {}
   if (!info?.isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
-  // Read once for the two or three loads below.
-  const files = await readConfigFiles({ cwd, homeDir });
+  const trust = options.trust ?? true;
+  const loaded = await loadConfig({
+    cwd,
+    homeDir,
+    // YOI_MODEL is chosen like --model, on the loaded config (a bare name or a provider kind may be given).
+    env: { ...env, YOI_MODEL: undefined },
+    trust: typeof trust === "boolean" ? trust : projectTrust(homeDir, env, trust),
+  });
+  const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
+  return { loaded, config: loaded.config, sources: loaded.sources, cwd, homeDir, dataDir };
+}
 
-  const overrides: ConfigInput & { providers?: Record<string, Record<string, string>> } = {};
-  const cliSources: Record<string, string> = {};
-  const providers: Record<string, Record<string, string>> = {};
-  for (const [name, variable] of Object.entries(BUILTIN_BASE_URL_ENV)) {
-    const value = env[variable]?.trim();
-    if (!value) continue;
-    providers[name] = { baseURL: value };
-    cliSources[`providers.${name}.baseURL`] = `env:${variable}`;
-  }
-  let ref = flags.model ?? env.YOI_MODEL;
-  if (ref !== undefined && !ref.includes("/")) {
-    // A bare name (`gpt-5`): the catalog says which declared provider serves it.
-    const bare = ref;
-    const base = await loadConfig({
-      files,
-      env: { ...env, YOI_MODEL: undefined },
-      overrides: { providers },
-    });
-    ref = qualifyModelRef(base.config, bare);
-    if (ref === undefined) {
-      throw usageError(
-        `unknown model "${bare}": not in yoi's catalog or the config's "models"; write it as "<provider>/<model>", e.g. anthropic/claude-sonnet-4-5 or openai-chat/${bare}`,
-      );
-    }
-    if (flags.model !== undefined) flags = { ...flags, model: ref };
-    else env = { ...env, YOI_MODEL: ref };
-  }
-  const parsed = ref === undefined ? undefined : parseModelRef(ref);
-  if (ref !== undefined && parsed === undefined) {
+/**
+ * The session flags on a loaded config: the model of `--model` (else
+ * `YOI_MODEL`) with `--base-url` on its provider, then the permission
+ * flags. Loads nothing. Throws CliError/ConfigError.
+ */
+export async function applySessionFlags(
+  base: CliConfig,
+  flags: SessionFlags,
+  env: Env = process.env,
+): Promise<CliConfig> {
+  const fromEnv = env.YOI_MODEL?.trim() || undefined;
+  const ref = flags.model ?? fromEnv;
+  if (ref?.includes("/") && parseModelRef(ref) === undefined) {
     throw usageError(
       `--model must be "<provider>/<model>" or a model name from the catalog, e.g. anthropic/claude-sonnet-4-5, gpt-5 or openai-chat/llama3.1; got "${ref}"`,
     );
   }
-  if (flags.model !== undefined) {
-    overrides.model = flags.model;
-    cliSources.model = "flag:--model";
+  if (ref !== undefined && qualifyModelRef(base.config, ref) === undefined) {
+    throw usageError(
+      `unknown model "${ref}": not in yoi's catalog or the config's "models"; write it as "<provider>/<model>", e.g. anthropic/claude-sonnet-4-5 or openai-chat/${ref}`,
+    );
   }
-  // A first pass, without a kind-named model ref (`openai-chat/llama3.1`) whose provider is declared below,
-  // says which model the config names and whether a kind-named provider is declared. Not needed with a
-  // ref when that is known without it: the provider is not a kind, or always declared (a built-in one),
-  // or only the defaults declare providers (no config file, no YOI_CONFIG__providers variable).
-  const kindRef = parsed !== undefined && isKind(parsed.provider);
-  const onlyDefaultProviders =
-    files.found.length === 0 && !Object.keys(env).some((k) => k.startsWith(`${ENV_PATH_PREFIX}providers`));
-  const firstEnv = kindRef && flags.model === undefined ? { ...env, YOI_MODEL: undefined } : env;
-  const first =
-    parsed !== undefined &&
-    (!kindRef || Object.hasOwn(DEFAULT_PROVIDERS, parsed.provider) || onlyDefaultProviders)
-      ? undefined
-      : await loadConfig({
-          files,
-          env: firstEnv,
-          overrides: { ...(kindRef ? {} : overrides), providers },
+  if (flags.baseURL !== undefined && (ref ?? base.config.model) === undefined) {
+    const served = await serverModels(flags.baseURL);
+    throw usageError(
+      `--base-url needs a model to apply to: add --model, e.g. --model openai-chat/${served[0] ?? "llama3.1"} --base-url ${flags.baseURL}${modelList(served)}`,
+    );
+  }
+  const chosen =
+    ref === undefined && flags.baseURL === undefined
+      ? base
+      : withModel(base, {
+          ...(ref !== undefined
+            ? { ref, source: flags.model !== undefined ? "flag:--model" : "env:YOI_MODEL" }
+            : {}),
+          ...(flags.baseURL !== undefined
+            ? { baseURL: flags.baseURL, baseURLSource: "flag:--base-url" }
+            : {}),
+          env,
         });
-  const declared = (name: string) =>
-    first
-      ? Object.hasOwn(first.config.providers, name)
-      : Object.hasOwn(DEFAULT_PROVIDERS, name) || Object.hasOwn(providers, name);
-  // `openai-chat/<model>` etc.: a provider of that kind, keyed and based like the provider's usual variables.
-  const modelRef = ref ?? first?.config.model;
-  const providerName = modelRef === undefined ? undefined : parseModelRef(modelRef)?.provider;
-  if (providerName && isKind(providerName) && !declared(providerName)) {
-    const vars = PROVIDER_ENV[providerName];
-    const baseURL = env[vars.baseURL]?.trim();
-    providers[providerName] = { kind: providerName, apiKeyEnv: vars.key, ...(baseURL ? { baseURL } : {}) };
-    cliSources[`providers.${providerName}.kind`] = "flag:--model";
-    cliSources[`providers.${providerName}.apiKeyEnv`] = "flag:--model";
-    if (baseURL) cliSources[`providers.${providerName}.baseURL`] = `env:${vars.baseURL}`;
-  }
-  if (flags.baseURL !== undefined) {
-    if (providerName === undefined) {
-      const served = await serverModels(flags.baseURL);
-      throw usageError(
-        `--base-url needs a model to apply to: add --model, e.g. --model openai-chat/${served[0] ?? "llama3.1"} --base-url ${flags.baseURL}${modelList(served)}`,
-      );
-    }
-    providers[providerName] = { ...providers[providerName], baseURL: flags.baseURL };
-    cliSources[`providers.${providerName}.baseURL`] = "flag:--base-url";
-  }
-  const loaded = await loadConfig({ files, env, overrides: { ...overrides, providers } });
-  const sources: Record<string, string> = { ...loaded.sources };
-  for (const [key, source] of Object.entries(cliSources))
-    if (sources[key] === "override") sources[key] = source;
-  const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
-  const cli: CliConfig = { loaded, config: loaded.config, sources, cwd, homeDir, dataDir };
-  return applyPermissionFlags(options.untrustedProject ? await withoutProjectSettings(cli, env) : cli, flags);
+  return applyPermissionFlags(chosen, flags);
 }
 
-/** Loads the config and resolves the model, its key and window. Throws CliError (exit 2) when something is missing. */
-export async function setupModel(flags: SessionFlags, options: SetupOptions = {}): Promise<ModelSetup> {
-  const env = options.env ?? process.env;
-  let cli = await loadCliConfig(flags, options);
+/** {@link loadProjectConfig} and {@link applySessionFlags}: the config a command runs with. */
+export async function loadCliConfig(flags: SessionFlags, options: SetupOptions = {}): Promise<CliConfig> {
+  return applySessionFlags(await loadProjectConfig(flags, options), flags, options.env ?? process.env);
+}
+
+/**
+ * The model of a config with the flags applied (see {@link applySessionFlags}):
+ * the one whose key is set when nothing names one, then its provider, key
+ * and window. Loads nothing. Throws CliError (exit 2) when something is missing.
+ */
+export async function modelSetup(cli: CliConfig, env: Env = process.env): Promise<ModelSetup> {
   const notes: string[] = [];
   if (cli.config.model === undefined) {
-    const picked = DEFAULT_MODELS.find((d) => env[d.env]?.trim());
+    const picked = AUTO_PICK.find((row) => env[row.apiKeyEnv]?.trim());
     if (picked === undefined) {
       const base = env.OPENAI_BASE_URL?.trim();
       throw new CliError(nothingConfigured(env, base ? await serverModels(base) : []), EXIT.usage);
     }
-    cli = await loadCliConfig({ ...flags, model: picked.model }, options);
-    cli.sources.model = `auto (${picked.env} is set)`;
-    notes.push(`using ${picked.model} (${picked.env} is set; choose another with --model)`);
+    const ref = `${picked.name}/${picked.defaultModel}`;
+    cli = withModel(cli, { ref, source: `auto (${picked.apiKeyEnv} is set)`, env });
+    notes.push(`using ${ref} (${picked.apiKeyEnv} is set; choose another with --model)`);
   }
-  const resolved = resolveModel(cli.config);
-  const baseURL = resolved.provider.baseURL;
-  const customServer = baseURL !== undefined && !OFFICIAL_HOSTS.has(hostOf(baseURL));
+  const endpoint: ModelEndpoint = modelEndpoint(cli.config, { env });
+  const { resolved, baseURL, customServer, keyEnv } = endpoint;
   let contextWindow: number | undefined;
   if (resolved.info === undefined) {
     if (!customServer) throw usageError(unknownModel(resolved));
@@ -235,18 +191,14 @@ export async function setupModel(flags: SessionFlags, options: SetupOptions = {}
       `model "${resolved.model}" is not in yoi's catalog; assuming a ${groupDigits(contextWindow)}-token context window (set its real one in .yoi/config.jsonc "models")`,
     );
   }
-  const keyEnv = resolved.provider.apiKeyEnv;
-  let apiKey = keyEnv === undefined ? undefined : env[keyEnv]?.trim();
-  if (!apiKey) {
-    if (!customServer) {
-      const example = PROVIDER_ENV[resolved.kind].example;
-      throw usageError(
-        keyEnv === undefined
-          ? `provider "${resolved.providerName}" has no apiKeyEnv: set providers.${resolved.providerName}.apiKeyEnv in .yoi/config.jsonc to the variable that holds its key`
-          : `no API key for ${resolved.providerName}: set ${keyEnv} (export ${keyEnv}=${example}), or try yoi demo without one`,
-      );
-    }
-    apiKey = PLACEHOLDER_API_KEY;
+  const apiKey = endpoint.apiKey;
+  if (apiKey === undefined) {
+    const example = providerOfKind(resolved.kind).keyExample;
+    throw usageError(
+      keyEnv === undefined
+        ? `provider "${resolved.providerName}" has no apiKeyEnv: set providers.${resolved.providerName}.apiKeyEnv in .yoi/config.jsonc to the variable that holds its key`
+        : `no API key for ${resolved.providerName}: set ${keyEnv} (export ${keyEnv}=${example}), or try yoi demo without one`,
+    );
   }
   const window = contextWindow ?? resolved.info?.maxInputTokens ?? resolved.info?.contextWindow ?? 0;
   // From here on no stderr line, stream-json line or session record may show these.
@@ -254,36 +206,10 @@ export async function setupModel(flags: SessionFlags, options: SetupOptions = {}
   return { ...cli, resolved, baseURL, customServer, apiKey, keyEnv, contextWindow, window, notes };
 }
 
-/** The client for a setup (the provider's SDK loads on the first request). */
-export function createModelClient(
-  setup: ModelSetup,
-  onWarning?: (warning: ClientWarning) => void,
-): LlmClient {
-  const { resolved } = setup;
-  return createClient({
-    provider: resolved.kind,
-    model: resolved.model,
-    apiKey: setup.apiKey,
-    ...(setup.baseURL ? { baseURL: setup.baseURL } : {}),
-    ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
-    ...(onWarning ? { onWarning } : {}),
-    // A capability declared in the catalog or config overrides the adapter's default.
-    ...(resolved.info?.capabilities.systemMessagesAnywhere === undefined
-      ? {}
-      : { systemMessagesAnywhere: resolved.info.capabilities.systemMessagesAnywhere }),
-  });
-}
-
-function isKind(name: string): name is ProviderKind {
-  return Object.hasOwn(PROVIDER_ENV, name);
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return "";
-  }
+/** Loads the config and sets the model up: {@link loadCliConfig} and {@link modelSetup}. */
+export async function setupModel(flags: SessionFlags, options: SetupOptions = {}): Promise<ModelSetup> {
+  const env = options.env ?? process.env;
+  return modelSetup(await loadCliConfig(flags, options), env);
 }
 
 function unknownModel(resolved: ResolvedModel): string {
@@ -322,9 +248,10 @@ function modelList(ids: readonly string[]): string {
 function nothingConfigured(env: Env, served: readonly string[] = []): string {
   const lines = [
     "no model is configured. Set one of:",
-    "  export ANTHROPIC_API_KEY=sk-ant-...    # then yoi uses anthropic/claude-opus-4-5",
-    "  export OPENAI_API_KEY=sk-...           # then yoi uses openai/gpt-5",
-    "  export GEMINI_API_KEY=AIza...          # then yoi uses gemini/gemini-2.5-pro",
+    ...AUTO_PICK.map(
+      (row) =>
+        `  ${`export ${row.apiKeyEnv}=${row.keyExample}`.padEnd(39)}# then yoi uses ${row.name}/${row.defaultModel}`,
+    ),
     "  yoi --model openai-chat/llama3.1 --base-url http://127.0.0.1:11434/v1   # a local OpenAI-compatible server (Ollama, llama.cpp, vLLM); no key needed",
     'or choose a model in ~/.yoi/config.jsonc ("model": "anthropic/claude-sonnet-4-5"), .yoi/config.jsonc, YOI_MODEL or --model.',
     "No key at hand? yoi demo runs a scripted session offline.",
@@ -337,29 +264,4 @@ function nothingConfigured(env: Env, served: readonly string[] = []): string {
     );
   }
   return lines.join("\n");
-}
-
-/**
- * Applies the project's sensitive settings only when the project is
- * trusted: remembered, YOI_TRUST_PROJECT=1, or `ask` says yes (remembered).
- * Otherwise the setup is rebuilt without them and `onIgnored` is told.
- */
-export async function enforceProjectTrust(
-  setup: ModelSetup,
-  flags: SessionFlags,
-  options: SetupOptions & {
-    ask?: (settings: ProjectSettings) => Promise<boolean>;
-    onIgnored?: (settings: ProjectSettings) => void;
-  } = {},
-): Promise<ModelSetup> {
-  const settings = sensitiveProjectSettings(setup);
-  if (settings === undefined) return setup;
-  const env = options.env ?? process.env;
-  if (env.YOI_TRUST_PROJECT === "1" || (await isTrusted(setup.homeDir, settings))) return setup;
-  if (options.ask && (await options.ask(settings))) {
-    await rememberTrust(setup.homeDir, settings);
-    return setup;
-  }
-  options.onIgnored?.(settings);
-  return setupModel(flags, { ...options, untrustedProject: true });
 }

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadCliConfig } from "../src/session-setup.ts";
+import { applySessionFlags, loadCliConfig, loadProjectConfig } from "../src/session-setup.ts";
 
 const roots: string[] = [];
 afterEach(() => {
@@ -95,5 +95,17 @@ describe("the provider of a kind-named model ref", () => {
       baseURL: "http://127.0.0.1:9/",
     });
     expect(cli.sources.model).toBe("flag:--model");
+  });
+
+  it("is chosen on the config as loaded, without reading the files again", async () => {
+    const dirs = world(
+      `{ "providers": { "local": { "kind": "openai-chat", "baseURL": "http://127.0.0.1:1111/v1" } }, "models": { "qwen3": { "provider": "local", "contextWindow": 32768, "maxOutputTokens": 4096 } } }`,
+    );
+    const base = await loadProjectConfig({}, { ...dirs, env: {} });
+    rmSync(path.join(dirs.cwd, ".yoi"), { recursive: true });
+    const cli = await applySessionFlags(base, { model: "qwen3" }, {});
+    expect(cli.config.model).toBe("local/qwen3");
+    expect(cli.sources.model).toBe("flag:--model");
+    expect(base.config.model).toBeUndefined();
   });
 });

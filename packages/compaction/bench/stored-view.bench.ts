@@ -11,10 +11,11 @@
 import type { Request } from "@yoi/llm-client";
 import { defineTool, Worker } from "@yoi/llm-worker";
 import { createScriptedClient, type ScriptStep } from "@yoi/llm-worker/testing";
+import type { ToolOutputCacheConfig } from "@yoi/manifest";
 import { estimateTokens } from "@yoi/manifest";
 import * as z from "zod";
 import { report } from "../../../scripts/bench-kit.ts";
-import { createContextPolicy, type StoredView } from "../src/index.ts";
+import { createContextPolicy } from "../src/index.ts";
 import { TestBlobStore } from "../test/support/memory-store.ts";
 
 const TURNS = 30;
@@ -26,7 +27,9 @@ function requestTokens(request: Request): number {
   );
 }
 
-async function session(storedView: StoredView): Promise<{ total: number; last: number }> {
+async function session(
+  storedView: ToolOutputCacheConfig["storedView"],
+): Promise<{ total: number; last: number }> {
   const steps: ScriptStep[] = [];
   for (let t = 0; t < TURNS; t++) {
     steps.push({ toolCalls: [{ id: `c${t}`, name: "seq", args: {} }] }, { text: `turn ${t} done` });

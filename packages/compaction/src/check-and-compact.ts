@@ -5,8 +5,8 @@
  * N turns.
  */
 import type { Item, Usage } from "@yoi/llm-client";
+import type { CompactionConfig } from "@yoi/manifest";
 import { type CompactOptions, compact } from "./compact.ts";
-import type { ResolvedCompactionConfig } from "./config.ts";
 import { type CompactionPlan, planCompaction, retainMessage, summaryMessage } from "./history-shape.ts";
 import type { TokenUsage } from "./token-usage.ts";
 
@@ -14,10 +14,7 @@ import type { TokenUsage } from "./token-usage.ts";
 export const MAX_KEPT_SHARE_OF_THRESHOLD = 0.3;
 
 /** Tokens at which compaction starts: `floor(contextLimit * thresholdRatio)`. */
-export function compactionThreshold(
-  contextLimit: number,
-  config: Pick<ResolvedCompactionConfig, "thresholdRatio">,
-) {
+export function compactionThreshold(contextLimit: number, config: Pick<CompactionConfig, "thresholdRatio">) {
   return Math.floor(contextLimit * config.thresholdRatio);
 }
 
@@ -25,11 +22,7 @@ export function compactionThreshold(
  * False when disabled or when automatic compaction is off;
  * otherwise whether `usage.totalTokens` reached the threshold.
  */
-export function shouldCompact(
-  usage: TokenUsage,
-  contextLimit: number,
-  config: ResolvedCompactionConfig,
-): boolean {
+export function shouldCompact(usage: TokenUsage, contextLimit: number, config: CompactionConfig): boolean {
   if (!config.enabled || !config.auto) return false;
   return usage.totalTokens >= compactionThreshold(contextLimit, config);
 }

@@ -6,8 +6,8 @@
  */
 import type { Item, LlmClient, Request, Usage } from "@yoi/llm-client";
 import { userMessage } from "@yoi/llm-client";
+import type { CompactionConfig } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
-import type { ResolvedCompactionConfig } from "./config.ts";
 import { CompactionError } from "./errors.ts";
 import { itemTokens } from "./estimate.ts";
 import { prepareForSummary, safeCutPoints } from "./history-shape.ts";
@@ -20,7 +20,7 @@ export const SUMMARY_MAX_TOKENS = 8192;
 export interface CompactOptions {
   /** The client of the summary call (the compaction model's, or the worker's). */
   client: LlmClient;
-  config: ResolvedCompactionConfig;
+  config: CompactionConfig;
   signal?: AbortSignal;
   /** Cap of the summary answer. Default `SUMMARY_MAX_TOKENS`. */
   maxTokens?: number;
@@ -49,7 +49,7 @@ export interface CompactResult {
  */
 export function buildSummaryRequest(
   history: readonly Item[],
-  config: ResolvedCompactionConfig,
+  config: CompactionConfig,
   options: { maxTokens?: number; inputBudgetTokens?: number } = {},
 ): { request: Request; omittedItems: number } {
   const prepared = prepareForSummary(history);
@@ -69,7 +69,7 @@ export function buildSummaryRequest(
  */
 export function summaryRequestFromItems(
   items: readonly Item[],
-  config: ResolvedCompactionConfig,
+  config: CompactionConfig,
   maxTokens = SUMMARY_MAX_TOKENS,
 ): Request {
   const instruction = buildCompactionInstruction(config);

@@ -13,7 +13,13 @@ import type {
   HistoryReplacement,
   Tool,
 } from "@yoi/llm-worker";
-import type { ModelInfo } from "@yoi/manifest";
+import type {
+  CompactionConfig,
+  CompactionConfigInput,
+  ModelInfo,
+  ToolOutputCacheConfig,
+  ToolOutputCacheConfigInput,
+} from "@yoi/manifest";
 import { createCacheTools } from "./cache-tools.ts";
 import {
   buildCompactedHistory,
@@ -21,14 +27,7 @@ import {
   MAX_KEPT_SHARE_OF_THRESHOLD,
 } from "./check-and-compact.ts";
 import { compact, SUMMARY_MAX_TOKENS } from "./compact.ts";
-import {
-  type CompactionConfig,
-  type ResolvedCompactionConfig,
-  type ResolvedToolOutputCacheConfig,
-  resolveCompactionConfig,
-  resolveToolOutputCacheConfig,
-  type ToolOutputCacheConfig,
-} from "./config.ts";
+import { resolveCompactionConfig, resolveToolOutputCacheConfig } from "./config.ts";
 import { type ModelLimits, resolveModelLimits } from "./context-limit.ts";
 import { CompactionError } from "./errors.ts";
 import { itemTokens } from "./estimate.ts";
@@ -55,9 +54,9 @@ export interface ContextPolicyOptions {
    */
   blobStore?: BlobStore;
   /** Tool output cache settings (`toolOutputCache` of the config). */
-  toolOutputCache?: ToolOutputCacheConfig;
+  toolOutputCache?: ToolOutputCacheConfigInput;
   /** Compaction settings (`compaction` of the config). */
-  compaction?: CompactionConfig;
+  compaction?: CompactionConfigInput;
   /**
    * The worker's client. When given, the model's limits are resolved now (an
    * unknown model fails here); otherwise `checkRequest` resolves them before
@@ -115,8 +114,8 @@ export interface YoiContextPolicy extends ContextPolicy {
   readonly tools: readonly Tool[];
   /** The tool output cache (undefined when disabled). */
   readonly cache: ToolOutputCache | undefined;
-  readonly toolOutputCacheConfig: ResolvedToolOutputCacheConfig;
-  readonly compactionConfig: ResolvedCompactionConfig;
+  readonly toolOutputCacheConfig: ToolOutputCacheConfig;
+  readonly compactionConfig: CompactionConfig;
   /**
    * Compacts now regardless of the threshold and of `auto` (a user's
    * `/compact`); undefined when compaction is disabled or there is nothing
@@ -146,8 +145,8 @@ interface Mark {
 class ContextPolicyImpl implements YoiContextPolicy {
   readonly tools: readonly Tool[];
   readonly cache: ToolOutputCache | undefined;
-  readonly toolOutputCacheConfig: ResolvedToolOutputCacheConfig;
-  readonly compactionConfig: ResolvedCompactionConfig;
+  readonly toolOutputCacheConfig: ToolOutputCacheConfig;
+  readonly compactionConfig: CompactionConfig;
   readonly #options: ContextPolicyOptions;
   readonly #trimTarget: number;
   readonly #meter = new HistoryMeter();

@@ -27,17 +27,7 @@ export {
   SUMMARY_MAX_TOKENS,
   summaryRequestFromItems,
 } from "./compact.ts";
-export {
-  type CompactionConfig,
-  compactionConfigSchema,
-  type ResolvedCompactionConfig,
-  type ResolvedToolOutputCacheConfig,
-  resolveCompactionConfig,
-  resolveToolOutputCacheConfig,
-  type StoredView,
-  type ToolOutputCacheConfig,
-  toolOutputCacheConfigSchema,
-} from "./config.ts";
+export { resolveCompactionConfig, resolveToolOutputCacheConfig } from "./config.ts";
 export { type ModelLimits, resolveModelLimits } from "./context-limit.ts";
 export {
   type ContextPolicyOptions,

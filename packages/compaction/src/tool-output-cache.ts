@@ -8,14 +8,14 @@
  */
 import type { Item, ToolResultItem } from "@yoi/llm-client";
 import type { BlobStore } from "@yoi/llm-worker";
-import { toolOutputCacheBudgetTokens } from "@yoi/manifest";
+import {
+  type ToolOutputCacheConfig,
+  type ToolOutputCacheConfigInput,
+  toolOutputCacheBudgetTokens,
+} from "@yoi/manifest";
 import { canDelete, loadRef, normalizeRefId, renderContent } from "./blob-access.ts";
 import { type GrepRequest, grepLines, type ReadRequest, readLines } from "./cache-read.ts";
-import {
-  type ResolvedToolOutputCacheConfig,
-  resolveToolOutputCacheConfig,
-  type ToolOutputCacheConfig,
-} from "./config.ts";
+import { resolveToolOutputCacheConfig } from "./config.ts";
 import type { GrepMatcherOptions } from "./grep-matcher.ts";
 import { buildInContextView, countLines } from "./in-context-view.ts";
 import { collectRefs } from "./refs.ts";
@@ -24,7 +24,7 @@ import { type TrimResult, trimToolOutputs } from "./trim.ts";
 export interface ToolOutputCacheOptions {
   /** Where full outputs are kept; the same store as the worker's lets Stored blobs be reused. */
   store: BlobStore;
-  config?: ToolOutputCacheConfig;
+  config?: ToolOutputCacheConfigInput;
 }
 
 /** What `collectGarbage` found and did. */
@@ -45,7 +45,7 @@ const STORED_PREFIX = /^\[blob:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 const RENDERED_CACHE_SIZE = 4;
 
 export class ToolOutputCache {
-  readonly config: ResolvedToolOutputCacheConfig;
+  readonly config: ToolOutputCacheConfig;
   readonly store: BlobStore;
   /** callId of a cache tool call -> the ref it read: its result is trimmed to that ref, never stored again. */
   readonly #readerCalls = new Map<string, string>();

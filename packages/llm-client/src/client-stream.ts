@@ -11,7 +11,7 @@ import { LlmError } from "./errors.ts";
 import type { ErrorEvent, Event, RetryEvent } from "./event.ts";
 import { pairToolResults } from "./history.ts";
 import { redactSecrets } from "./redact.ts";
-import type { ClientOptions, ClientWarning, Request } from "./request.ts";
+import type { ClientOptions, ClientWarning, Request, StreamOptions } from "./request.ts";
 import { decideRetry, type RetryPolicy, sleep } from "./retry.ts";
 import { Watchdog } from "./watchdog.ts";
 
@@ -40,11 +40,6 @@ function errorFromEvent(event: ErrorEvent, provider: string): LlmError {
     retryAfterMs: event.retryAfterMs,
     provider,
   });
-}
-
-function warnAll(options: ClientOptions, warnings: ClientWarning[]): void {
-  if (!options.onWarning) return;
-  for (const warning of warnings) options.onWarning(warning);
 }
 
 export function asLlmError(error: unknown, provider: string): LlmError {
@@ -84,6 +79,8 @@ export class ClientStream implements AsyncIterableIterator<Event> {
   private readonly capabilities: ModelCapabilities | undefined;
   private readonly input: Request;
   private readonly signal: AbortSignal | undefined;
+  /** The client's and this call's warning listeners. */
+  private readonly warn: (warning: ClientWarning) => void;
   private readonly provider: string;
   private readonly onRawEvent: ((payload: unknown) => void) | undefined;
   private phase: "start" | "attempt" | "follow" | "backoff" | "done" = "start";
@@ -117,12 +114,16 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     settings: StreamSettings,
     capabilities: ModelCapabilities | undefined,
     input: Request,
-    signal: AbortSignal | undefined,
+    call: StreamOptions | undefined,
   ) {
     this.settings = settings;
     this.capabilities = capabilities;
     this.input = input;
-    this.signal = signal;
+    this.signal = call?.signal;
+    const listeners = [settings.options.onWarning, call?.onWarning].filter((l) => l !== undefined);
+    this.warn = (warning) => {
+      for (const listener of listeners) listener(warning);
+    };
     this.provider = settings.options.provider;
     this.onRawEvent = settings.options.onRawEvent;
   }
@@ -385,20 +386,18 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     const { options } = this.settings;
     const provider = this.provider;
     const checked = applyCapabilities(options.provider, options.model, this.capabilities, this.input);
-    warnAll(options, checked.warnings);
+    for (const warning of checked.warnings) this.warn(warning);
     let request = checked.request;
     const paired = pairToolResults(request.items);
     if (paired.repairs.length > 0) {
       request = { ...request, items: paired.items };
-      warnAll(options, [
-        {
-          code: "repaired_history",
-          message: `${provider}: repaired tool-call pairing in the history (${paired.repairs
-            .map((r) => `${r.kind} ${r.callId}`)
-            .join(", ")})`,
-          detail: { repairs: paired.repairs },
-        },
-      ]);
+      this.warn({
+        code: "repaired_history",
+        message: `${provider}: repaired tool-call pairing in the history (${paired.repairs
+          .map((r) => `${r.kind} ${r.callId}`)
+          .join(", ")})`,
+        detail: { repairs: paired.repairs },
+      });
     }
     this.request = request;
     if (this.signal?.aborted) return this.cancel();
@@ -429,7 +428,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     let cancelled = false;
     const held: Event[] = [];
     try {
-      const stream = await this.adapter!.open(this.request!, controller.signal);
+      const stream = await this.adapter!.open(this.request!, controller.signal, this.warn);
       this.source = stream.payloads[Symbol.asyncIterator]();
       this.normalizer = stream.normalizer;
       let first = true;

@@ -98,7 +98,7 @@ export function createClientWithAdapter(
     model: options.model,
     stream(request: Request, streamOptions?: StreamOptions): AsyncIterable<Event> {
       if (capabilities === null) capabilities = findModelCapabilities(options.provider, options.model);
-      return runStream(settings, capabilities, request, streamOptions?.signal);
+      return runStream(settings, capabilities, request, streamOptions);
     },
   };
 }
@@ -138,7 +138,7 @@ function runStream(
   settings: StreamSettings,
   capabilities: ModelCapabilities | undefined,
   input: Request,
-  signal: AbortSignal | undefined,
+  call: StreamOptions | undefined,
 ): AsyncIterableIterator<Event> {
-  return new ClientStream(settings, capabilities, input, signal);
+  return new ClientStream(settings, capabilities, input, call);
 }

@@ -48,6 +48,13 @@ export {
   type ToolResultItem,
   userMessage,
 } from "./item.ts";
+export {
+  createModelClient,
+  type ModelClientOptions,
+  type ModelEndpoint,
+  modelEndpoint,
+  PLACEHOLDER_API_KEY,
+} from "./model-client.ts";
 export { isProviderKind } from "./model-info.ts";
 export {
   clearRegisteredSecrets,

@@ -99,7 +99,10 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   retry?: RetryOptions;
   timeout?: TimeoutOptions;
-  /** Receives warnings (retries are `retry` events on the stream). */
+  /**
+   * Receives the warnings of every call (retries are `retry` events on the
+   * stream); a call's own `StreamOptions.onWarning` receives its warnings too.
+   */
   onWarning?: (warning: ClientWarning) => void;
   /** Sees every raw provider payload (debugging, unknown events). */
   onRawEvent?: (payload: unknown) => void;
@@ -117,6 +120,12 @@ export interface ClientOptions {
 
 export interface StreamOptions {
   signal?: AbortSignal;
+  /**
+   * Receives this call's warnings (settings the model cannot take, history
+   * repaired), after the client's own `onWarning`: the caller that makes the
+   * request hears about it without wiring itself into the client.
+   */
+  onWarning?: (warning: ClientWarning) => void;
 }
 
 export interface LlmClient {

@@ -18,7 +18,7 @@ import {
 } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import { createTurnCollector, onTextDelta, onThinkingDelta, Timeline, type TurnResult } from "@yoi/timeline";
-import type { RetryEvent, TextDeltaEvent, ThinkingDeltaEvent, WorkerError } from "./events.ts";
+import type { RetryEvent, TextDeltaEvent, ThinkingDeltaEvent, WarningEvent, WorkerError } from "./events.ts";
 import { byteLength } from "./utf8.ts";
 
 export type ModelCallOutcome =
@@ -66,7 +66,7 @@ export interface ModelCallOptions {
   turnIndex: number;
   /** The worker's attempt number of this call (client retries count on from it). */
   attempt: number;
-  emit(event: TextDeltaEvent | ThinkingDeltaEvent | RetryEvent): void;
+  emit(event: TextDeltaEvent | ThinkingDeltaEvent | RetryEvent | WarningEvent): void;
 }
 
 /**
@@ -172,7 +172,14 @@ export class ModelCaller {
     const signal = AbortSignal.any([options.signal, bound.signal]);
     let thrown: unknown;
     try {
-      await this.#timeline.consume(options.client.stream(options.request, { signal }), signal);
+      await this.#timeline.consume(
+        options.client.stream(options.request, {
+          signal,
+          // What the request could not carry (a setting the model does not take) becomes a `warning` event.
+          onWarning: (warning) => this.#emit({ type: "warning", warning }),
+        }),
+        signal,
+      );
     } catch (error) {
       thrown = error;
     } finally {

@@ -3,7 +3,6 @@
  * model/tool loop (see README for the full contract).
  */
 import type {
-  ClientWarning,
   Item,
   LlmClient,
   Request,
@@ -212,15 +211,6 @@ export class Worker {
   /** Events as an async iterator, until `signal` aborts or the iterator is closed. */
   events(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<WorkerEvent> {
     return eventIterator((listener) => this.subscribe(listener), options.signal);
-  }
-
-  /**
-   * Forwards a client warning (pass this as the client's `onWarning`) as a
-   * `warning` event. Retries are not warnings: the client reports them on
-   * the stream and the worker forwards them as `retry` events.
-   */
-  handleClientWarning(warning: ClientWarning): void {
-    this.#emit({ type: "warning", warning });
   }
 
   /**

@@ -29,23 +29,18 @@ async function setup(provider: ProviderKind, script: Parameters<typeof startScri
   const server = await startScriptedServer({ provider, script, validate: true, splitPauseMs: 1 });
   servers.push(server);
   const events: WorkerEvent[] = [];
-  let worker: Worker | undefined;
   const client = createClient({
     provider,
     model: MODELS[provider],
     apiKey: "test-key-not-secret",
     baseURL: server.baseURL,
     retry: { initialDelayMs: 1, maxDelayMs: 5 },
-    onWarning: (w) => worker?.handleClientWarning(w),
   });
   return {
     server,
     client,
     events,
-    attach: (w: Worker) => {
-      worker = w;
-      return w.subscribe((e) => events.push(e));
-    },
+    attach: (w: Worker) => w.subscribe((e) => events.push(e)),
   };
 }
 
@@ -62,6 +57,17 @@ const readFile = defineTool({
 const PROVIDERS: ProviderKind[] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
 
 describe.each(PROVIDERS)("%s end to end", (provider) => {
+  it("hears the client's warnings about its own requests, with nothing wired", async () => {
+    const { server, events, attach, client } = await setup(provider, [{ type: "reply", text: "ok" }]);
+    // None of these models takes a reasoning effort: the client drops it and says so.
+    const worker = new Worker({ client, settings: { reasoning: { effort: "low" } } });
+    attach(worker);
+    expect((await worker.run("go")).status).toBe("completed");
+    expect(server.rejections).toEqual([]);
+    const warnings = events.flatMap((e) => (e.type === "warning" ? [e.warning.code] : []));
+    expect(warnings).toEqual(["unsupported_setting"]);
+  });
+
   it("runs a multi-turn loop with parallel tool calls and valid requests", async () => {
     const { server, client, events, attach } = await setup(provider, [
       {

@@ -1,3 +1,5 @@
+import { isAbsolute, join, resolve } from "node:path";
+
 /** A field path as segments: object keys and array indexes. */
 export type PathSegment = string | number;
 
@@ -38,4 +40,24 @@ export function valueAt(data: unknown, path: readonly PathSegment[]): unknown {
 /** A plain object (JSON object), not an array or null. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * Makes the paths of `scope` and `session` absolute, in place: `~` is the
+ * home directory, a relative path is relative to `cwd`.
+ */
+export function resolveConfigPaths(config: Record<string, unknown>, cwd: string, home: string): void {
+  const fix = (p: string) => {
+    if (p === "~") return home;
+    if (p.startsWith("~/")) return join(home, p.slice(2));
+    return isAbsolute(p) ? p : resolve(cwd, p);
+  };
+  const scope = config.scope as { root?: string; readRoots?: string[]; writeRoots?: string[] } | undefined;
+  if (scope) {
+    if (typeof scope.root === "string") scope.root = fix(scope.root);
+    if (Array.isArray(scope.readRoots)) scope.readRoots = scope.readRoots.map(fix);
+    if (Array.isArray(scope.writeRoots)) scope.writeRoots = scope.writeRoots.map(fix);
+  }
+  const session = config.session as { dir?: string } | undefined;
+  if (session && typeof session.dir === "string") session.dir = fix(session.dir);
 }

@@ -9,7 +9,6 @@ import {
   COMPACTION_RETAIN_PROMPT,
   COMPACTION_SUMMARY_PROMPT,
   COMPACTION_THRESHOLD_RATIO,
-  DEFAULT_PROVIDERS,
   INLINE_THRESHOLD_BYTES,
   SUMMARY_HEAD_LINES,
   SUMMARY_MAX_BYTES,
@@ -32,11 +31,13 @@ import {
 import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
 import { ModelPricingSchema } from "./pricing-schema.ts";
+import { builtinProviderConfigs } from "./provider-registry.ts";
 import {
   bool,
   boundedNumber,
   expecting,
   intAtLeast,
+  nonBlank,
   nonEmpty,
   nonNegativeInt,
   positiveInt,
@@ -46,200 +47,177 @@ import { TaskSchema } from "./task-schema.ts";
 
 const stringList = (what = "an array of strings") =>
   z.array(text("a string"), expecting(what)).meta({ description: "Replaced as a whole by a later source." });
+/** A fresh empty array for each parse: the parsed config belongs to its caller. */
+const noStrings = () => [];
 const obj = <S extends z.core.$ZodLooseShape>(shape: S) => z.strictObject(shape, expecting("an object"));
 
 /** `"<provider>/<model>"`; the model part may itself contain slashes (`openrouter/meta-llama/llama-3`). */
 export const MODEL_REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*\/\S+$/;
-const MODEL_REF_EXPECTED = 'a model as "<provider>/<model>", like "anthropic/claude-sonnet-4-5"';
+export const MODEL_REF_EXPECTED = 'a model as "<provider>/<model>", like "anthropic/claude-sonnet-4-5"';
 const modelRef = () => text(MODEL_REF_EXPECTED).regex(MODEL_REF_PATTERN, expecting(MODEL_REF_EXPECTED));
 
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const kindList = PROVIDER_KINDS.map((k) => `"${k}"`).join(", ");
 
-// Every section below is built when first used, not when the module loads: start-up builds only the
-// sections some source sets (load-config.ts takes the others' defaults from config-defaults.generated.ts).
 const ProviderKindSchema = z.enum(PROVIDER_KINDS, expecting(`one of ${kindList}`));
 
-const ProviderSchema = z.lazy(() =>
-  obj({
-    kind: ProviderKindSchema.optional().meta({
-      description:
-        "Which API the provider speaks. Required for a new provider; a built-in one has it already.",
-    }),
-    baseURL: z
-      .url({ ...expecting('an http(s) URL, like "http://localhost:11434/v1"'), protocol: /^https?$/ })
-      .optional()
-      .meta({ description: "API base URL (OpenAI-compatible servers: include /v1)." }),
-    apiKeyEnv: text('the name of an environment variable, like "OPENAI_API_KEY"')
-      .regex(ENV_NAME, expecting('the name of an environment variable, like "OPENAI_API_KEY"'))
-      .optional()
-      .meta({
-        description: "Name of the environment variable that holds the API key. Keys never go in a file.",
-      }),
-    headers: z
-      .record(
-        text("a header name"),
-        text("a string header value"),
-        expecting("an object of header names to strings"),
-      )
-      .optional()
-      .meta({ description: "Extra HTTP headers sent with every request." }),
+export const ProviderSchema = obj({
+  kind: ProviderKindSchema.optional().meta({
+    description: "Which API the provider speaks. Required for a new provider; a built-in one has it already.",
   }),
-);
+  baseURL: z
+    .url({ ...expecting('an http(s) URL, like "http://localhost:11434/v1"'), protocol: /^https?$/ })
+    .optional()
+    .meta({ description: "API base URL (OpenAI-compatible servers: include /v1)." }),
+  apiKeyEnv: text('the name of an environment variable, like "OPENAI_API_KEY"')
+    .regex(ENV_NAME, expecting('the name of an environment variable, like "OPENAI_API_KEY"'))
+    .optional()
+    .meta({
+      description: "Name of the environment variable that holds the API key. Keys never go in a file.",
+    }),
+  headers: z
+    .record(
+      text("a header name"),
+      text("a string header value"),
+      expecting("an object of header names to strings"),
+    )
+    .optional()
+    .meta({ description: "Extra HTTP headers sent with every request." }),
+});
 
-const CapabilitiesSchema = z.lazy(() =>
-  obj({
-    tools: bool().optional(),
-    parallelTools: bool().optional(),
-    reasoning: z
-      .enum(["effort", "budget", "none"], expecting('one of "effort", "budget", "none"'))
-      .optional(),
-    vision: bool().optional(),
-    promptCaching: bool().optional(),
-    systemMessagesAnywhere: bool().optional().meta({
-      description:
-        "Whether the server accepts a system message after the first turn. Default: OpenAI yes, OpenAI-compatible servers no (sent as marked user text).",
-    }),
+const CapabilitiesSchema = obj({
+  tools: bool().optional(),
+  parallelTools: bool().optional(),
+  reasoning: z.enum(["effort", "budget", "none"], expecting('one of "effort", "budget", "none"')).optional(),
+  vision: bool().optional(),
+  promptCaching: bool().optional(),
+  systemMessagesAnywhere: bool().optional().meta({
+    description:
+      "Whether the server accepts a system message after the first turn. Default: OpenAI yes, OpenAI-compatible servers no (sent as marked user text).",
   }),
-);
+});
 
-const ModelEntrySchema = z.lazy(() =>
-  obj({
-    provider: nonEmpty("a provider name from `providers` or a provider kind").meta({
-      description: "A provider name from `providers` (its kind serves the model) or a provider kind.",
-    }),
-    contextWindow: positiveInt()
-      .optional()
-      .meta({ description: "Context window in tokens. Required unless the id is in the built-in catalog." }),
-    maxOutputTokens: positiveInt()
-      .optional()
-      .meta({ description: "Max output tokens. Required unless the id is in the built-in catalog." }),
-    maxInputTokens: positiveInt().optional(),
-    aliases: z.array(nonEmpty("a model id"), expecting("an array of model ids")).optional(),
-    capabilities: CapabilitiesSchema.optional().meta({
-      description: "Overrides the catalog's capabilities; a new model defaults to tools only.",
-    }),
-    pricing: ModelPricingSchema.optional(),
+const ModelEntrySchema = obj({
+  provider: nonEmpty("a provider name from `providers` or a provider kind").meta({
+    description: "A provider name from `providers` (its kind serves the model) or a provider kind.",
   }),
-);
+  contextWindow: positiveInt()
+    .optional()
+    .meta({ description: "Context window in tokens. Required unless the id is in the built-in catalog." }),
+  maxOutputTokens: positiveInt()
+    .optional()
+    .meta({ description: "Max output tokens. Required unless the id is in the built-in catalog." }),
+  maxInputTokens: positiveInt().optional(),
+  aliases: z.array(nonEmpty("a model id"), expecting("an array of model ids")).optional(),
+  capabilities: CapabilitiesSchema.optional().meta({
+    description: "Overrides the catalog's capabilities; a new model defaults to tools only.",
+  }),
+  pricing: ModelPricingSchema.optional(),
+});
 
-const ReasoningSchema = z.lazy(() =>
-  obj({
-    effort: z
-      .enum(
-        ["none", "minimal", "low", "medium", "high"],
-        expecting('one of "none", "minimal", "low", "medium", "high"'),
-      )
-      .optional()
-      .meta({ description: "For effort-controlled models (OpenAI, Gemini 3)." }),
-    budgetTokens: nonNegativeInt().optional().meta({
-      description: "Thinking budget in tokens for budget-controlled models (Claude, Gemini 2.5); 0 = off.",
-    }),
+const ReasoningSchema = obj({
+  effort: z
+    .enum(
+      ["none", "minimal", "low", "medium", "high"],
+      expecting('one of "none", "minimal", "low", "medium", "high"'),
+    )
+    .optional()
+    .meta({ description: "For effort-controlled models (OpenAI, Gemini 3)." }),
+  budgetTokens: nonNegativeInt().optional().meta({
+    description: "Thinking budget in tokens for budget-controlled models (Claude, Gemini 2.5); 0 = off.",
   }),
-);
+});
 
-const WorkerSchema = z.lazy(() =>
-  obj({
-    maxTokens: positiveInt()
-      .default(WORKER_MAX_TOKENS)
-      .meta({ description: "max_tokens of each model request." }),
-    maxTurns: positiveInt()
-      .default(WORKER_MAX_TURNS)
-      .meta({ description: "Most model turns in one submit." }),
-    temperature: boundedNumber("a number from 0 to 2", { gte: 0, lte: 2 }).optional(),
-    topP: boundedNumber("a number greater than 0 and at most 1", { gt: 0, lte: 1 }).optional(),
-    reasoning: ReasoningSchema.optional(),
-    toolTimeoutMs: positiveInt()
-      .default(TOOL_TIMEOUT_MS)
-      .meta({ description: "Wall-clock limit of one tool call." }),
-    maxToolCallsPerResponse: positiveInt().default(WORKER_MAX_TOOL_CALLS_PER_RESPONSE).meta({
-      description:
-        "Most tool calls of one model response that run; each further call gets an error result saying so.",
-    }),
-    toolConcurrency: positiveInt()
-      .default(WORKER_TOOL_CONCURRENCY)
-      .meta({ description: "Most tool calls running at once; the others wait, in call order." }),
-    maxResponseBytes: positiveInt().default(WORKER_MAX_RESPONSE_BYTES).meta({
-      description:
-        "Most bytes of one model response (text, reasoning and tool arguments together); past it the run fails.",
-    }),
-    maxToolArgumentBytes: positiveInt().default(WORKER_MAX_TOOL_ARGUMENT_BYTES).meta({
-      description: "Most bytes of one tool call's arguments; past it the call gets an error result.",
-    }),
-    maxMcpResultBytes: positiveInt()
-      .default(WORKER_MAX_MCP_RESULT_BYTES)
-      .meta({ description: "Most bytes of one MCP tool result; past it the call gets an error result." }),
+const WorkerSchema = obj({
+  maxTokens: positiveInt()
+    .default(WORKER_MAX_TOKENS)
+    .meta({ description: "max_tokens of each model request." }),
+  maxTurns: positiveInt().default(WORKER_MAX_TURNS).meta({ description: "Most model turns in one submit." }),
+  temperature: boundedNumber("a number from 0 to 2", { gte: 0, lte: 2 }).optional(),
+  topP: boundedNumber("a number greater than 0 and at most 1", { gt: 0, lte: 1 }).optional(),
+  reasoning: ReasoningSchema.optional(),
+  toolTimeoutMs: positiveInt()
+    .default(TOOL_TIMEOUT_MS)
+    .meta({ description: "Wall-clock limit of one tool call." }),
+  maxToolCallsPerResponse: positiveInt().default(WORKER_MAX_TOOL_CALLS_PER_RESPONSE).meta({
+    description:
+      "Most tool calls of one model response that run; each further call gets an error result saying so.",
   }),
-);
+  toolConcurrency: positiveInt()
+    .default(WORKER_TOOL_CONCURRENCY)
+    .meta({ description: "Most tool calls running at once; the others wait, in call order." }),
+  maxResponseBytes: positiveInt().default(WORKER_MAX_RESPONSE_BYTES).meta({
+    description:
+      "Most bytes of one model response (text, reasoning and tool arguments together); past it the run fails.",
+  }),
+  maxToolArgumentBytes: positiveInt().default(WORKER_MAX_TOOL_ARGUMENT_BYTES).meta({
+    description: "Most bytes of one tool call's arguments; past it the call gets an error result.",
+  }),
+  maxMcpResultBytes: positiveInt()
+    .default(WORKER_MAX_MCP_RESULT_BYTES)
+    .meta({ description: "Most bytes of one MCP tool result; past it the call gets an error result." }),
+});
 
-const ToolOutputSchema = z.lazy(() =>
-  obj({
-    maxBytes: positiveInt().default(TOOL_OUTPUT_MAX_BYTES),
-    inlineThresholdBytes: positiveInt().default(INLINE_THRESHOLD_BYTES),
-    summaryMaxBytes: positiveInt().default(SUMMARY_MAX_BYTES),
-    headLines: nonNegativeInt().default(SUMMARY_HEAD_LINES),
-    tailLines: nonNegativeInt().default(SUMMARY_TAIL_LINES),
-  }),
-);
+const ToolOutputSchema = obj({
+  maxBytes: positiveInt().default(TOOL_OUTPUT_MAX_BYTES),
+  inlineThresholdBytes: positiveInt().default(INLINE_THRESHOLD_BYTES),
+  summaryMaxBytes: positiveInt().default(SUMMARY_MAX_BYTES),
+  headLines: nonNegativeInt().default(SUMMARY_HEAD_LINES),
+  tailLines: nonNegativeInt().default(SUMMARY_TAIL_LINES),
+});
 
-const ToolOutputCacheSchema = z.lazy(() =>
-  obj({
-    enabled: bool().default(TOOL_OUTPUT_CACHE_ENABLED),
-    contextBudgetTokens: positiveInt("a positive integer or null")
-      .nullable()
-      .default(null)
-      .meta({ description: "null: clamp(contextWindow * 0.25, 20000, 60000)." }),
-    maxMessageBytes: intAtLeast(TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES).default(
-      TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
-    ),
-    maxLineLength: intAtLeast(TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
-    deleteUnreferencedRefs: bool().default(false).meta({
-      description:
-        "Delete stored tool outputs that no history references after a compaction. Off keeps them for yoi inspect and the session log.",
-    }),
-    storedView: z.enum(["summary", "view"], expecting('one of "summary", "view"')).default("summary").meta({
-      description:
-        'What the model sees of a stored tool output: "summary" = the short summary the worker writes (read more with inspect), "view" = up to maxMessageBytes of the output itself.',
-    }),
+/** The `toolOutputCache` section: how much of older tool outputs stays in context (docs/design/context-management.md#the-tool-output-cache). */
+export const ToolOutputCacheSchema = obj({
+  enabled: bool().default(TOOL_OUTPUT_CACHE_ENABLED),
+  contextBudgetTokens: positiveInt("a positive integer or null")
+    .nullable()
+    .default(null)
+    .meta({ description: "null: clamp(contextWindow * 0.25, 20000, 60000)." }),
+  maxMessageBytes: intAtLeast(TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES).default(
+    TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  ),
+  maxLineLength: intAtLeast(TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+  deleteUnreferencedRefs: bool().default(false).meta({
+    description:
+      "Delete stored tool outputs that no history references after a compaction. Off keeps them for yoi inspect and the session log.",
   }),
-);
+  storedView: z.enum(["summary", "view"], expecting('one of "summary", "view"')).default("summary").meta({
+    description:
+      'What the model sees of a stored tool output: "summary" = the short summary the worker writes (read more with inspect), "view" = up to maxMessageBytes of the output itself.',
+  }),
+});
 
 const RATIO = "a number greater than 0 and at most 1";
-const CompactionSchema = z.lazy(() =>
-  obj({
-    enabled: bool().default(COMPACTION_ENABLED),
-    auto: bool().default(COMPACTION_AUTO),
-    thresholdRatio: boundedNumber(RATIO, { gt: 0, lte: 1 }).default(COMPACTION_THRESHOLD_RATIO),
-    model: modelRef()
-      .nullable()
-      .default(null)
-      .meta({ description: "Model for the summary call; null: the session's." }),
-    summaryPrompt: nonEmpty("a non-empty string").default(COMPACTION_SUMMARY_PROMPT),
-    summaryDirectives: stringList().default([]),
-    retainPrompt: nonEmpty("a non-empty string, or null to turn retain off")
-      .nullable()
-      .default(COMPACTION_RETAIN_PROMPT),
-    retainDirectives: stringList().default([]),
-    retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
-  }),
-);
+/** The `compaction` section: when and how history is summarized (docs/design/context-management.md#compaction). */
+export const CompactionSchema = obj({
+  enabled: bool().default(COMPACTION_ENABLED),
+  auto: bool().default(COMPACTION_AUTO),
+  thresholdRatio: boundedNumber(RATIO, { gt: 0, lte: 1 }).default(COMPACTION_THRESHOLD_RATIO),
+  model: modelRef()
+    .nullable()
+    .default(null)
+    .meta({ description: "Model for the summary call; null: the session's." }),
+  summaryPrompt: nonBlank("a non-empty string").default(COMPACTION_SUMMARY_PROMPT),
+  summaryDirectives: stringList().default(noStrings),
+  retainPrompt: nonBlank("a non-empty string, or null to turn retain off")
+    .nullable()
+    .default(COMPACTION_RETAIN_PROMPT),
+  retainDirectives: stringList().default(noStrings),
+  retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
+});
 
-const ScopeSchema = z.lazy(() =>
-  obj({
-    root: nonEmpty("a directory path")
-      .optional()
-      .meta({ description: "Scope root (default: the working directory)." }),
-    readRoots: stringList("an array of directory paths").optional(),
-    writeRoots: stringList("an array of directory paths").optional(),
-  }),
-);
+const ScopeSchema = obj({
+  root: nonEmpty("a directory path")
+    .optional()
+    .meta({ description: "Scope root (default: the working directory)." }),
+  readRoots: stringList("an array of directory paths").optional(),
+  writeRoots: stringList("an array of directory paths").optional(),
+});
 
-const SessionSchema = z.lazy(() =>
-  obj({
-    dir: nonEmpty("a directory path").optional().meta({ description: "Where session logs are written." }),
-  }),
-);
+const SessionSchema = obj({
+  dir: nonEmpty("a directory path").optional().meta({ description: "Where session logs are written." }),
+});
 
 /**
  * One source's config (a file, the env, overrides): every field optional,
@@ -249,24 +227,16 @@ const SessionSchema = z.lazy(() =>
 export const ConfigLayerSchema = obj({
   $schema: text().optional().meta({ description: "JSON Schema URL or path, for editors." }),
   providers: z
-    .lazy(() =>
-      z.record(
-        text().regex(PROVIDER_NAME, expecting("a provider name of letters, digits, '.', '_' or '-'")),
-        ProviderSchema,
-        expecting("an object of provider names to providers"),
-      ),
+    .record(
+      text().regex(PROVIDER_NAME, expecting("a provider name of letters, digits, '.', '_' or '-'")),
+      ProviderSchema,
+      expecting("an object of provider names to providers"),
     )
-    .default(() => structuredClone(DEFAULT_PROVIDERS) as Record<string, { kind: ProviderKind }>),
-  model: z.lazy(modelRef).optional().meta({ description: 'Default model, "<provider>/<model>".' }),
+    .default(builtinProviderConfigs),
+  model: modelRef().optional().meta({ description: 'Default model, "<provider>/<model>".' }),
   models: z
-    .lazy(() =>
-      z.record(
-        nonEmpty("a model id"),
-        ModelEntrySchema,
-        expecting("an object of model ids to model entries"),
-      ),
-    )
-    .default({}),
+    .record(nonEmpty("a model id"), ModelEntrySchema, expecting("an object of model ids to model entries"))
+    .default(() => ({})),
   worker: WorkerSchema.prefault({}),
   toolOutput: ToolOutputSchema.prefault({}),
   toolOutputCache: ToolOutputCacheSchema.prefault({}),
@@ -367,74 +337,14 @@ export function providerKindOf(
  * is the default config. Cross-field references (a model naming a declared
  * provider) are checked too.
  */
-export const ConfigSchema = z.lazy(() =>
-  z.preprocess(
-    withBuiltinProviders,
-    ConfigLayerSchema.superRefine((config, ctx) => {
-      for (const p of checkReferences(config))
-        ctx.addIssue({ code: "custom", path: p.path, message: p.expected });
-    }),
-  ),
+export const ConfigSchema = z.preprocess(
+  withBuiltinProviders,
+  ConfigLayerSchema.superRefine((config, ctx) => {
+    for (const p of checkReferences(config))
+      ctx.addIssue({ code: "custom", path: p.path, message: p.expected });
+  }),
 ) as unknown as z.ZodType<Config, ConfigInput>;
 // The cast narrows `providers[*].kind` to required, which the refinement above guarantees.
-
-/**
- * Checks each section of `value` that `sections` names against its own
- * schema (in the layer schema's order, as its strict object would), and
- * reports keys the layer schema does not know: `ConfigLayerSchema`'s
- * parse of a layer, building only the named sections' schemas. `parsed`
- * holds those sections' parsed values.
- */
-export function parseConfigSections(
-  value: Readonly<Record<string, unknown>>,
-  sections: ReadonlySet<string>,
-): { parsed: Record<string, unknown>; issues: z.core.$ZodIssue[] } {
-  const shape: Record<string, z.ZodType> = ConfigLayerSchema.shape;
-  const parsed: Record<string, unknown> = {};
-  const issues: z.core.$ZodIssue[] = [];
-  for (const key of Object.keys(shape)) {
-    if (!sections.has(key)) continue;
-    const result = shape[key]!.safeParse(value[key]);
-    if (result.success) parsed[key] = result.data;
-    else for (const issue of result.error.issues) issues.push({ ...issue, path: [key, ...issue.path] });
-  }
-  const unknown = Object.keys(value).filter((key) => !Object.hasOwn(shape, key));
-  if (unknown.length > 0)
-    issues.push({
-      code: "unrecognized_keys",
-      keys: unknown,
-      path: [],
-      message: "unknown keys",
-      input: value,
-    });
-  return { parsed, issues };
-}
-
-/**
- * `ConfigSchema.safeParse(merged)` for a config that holds every section's
- * defaults with its sources merged in (load-config.ts), checking only the
- * sections in `changed`: the others hold their defaults, which parse to
- * themselves. Start-up then builds the schemas of the sections some source
- * sets, not all of them; a test holds the two parses equal.
- */
-export function parseMergedConfig(
-  merged: Readonly<Record<string, unknown>>,
-  changed: ReadonlySet<string>,
-): { success: true; data: Config } | { success: false; issues: z.core.$ZodIssue[] } {
-  const input = withBuiltinProviders(merged) as Record<string, unknown>;
-  const { parsed, issues } = parseConfigSections(input, changed);
-  if (issues.length > 0) return { success: false, issues };
-  const data: Record<string, unknown> = {};
-  for (const key of Object.keys(ConfigLayerSchema.shape))
-    if (Object.hasOwn(parsed, key)) data[key] = parsed[key];
-    else if (input[key] !== undefined) data[key] = input[key];
-  const problems = checkReferences(data as ConfigShape);
-  if (problems.length === 0) return { success: true, data: data as Config };
-  return {
-    success: false,
-    issues: problems.map((p) => ({ code: "custom", path: p.path, message: p.expected, input: undefined })),
-  };
-}
 
 /** The built-in providers stay declared when a config adds its own (an entry may change one field of one). */
 function withBuiltinProviders(input: unknown): unknown {
@@ -442,7 +352,7 @@ function withBuiltinProviders(input: unknown): unknown {
   const given = (input as { providers?: unknown }).providers;
   if (given === undefined) return input;
   if (given === null || typeof given !== "object" || Array.isArray(given)) return input;
-  const providers: Record<string, unknown> = structuredClone(DEFAULT_PROVIDERS) as Record<string, unknown>;
+  const providers: Record<string, unknown> = builtinProviderConfigs();
   for (const [name, entry] of Object.entries(given)) {
     const builtin = providers[name];
     providers[name] =
@@ -462,12 +372,19 @@ export type ModelEntryConfig = Config["models"][string];
 export type WorkerConfig = Config["worker"];
 export type ToolOutputConfig = Config["toolOutput"];
 /**
- * The `toolOutputCache` section, defaults filled
- * (docs/design/context-management.md#the-tool-output-cache).
+ * The `toolOutputCache` section, defaults filled (the output of {@link ToolOutputCacheSchema};
+ * docs/design/context-management.md#the-tool-output-cache).
  */
 export type ToolOutputCacheConfig = Config["toolOutputCache"];
-/** The `compaction` section, defaults filled (docs/design/context-management.md#compaction). */
+/**
+ * The `compaction` section, defaults filled (the output of {@link CompactionSchema};
+ * docs/design/context-management.md#compaction).
+ */
 export type CompactionConfig = Config["compaction"];
+/** The `toolOutputCache` section as a caller writes it: every field optional. */
+export type ToolOutputCacheConfigInput = z.input<typeof ToolOutputCacheSchema>;
+/** The `compaction` section as a caller writes it: every field optional. */
+export type CompactionConfigInput = z.input<typeof CompactionSchema>;
 export type PermissionsConfig = Config["permissions"];
 export type PermissionRule = PermissionsConfig["rules"][number];
 export type ScopeConfig = Config["scope"];

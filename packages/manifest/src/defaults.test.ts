@@ -86,9 +86,13 @@ describe("named defaults", () => {
     a.providers.openai!.apiKeyEnv = "CHANGED";
     a.permissions.default.bash = "allow";
     a.permissions.rules.push({ tool: "bash", action: "allow" });
+    a.compaction.summaryDirectives.push("changed");
+    a.models.x = { provider: "openai", contextWindow: 1, maxOutputTokens: 1 };
     const b = ConfigSchema.parse({});
     expect(b.providers.openai!.apiKeyEnv).toBe("OPENAI_API_KEY");
     expect(b.permissions).toEqual({ mode: "default", rules: [], default: {} });
+    expect(b.compaction.summaryDirectives).toEqual([]);
+    expect(b.models).toEqual({});
   });
 });
 

@@ -116,13 +116,6 @@ export const TOOLS_WARN_COUNT = 128;
 /** Bytes of tool definitions (names, descriptions, schemas) past which a warning says so. */
 export const TOOLS_WARN_BYTES = 256 * 1024;
 
-/** Built-in provider entries, each keyed by the name used in `"<provider>/<model>"` refs. */
-export const DEFAULT_PROVIDERS = Object.freeze({
-  openai: Object.freeze({ kind: "openai-responses", apiKeyEnv: "OPENAI_API_KEY" }),
-  anthropic: Object.freeze({ kind: "anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" }),
-  gemini: Object.freeze({ kind: "gemini", apiKeyEnv: "GEMINI_API_KEY" }),
-} as const);
-
 /** Directory under the home directory and under a project that holds yoi's config. */
 export const CONFIG_DIR_NAME = ".yoi";
 /** Config file name inside {@link CONFIG_DIR_NAME} (JSON with comments and trailing commas). */

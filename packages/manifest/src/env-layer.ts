@@ -2,6 +2,7 @@ import type { ConfigIssue } from "./config-error.ts";
 import { makeIssue } from "./config-error.ts";
 import { formatPath, isPlainObject, type PathSegment } from "./config-path.ts";
 import { ConfigLayerSchema } from "./config-schema.ts";
+import { PROVIDER_REGISTRY } from "./provider-registry.ts";
 import { leafKindAt } from "./schema-walk.ts";
 import { isSecretPath } from "./validate-layer.ts";
 
@@ -22,6 +23,11 @@ export interface EnvVariable {
  * `true/false`, `1/0`, `yes/no`, `on/off`; `null` for fields that take null;
  * arrays and objects as JSON; strings as they are. An empty value counts as
  * unset. Other `YOI_*` variables are not config and are ignored.
+ *
+ * The built-in providers' own base-URL variables (`OPENAI_BASE_URL`,
+ * `ANTHROPIC_BASE_URL`, `GOOGLE_GEMINI_BASE_URL`; see PROVIDER_REGISTRY),
+ * which their SDKs honour too, set `providers.<name>.baseURL`, over a
+ * `YOI_CONFIG__providers__<name>__baseURL`.
  */
 export const ENV_VARIABLES: readonly EnvVariable[] = Object.freeze([
   { name: "YOI_MODEL", path: "model" },
@@ -97,6 +103,13 @@ export function readEnvLayer(env: Readonly<Record<string, string | undefined>>, 
     }
     setAt(value, path, converted.value);
     origins.set(formatPath(path), name);
+  }
+  for (const provider of PROVIDER_REGISTRY) {
+    const url = env[provider.baseURLEnv]?.trim();
+    if (!url) continue;
+    const path = ["providers", provider.name, "baseURL"];
+    setAt(value, path, url);
+    origins.set(formatPath(path), provider.baseURLEnv);
   }
   return { value, origins, issues };
 }

@@ -19,8 +19,6 @@ const SERVER_NAME_EXPECTED = "a server name of 1-32 letters, digits, '_' or '-'"
 const stringMap = (what: string) =>
   z.record(z.string(), z.string(expecting(`a string ${what} value`)), expecting(`an object of ${what}s`));
 
-// Every schema here is built when first used (a config that sets the section, a server being started),
-// not when the module loads.
 const common = () => ({
   disabled: z.boolean(expecting("true or false")).optional().meta({ description: "Leave the server off." }),
   startupTimeoutMs: positiveInt()
@@ -32,40 +30,36 @@ const common = () => ({
 });
 
 /** A server yoi starts and talks to over stdin/stdout. */
-export const McpStdioServerSchema = z.lazy(() =>
-  z.strictObject(
-    {
-      type: z.literal("stdio", expecting('"stdio"')).optional(),
-      command: nonEmpty('the program to run, like "node" or "uvx"'),
-      args: z.array(z.string(expecting("a string")), expecting("an array of strings")).optional(),
-      env: stringMap("environment variable")
-        .optional()
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax of the config.
-        .meta({ description: "Added to a minimal environment; ${VAR} expands from yoi's environment." }),
-      cwd: z
-        .string(expecting("a directory path"))
-        .optional()
-        .meta({ description: "Default: the project root." }),
-      ...common(),
-    },
-    expecting("an object"),
-  ),
+export const McpStdioServerSchema = z.strictObject(
+  {
+    type: z.literal("stdio", expecting('"stdio"')).optional(),
+    command: nonEmpty('the program to run, like "node" or "uvx"'),
+    args: z.array(z.string(expecting("a string")), expecting("an array of strings")).optional(),
+    env: stringMap("environment variable")
+      .optional()
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax of the config.
+      .meta({ description: "Added to a minimal environment; ${VAR} expands from yoi's environment." }),
+    cwd: z
+      .string(expecting("a directory path"))
+      .optional()
+      .meta({ description: "Default: the project root." }),
+    ...common(),
+  },
+  expecting("an object"),
 );
 
 /** A server reached over Streamable HTTP (falling back to SSE for old servers). */
-export const McpHttpServerSchema = z.lazy(() =>
-  z.strictObject(
-    {
-      type: z.enum(["http", "sse"], expecting('"http" or "sse"')).optional(),
-      url: z.url({ ...expecting('an http(s) URL, like "http://127.0.0.1:8931/mcp"'), protocol: /^https?$/ }),
-      headers: stringMap("header")
-        .optional()
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax of the config.
-        .meta({ description: "Sent with every request; ${VAR} expands from yoi's environment." }),
-      ...common(),
-    },
-    expecting("an object"),
-  ),
+export const McpHttpServerSchema = z.strictObject(
+  {
+    type: z.enum(["http", "sse"], expecting('"http" or "sse"')).optional(),
+    url: z.url({ ...expecting('an http(s) URL, like "http://127.0.0.1:8931/mcp"'), protocol: /^https?$/ }),
+    headers: stringMap("header")
+      .optional()
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax of the config.
+      .meta({ description: "Sent with every request; ${VAR} expands from yoi's environment." }),
+    ...common(),
+  },
+  expecting("an object"),
 );
 
 /** One `mcpServers` entry, checked. */
@@ -73,17 +67,15 @@ export type McpServerConfig = z.output<typeof McpStdioServerSchema> | z.output<t
 
 /** The `mcpServers` config section as the layer schema checks it: names, and an object each. */
 export const McpServersSchema = z
-  .lazy(() =>
-    z.record(
-      z.string().regex(MCP_SERVER_NAME_PATTERN, expecting(SERVER_NAME_EXPECTED)),
-      z.looseObject(
-        {},
-        expecting('an object with "command" (a program yoi starts) or "url" (a Streamable HTTP server)'),
-      ),
-      expecting("an object of server names to servers"),
+  .record(
+    z.string().regex(MCP_SERVER_NAME_PATTERN, expecting(SERVER_NAME_EXPECTED)),
+    z.looseObject(
+      {},
+      expecting('an object with "command" (a program yoi starts) or "url" (a Streamable HTTP server)'),
     ),
+    expecting("an object of server names to servers"),
   )
-  .default({})
+  .default(() => ({}))
   .meta({
     description:
       'MCP servers: { "<name>": { "command": "...", "args": [...], "env": {...} } or { "url": "...", "headers": {...} } }. Their tools are mcp__<name>__<tool>.',
@@ -148,34 +140,30 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
 export const HOOK_EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart"] as const;
 export type HookEventName = (typeof HOOK_EVENTS)[number];
 
-const HookCommandSchema = z.lazy(() =>
-  z.strictObject(
-    {
-      command: nonEmpty("a shell command").meta({
-        description: "Run with sh -c in the project root; the event arrives as JSON on stdin.",
-      }),
-      matcher: z.string(expecting('a glob on the tool name, like "bash" or "mcp__*"')).optional().meta({
-        description:
-          'PreToolUse/PostToolUse: glob on the tool name ("bash", "mcp__fs__*"). Default: every tool.',
-      }),
-      timeoutMs: positiveInt().optional().meta({ description: "Killed after this long. Default 60000." }),
-    },
-    expecting("an object"),
-  ),
+const HookCommandSchema = z.strictObject(
+  {
+    command: nonEmpty("a shell command").meta({
+      description: "Run with sh -c in the project root; the event arrives as JSON on stdin.",
+    }),
+    matcher: z.string(expecting('a glob on the tool name, like "bash" or "mcp__*"')).optional().meta({
+      description:
+        'PreToolUse/PostToolUse: glob on the tool name ("bash", "mcp__fs__*"). Default: every tool.',
+    }),
+    timeoutMs: positiveInt().optional().meta({ description: "Killed after this long. Default 60000." }),
+  },
+  expecting("an object"),
 );
 
 /** The `hooks` config section: event name to a list of commands. */
 export const HooksSchema = z
-  .lazy(() =>
-    z.strictObject(
-      Object.fromEntries(
-        HOOK_EVENTS.map((event) => [
-          event,
-          z.array(HookCommandSchema, expecting('an array of hooks ({ "command": ... })')).optional(),
-        ]),
-      ) as Record<HookEventName, z.ZodOptional<z.ZodArray<typeof HookCommandSchema>>>,
-      expecting(`an object of events (${HOOK_EVENTS.join(", ")}) to lists of hooks`),
-    ),
+  .strictObject(
+    Object.fromEntries(
+      HOOK_EVENTS.map((event) => [
+        event,
+        z.array(HookCommandSchema, expecting('an array of hooks ({ "command": ... })')).optional(),
+      ]),
+    ) as Record<HookEventName, z.ZodOptional<z.ZodArray<typeof HookCommandSchema>>>,
+    expecting(`an object of events (${HOOK_EVENTS.join(", ")}) to lists of hooks`),
   )
   .prefault({})
   .meta({

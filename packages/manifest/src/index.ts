@@ -7,6 +7,7 @@ export type { ConfigIssue, ConfigIssueCode } from "./config-error.ts";
 export { ConfigError } from "./config-error.ts";
 export type {
   CompactionConfig,
+  CompactionConfigInput,
   Config,
   ConfigInput,
   ModelEntryConfig,
@@ -19,10 +20,11 @@ export type {
   SessionConfig,
   TaskConfig,
   ToolOutputCacheConfig,
+  ToolOutputCacheConfigInput,
   ToolOutputConfig,
   WorkerConfig,
 } from "./config-schema.ts";
-export { ConfigSchema, parseModelRef } from "./config-schema.ts";
+export { CompactionSchema, ConfigSchema, parseModelRef, ToolOutputCacheSchema } from "./config-schema.ts";
 export {
   BYTES_PER_TOKEN_ESTIMATE,
   COMPACTION_AUTO,
@@ -33,7 +35,6 @@ export {
   COMPACTION_THRESHOLD_RATIO,
   CONFIG_DIR_NAME,
   CONFIG_FILE_NAME,
-  DEFAULT_PROVIDERS,
   estimateTokens,
   INLINE_THRESHOLD_BYTES,
   SUMMARY_HEAD_LINES,
@@ -75,8 +76,9 @@ export {
 } from "./extensions-schema.ts";
 export { formatConfig } from "./format-config.ts";
 export { configJsonSchema } from "./json-schema.ts";
-export type { ConfigFiles, LoadConfigOptions, LoadedConfig } from "./load-config.ts";
-export { loadConfig, readConfigFiles } from "./load-config.ts";
+export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";
+export { loadConfig } from "./load-config.ts";
+export { type ModelChoice, withModel } from "./model-choice.ts";
 export {
   PERMISSION_MODES,
   type PermissionAction,
@@ -85,4 +87,12 @@ export {
   type SandboxSettings,
   sandboxSettings,
 } from "./permissions-schema.ts";
+export type { ProjectSettings, ProjectTrust } from "./project-trust.ts";
+export {
+  builtinProvider,
+  isCustomServer,
+  PROVIDER_REGISTRY,
+  type ProviderInfo,
+  providerOfKind,
+} from "./provider-registry.ts";
 export { TASK_MAX_DEPTH, TASK_MAX_TURNS, TASK_TIMEOUT_MS, TaskSchema } from "./task-schema.ts";

@@ -5,7 +5,7 @@ import { ConfigLayerSchema } from "./config-schema.ts";
  * JSON Schema (draft 2020-12) of a yoi config file, for editors: point a
  * file's `"$schema"` at `@yoi/manifest/config.schema.json` for completion and
  * checks. Generated from the zod schema (input side: every field optional,
- * defaults listed); `schema/config.schema.json` is this, checked in.
+ * defaults listed); the build writes it to `dist/config.schema.json`.
  */
 export function configJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(ConfigLayerSchema, {

@@ -1,13 +1,10 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ConfigDirs, makeConfigDirs } from "./__tests__/config-dirs.ts";
-import { ConfigError } from "./config-error.ts";
 import { ConfigLayerSchema, ConfigSchema } from "./config-schema.ts";
 import { buildModelCatalog } from "./effective-catalog.ts";
 import { ENV_VARIABLES } from "./env-layer.ts";
 import { formatConfig } from "./format-config.ts";
-import { loadConfig, readConfigFiles } from "./load-config.ts";
+import { loadConfig } from "./load-config.ts";
 import { schemaAt } from "./schema-walk.ts";
 
 let dirs: ConfigDirs;
@@ -168,45 +165,6 @@ describe("loadConfig: sources and precedence", () => {
   });
 });
 
-describe("readConfigFiles: the files read once for several loads", () => {
-  it("loads what loadConfig reads itself, with other overrides each time, and never reads again", async () => {
-    dirs.writeUser(`{ "worker": { "maxTurns": 10 } }`);
-    dirs.writeProject(`{ "model": "anthropic/claude-sonnet-4-5" }`);
-    const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
-    expect(files.found).toEqual([dirs.userFile, dirs.projectFile]);
-    expect(await loadConfig({ files, env: {} })).toEqual(await load());
-    const withOverride = await loadConfig({ files, env: {}, overrides: { worker: { maxTurns: 3 } } });
-    expect(withOverride.config.worker.maxTurns).toBe(3);
-    expect(withOverride.sources["worker.maxTurns"]).toBe("override");
-    // A later edit is not seen by loads over the same read: they agree with one another.
-    dirs.writeUser(`{ "worker": { "maxTurns": 99 } }`);
-    expect((await loadConfig({ files, env: {} })).config.worker.maxTurns).toBe(10);
-    expect((await load()).config.worker.maxTurns).toBe(99);
-  });
-
-  it("keeps each problem of reading for the load, which reports it", async () => {
-    dirs.writeUser(`{ "worker": { "maxTurns": 10 } }`);
-    dirs.writeProject("{}");
-    writeFileSync(join(dirs.cwd, ".yoi", "config.json"), "{}");
-    const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
-    const err = await loadConfig({ files, env: {} }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).code).toBe("ambiguous_file");
-    expect((err as ConfigError).message).toBe(
-      ((await load().catch((e: unknown) => e)) as ConfigError).message,
-    );
-  });
-
-  it("refuses other directories than the files were read for", async () => {
-    const files = await readConfigFiles({ homeDir: dirs.home, cwd: dirs.cwd });
-    expect(files.found).toEqual([]);
-    await expect(loadConfig({ files, cwd: dirs.home, env: {} })).rejects.toThrow(
-      /files were read for cwd .* pass those or leave cwd and homeDir out/,
-    );
-    expect((await loadConfig({ files, cwd: dirs.cwd, homeDir: dirs.home, env: {} })).files).toEqual([]);
-  });
-});
-
 describe("loadConfig: environment", () => {
   it("maps the named variables with their types", async () => {
     const { config, sources } = await load({
@@ -266,6 +224,25 @@ describe("loadConfig: environment", () => {
     const { config, sources } = await load({ env: { YOI_CONFIG__sandbox__network: "true" } });
     expect(config.sandbox).toEqual({ enabled: true, network: true });
     expect(sources["sandbox.network"]).toBe("env:YOI_CONFIG__sandbox__network");
+  });
+
+  it("reads the built-in providers' own base-URL variables, over YOI_CONFIG__ ones", async () => {
+    const { config, sources } = await load({
+      env: {
+        ANTHROPIC_BASE_URL: "http://127.0.0.1:9/",
+        OPENAI_BASE_URL: " ",
+        YOI_CONFIG__providers__anthropic__baseURL: "http://127.0.0.1:8/",
+        YOI_CONFIG__providers__gemini__baseURL: "http://127.0.0.1:7/",
+      },
+    });
+    expect(config.providers.anthropic?.baseURL).toBe("http://127.0.0.1:9/");
+    expect(sources["providers.anthropic.baseURL"]).toBe("env:ANTHROPIC_BASE_URL");
+    expect(config.providers.openai?.baseURL).toBeUndefined();
+    expect(sources["providers.gemini.baseURL"]).toBe("env:YOI_CONFIG__providers__gemini__baseURL");
+    const error = await load({ env: { GOOGLE_GEMINI_BASE_URL: "ftp://x" } }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      'env:GOOGLE_GEMINI_BASE_URL: providers.gemini.baseURL: expected an http(s) URL, like "http://localhost:11434/v1", found "ftp://x"',
+    );
   });
 
   it("treats an empty variable as unset", async () => {

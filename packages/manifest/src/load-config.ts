@@ -1,15 +1,26 @@
 import { lstatSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
-import { CONFIG_DEFAULTS } from "./config-defaults.generated.ts";
+import { dirname, join, resolve } from "node:path";
 import { ConfigError, type ConfigIssue, makeIssue } from "./config-error.ts";
-import { formatPath, isAtOrBelow, isPlainObject, type PathSegment } from "./config-path.ts";
-import { type Config, type ConfigInput, parseMergedConfig } from "./config-schema.ts";
+import {
+  formatPath,
+  isAtOrBelow,
+  isPlainObject,
+  type PathSegment,
+  resolveConfigPaths,
+} from "./config-path.ts";
+import { type Config, type ConfigInput, ConfigSchema } from "./config-schema.ts";
 import { CONFIG_DIR_NAME, CONFIG_FILE_NAME } from "./defaults.ts";
 import { readEnvLayer } from "./env-layer.ts";
 import { type JsoncDocument, parseJsoncDocument } from "./jsonc-document.ts";
 import { mergeLayer, recordLeaves } from "./merge-layers.ts";
+import {
+  type ProjectSettings,
+  type ProjectTrust,
+  projectSettings,
+  withoutSensitiveSettings,
+} from "./project-trust.ts";
 import { type LayerOrigin, validateLayer, zodIssuesToConfigIssues } from "./validate-layer.ts";
 
 /** Where to look and what to lay on top. Every field has a default; tests inject them all. */
@@ -18,55 +29,21 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** Home directory; its `.yoi/config.jsonc` is the user file. Default: `os.homedir()`. */
   homeDir?: string;
-  /** Environment to read `YOI_*` variables from. Default: `process.env`. */
+  /**
+   * Environment to read `YOI_*` variables and the built-in providers'
+   * base-URL variables (`OPENAI_BASE_URL`, ...) from. Default: `process.env`.
+   */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Highest-precedence values, e.g. from command-line flags (`--model`). Validated like a file. */
+  /** Highest-precedence values, e.g. from command-line flags. Validated like a file. */
   overrides?: ConfigInput;
   /**
-   * The config files as {@link readConfigFiles} read them, for a caller that
-   * loads several times over the same directories (with other overrides):
-   * each load then reads nothing again. Their `cwd` and `homeDir` are used;
-   * giving other `cwd` or `homeDir` as well is a TypeError.
+   * Whether the project file's settings that widen yoi's reach apply (see
+   * {@link ProjectTrust}). When they do not, they are left out before the
+   * sources are merged, and {@link LoadedConfig.ignored} lists them. A
+   * function is asked only when the project file sets some, after every
+   * source has been checked. Default `true`: everything applies.
    */
-  files?: ConfigFiles;
-}
-
-/**
- * The user and project config files of a home and project directory, read
- * once (see {@link LoadConfigOptions.files}). Opaque: what a file holds is
- * checked by `loadConfig`, which also reports what could not be read.
- */
-export interface ConfigFiles {
-  readonly homeDir: string;
-  readonly cwd: string;
-  /** The config files found, lowest precedence first (whether or not they parse). */
-  readonly found: readonly string[];
-  /** @internal Each directory's file, in precedence order, with the problems of reading it. */
-  readonly read: readonly { file?: { path: string; text: string }; issues: readonly ConfigIssue[] }[];
-}
-
-/**
- * Reads the user file `~/.yoi/config.jsonc` and the project file
- * `<cwd>/.yoi/config.jsonc` (or their `config.json`): the paths are probed
- * synchronously (see `probe`), the files that are there read at once.
- * Never throws for a file: what cannot be read is reported by the
- * `loadConfig` that is given the result.
- */
-export async function readConfigFiles(
-  options: Pick<LoadConfigOptions, "cwd" | "homeDir"> = {},
-): Promise<ConfigFiles> {
-  const homeDir = resolve(options.homeDir ?? homedir());
-  const cwd = resolve(options.cwd ?? process.cwd());
-  const dirs = [join(homeDir, CONFIG_DIR_NAME)];
-  if (cwd !== homeDir) dirs.push(join(cwd, CONFIG_DIR_NAME));
-  const read = await Promise.all(
-    dirs.map(async (dir) => {
-      const issues: ConfigIssue[] = [];
-      const file = await readConfigFile(dir, homeDir, issues);
-      return { ...(file ? { file } : {}), issues };
-    }),
-  );
-  return { homeDir, cwd, found: read.flatMap((r) => (r.file ? [r.file.path] : [])), read };
+  trust?: ProjectTrust;
 }
 
 /** The effective configuration and where each value came from. */
@@ -80,6 +57,8 @@ export interface LoadedConfig {
   sources: Readonly<Record<string, string>>;
   /** Config files that were read, lowest precedence first. */
   files: readonly string[];
+  /** The project file's settings that were left out: the project is not trusted (see `trust`). */
+  ignored?: ProjectSettings;
 }
 
 /** Source name of values that come from the schema's defaults. */
@@ -87,35 +66,46 @@ export const DEFAULT_SOURCE = "default";
 /** Source name of values from {@link LoadConfigOptions.overrides}. */
 export const OVERRIDE_SOURCE = "override";
 
+/** One source, checked, to be merged. */
+interface Layer {
+  value: Record<string, unknown>;
+  source: string | ((path: string) => string);
+  /** The project file: its sensitive settings depend on trust. */
+  project?: boolean;
+}
+
 /**
  * Load the configuration. Precedence, lowest first:
  * defaults < user file `~/.yoi/config.jsonc` < project file `<cwd>/.yoi/config.jsonc`
- * < `YOI_*` environment variables < `overrides`.
+ * < environment variables (`YOI_*`, and the built-in providers' base URLs)
+ * < `overrides`.
  * Objects merge key by key; arrays and scalars replace. A missing file is
  * skipped; a file that cannot be read or parsed, or holds a wrong value or an
  * unknown key, is an error: every problem of every source is collected into
  * one {@link ConfigError}, never replaced by defaults. `config.json` is read
  * when `config.jsonc` is absent. Paths in `scope` and `session` are made
  * absolute: `~` is the home directory, relative paths are relative to `cwd`.
+ * The project file's settings that widen yoi's reach apply as `trust` says.
  */
 export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
-  if (options.files && (options.cwd !== undefined || options.homeDir !== undefined)) {
-    const { cwd, homeDir } = options.files;
-    if (resolve(options.cwd ?? cwd) !== cwd || resolve(options.homeDir ?? homeDir) !== homeDir)
-      throw new TypeError(
-        `loadConfig: files were read for cwd ${cwd} and home ${homeDir}; pass those or leave cwd and homeDir out`,
-      );
-  }
-  const read = options.files ?? (await readConfigFiles(options));
-  const home = read.homeDir;
-  const cwd = read.cwd;
+  const home = resolve(options.homeDir ?? homedir());
+  const cwd = resolve(options.cwd ?? process.cwd());
   const env = options.env ?? process.env;
   const issues: ConfigIssue[] = [];
-  const layers: { value: Record<string, unknown>; source: string | ((path: string) => string) }[] = [];
+  const layers: Layer[] = [];
   const documents = new Map<string, JsoncDocument>();
   const files: string[] = [];
 
-  for (const { file, issues: readIssues } of read.read) {
+  const dirs = [join(home, CONFIG_DIR_NAME)];
+  if (cwd !== home) dirs.push(join(cwd, CONFIG_DIR_NAME));
+  // Both files are read at once.
+  const read = await Promise.all(
+    dirs.map(async (dir) => {
+      const readIssues: ConfigIssue[] = [];
+      return { file: await readConfigFile(dir, home, readIssues), issues: readIssues };
+    }),
+  );
+  for (const { file, issues: readIssues } of read) {
     issues.push(...readIssues);
     if (!file) continue;
     files.push(file.path);
@@ -152,7 +142,8 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       (a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0),
     );
     issues.push(...layerIssues);
-    if (layerIssues.length === 0) layers.push({ value: doc.value, source: file.path });
+    const project = cwd !== home && dirname(dirname(file.path)) === cwd;
+    if (layerIssues.length === 0) layers.push({ value: doc.value, source: file.path, project });
   }
 
   const envLayer = readEnvLayer(env, home);
@@ -194,29 +185,51 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   }
   if (issues.length > 0) throw new ConfigError(issues);
 
-  const merged = structuredClone(CONFIG_DEFAULTS) as Record<string, unknown>;
-  const sources = new Map<string, string>();
-  recordLeaves(merged, [], () => DEFAULT_SOURCE, sources);
-  // The sections some source sets: only these are parsed again (the rest hold their defaults).
-  const changed = new Set<string>();
-  for (const layer of layers) {
-    const { $schema: _editorOnly, ...value } = layer.value;
-    mergeLayer(merged, value, layer.source, sources);
-    for (const key of Object.keys(value)) changed.add(key);
+  // Asked only once every source is known to be valid, and only about what the project sets.
+  const trust = options.trust ?? true;
+  let ignored: ProjectSettings | undefined;
+  const projectLayer = layers.find((layer) => layer.project);
+  if (projectLayer && trust !== true) {
+    const settings = projectSettings(projectLayer.value, projectLayer.source as string, cwd, home);
+    if (settings !== undefined && (trust === false || !(await trust(settings)))) ignored = settings;
   }
-  resolvePaths(merged, cwd, home);
 
-  const result = parseMergedConfig(merged, changed);
-  if (!result.success) {
+  // The sources merged as they are; the one parse below fills in every default.
+  const merged: Record<string, unknown> = {};
+  const sources = new Map<string, string>();
+  for (const layer of layers) {
+    const { $schema: _editorOnly, ...value } =
+      layer.project && ignored ? withoutSensitiveSettings(layer.value, merged) : layer.value;
+    mergeLayer(merged, value, layer.source, sources);
+  }
+  resolveConfigPaths(merged, cwd, home);
+
+  const result = ConfigSchema.safeParse(merged);
+  if (result.success) {
+    // Every leaf no source set (nor anything below it) holds its default.
+    const set = [...sources.keys()];
+    recordLeaves(
+      result.data,
+      [],
+      () => DEFAULT_SOURCE,
+      sources,
+      (leaf) => set.some((path) => isAtOrBelow(path, leaf)),
+    );
+  } else {
     const fileFor = (p: readonly PathSegment[]) => sourceOf(sources, p);
-    const located = zodIssuesToConfigIssues(result.issues, merged, {
+    const located = zodIssuesToConfigIssues(result.error.issues, merged, {
       fileFor,
       locate: (p, at) => documents.get(fileFor(p))?.locate(p, at),
       home,
     });
     throw new ConfigError(located);
   }
-  return { config: result.data, sources: Object.fromEntries(sources), files };
+  return {
+    config: result.data,
+    sources: Object.fromEntries(sources),
+    files,
+    ...(ignored ? { ignored } : {}),
+  };
 }
 
 /**
@@ -313,22 +326,6 @@ function probe(path: string): Probe {
     // EACCES on the directory, a symlink loop, a dangling symlink: reported as unreadable, never skipped.
     return { state: "error", error };
   }
-}
-
-function resolvePaths(config: Record<string, unknown>, cwd: string, home: string): void {
-  const fix = (p: string) => {
-    if (p === "~") return home;
-    if (p.startsWith("~/")) return join(home, p.slice(2));
-    return isAbsolute(p) ? p : resolve(cwd, p);
-  };
-  const scope = config.scope as { root?: string; readRoots?: string[]; writeRoots?: string[] } | undefined;
-  if (scope) {
-    if (typeof scope.root === "string") scope.root = fix(scope.root);
-    if (Array.isArray(scope.readRoots)) scope.readRoots = scope.readRoots.map(fix);
-    if (Array.isArray(scope.writeRoots)) scope.writeRoots = scope.writeRoots.map(fix);
-  }
-  const session = config.session as { dir?: string } | undefined;
-  if (session && typeof session.dir === "string") session.dir = fix(session.dir);
 }
 
 function kindOf(value: unknown): string {

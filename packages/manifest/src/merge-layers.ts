@@ -27,18 +27,26 @@ export function mergeLayer(
     if (value === undefined) continue;
     const path = [...base, key];
     const current = target[key];
-    if (isPlainObject(value) && isPlainObject(current)) {
+    if (isPlainObject(value) && (isPlainObject(current) || current === undefined)) {
       // An empty object that was a leaf until now stops being one once it gets keys.
       if (Object.keys(value).length > 0) sources.delete(formatPath(path));
-      mergeLayer(current, value, source, sources, path);
+      const into: Record<string, unknown> = isPlainObject(current) ? current : {};
+      target[key] = into;
+      mergeLayer(into, value, source, sources, path);
       continue;
     }
     const at = formatPath(path);
-    if (ACCUMULATING_ARRAYS.has(at) && Array.isArray(value) && Array.isArray(current)) {
+    if (
+      ACCUMULATING_ARRAYS.has(at) &&
+      Array.isArray(value) &&
+      (Array.isArray(current) || current === undefined)
+    ) {
       if (value.length > 0) sources.delete(at);
+      const into: unknown[] = Array.isArray(current) ? current : [];
+      target[key] = into;
       for (const element of value) {
-        const index = current.length;
-        current.push(structuredClone(element));
+        const index = into.length;
+        into.push(structuredClone(element));
         const elementPath = [...path, index];
         sources.set(formatPath(elementPath), sourceFor(formatPath(elementPath)));
       }
@@ -50,17 +58,22 @@ export function mergeLayer(
   }
 }
 
-/** Record `source` for every leaf under `path`: scalars, arrays, and empty objects. */
+/**
+ * Record `source` for every leaf under `path`: scalars, arrays, and empty
+ * objects; a leaf `skip` says yes to is left as it is.
+ */
 export function recordLeaves(
   value: unknown,
   path: readonly PathSegment[],
   sourceFor: (path: string) => string,
   sources: Map<string, string>,
+  skip?: (path: string) => boolean,
 ): void {
   if (isPlainObject(value) && Object.keys(value).length > 0) {
-    for (const [k, v] of Object.entries(value)) recordLeaves(v, [...path, k], sourceFor, sources);
+    for (const [k, v] of Object.entries(value)) recordLeaves(v, [...path, k], sourceFor, sources, skip);
     return;
   }
   const at = formatPath(path);
+  if (skip?.(at)) return;
   sources.set(at, sourceFor(at));
 }

@@ -24,64 +24,60 @@ const PermissionActionSchema = z.enum(["allow", "deny", "ask"], expecting('one o
 /** A permission decision for a tool call. `ask` goes to the UI; with no UI it denies (fail closed). */
 export type PermissionAction = z.output<typeof PermissionActionSchema>;
 
-const permissionRuleSchema = () =>
-  z.strictObject(
-    {
-      tool: nonEmpty('a tool name or glob, like "bash" or "*"').meta({
-        description: 'Tool name or glob ("*").',
-      }),
-      match: nonEmpty("a glob on the tool's primary argument (a path or a command)").optional().meta({
-        description:
-          'Glob on the primary argument: a path for file tools, each simple command of the line for bash ("git status *").',
-      }),
-      action: PermissionActionSchema,
-    },
-    expecting("an object"),
-  );
+const PermissionRuleSchema = z.strictObject(
+  {
+    tool: nonEmpty('a tool name or glob, like "bash" or "*"').meta({
+      description: 'Tool name or glob ("*").',
+    }),
+    match: nonEmpty("a glob on the tool's primary argument (a path or a command)").optional().meta({
+      description:
+        'Glob on the primary argument: a path for file tools, each simple command of the line for bash ("git status *").',
+    }),
+    action: PermissionActionSchema,
+  },
+  expecting("an object"),
+);
 
-// The sections are built when first used (a config that sets them), not when the module loads.
-export const PermissionsSchema = z.lazy(() =>
-  z.strictObject(
-    {
-      mode: PermissionModeSchema.default("default").meta({
-        description: `Permission mode a session starts in: ${MODE_LIST}.`,
-      }),
-      rules: z.array(permissionRuleSchema(), expecting("an array of rules")).default([]).meta({
+export const PermissionsSchema = z.strictObject(
+  {
+    mode: PermissionModeSchema.default("default").meta({
+      description: `Permission mode a session starts in: ${MODE_LIST}.`,
+    }),
+    rules: z
+      .array(PermissionRuleSchema, expecting("an array of rules"))
+      .default(() => [])
+      .meta({
         description:
           "Rules of every source add up (a later file never drops an earlier file's). A deny anywhere wins, then ask, then allow.",
       }),
-      default: z
-        .record(
-          z.string(expecting("a tool name")),
-          PermissionActionSchema,
-          expecting("an object of tool names to actions"),
-        )
-        .default(() => ({}))
-        .meta({
-          description:
-            'Per-tool decision when no rule matches, over the built-in tools\' own (reads allow; writes, bash and unknown tools ask); "*" covers every other tool.',
-        }),
-    },
-    expecting("an object"),
-  ),
+    default: z
+      .record(
+        z.string(expecting("a tool name")),
+        PermissionActionSchema,
+        expecting("an object of tool names to actions"),
+      )
+      .default(() => ({}))
+      .meta({
+        description:
+          'Per-tool decision when no rule matches, over the built-in tools\' own (reads allow; writes, bash and unknown tools ask); "*" covers every other tool.',
+      }),
+  },
+  expecting("an object"),
 );
 
-const sandboxObjectSchema = () =>
-  z.strictObject(
-    {
-      enabled: bool()
-        .default(true)
-        .meta({ description: "Run bash in the OS sandbox (bubblewrap on Linux, sandbox-exec on macOS)." }),
-      network: bool().default(false).meta({ description: "Let sandboxed commands use the network." }),
-    },
-    expecting("an object"),
-  );
+const SandboxObjectSchema = z.strictObject(
+  {
+    enabled: bool()
+      .default(true)
+      .meta({ description: "Run bash in the OS sandbox (bubblewrap on Linux, sandbox-exec on macOS)." }),
+    network: bool().default(false).meta({ description: "Let sandboxed commands use the network." }),
+  },
+  expecting("an object"),
+);
 
 /** `sandbox`: `true` (the default), `false` (bash runs unsandboxed), or `{ enabled, network }`. */
 export const SandboxSchema = z
-  .lazy(() =>
-    z.union([bool(), sandboxObjectSchema()], expecting("true, false, or an object { enabled, network }")),
-  )
+  .union([bool(), SandboxObjectSchema], expecting("true, false, or an object { enabled, network }"))
   .default(true)
   .meta({
     description:

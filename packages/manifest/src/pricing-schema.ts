@@ -12,21 +12,18 @@ const price = () =>
     .min(0, { error: () => EXPECTED })
     .finite();
 
-// Built when first used (a config that sets some model's pricing), not when the module loads.
-export const ModelPricingSchema = z.lazy(() =>
-  z
-    .strictObject(
-      {
-        input: price().meta({ description: "Input tokens not read from a cache, USD per million." }),
-        output: price().meta({ description: "Output tokens, USD per million." }),
-        cacheRead: price()
-          .optional()
-          .meta({ description: "Cached input tokens read, USD per million. Default: input." }),
-        cacheWrite: price().optional().meta({
-          description: "Input tokens written to the prompt cache, USD per million. Default: input.",
-        }),
-      },
-      { error: () => 'an object like { "input": 3, "output": 15 } (USD per million tokens)' },
-    )
-    .meta({ description: "List prices in US dollars per million tokens; overrides the catalog's." }),
-);
+export const ModelPricingSchema = z
+  .strictObject(
+    {
+      input: price().meta({ description: "Input tokens not read from a cache, USD per million." }),
+      output: price().meta({ description: "Output tokens, USD per million." }),
+      cacheRead: price()
+        .optional()
+        .meta({ description: "Cached input tokens read, USD per million. Default: input." }),
+      cacheWrite: price().optional().meta({
+        description: "Input tokens written to the prompt cache, USD per million. Default: input.",
+      }),
+    },
+    { error: () => 'an object like { "input": 3, "output": 15 } (USD per million tokens)' },
+  )
+  .meta({ description: "List prices in US dollars per million tokens; overrides the catalog's." });

@@ -46,3 +46,9 @@ export const nonEmpty = (what: string) => {
   const e = expecting(what);
   return z.string(e).min(1, e);
 };
+
+/** A string with something other than white space in it. */
+export const nonBlank = (what: string) => {
+  const e = expecting(what);
+  return z.string(e).regex(/\S/, e);
+};

@@ -18,17 +18,14 @@ type Def = {
 };
 const defOf = (schema: z.core.$ZodType): Def => schema._zod.def as unknown as Def;
 
-/** Unwrap default/prefault/optional/nullable/pipe/lazy; reports whether null is accepted. */
+/** Unwrap default/prefault/optional/nullable/pipe; reports whether null is accepted. */
 function unwrap(schema: z.core.$ZodType): { base: z.core.$ZodType; nullable: boolean } {
   let cur = schema;
   let nullable = false;
   for (;;) {
     const def = defOf(cur);
     if (def.type === "nullable") nullable = true;
-    const next =
-      def.type === "lazy"
-        ? (cur as z.core.$ZodLazy)._zod.innerType
-        : (def.innerType ?? (def.type === "pipe" ? def.in : undefined));
+    const next = def.innerType ?? (def.type === "pipe" ? def.in : undefined);
     if (!next) return { base: cur, nullable };
     cur = next;
   }

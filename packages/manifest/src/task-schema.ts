@@ -12,21 +12,18 @@ export const TASK_TIMEOUT_MS = 30 * 60_000;
 /** Model calls one subagent may make. */
 export const TASK_MAX_TURNS = 50;
 
-// Built when first used (a config that sets `task`), not when the module loads.
-export const TaskSchema = z.lazy(() =>
-  z.strictObject(
-    {
-      maxDepth: intAtLeast(0, "a non-negative integer (0 turns the task tool off)")
-        .max(5, expecting("at most 5"))
-        .default(TASK_MAX_DEPTH)
-        .meta({ description: "Levels of subagents below the main agent; 0 turns `task` off." }),
-      timeoutMs: intAtLeast(1000, "an integer of at least 1000 (milliseconds)")
-        .default(TASK_TIMEOUT_MS)
-        .meta({ description: "Wall-clock limit of one subagent run, in ms." }),
-      maxTurns: intAtLeast(1, "a positive integer")
-        .default(TASK_MAX_TURNS)
-        .meta({ description: "Model calls one subagent may make." }),
-    },
-    expecting("an object"),
-  ),
+export const TaskSchema = z.strictObject(
+  {
+    maxDepth: intAtLeast(0, "a non-negative integer (0 turns the task tool off)")
+      .max(5, expecting("at most 5"))
+      .default(TASK_MAX_DEPTH)
+      .meta({ description: "Levels of subagents below the main agent; 0 turns `task` off." }),
+    timeoutMs: intAtLeast(1000, "an integer of at least 1000 (milliseconds)")
+      .default(TASK_TIMEOUT_MS)
+      .meta({ description: "Wall-clock limit of one subagent run, in ms." }),
+    maxTurns: intAtLeast(1, "a positive integer")
+      .default(TASK_MAX_TURNS)
+      .meta({ description: "Model calls one subagent may make." }),
+  },
+  expecting("an object"),
 );

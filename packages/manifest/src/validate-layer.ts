@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { type ConfigIssue, describeFound, makeIssue } from "./config-error.ts";
 import { formatPath, type PathSegment, valueAt } from "./config-path.ts";
-import { ConfigLayerSchema, parseConfigSections } from "./config-schema.ts";
+import { ConfigLayerSchema } from "./config-schema.ts";
 import type { JsoncDocument } from "./jsonc-document.ts";
 import { knownKeysAt } from "./schema-walk.ts";
 
@@ -14,15 +14,11 @@ export interface LayerOrigin {
   home: string;
 }
 
-/**
- * Validate one source's config (an object) against the layer schema, section
- * by section (only the sections it sets are built), and turn zod's issues
- * into ConfigIssues.
- */
+/** Validate one source's config (an object) against the layer schema, and turn zod's issues into ConfigIssues. */
 export function validateLayer(raw: Readonly<Record<string, unknown>>, origin: LayerOrigin): ConfigIssue[] {
-  const set = new Set(Object.keys(raw).filter((key) => raw[key] !== undefined));
-  const { issues } = parseConfigSections(raw, set);
-  return issues.length === 0 ? [] : zodIssuesToConfigIssues(issues, raw, origin);
+  if (Object.keys(raw).length === 0) return []; // sets nothing, so nothing can be wrong
+  const result = ConfigLayerSchema.safeParse(raw);
+  return result.success ? [] : zodIssuesToConfigIssues(result.error.issues, raw, origin);
 }
 
 /** Convert zod issues (whose messages are "expected" phrases, see config-schema.ts) to ConfigIssues. */

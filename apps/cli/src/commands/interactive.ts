@@ -8,7 +8,7 @@
  */
 import * as path from "node:path";
 import * as readline from "node:readline";
-import { parseModelRef, qualifyModelRef } from "@yoi/manifest";
+import { type ProjectSettings, parseModelRef, qualifyModelRef, withModel } from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest } from "@yoi/pod";
 import { bashPrefixRule, detectSandbox, parseSegments } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
@@ -27,8 +27,13 @@ import {
 import { sandboxNotice } from "../permission-flags.ts";
 import { modeTag } from "../permission-mode-key.ts";
 import { projectRoot } from "../project-root.ts";
-import type { ProjectSettings } from "../project-trust.ts";
-import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
+import {
+  applySessionFlags,
+  type CliConfig,
+  loadProjectConfig,
+  type ModelSetup,
+  modelSetup,
+} from "../session-setup.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
 import { pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
@@ -74,18 +79,21 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
   void detectSandbox();
   installTerminalGuard();
   const style = createStyle(colorEnabled(process.stdout));
-  const plan = await chatSessionPlan(command, (sessions) => pickSession(sessions, style));
-  const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
-    ask: (settings) => askTrust(settings, style),
-    onIgnored: (settings) =>
-      process.stdout.write(
-        style.yellow(`! not trusted: ${sanitizeLine(settings.file)} settings ignored for this session\n`),
-      ),
+  const base = await loadProjectConfig(command.flags, {
+    trust: {
+      ask: (settings) => askTrust(settings, style),
+      onIgnored: (settings) =>
+        process.stdout.write(
+          style.yellow(`! not trusted: ${sanitizeLine(settings.file)} settings ignored for this session\n`),
+        ),
+    },
   });
+  const plan = await chatSessionPlan(command, base, (sessions) => pickSession(sessions, style));
+  const setup = await modelSetup(await applySessionFlags(base, plan.flags));
   markStartup("interactive: config and model set up");
   const project = await projectRoot(setup.cwd, setup.config.scope.root);
   const history = await PromptHistory.load(path.join(setup.homeDir, ".yoi", "history"), project);
-  const session = new InteractiveSession(setup, command, style, history, plan.open);
+  const session = new InteractiveSession(base, setup, command, style, history, plan.open);
   return session.start();
 }
 
@@ -99,6 +107,8 @@ interface PendingAsk {
 }
 
 class InteractiveSession {
+  /** The config as loaded, before any model was chosen or flag applied: `/resume` sets a session's model up on it. */
+  readonly #base: CliConfig;
   #setup: ModelSetup;
   readonly #command: Extract<Command, { kind: "chat" }>;
   readonly #style: Style;
@@ -128,6 +138,7 @@ class InteractiveSession {
   readonly #open: Pick<OpenPodOptions, "resume" | "fork">;
 
   constructor(
+    base: CliConfig,
     setup: ModelSetup,
     command: Extract<Command, { kind: "chat" }>,
     style: Style,
@@ -135,6 +146,7 @@ class InteractiveSession {
     open: Pick<OpenPodOptions, "resume" | "fork"> = {},
   ) {
     this.#open = open;
+    this.#base = base;
     this.#setup = setup;
     this.#command = command;
     this.#style = style;
@@ -664,7 +676,7 @@ class InteractiveSession {
     let target: Awaited<ReturnType<typeof resolveResumeTarget>>;
     try {
       const { model: _model, baseURL: _baseURL, ...flags } = this.#command.flags;
-      target = await resolveResumeTarget({ flags, resume: arg });
+      target = await resolveResumeTarget({ flags, resume: arg }, this.#base);
     } catch (error) {
       this.#renderer.line(
         this.#style.red(`✗ ${describeError(error).message.replace("yoi sessions", "/sessions")}`),
@@ -673,7 +685,8 @@ class InteractiveSession {
     }
     const id = target?.id ?? arg;
     try {
-      if (target?.flags.model !== undefined) setup = await setupModel(target.flags);
+      if (target?.flags.model !== undefined)
+        setup = await modelSetup(await applySessionFlags(this.#base, target.flags));
     } catch (error) {
       const message = describeError(error).message;
       this.#renderer.line(
@@ -713,25 +726,20 @@ class InteractiveSession {
   async #switchModel(ref: string): Promise<void> {
     const s = this.#style;
     let next: ModelSetup;
-    const { baseURL, ...rest } = this.#command.flags;
+    const { baseURL } = this.#command.flags;
     const target = parseModelRef(qualifyModelRef(this.#setup.config, ref) ?? ref)?.provider;
     const keepBaseURL = baseURL !== undefined && target === this.#baseURLProvider;
-    try {
-      next = await setupModel({ ...rest, ...(keepBaseURL ? { baseURL } : {}), model: ref });
-    } catch (error) {
-      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
-      return;
-    }
     const { pod } = this.#opened;
-    const client = createModelClient(next, (warning) => pod.worker.handleClientWarning(warning));
     try {
-      pod.setModel(client);
+      // On the config in use: the --base-url stays on the provider it was given for.
+      next = await modelSetup(withModel(this.#setup, { ref, source: "/model" }));
+      pod.setModel(`${next.resolved.providerName}/${next.resolved.model}`);
     } catch (error) {
       this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
       return;
     }
     this.#setup = next;
-    this.#opened = { ...this.#opened, setup: next, client, provider: providerContext(next) };
+    this.#opened = { ...this.#opened, setup: next, provider: providerContext(next) };
     this.#renderer.window = next.window;
     this.#renderer.provider = this.#opened.provider;
     this.#renderer.pricing = next.resolved.info?.pricing;

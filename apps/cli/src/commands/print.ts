@@ -16,7 +16,7 @@ import { EXIT } from "../exit-codes.ts";
 import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
-import { enforceProjectTrust, setupModel } from "../session-setup.ts";
+import { applySessionFlags, loadProjectConfig, modelSetup } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup-trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
@@ -35,18 +35,22 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     throw usageError('no prompt: give one (yoi -p "explain src/index.ts") or pipe it on stdin');
 
   markStartup("print: prompt read");
+  // Print mode cannot ask: a project's own settings that widen reach apply once trusted (YOI_TRUST_PROJECT=1, or a yes in interactive yoi).
+  const base = await loadProjectConfig(command.flags, {
+    trust: {
+      onIgnored: (ignored) =>
+        process.stderr.write(
+          sanitize(
+            `yoi: ignoring what ${ignored.file} sets for providers, scope, session, permissions, MCP servers or hooks (${ignored.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
+          ),
+        ),
+    },
+  });
   // The picker (only for `-r` without an id) is loaded when asked for: it lays out text, which print mode never does otherwise.
-  const plan = await chatSessionPlan(command, async (sessions) =>
+  const plan = await chatSessionPlan(command, base, async (sessions) =>
     (await import("../sessions/session-picker.ts")).pickSession(sessions, createStyle(false)),
   );
-  const setup = await enforceProjectTrust(await setupModel(plan.flags), plan.flags, {
-    onIgnored: (settings) =>
-      process.stderr.write(
-        sanitize(
-          `yoi: ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
-        ),
-      ),
-  });
+  const setup = await modelSetup(await applySessionFlags(base, plan.flags));
   markStartup("print: config and model set up");
   if (stdin?.overflow) {
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;

@@ -20,7 +20,7 @@ import { CliError } from "../cli-error.ts";
 import { lastText } from "../commands/print.ts";
 import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
-import { createModelClient, enforceProjectTrust, type ModelSetup, setupModel } from "../session-setup.ts";
+import { type ModelSetup, setupModel } from "../session-setup.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionView } from "./api-schemas.ts";
@@ -208,13 +208,12 @@ export class SessionHost {
     const setup = await this.#setup(spec);
     const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
     let pod: Pod;
-    const client = createModelClient(setup, (warning) => pod?.worker.handleClientWarning(warning));
     try {
+      // The pod makes the client for the config's model, its key from `env`.
       pod = await Pod.restore(id, {
         config: setup.config,
         cwd: setup.cwd,
         dataDir: setup.dataDir,
-        client,
         env,
         sessionStore: this.#store.sessions,
         blobStore: this.#store.blobs,
@@ -387,8 +386,8 @@ export class SessionHost {
       ...(spec.baseUrl !== undefined ? { baseURL: spec.baseUrl } : {}),
     };
     try {
-      const setup = await setupModel(flags, { env, cwd: spec.cwd });
-      return await enforceProjectTrust(setup, flags, { env });
+      // As print mode: a project's own settings that widen reach apply once trusted (YOI_TRUST_PROJECT=1, or a yes in interactive yoi).
+      return await setupModel(flags, { env, cwd: spec.cwd, trust: {} });
     } catch (error) {
       if (CliError.isInstance(error) || ConfigError.isInstance(error)) {
         throw new HttpError(400, "invalid_session", error.message.split("\n")[0] as string);

@@ -9,7 +9,7 @@ import type { SessionFlags } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { projectRoot } from "../project-root.ts";
-import { type CliConfig, loadCliConfig, type SetupOptions } from "../session-setup.ts";
+import type { CliConfig } from "../session-setup.ts";
 
 export interface ResumeRequest {
   flags: SessionFlags;
@@ -30,15 +30,15 @@ export interface ResumeTarget {
 }
 
 /**
- * Resolves the session a chat resumes, or undefined for a new session.
+ * Resolves the session a chat resumes, or undefined for a new session,
+ * among the sessions of the loaded config's data directory.
  * Throws a usage CliError naming what to do when there is no such session.
  */
 export async function resolveResumeTarget(
   request: ResumeRequest,
-  options: SetupOptions = {},
+  cli: Pick<CliConfig, "cwd" | "config" | "dataDir">,
 ): Promise<ResumeTarget | undefined> {
   if (!request.continueLast && request.resume === undefined && request.pick === undefined) return undefined;
-  const cli = await loadCliConfig(request.flags, options);
   const here = await projectRoot(cli.cwd, cli.config.scope.root);
   let summary: SessionSummary | undefined;
   if (request.resume !== undefined) {
@@ -66,7 +66,7 @@ export async function resolveResumeTarget(
   return target(summary.id, summary, request.flags);
 }
 
-async function findId(cli: CliConfig, prefix: string): Promise<string> {
+async function findId(cli: Pick<CliConfig, "dataDir">, prefix: string): Promise<string> {
   return resolveSessionArg(cli.dataDir, prefix);
 }
 
@@ -135,17 +135,21 @@ export interface ChatSessionChoice {
  */
 export async function chatSessionPlan(
   command: ChatSessionChoice,
+  cli: Pick<CliConfig, "cwd" | "config" | "dataDir">,
   pick: (sessions: SessionSummary[]) => Promise<SessionSummary | undefined>,
 ): Promise<{
   flags: SessionFlags;
   open: { resume?: string; fork?: { parent: string; beforeTurn?: number } };
 }> {
-  const target = await resolveResumeTarget({
-    flags: command.flags,
-    continueLast: command.continueLast,
-    ...((command.fork ?? command.resume) !== undefined ? { resume: command.fork ?? command.resume } : {}),
-    ...(command.pickResume ? { pick } : {}),
-  });
+  const target = await resolveResumeTarget(
+    {
+      flags: command.flags,
+      continueLast: command.continueLast,
+      ...((command.fork ?? command.resume) !== undefined ? { resume: command.fork ?? command.resume } : {}),
+      ...(command.pickResume ? { pick } : {}),
+    },
+    cli,
+  );
   if (target === undefined) return { flags: command.flags, open: {} };
   if (command.fork !== undefined) {
     return {

@@ -1,5 +1,5 @@
 import type { Event } from "../event.ts";
-import type { ClientOptions, Request } from "../request.ts";
+import type { ClientOptions, ClientWarning, Request } from "../request.ts";
 
 /**
  * Maps a provider's stream payloads (as its SDK parses them) to Events,
@@ -39,13 +39,20 @@ export interface AdapterStream {
  *   terminal marker ends with an `incomplete_stream` error (`end`).
  * - Aborting `signal` ends the stream with `block_abort` for open blocks and
  *   `status: cancelled`.
+ * - What the request could not carry (a setting the model does not take) is
+ *   told to `warn`, which reaches the client's and the call's `onWarning`
+ *   (called without one, an adapter tells its options' `onWarning`).
  *
  * The client holds the contract when a normalizer does not: a throw, a
  * missing terminal status and a timeout reported as a cancellation all end
  * the stream the same way for every adapter.
  */
 export interface ProviderAdapter {
-  open(request: Request, signal: AbortSignal): Promise<AdapterStream>;
+  open(
+    request: Request,
+    signal: AbortSignal,
+    warn?: (warning: ClientWarning) => void,
+  ): Promise<AdapterStream>;
 }
 
 export type AdapterFactory = (options: ClientOptions) => ProviderAdapter;

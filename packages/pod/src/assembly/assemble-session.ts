@@ -95,13 +95,13 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   const view = new PodFsView(fs);
   const reads = new ReadTracker();
   const todos = new TodoList();
-  // Set once the worker exists: client warnings go to it.
+  // Set once the worker exists: MCP servers that come up later lend it their tools.
   let worker: Worker | undefined;
+  // The worker hears its clients' warnings per call: nothing is wired here.
   const model = new SessionModel({
     config,
     ...(options.client ? { client: options.client } : {}),
     ...(options.env ? { env: options.env } : {}),
-    onWarning: (w) => worker?.handleClientWarning(w),
   });
   // Bash commands and configured hooks run without the keys the config names, not only the well-known ones.
   const commandEnv = defaultBashEnv(

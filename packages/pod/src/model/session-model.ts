@@ -4,7 +4,7 @@
  * across `/model`), the clients of other model refs (subagents, the
  * compaction model), and what the catalog says the current model can take.
  */
-import { acceptsToolResultImages, type ClientWarning, type LlmClient } from "@yoi/llm-client";
+import { acceptsToolResultImages, createModelClient, type LlmClient } from "@yoi/llm-client";
 import {
   buildModelCatalog,
   type Config,
@@ -13,7 +13,6 @@ import {
   PROVIDER_KINDS,
   type ProviderKind,
 } from "@yoi/manifest";
-import { clientFromConfig } from "./client-from-config.ts";
 import { SwitchableClient } from "./switchable-client.ts";
 
 /** What `Pod.setModel` switches to: a model ref of the config (`provider/model`), or a ready client. */
@@ -25,8 +24,6 @@ export interface SessionModelOptions {
   client?: LlmClient;
   /** Environment for API keys. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
-  /** Warnings of the session's clients (not of subagents' or the summary model's). */
-  onWarning: (warning: ClientWarning) => void;
 }
 
 export class SessionModel {
@@ -39,12 +36,12 @@ export class SessionModel {
   constructor(options: SessionModelOptions) {
     this.#options = options;
     this.catalog = buildModelCatalog(options.config);
-    this.client = new SwitchableClient(options.client ?? this.#create(undefined, true));
+    this.client = new SwitchableClient(options.client ?? this.#create(undefined));
   }
 
   /** A client for a model ref of the config (a subagent's model, the compaction model). */
   clientFor(ref: string): LlmClient {
-    return this.#create(ref, false);
+    return this.#create(ref);
   }
 
   /**
@@ -54,7 +51,7 @@ export class SessionModel {
    */
   switchTo(target: ModelTarget): { previous: string; next: string } {
     const previous = `${this.client.provider}/${this.client.model}`;
-    const next = typeof target === "string" ? this.#create(target, true) : target;
+    const next = typeof target === "string" ? this.#create(target) : target;
     this.client.switchTo(next);
     return { previous, next: `${next.provider}/${next.model}` };
   }
@@ -84,12 +81,9 @@ export class SessionModel {
     return undefined;
   }
 
-  #create(ref: string | undefined, warnings: boolean): LlmClient {
-    const { config, env, onWarning } = this.#options;
-    return clientFromConfig(config, {
-      ...(ref !== undefined ? { ref } : {}),
-      ...(env ? { env } : {}),
-      ...(warnings ? { onWarning } : {}),
-    });
+  /** The one client factory (@yoi/llm-client), for `ref` or the config's model. */
+  #create(ref: string | undefined): LlmClient {
+    const { config, env } = this.#options;
+    return createModelClient(config, { ...(ref !== undefined ? { ref } : {}), ...(env ? { env } : {}) });
   }
 }

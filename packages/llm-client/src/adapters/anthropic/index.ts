@@ -40,10 +40,10 @@ export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter
   };
 
   return {
-    async open(request, signal) {
+    async open(request, signal, warn = options.onWarning) {
       const anthropic = sdk();
       const { params, warnings } = buildAnthropicRequest(options.model, request);
-      for (const warning of warnings) options.onWarning?.(warning);
+      for (const warning of warnings) warn?.(warning);
       let stream: AsyncIterable<unknown>;
       try {
         // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.

@@ -34,10 +34,10 @@ export const createGeminiAdapter: AdapterFactory = (options): ProviderAdapter =>
   };
 
   return {
-    async open(request, signal) {
+    async open(request, signal, warn = options.onWarning) {
       const ai = sdk();
       const { contents, config, warnings } = buildGeminiRequest(request, options.model);
-      for (const warning of warnings) options.onWarning?.(warning);
+      for (const warning of warnings) warn?.(warning);
       // The SDK's ApiError drops headers; keep the retry-after of an error response.
       let retryAfterMs: number | undefined;
       const fetchWithHeaders: typeof fetch = async (input, init) => {

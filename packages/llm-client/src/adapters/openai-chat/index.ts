@@ -32,7 +32,7 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
   };
 
   return {
-    async open(request, signal) {
+    async open(request, signal, warn = options.onWarning) {
       const openai = sdk();
       const { params, warnings } = buildOpenAIChatRequest(options.model, request, {
         openai: openaiHost,
@@ -40,7 +40,7 @@ export const createOpenAIChatAdapter: AdapterFactory = (options): ProviderAdapte
           ? {}
           : { systemMessagesAnywhere: options.systemMessagesAnywhere }),
       });
-      for (const warning of warnings) options.onWarning?.(warning);
+      for (const warning of warnings) warn?.(warning);
       let stream: AsyncIterable<unknown>;
       try {
         // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.

@@ -33,12 +33,12 @@ export const createOpenAIResponsesAdapter: AdapterFactory = (options): ProviderA
   };
 
   return {
-    async open(request, signal) {
+    async open(request, signal, warn = options.onWarning) {
       const openai = sdk();
       const { params, warnings } = buildResponsesRequest(options.model, request, capabilities, {
         systemMessagesAnywhere: systemAnywhere,
       });
-      for (const warning of warnings) options.onWarning?.(warning);
+      for (const warning of warnings) warn?.(warning);
       let stream: AsyncIterable<unknown>;
       try {
         // The SDK's public stream: it does HTTP, SSE framing, JSON and in-stream `error` events.
