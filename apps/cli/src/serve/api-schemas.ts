@@ -44,6 +44,24 @@ export const PermissionAnswerBody = z.strictObject({
     ),
 });
 
+/** Largest `limit` of `GET /v1/sessions`. */
+export const MAX_LIST_LIMIT = 1000;
+
+export const ListQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^\d+$/, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(1, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`)
+        .max(MAX_LIST_LIMIT, `must be a whole number from 1 to ${MAX_LIST_LIMIT}`),
+    )
+    .optional()
+    .describe("At most this many sessions, the most recently updated first. Default: all."),
+});
+
 export const SessionCreated = z.object({ id: z.string() });
 
 export const ErrorBody = z.object({

@@ -4,6 +4,7 @@ import {
   CancelAccepted,
   CreateSessionBody,
   ErrorBody,
+  MAX_LIST_LIMIT,
   PermissionAccepted,
   PermissionAnswerBody,
   RunBody,
@@ -38,8 +39,9 @@ const errors = (...statuses: number[]) =>
       json(
         "ErrorBody",
         {
-          400: "The body is not valid JSON or does not match the schema (the zod issues are in `error.issues`).",
-          401: "Missing or wrong bearer token.",
+          400: "The body is not valid JSON or does not match the schema (the zod issues are in `error.issues`), a query parameter is out of range, or a path segment is not valid percent-encoded UTF-8.",
+          401: "Missing or wrong bearer token (read from the Authorization header only, never a cookie).",
+          403: "Without a token: the Host header is not a loopback name or the Origin is another site.",
           404: "No such session.",
           409: "The session is running on another host (`error.holder` names it) or is not running.",
           413: "The body is larger than 1 MiB.",
@@ -82,21 +84,26 @@ export function openApiDocument(version: string): Record<string, unknown> {
             required: false,
             content: { "application/json": { schema: ref("CreateSessionBody") } },
           },
-          responses: { "201": json("SessionCreated", "Created."), ...errors(400, 401, 413) },
+          responses: { "201": json("SessionCreated", "Created."), ...errors(400, 401, 403, 413) },
         },
         get: {
           summary: "List sessions, most recently updated first",
           parameters: [
-            { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+            {
+              name: "limit",
+              in: "query",
+              required: false,
+              schema: { type: "integer", minimum: 1, maximum: MAX_LIST_LIMIT },
+            },
           ],
-          responses: { "200": json("SessionList", "The sessions."), ...errors(400, 401) },
+          responses: { "200": json("SessionList", "The sessions."), ...errors(400, 401, 403) },
         },
       },
       "/v1/sessions/{id}": {
         get: {
           summary: "A session's history and metadata",
           parameters: [sessionId],
-          responses: { "200": json("SessionView", "The session."), ...errors(401, 404) },
+          responses: { "200": json("SessionView", "The session."), ...errors(400, 401, 403, 404) },
         },
       },
       "/v1/sessions/{id}/runs": {
@@ -110,7 +117,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
                 "Server-sent events. Each `data:` line is a stream-json object (`session`, `text`, `tool_start`, `tool_end`, `permission_request`, `usage`, `turn_end`, `alert`, ..., then `result`). An event is sent only after every session record it implies is stored; its `id:` is the seq of the last stored record.",
               content: { "text/event-stream": { schema: { type: "string" } } },
             },
-            ...errors(400, 401, 404, 409, 413),
+            ...errors(400, 401, 403, 404, 409, 413),
           },
         },
       },
@@ -118,7 +125,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         post: {
           summary: "Cancel the session's run",
           parameters: [sessionId],
-          responses: { "202": json("CancelAccepted", "Cancelling."), ...errors(401, 404, 409) },
+          responses: { "202": json("CancelAccepted", "Cancelling."), ...errors(400, 401, 403, 404, 409) },
         },
       },
       "/v1/sessions/{id}/permissions/{requestId}": {
@@ -132,7 +139,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
             required: true,
             content: { "application/json": { schema: ref("PermissionAnswerBody") } },
           },
-          responses: { "200": json("PermissionAccepted", "Answered."), ...errors(400, 401, 404, 409) },
+          responses: { "200": json("PermissionAccepted", "Answered."), ...errors(400, 401, 403, 404, 409) },
         },
       },
       "/v1/openapi.json": {

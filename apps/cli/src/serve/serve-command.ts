@@ -2,6 +2,7 @@
  * `yoi serve`: opens the store (PostgreSQL for a postgres:// URL, else the
  * local files), checks the auth rule, and serves until SIGINT/SIGTERM.
  */
+import { realpath } from "node:fs/promises";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { errorMessage } from "@yoi/manifest/errors";
@@ -32,12 +33,21 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     );
   }
   const cli = await loadCliConfig({ ...(command.flags.cwd ? { cwd: command.flags.cwd } : {}) });
-  const root = cli.cwd;
+  // symlinks resolved: a session's directory is compared with it after resolving its own
+  const root = await realpath(cli.cwd);
   const holder = `${hostname()}:${process.pid}`;
   const leaseMs = env.YOI_SERVE_LEASE_MS ? Number(env.YOI_SERVE_LEASE_MS) : undefined;
   if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 300)) {
     throw usageError(
       `YOI_SERVE_LEASE_MS must be a whole number of milliseconds, at least 300; got "${env.YOI_SERVE_LEASE_MS}"`,
+    );
+  }
+  const requestTimeoutMs = env.YOI_SERVE_REQUEST_TIMEOUT_MS
+    ? Number(env.YOI_SERVE_REQUEST_TIMEOUT_MS)
+    : undefined;
+  if (requestTimeoutMs !== undefined && !(Number.isInteger(requestTimeoutMs) && requestTimeoutMs >= 100)) {
+    throw usageError(
+      `YOI_SERVE_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 100; got "${env.YOI_SERVE_REQUEST_TIMEOUT_MS}"`,
     );
   }
   let store: ServeStore;
@@ -71,6 +81,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
         host,
         token,
         version: cliVersion(),
+        ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
         // A request's error may quote what a client sent: shown, never acted on by the terminal.
         onError: (line) => process.stderr.write(`yoi serve: ${sanitize(line)}\n`),
       },

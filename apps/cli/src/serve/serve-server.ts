@@ -5,18 +5,27 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { errorMessage } from "@yoi/manifest/errors";
-import { CreateSessionBody, PermissionAnswerBody, RunBody } from "./api-schemas.ts";
-import { checkBearer } from "./auth.ts";
+import { CreateSessionBody, ListQuery, PermissionAnswerBody, RunBody } from "./api-schemas.ts";
+import { checkBearer, checkLoopbackRequest } from "./auth.ts";
 import { HttpError } from "./http-error.ts";
-import { readJson, sendError, sendJson } from "./http-io.ts";
+import { decodeSegment, readJson, readQuery, sendError, sendJson } from "./http-io.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { SessionHost } from "./session-host.ts";
 
 export interface ServeServerOptions {
   host: SessionHost;
-  /** Required bearer token; undefined lets every request in (loopback only, checked by the caller). */
+  /**
+   * Required bearer token. Undefined: the server listens on loopback only
+   * (checked by the caller) and answers only requests addressed to a
+   * loopback name from no other site's page.
+   */
   token: string | undefined;
   version: string;
+  /**
+   * How long a client may take to send a whole request (headers and body), ms;
+   * the headers alone get at most 10 s of it. Default 30 000.
+   */
+  requestTimeoutMs?: number;
   /** Told about requests that failed with a 5xx (the line never holds secrets). */
   onError?: (line: string) => void;
 }
@@ -50,6 +59,7 @@ export async function startServeServer(
 ): Promise<ServeServer> {
   const openapi = JSON.stringify(openApiDocument(options.version));
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (options.token === undefined) checkLoopbackRequest(req.headers, req.socket.localPort);
     const url = new URL(req.url ?? "/", "http://localhost");
     const matches = ROUTES.filter((r) => r.pattern.test(url.pathname));
     if (matches.length === 0)
@@ -64,8 +74,8 @@ export async function startServeServer(
       res.end(openapi);
       return;
     }
-    checkBearer(req, options.token);
-    const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map((p) => decodeURIComponent(p));
+    if (options.token !== undefined) checkBearer(req.headers, options.token);
+    const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map(decodeSegment);
     const id = params[0] as string;
     const host = options.host;
     switch (route.name) {
@@ -73,15 +83,7 @@ export async function startServeServer(
         sendJson(res, 201, await host.create(await readJson(req, CreateSessionBody, { optional: true })));
         return;
       case "list": {
-        const raw = url.searchParams.get("limit");
-        const limit = raw === null ? undefined : Number(raw);
-        if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) {
-          throw new HttpError(
-            400,
-            "invalid_query",
-            `limit must be a positive integer; got ${JSON.stringify(raw)}`,
-          );
-        }
+        const { limit } = readQuery(url, ListQuery);
         sendJson(res, 200, { sessions: (await host.list(limit)).map(({ path: _where, ...s }) => s) });
         return;
       }
@@ -90,7 +92,7 @@ export async function startServeServer(
         return;
       case "run": {
         const body = await readJson(req, RunBody);
-        await host.run(id, body.prompt, req, res);
+        await host.run(id, body.prompt, res);
         return;
       }
       case "cancel":
@@ -106,22 +108,32 @@ export async function startServeServer(
     }
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      const failure = HttpError.isInstance(error)
-        ? error
-        : new HttpError(500, "internal", errorMessage(error).split("\n")[0] as string);
-      if (failure.status >= 500) options.onError?.(`${req.method} ${req.url}: ${failure.message}`);
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      // drain what the client still sends so it can read the answer
-      req.resume();
-      sendError(res, failure);
-    });
-  });
-  server.requestTimeout = 0; // runs stream for as long as they take
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  const server = createServer(
+    {
+      // A slow client cannot hold a connection: node answers 408 and closes it
+      // when the request (not the answer: runs stream as long as they take)
+      // has not fully arrived in time.
+      requestTimeout,
+      headersTimeout: Math.min(10_000, requestTimeout),
+      connectionsCheckingInterval: Math.min(1000, requestTimeout),
+    },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        const failure = HttpError.isInstance(error)
+          ? error
+          : new HttpError(500, "internal", errorMessage(error).split("\n")[0] as string);
+        if (failure.status >= 500) options.onError?.(`${req.method} ${req.url}: ${failure.message}`);
+        if (res.headersSent) {
+          res.end();
+          return;
+        }
+        // drain what the client still sends so it can read the answer
+        req.resume();
+        sendError(res, failure);
+      });
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(listen.port, listen.hostname, () => {

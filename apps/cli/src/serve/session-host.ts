@@ -3,10 +3,12 @@
  * store and released at once; each run reopens it (taking its writer lease,
  * replaying its log), streams, and closes it again, so any host on the same
  * store can take the next run. A run lives as long as its stream: a client
- * that disconnects cancels it.
+ * that disconnects cancels it. Only sessions whose directory lies inside
+ * the server's root exist for the API: the others (the same user's CLI
+ * sessions elsewhere, on the file store) answer 404 and are not listed.
  */
 import { realpath } from "node:fs/promises";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import * as path from "node:path";
 import type { Item } from "@yoi/llm-client";
 import { redactDeep } from "@yoi/llm-client";
@@ -25,6 +27,7 @@ import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionView } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
+import { clientGone } from "./http-io.ts";
 import type { ServeStore } from "./serve-store.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -48,7 +51,7 @@ interface ActiveRun {
 
 export interface SessionHostOptions {
   store: ServeStore;
-  /** Sessions' directories must lie inside this one. */
+  /** Sessions' directories must lie inside this one (symlinks resolved). */
   root: string;
   /** Server defaults (`--model`, `--base-url`). */
   defaults: SessionFlags;
@@ -114,10 +117,23 @@ export class SessionHost {
     return { id: writer.id };
   }
 
+  /** The sessions inside the root, the most recently updated first. */
   async list(limit: number | undefined): Promise<SessionSummary[]> {
-    return this.#store.sessions
-      .list(limit === undefined ? {} : { limit })
-      .catch((error: unknown) => Promise.reject(storeError(error)));
+    // The store cannot filter by directory: read more until enough are inside.
+    let want = limit === undefined ? undefined : Math.max(limit * 2, 50);
+    for (;;) {
+      const all = await this.#store.sessions
+        .list(want === undefined ? {} : { limit: want })
+        .catch((error: unknown) => Promise.reject(storeError(error)));
+      const inside = await Promise.all(
+        all.map(async (s) => s.cwd !== undefined && (await placeIn(this.#root, s.cwd)).inside),
+      );
+      const visible = all.filter((_, i) => inside[i]);
+      if (limit === undefined || want === undefined || visible.length >= limit || all.length < want) {
+        return limit === undefined ? visible : visible.slice(0, limit);
+      }
+      want *= 4;
+    }
   }
 
   async view(id: string): Promise<SessionView> {
@@ -181,7 +197,10 @@ export class SessionHost {
    * thrown as HttpErrors (404, 409 with the holder, 503 for the store);
    * after that, failures are events and the stream ends with `result`.
    */
-  async run(id: string, prompt: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async run(id: string, prompt: string, res: ServerResponse): Promise<void> {
+    // Taken first: a client that leaves while the session is being restored
+    // must still cancel the run (nobody else can be watching it).
+    const gone = clientGone(res);
     if (this.#runs.has(id)) {
       throw new HttpError(
         409,
@@ -196,15 +215,16 @@ export class SessionHost {
     const run: ActiveRun = { pending: new Map(), done: new Promise<void>((r) => (finish = r)) };
     this.#runs.set(id, run);
     try {
-      await this.#stream(id, prompt, run, req, res);
+      await this.#stream(id, prompt, run, gone, res);
     } finally {
       this.#runs.delete(id);
       finish();
     }
   }
 
-  async #stream(id: string, prompt: string, run: ActiveRun, req: IncomingMessage, res: ServerResponse) {
+  async #stream(id: string, prompt: string, run: ActiveRun, gone: AbortSignal, res: ServerResponse) {
     const spec = await this.#spec(id);
+    if (gone.aborted) return;
     const setup = await this.#setup(spec);
     const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
     let pod: Pod;
@@ -230,6 +250,11 @@ export class SessionHost {
       throw storeError(error);
     }
     run.pod = pod;
+    if (gone.aborted) {
+      // left while the session was restored: nothing ran, release the lease
+      await pod.close().catch(() => {});
+      return;
+    }
     const started = Date.now();
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
@@ -254,7 +279,7 @@ export class SessionHost {
     }, this.#keepAliveMs);
     keepAlive.unref();
     let ended = false;
-    res.on("close", () => {
+    gone.addEventListener("abort", () => {
       if (!ended) pod.cancel("the client disconnected");
     });
     let storeFailure: string | undefined;
@@ -327,7 +352,6 @@ export class SessionHost {
       await pod.close().catch(() => {});
       res.end();
     }
-    void req;
   }
 
   /** Cancels every run and waits (up to `timeoutMs`) for their streams to end. */
@@ -350,9 +374,17 @@ export class SessionHost {
     }
   }
 
+  /** Loads a session; 404 for one that is unknown or whose directory is outside the root. */
   async #load(id: string) {
     checkId(id);
-    return this.#store.sessions.load(id).catch((error: unknown) => Promise.reject(storeError(error)));
+    const loaded = await this.#store.sessions
+      .load(id)
+      .catch((error: unknown) => Promise.reject(storeError(error)));
+    const cwd = loaded.meta.cwd;
+    if (cwd === undefined || !(await placeIn(this.#root, cwd)).inside) {
+      throw new HttpError(404, "not_found", `no session ${id} in this server's root ${this.#root}`);
+    }
+    return loaded;
   }
 
   async #spec(id: string): Promise<SessionSpec> {
@@ -398,18 +430,37 @@ export class SessionHost {
 
   /** Resolves a session directory inside the root (symlinks resolved); 400 outside it or missing. */
   async #scopedCwd(cwd: string | undefined): Promise<string> {
-    const wanted = path.resolve(this.#root, cwd ?? ".");
-    let real: string;
-    try {
-      real = await realpath(wanted);
-    } catch {
-      throw new HttpError(400, "invalid_body", `cwd: ${wanted} does not exist`);
+    const place = await placeIn(this.#root, cwd ?? ".");
+    if (!place.exists) throw new HttpError(400, "invalid_body", `cwd: ${place.wanted} does not exist`);
+    if (!place.inside) {
+      throw new HttpError(
+        400,
+        "invalid_body",
+        `cwd: ${place.wanted} is outside the server's root ${this.#root}`,
+      );
     }
-    if (real !== this.#root && !real.startsWith(`${this.#root}${path.sep}`)) {
-      throw new HttpError(400, "invalid_body", `cwd: ${wanted} is outside the server's root ${this.#root}`);
-    }
-    return real;
+    return place.real;
   }
+}
+
+/**
+ * Where a directory (a relative one against `root`) really is, symlinks
+ * resolved, and whether that lies inside `root`; a directory that no longer
+ * exists is judged by its path.
+ */
+async function placeIn(
+  root: string,
+  dir: string,
+): Promise<{ wanted: string; real: string; exists: boolean; inside: boolean }> {
+  const wanted = path.resolve(root, dir);
+  const real = await realpath(wanted).catch(() => undefined);
+  const where = real ?? wanted;
+  return {
+    wanted,
+    real: where,
+    exists: real !== undefined,
+    inside: where === root || where.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`),
+  };
 }
 
 function checkId(id: string): void {
