@@ -27,7 +27,7 @@ export async function readJson<S extends z.ZodType>(
       chunks.push(chunk as Buffer);
     }
   } catch (error) {
-    if (error instanceof HttpError) throw error;
+    if (HttpError.isInstance(error)) throw error;
     // the client left (or the server's request timeout closed the connection)
     throw new HttpError(400, "body_incomplete", "the connection closed before the whole body arrived");
   }
