@@ -19,7 +19,6 @@ import {
   scopeFromConfig,
 } from "@yoi/pod";
 import { findSessionId, listSessions, SessionLogError } from "@yoi/worker-persistence";
-import type { SessionFlags } from "./args.ts";
 import { CliError, usageError } from "./cli-error.ts";
 import { describeError, type ProviderContext } from "./describe-error.ts";
 import { EXIT } from "./exit-codes.ts";
