@@ -189,6 +189,21 @@ describe.runIf(process.platform === "linux")("sandboxed bash cannot plant code t
     expect(readdirSync(dir).sort()).toEqual([".git", "a.txt", "planted.tmp"]);
   }, 120_000);
 
+  it("outside any repository, cannot make one whose config and hooks the user's git would run later", async () => {
+    const dir = await tempDir();
+    if (existsSync(path.join(path.dirname(dir), ".git"))) return; // a temp dir inside a repository: not this case
+    await writeFile(path.join(dir, "a.txt"), "one\n");
+    const bash = await bashIn(dir);
+    await bash(
+      "git init -q . ; git config core.fsmonitor 'touch /tmp/pwn'; mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit",
+    );
+    // Nothing of a repository is left for the user's next git command to trust.
+    expect(existsSync(path.join(dir, ".git"))).toBe(false);
+    expect(readdirSync(dir).sort()).toEqual(["a.txt"]);
+    // Ordinary files around it are still written.
+    expect(await bash("echo two >> a.txt && cat a.txt")).toMatch(/one\ntwo\n\[exit code: 0\]$/);
+  });
+
   it("removes a commondir the command made (git would take hooks and config from where it points)", async () => {
     const dir = await repo();
     const bash = await bashIn(dir);

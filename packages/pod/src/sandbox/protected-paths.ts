@@ -123,8 +123,21 @@ export function rootProtection(root: string): RootProtection {
     if (target !== undefined && isWithin(target, root)) addGitDir(target, root, out, add);
   } else if (kind === "directory") {
     addGitDir(dotGit, root, out, add);
+  } else if (kind === "missing" && !insideWorkTree(root)) {
+    // No repository here or above: `git init` would make one whose config (core.fsmonitor, hooks) the
+    // model writes and the user's next git command runs. The root's .git is stood in for like the
+    // others; inside a repository above, git finds that one and a .git here would split it, so not then.
+    out.missing.push(dotGit);
   }
   return out;
+}
+
+/** Whether a directory above `dir` holds a `.git` (dir is inside an enclosing work tree). */
+function insideWorkTree(dir: string): boolean {
+  for (let up = path.dirname(dir); ; up = path.dirname(up)) {
+    if (entryKind(path.join(up, ".git")) !== "missing") return true;
+    if (path.dirname(up) === up) return false;
+  }
 }
 
 function addGitDir(gitDir: string, root: string, out: RootProtection, add: (p: string) => void): void {
