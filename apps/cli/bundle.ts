@@ -18,7 +18,9 @@
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import * as path from "node:path";
+import { init as initCjsLexer, parse as parseCommonJs } from "cjs-module-lexer";
 import { init as initLexer, parse as parseModule } from "es-module-lexer";
 import { type BuildOptions, build, type Plugin, transform } from "esbuild";
 
@@ -135,6 +137,84 @@ export default function rng() {
   },
 };
 
+/**
+ * `await import("yaml")` of a CommonJS package gives, in Node, a namespace
+ * with `default` (its `module.exports`) and the names Node's CommonJS
+ * lexer finds in it (`parseDocument`, ...). esbuild, splitting, puts such a
+ * package in a chunk whose only export is `default`, so the same code
+ * bundled found `parseDocument` undefined: custom commands, skills and
+ * agents with front matter were all skipped by the shipped CLI. Each
+ * CommonJS package a dynamic import reaches is given a module here that
+ * exports what Node's namespace would: `default`, and each name
+ * cjs-module-lexer (the lexer Node itself uses) finds, re-exports followed.
+ */
+const commonJsNamespaces: Plugin = {
+  name: "commonjs-namespaces",
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.kind !== "dynamic-import" || args.path.startsWith("node:") || UNBUNDLED.includes(args.path))
+        return undefined;
+      const resolved = await build.resolve(args.path, {
+        kind: "import-statement",
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+      });
+      if (resolved.errors.length > 0 || resolved.external || !isCommonJs(resolved.path)) return undefined;
+      return { path: resolved.path, namespace: "yoi-cjs-namespace" };
+    });
+    build.onLoad({ filter: /.*/, namespace: "yoi-cjs-namespace" }, (args) => {
+      const names = [...commonJsExportNames(args.path, new Set())].filter((n) => n !== "default");
+      const lines = names.map((name, i) => {
+        const key = JSON.stringify(name);
+        return `const e${i} = cjs[${key}];\nexport { e${i} as ${key} };`;
+      });
+      return {
+        resolveDir: path.dirname(args.path),
+        loader: "js",
+        // require(): esbuild hands back `module.exports` itself, as Node's `default` is (an import would honour `__esModule`).
+        contents: `const cjs = require(${JSON.stringify(args.path)});\nexport default cjs;\n${lines.join("\n")}\n`,
+      };
+    });
+  },
+};
+
+/** Whether a file is CommonJS (no import or export syntax), as esbuild and Node would take it. */
+function isCommonJs(file: string): boolean {
+  if (file.endsWith(".mjs") || file.endsWith(".mts")) return false;
+  if (file.endsWith(".cjs")) return true;
+  try {
+    const [, , , hasModuleSyntax] = parseModule(readFileSync(file, "utf8"), file);
+    return !hasModuleSyntax;
+  } catch {
+    return false; // not JavaScript es-module-lexer can read: left to esbuild as it is
+  }
+}
+
+/** The export names Node gives a CommonJS module's namespace: its own, and those of what it re-exports. */
+function commonJsExportNames(file: string, seen: Set<string>): Set<string> {
+  const names = new Set<string>();
+  if (seen.has(file)) return names;
+  seen.add(file);
+  const { exports, reexports } = parseCommonJs(readFileSync(file, "utf8"), file);
+  for (const name of exports) names.add(name);
+  const require = createRequire(file);
+  for (const specifier of reexports) {
+    let target: string;
+    try {
+      target = require.resolve(specifier);
+    } catch {
+      continue; // Node skips a re-export it cannot resolve as well
+    }
+    if (target.endsWith(".js") || target.endsWith(".cjs"))
+      for (const name of commonJsExportNames(target, seen)) names.add(name);
+  }
+  return names;
+}
+
+await Promise.all([initLexer, initCjsLexer()]);
+
+await Promise.all([initLexer, initCjsLexer()]);
+
 // Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
@@ -175,11 +255,10 @@ await build({
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",
-  plugins: [lazyGenaiImports, englishZodLocale, uuidNodeRng],
+  plugins: [commonJsNamespaces, lazyGenaiImports, englishZodLocale, uuidNodeRng],
 });
 const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
 const buildHash = createHash("sha256");
-await initLexer;
 for (const name of chunkFiles.sort()) {
   const file = path.join(outdir, "chunks", name);
   const script = await toChunkScript(readFileSync(file, "utf8"), name);
