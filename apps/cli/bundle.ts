@@ -266,6 +266,26 @@ for (const name of chunkFiles.sort()) {
   buildHash.update(name).update(script);
 }
 
+/*
+ * A worker thread's module must be a file of its own, with what it imports inside: the pod's image
+ * downscaler and the grep matcher (of the `grep` and `tool_output_cache_grep` tools). Each is found at
+ * the bundle's root, one level above the chunk its caller sits in.
+ */
+await build({
+  ...common,
+  entryPoints: { "downscale-worker": "@yoi/pod/images/downscale-worker" },
+  outdir,
+  // CommonJS dependencies inside the bundle still call require().
+  banner: {
+    js: 'import { createRequire as __yoiRequire } from "node:module"; const require = __yoiRequire(import.meta.url);',
+  },
+});
+await build({
+  ...common,
+  entryPoints: { "grep-matcher-worker": "@yoi/compaction/grep-matcher-worker" },
+  outdir,
+});
+
 /**
  * Node's built-in modules, for `bin.js`, taken with `process.getBuiltinModule`
  * rather than imported. A static `import` of a built-in gives it an ES module
@@ -285,33 +305,13 @@ const builtinsAtRunTime: Plugin = {
   },
 };
 
-// `bin.js`: one small module (no splitting) holding the chunk loader; `--version` and `--help` load nothing else.
+// `bin.js`, written last (fresh-bundle.ts takes its time as the build's): one small module (no splitting) holding the chunk loader; `--version` and `--help` load nothing else.
 await build({
   ...common,
   entryPoints: { bin: path.join(here, "src", "bin.ts") },
   outdir,
   define: { ...common.define, __YOI_BUILD_ID__: JSON.stringify(buildHash.digest("hex").slice(0, 16)) },
   plugins: [builtinsAtRunTime],
-});
-
-/*
- * A worker thread's module must be a file of its own, with what it imports inside: the pod's image
- * downscaler and the grep matcher (of the `grep` and `tool_output_cache_grep` tools). Each is found at
- * the bundle's root, one level above the chunk its caller sits in.
- */
-await build({
-  ...common,
-  entryPoints: { "downscale-worker": "@yoi/pod/images/downscale-worker" },
-  outdir,
-  // CommonJS dependencies inside the bundle still call require().
-  banner: {
-    js: 'import { createRequire as __yoiRequire } from "node:module"; const require = __yoiRequire(import.meta.url);',
-  },
-});
-await build({
-  ...common,
-  entryPoints: { "grep-matcher-worker": "@yoi/compaction/grep-matcher-worker" },
-  outdir,
 });
 
 /**

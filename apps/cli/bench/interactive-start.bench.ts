@@ -1,6 +1,6 @@
 /**
- * Interactive start to prompt ready: `yoi` (from source, as `pnpm yoi`
- * runs it) in a real terminal (a private tmux server) until its prompt `›`
+ * Interactive start to prompt ready: the shipped `yoi` (dist/bin.js,
+ * rebuilt first when stale) in a real terminal (a private tmux server) until its prompt `›`
  * is drawn, against `node -e` printing a marker in the same terminal.
  * Median of 7, interleaved. The model is never called: start-up only.
  */
@@ -8,10 +8,10 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { compare, report } from "../../../scripts/bench-kit.ts";
+import { freshBundle } from "../fresh-bundle.ts";
 
-const SOURCE = fileURLToPath(new URL("../src/bin.ts", import.meta.url));
+const DIST = freshBundle((line) => process.stderr.write(`interactive-start.bench: ${line}\n`));
 let runs = 0;
 let socket = "";
 const tmux = (args: string[]) =>
@@ -63,7 +63,7 @@ function timeToScreen(command: string, ready: RegExp): () => void {
 }
 
 const yoi = timeToScreen(
-  `${env} ${quote(process.execPath)} --conditions=@yoi/source ${quote(SOURCE)} -m anthropic/claude-haiku-4-5`,
+  `${env} ${quote(process.execPath)} ${quote(DIST)} -m anthropic/claude-haiku-4-5`,
   /^›\s*$/m,
 );
 const node = timeToScreen(
@@ -74,7 +74,7 @@ try {
   const result = await compare(yoi, node, { runs: 7, warmup: 2 });
   report({
     group: "cli",
-    name: "interactive start to prompt ready (tmux, from source)",
+    name: "interactive start to prompt ready (tmux)",
     subject: result.subject,
     baseline: result.baseline,
     baselineName: "node -e printing a line (tmux)",

@@ -15,8 +15,12 @@ import { performance } from "node:perf_hooks";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { findPostgresBinDir, startTestPostgres } from "@yoi/worker-persistence/postgres/testing";
 import { median, report } from "../../../scripts/bench-kit.ts";
+import { freshBundle } from "../fresh-bundle.ts";
 import { cleanEnv, tempWorld } from "../test/helpers.ts";
 import { post, sseEvents, startServe } from "../test/serve-helpers.ts";
+
+// startServe runs the shipped dist/bin.js.
+freshBundle((line) => process.stderr.write(`serve.bench: ${line}\n`));
 
 const GROUP = "cli";
 const SESSIONS = 100;

@@ -5,7 +5,7 @@
  */
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, tempWorld } from "./helpers.ts";
+import { tempWorld, yoiArgv } from "./helpers.ts";
 import { TmuxSession } from "./tmux.ts";
 
 const sessions: TmuxSession[] = [];
@@ -81,9 +81,7 @@ describe.skipIf(!TmuxSession.available())("agent tools in a real terminal (tmux)
       "ANTHROPIC_API_KEY=test-key",
       `ANTHROPIC_BASE_URL=${quote(server.baseURL)}`,
     ].join(" ");
-    const yoi = [process.execPath, "--conditions=@yoi/source", BIN, "-m", "anthropic/claude-haiku-4-5"]
-      .map(quote)
-      .join(" ");
+    const yoi = [...yoiArgv(), "-m", "anthropic/claude-haiku-4-5"].map(quote).join(" ");
     const tty = TmuxSession.start(`cd ${quote(project)} && env -i ${env} ${yoi}; sleep 30`);
     sessions.push(tty);
     await tty.waitFor(/^›\s*$/m);

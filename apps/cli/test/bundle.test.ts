@@ -1,49 +1,25 @@
 /**
  * The published `yoi` is the bundle `bundle.ts` writes (dist/bin.js plus
- * lazily loaded chunks), not the sources the other tests run. These tests
- * build it into a scratch folder and use it as a user would: the version,
- * a print-mode run with tools against every provider's scripted server,
- * the grep tool's worker thread, the start-up trace, and the code caches
- * the chunk loader keeps (written, used, refused when damaged, foreign or
- * in a directory others can write to).
+ * lazily loaded chunks), which every black-box test runs. These tests look
+ * at what is particular to it: the version, a print-mode run with tools
+ * against every provider's scripted server, the grep tool's worker thread,
+ * the start-up trace, and the code caches the chunk loader keeps (written,
+ * used, refused when damaged, foreign or in a directory others can write to).
  */
-import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { type ChunkToPack, encodeCodePack, parseCodePack, writeCodePack } from "../src/code-pack.ts";
-import { CLI_DIR, cleanEnv, type RunResult, tempWorld } from "./helpers.ts";
+import { BIN, CLI_DIR, cleanEnv, type RunResult, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 
-// Inside the package, so the modules left unbundled resolve from its node_modules as in dist/.
-const OUT = path.join(CLI_DIR, "node_modules", ".cache", "yoi-bundle-test");
-
-beforeAll(() => {
-  rmSync(OUT, { recursive: true, force: true });
-  execFileSync(process.execPath, ["bundle.ts", OUT], { cwd: CLI_DIR, stdio: "pipe" });
-}, 120_000);
-afterAll(() => rmSync(OUT, { recursive: true, force: true }));
+const OUT = path.dirname(BIN);
 
 function runBundle(args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(OUT, "bin.js"), ...args], {
-      cwd,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runYoi(args, { env, cwd });
 }
 
 describe("the bundled yoi", () => {
@@ -83,7 +59,8 @@ describe("the bundled yoi", () => {
         ["--help"],
         ["-p", "hi", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
       ]) {
-        const child = spawn(process.execPath, [path.join(OUT, "bin.js"), ...args], {
+        const [node, ...argv] = yoiArgv();
+        const child = spawn(node!, [...argv, ...args], {
           cwd: project,
           env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key" }),
           stdio: ["ignore", "pipe", "pipe"],

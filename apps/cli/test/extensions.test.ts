@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { cleanEnv, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 import { TmuxSession, waitForFile } from "./tmux.ts";
 
 const EVERYTHING = fileURLToPath(
@@ -126,6 +126,77 @@ describe("custom commands in print mode", () => {
   }, 90_000);
 });
 
+describe("extensions with YAML front matter, through the shipped bundle", () => {
+  // The bundle once skipped every file with front matter (its YAML parser came out of a chunk without its
+  // named exports): /review went to the model as text, and no skill or agent loaded.
+  const files = {
+    "src/a.ts": "export const a = 1;\n",
+    ".yoi/commands/review.md":
+      "---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\nReview $1 and list the bugs.\n",
+    ".yoi/skills/pdf-forms/SKILL.md":
+      "---\nname: pdf-forms\ndescription: Fill in PDF forms with this folder's script.\n---\nRun fill.py with the form.\n",
+    ".yoi/skills/pdf-forms/fill.py": "print('filled')\n",
+    ".yoi/agents/checker.md":
+      "---\ndescription: Checks one file for mistakes.\ntools: read_file, grep\n---\nYou are the checker agent.\n",
+  };
+  const args = ["-p", "-m", "anthropic/claude-haiku-4-5"];
+
+  it("a custom command expands; a skill is listed and loads; a named agent runs with its own prompt", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        { type: "reply", text: "reviewed" },
+        { type: "reply", toolCalls: [{ id: "s1", name: "skill", arguments: { name: "pdf-forms" } }] },
+        { type: "reply", text: "skill read" },
+        {
+          type: "reply",
+          toolCalls: [
+            {
+              id: "t1",
+              name: "task",
+              arguments: { description: "check a.ts", prompt: "Check src/a.ts.", agent: "checker" },
+            },
+          ],
+        },
+        { type: "reply", text: "a.ts is fine" },
+        { type: "reply", text: "checked" },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld(files);
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+
+    const review = await runYoi([...args, "/review src/a.ts"], { cwd: project, env });
+    expect(review.stderr).not.toContain("skipped");
+    expect(review.stdout).toBe("reviewed\n");
+    const sent = JSON.stringify(server.requests[0]);
+    expect(sent).toContain("Review src/a.ts and list the bugs.");
+    expect(sent).not.toContain("/review");
+
+    const skill = await runYoi([...args, "fill in the form"], { cwd: project, env });
+    expect(skill.stderr).not.toContain("skipped");
+    expect(skill.stdout).toBe("skill read\n");
+    expect(JSON.stringify(server.requests[1])).toContain("Fill in PDF forms with this folder's script.");
+    const loaded = JSON.stringify(server.requests[2]);
+    expect(loaded).toContain("[Skill: pdf-forms]");
+    expect(loaded).toContain("Run fill.py with the form.");
+    expect(loaded).toContain("- fill.py");
+
+    const agent = await runYoi([...args, "check a.ts with the checker"], { cwd: project, env });
+    expect(agent.stderr).not.toContain("skipped");
+    expect(agent.code, agent.stderr).toBe(0);
+    expect(agent.stdout).toBe("checked\n");
+    expect(JSON.stringify(server.requests[3])).toContain("checker: Checks one file for mistakes.");
+    // The subagent's own request: the agent file's body is its system prompt, its tools are the two it names
+    // (and inspect, which every worker with a blob store has for reading stored outputs back).
+    const sub = server.requests[4] as { system?: unknown; tools?: { name: string }[] };
+    expect(JSON.stringify(sub.system)).toContain("You are the checker agent.");
+    expect((sub.tools ?? []).map((t) => t.name).sort()).toEqual(["grep", "inspect", "read_file"]);
+    expect(JSON.stringify(server.requests[5])).toContain("a.ts is fine");
+  }, 90_000);
+});
+
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
 describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)", () => {
@@ -161,9 +232,7 @@ describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)"
       "ANTHROPIC_API_KEY=test-key",
       `ANTHROPIC_BASE_URL=${quote(server.baseURL)}`,
     ].join(" ");
-    const yoi = [process.execPath, "--conditions=@yoi/source", BIN, "-m", "anthropic/claude-haiku-4-5"]
-      .map(quote)
-      .join(" ");
+    const yoi = [...yoiArgv(), "-m", "anthropic/claude-haiku-4-5"].map(quote).join(" ");
     const tty = TmuxSession.start(
       `cd ${quote(project)} && env -i ${env} ${yoi}; echo "EXIT=$?" > ${quote(`${out}.exit`)}; sleep 30`,
     );

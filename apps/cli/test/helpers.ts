@@ -6,7 +6,16 @@ import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
 
 export const CLI_DIR = fileURLToPath(new URL("..", import.meta.url));
-export const BIN = path.join(CLI_DIR, "src", "bin.ts");
+/**
+ * The shipped yoi: the bundle `npm install -g @yoi/cli` installs, rebuilt
+ * by the global set-up when its sources changed (../fresh-bundle.ts).
+ */
+export const BIN = path.join(CLI_DIR, "dist", "bin.js");
+
+/** The command line that runs the shipped yoi: Node, its flags (`--import=...`), dist/bin.js. */
+export function yoiArgv(nodeArgs: readonly string[] = []): string[] {
+  return [process.execPath, ...nodeArgs, BIN];
+}
 export const FIXTURES = fileURLToPath(new URL("../../../fixtures/provider-streams/", import.meta.url));
 
 export interface RunResult {
@@ -25,25 +34,18 @@ export function cleanEnv(home: string, extra: Record<string, string> = {}): Reco
   return { ...env, ...extra };
 }
 
-/** Runs the CLI (from source, or a built bundle's `bin`) with Node 24 (the one running the tests). */
+/** Runs the shipped CLI with Node 24 (the one running the tests). */
 export function runYoi(
   args: readonly string[],
-  options: { env: Record<string, string>; cwd?: string; input?: string; nodeArgs?: string[]; bin?: string },
+  options: { env: Record<string, string>; cwd?: string; input?: string; nodeArgs?: string[] },
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        ...(options.nodeArgs ?? []),
-        ...(options.bin === undefined ? ["--conditions=@yoi/source", BIN] : [options.bin]),
-        ...args,
-      ],
-      {
-        cwd: options.cwd ?? CLI_DIR,
-        env: options.env,
-        stdio: ["pipe", "pipe", "pipe"],
-      },
-    );
+    const [node, ...argv] = yoiArgv(options.nodeArgs);
+    const child = spawn(node!, [...argv, ...args], {
+      cwd: options.cwd ?? CLI_DIR,
+      env: options.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => {

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { loadSession } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, cleanEnv, tempWorld } from "./helpers.ts";
+import { cleanEnv, tempWorld, yoiArgv } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];
 afterEach(async () => {
@@ -20,15 +20,12 @@ describe("yoi -p and Ctrl-C", () => {
     const server = await startScriptedServer({ provider: "anthropic", script: [{ type: "silence" }] });
     servers.push(server);
     const { home, project } = await tempWorld();
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@yoi/source", BIN, "-p", "-m", "anthropic/claude-haiku-4-5", "wait for it"],
-      {
-        cwd: project,
-        env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.baseURL }),
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
+    const [node, ...argv] = yoiArgv();
+    const child = spawn(node!, [...argv, "-p", "-m", "anthropic/claude-haiku-4-5", "wait for it"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.baseURL }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => {

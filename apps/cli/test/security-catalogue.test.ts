@@ -1,6 +1,6 @@
 /**
- * The security catalogue, on the shipped bundle (bundle.ts writes it into a
- * scratch folder, as bundle.test.ts does): what a hostile model, tool output
+ * The security catalogue, on the shipped bundle (dist/bin.js, which every
+ * black-box test runs: see helpers.ts): what a hostile model, tool output
  * or session log can do to the person at the terminal and to the machine.
  *
  * - every escape class through every output path: print mode's text,
@@ -15,22 +15,13 @@
  *   each streamed by the scripted server as it is sent.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { sanitize } from "../src/terminal-text.ts";
 import { CLI_DIR, cleanEnv, type RunResult, runYoi, tempWorld } from "./helpers.ts";
 import { TmuxSession, waitForFile, yoiCommand } from "./tmux.ts";
-
-const OUT = path.join(CLI_DIR, "node_modules", ".cache", "yoi-security-catalogue");
-const BUNDLE = path.join(OUT, "bin.js");
-
-beforeAll(() => {
-  rmSync(OUT, { recursive: true, force: true });
-  execFileSync(process.execPath, ["bundle.ts", OUT], { cwd: CLI_DIR, stdio: "pipe" });
-}, 180_000);
-afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
 const servers: ScriptedServer[] = [];
 const terminals: TmuxSession[] = [];
@@ -41,7 +32,7 @@ afterEach(async () => {
 
 /** The shipped bundle, as a user runs it. */
 function runBundle(args: string[], env: Record<string, string>, cwd: string): Promise<RunResult> {
-  return runYoi(args, { env, cwd, bin: BUNDLE });
+  return runYoi(args, { env, cwd });
 }
 
 async function scripted(script: ScriptStep[] | ((index: number) => ScriptStep)): Promise<ScriptedServer> {
@@ -133,10 +124,10 @@ describe("escape sequences reach no terminal (tried / interpreted)", () => {
         { type: "reply", text: "finished" },
       ]);
       const out = path.join(home, "run");
-      const tty = TmuxSession.start(
-        yoiCommand({ project, home, baseURL: server.baseURL, args: [], out, bin: BUNDLE }),
-        { width: 160, height: 50 },
-      );
+      const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }), {
+        width: 160,
+        height: 50,
+      });
       terminals.push(tty);
       tty.query("set-option", "-g", "set-clipboard", "on");
       const titleBefore = tty.query("display", "-p", "#{pane_title}");
@@ -158,7 +149,7 @@ describe("escape sequences reach no terminal (tried / interpreted)", () => {
       // Resume replays the model's text.
       const out2 = path.join(home, "run2");
       const again = TmuxSession.start(
-        yoiCommand({ project, home, baseURL: server.baseURL, args: ["-c"], out: out2, bin: BUNDLE }),
+        yoiCommand({ project, home, baseURL: server.baseURL, args: ["-c"], out: out2 }),
         { width: 160, height: 50 },
       );
       terminals.push(again);

@@ -1,6 +1,6 @@
 /** Starting `yoi serve` processes and reading their event streams, for the serve tests and the bench. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { BIN, CLI_DIR } from "./helpers.ts";
+import { CLI_DIR, yoiArgv } from "./helpers.ts";
 
 export interface ServeProcess {
   url: string;
@@ -19,7 +19,8 @@ export function startServe(
   env: Record<string, string>,
   cwd = CLI_DIR,
 ): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ["--conditions=@yoi/source", BIN, "serve", "--port", "0", ...args], {
+  const [node, ...argv] = yoiArgv();
+  const child = spawn(node!, [...argv, "serve", "--port", "0", ...args], {
     cwd,
     env,
     stdio: ["ignore", "pipe", "pipe"],

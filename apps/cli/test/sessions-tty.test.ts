@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, tempWorld } from "./helpers.ts";
+import { tempWorld, yoiArgv } from "./helpers.ts";
 import { TmuxSession, waitForFile } from "./tmux.ts";
 
 const ttys: TmuxSession[] = [];
@@ -28,7 +28,7 @@ function yoiLine(project: string, home: string, baseURL: string, args: string[],
     "ANTHROPIC_API_KEY=test-key",
     `ANTHROPIC_BASE_URL=${quote(baseURL)}`,
   ].join(" ");
-  const yoi = [process.execPath, "--conditions=@yoi/source", BIN, ...args].map(quote).join(" ");
+  const yoi = [...yoiArgv(), ...args].map(quote).join(" ");
   return `cd ${quote(project)} && env -i ${env} ${yoi}; echo "EXIT=$?" > ${quote(`${out}.exit`)}; sleep 30`;
 }
 

@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { cleanEnv, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 import { TmuxSession, waitForFile } from "./tmux.ts";
 
 const servers: ScriptedServer[] = [];
@@ -341,9 +341,7 @@ describe.skipIf(!TmuxSession.available())("interactive: Shift+Tab cycles the per
       "ANTHROPIC_API_KEY=test-key",
       `ANTHROPIC_BASE_URL=${q(server.baseURL)}`,
     ].join(" ");
-    const cmd = [process.execPath, "--conditions=@yoi/source", BIN, "-m", "anthropic/claude-haiku-4-5"]
-      .map(q)
-      .join(" ");
+    const cmd = [...yoiArgv(), "-m", "anthropic/claude-haiku-4-5"].map(q).join(" ");
     const tty = TmuxSession.start(
       `cd ${q(world.project)} && env -i ${env} ${cmd}; echo "EXIT=$?" > ${q(`${out}.exit`)}; sleep 30`,
     );

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { BIN } from "./helpers.ts";
+import { yoiArgv } from "./helpers.ts";
 
 /** How long a wait may take before it fails: safe on a loaded 2-core CI machine (a match returns at once). */
 export const WAIT_MS = 45_000;
@@ -159,8 +159,6 @@ export function yoiCommand(opts: {
   noBaseURLEnv?: boolean;
   /** Flags for node, before the script (`--import=...`). */
   nodeArgs?: string[];
-  /** The yoi to run: a built bundle's bin.js. Default: the sources. */
-  bin?: string;
 }): string {
   const env = [
     `HOME=${quote(opts.home)}`,
@@ -171,14 +169,7 @@ export function yoiCommand(opts: {
     ...(opts.noBaseURLEnv ? [] : [`ANTHROPIC_BASE_URL=${quote(opts.baseURL)}`]),
     ...(opts.env ?? []).map(quote),
   ].join(" ");
-  const yoi = [
-    process.execPath,
-    ...(opts.nodeArgs ?? []),
-    ...(opts.bin === undefined ? ["--conditions=@yoi/source", BIN] : [opts.bin]),
-    "-m",
-    opts.model ?? "anthropic/claude-haiku-4-5",
-    ...opts.args,
-  ]
+  const yoi = [...yoiArgv(opts.nodeArgs), "-m", opts.model ?? "anthropic/claude-haiku-4-5", ...opts.args]
     .map(quote)
     .join(" ");
   return `cd ${quote(opts.project)} && env -i ${env} ${yoi}; echo "EXIT=$?" > ${quote(`${opts.out}.exit`)}; stty -a > ${quote(`${opts.out}.stty`)}; sleep 30`;
