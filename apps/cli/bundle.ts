@@ -7,7 +7,7 @@
  * resolution is paid once, and a command loads only the chunks it uses.
  *
  * The chunks are then rewritten from ES modules into plain scripts, which
- * the chunk loader (src/chunk-loader.ts) runs with V8 code caches taken
+ * the chunk loader (src/startup/chunk-loader.ts) runs with V8 code caches taken
  * after the code ran: Node's compile cache holds only top-level code, so
  * every function start-up calls was compiled afresh on every run.
  *
@@ -213,8 +213,6 @@ function commonJsExportNames(file: string, seen: Set<string>): Set<string> {
 
 await Promise.all([initLexer, initCjsLexer()]);
 
-await Promise.all([initLexer, initCjsLexer()]);
-
 // Chunk names carry content hashes: drop the previous build's, or stale ones pile up in the package.
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 
@@ -237,21 +235,17 @@ const common = {
 /*
  * The CLI proper: `chunks/main.js` and everything it imports, split at each
  * dynamic import as usual, then rewritten from modules into scripts for the
- * chunk loader (src/chunk-loader.ts), whose code caches are taken after the
- * code ran. `startup-trace` is an entry of its own so that bin.js and the
- * commands share one instance of it; `string-width` is one so that
- * text-width.ts can require it by a name known in advance.
+ * chunk loader (src/startup/chunk-loader.ts), whose code caches are taken
+ * after the code ran. The start-up trace is an entry of its own so that
+ * bin.js and the commands share one instance of it.
  */
 await build({
   ...common,
   entryPoints: {
     main: path.join(here, "src", "main.ts"),
-    "startup-trace": path.join(here, "src", "startup-trace.ts"),
-    // Required (not imported) by text-width.ts the first time a text needs it; see there.
-    "string-width": "string-width",
+    "startup-trace": path.join(here, "src", "startup", "trace.ts"),
   },
   outdir: path.join(outdir, "chunks"),
-  define: { ...common.define, __YOI_CHUNKS__: "true" },
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",

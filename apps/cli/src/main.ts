@@ -25,8 +25,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function run(command: Command): Promise<number> {
-  // Before any command's modules: they build zod schemas as they load (see zod-config.ts).
-  if (command.kind !== "version" && command.kind !== "help") await import("./zod-config.ts");
+  // Before any command's modules: they build zod schemas as they load (see startup/zod-jitless.ts).
+  if (command.kind !== "version" && command.kind !== "help") await import("./startup/zod-jitless.ts");
   switch (command.kind) {
     case "version":
       process.stdout.write(`${cliVersion()}\n`);

@@ -13,9 +13,6 @@
  */
 import { createRequire } from "node:module";
 
-/** Defined by bundle.ts in the chunks it writes; absent when running from source. */
-declare const __YOI_CHUNKS__: boolean | undefined;
-
 /**
  * Characters that are each a grapheme cluster of their own and one column
  * wide (string-width agrees, and none is an emoji, a mark, a format or an
@@ -33,15 +30,9 @@ const CSI_AT = new RegExp(CSI.source, "y");
 type StringWidth = (text: string) => number;
 let stringWidth: StringWidth | undefined;
 
-/** string-width, loaded on first need: from its chunk when bundled, else from the package. */
+/** string-width, loaded (synchronously: a width is needed now) the first time a text needs it. */
 function measure(text: string): number {
-  if (!stringWidth) {
-    // A chunk of the bundle's own (an entry of bundle.ts), required through the chunk loader.
-    const chunk = "./string-width.js";
-    const loaded =
-      typeof __YOI_CHUNKS__ !== "undefined" ? require(chunk) : createRequire(import.meta.url)("string-width");
-    stringWidth = (loaded as { default: StringWidth }).default;
-  }
+  stringWidth ??= (createRequire(import.meta.url)("string-width") as { default: StringWidth }).default;
   return stringWidth(text);
 }
 

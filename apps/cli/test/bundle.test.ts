@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { type ChunkToPack, encodeCodePack, parseCodePack, writeCodePack } from "../src/code-pack.ts";
+import { type ChunkToPack, encodeCodePack, parseCodePack, writeCodePack } from "../src/startup/code-pack.ts";
 import { BIN, CLI_DIR, cleanEnv, type RunResult, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 
 const OUT = path.dirname(BIN);

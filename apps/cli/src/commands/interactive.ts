@@ -38,7 +38,7 @@ import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.
 import { pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
-import { markStartup } from "../startup-trace.ts";
+import { markStartup } from "../startup/trace.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";

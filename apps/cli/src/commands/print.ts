@@ -18,7 +18,7 @@ import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts"
 import { sandboxNotice } from "../permission-flags.ts";
 import { applySessionFlags, loadProjectConfig, modelSetup } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
-import { markStartup } from "../startup-trace.ts";
+import { markStartup } from "../startup/trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";

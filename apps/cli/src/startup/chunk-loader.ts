@@ -9,7 +9,7 @@
  *
  * Caches live in `$XDG_CACHE_HOME/yoi/code/<node>-<arch>-<build>/` (default
  * `~/.cache/yoi`), in one code pack per kind of run (print, interactive, a
- * subcommand; see code-pack.ts): the chunks such a run loaded, each with
+ * subcommand; see code-pack.ts, and docs/cli-startup.md): the chunks such a run loaded, each with
  * its source and cache, read with one call. A cache is checked by a CRC
  * before V8 sees it; V8 then checks its own version, flags and the source's
  * length, and a cache it rejects is simply not used. The pack is written
