@@ -9,7 +9,6 @@ import * as z from "zod";
 import { DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT } from "./cache-read.ts";
 import { CompactionError } from "./errors.ts";
 import { GREP_TOOL_NAME, READ_TOOL_NAME } from "./in-context-view.ts";
-import { CACHE_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import type { ToolOutputCache } from "./tool-output-cache.ts";
 
 const refId = () =>
@@ -20,46 +19,31 @@ const refId = () =>
       "The ref id of a cached tool output: the <id> of `ref=<id>` in a trimmed or truncated tool output.",
     );
 
-export const readInputSchema = z.lazy(() =>
-  z.object({
-    ref_id: refId(),
-    offset: z.number().int().min(1).optional().describe("1-based line number to start at. Default 1."),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe(`Most lines to return. Default ${DEFAULT_READ_LIMIT}.`),
-  }),
-);
+export const readInputSchema = z.object({
+  ref_id: refId(),
+  offset: z.number().int().min(1).optional().describe("1-based line number to start at. Default 1."),
+  limit: z.number().int().min(1).optional().describe(`Most lines to return. Default ${DEFAULT_READ_LIMIT}.`),
+});
 
-export const grepInputSchema = z.lazy(() =>
-  z.object({
-    ref_id: refId(),
-    pattern: z.string().min(1).describe("JavaScript regular expression searched for in each line."),
-    ignore_case: z.boolean().optional().describe("Match case-insensitively. Default false."),
-    context: z
-      .number()
-      .int()
-      .min(0)
-      .max(50)
-      .optional()
-      .describe("Lines of context shown before and after each match. Default 0."),
-    max_matches: z
-      .number()
-      .int()
-      .min(1)
-      .max(1000)
-      .optional()
-      .describe(`Most matching lines shown. Default ${DEFAULT_MAX_MATCHES}.`),
-  }),
-);
-
-/** The input schemas of the two tools by name (their JSON Schemas are generated into json-schemas.generated.ts). */
-export const CACHE_TOOL_INPUT_SCHEMAS: Record<string, z.ZodType> = {
-  [READ_TOOL_NAME]: readInputSchema,
-  [GREP_TOOL_NAME]: grepInputSchema,
-};
+export const grepInputSchema = z.object({
+  ref_id: refId(),
+  pattern: z.string().min(1).describe("JavaScript regular expression searched for in each line."),
+  ignore_case: z.boolean().optional().describe("Match case-insensitively. Default false."),
+  context: z
+    .number()
+    .int()
+    .min(0)
+    .max(50)
+    .optional()
+    .describe("Lines of context shown before and after each match. Default 0."),
+  max_matches: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe(`Most matching lines shown. Default ${DEFAULT_MAX_MATCHES}.`),
+});
 
 async function asToolError<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -78,7 +62,6 @@ export function createCacheTools(cache: ToolOutputCache): Tool[] {
     description:
       "Read a cached tool output by its ref id. Older or large tool outputs in this conversation are shortened or replaced by `[tool output trimmed; ref=<id>]`; this returns their full lines, numbered like a file read (offset/limit are line based). The footer says how to continue.",
     inputSchema: readInputSchema,
-    jsonSchema: CACHE_TOOL_JSON_SCHEMAS[READ_TOOL_NAME],
     ...limits,
     execute: (input, ctx) =>
       asToolError(async () => {
@@ -92,7 +75,6 @@ export function createCacheTools(cache: ToolOutputCache): Tool[] {
     description:
       "Search a cached tool output (by its ref id, from `ref=<id>`) for lines matching a regular expression. Prints `N:line` for matches and `N-line` for context lines, like grep -n; use tool_output_cache with offset N to read around a match.",
     inputSchema: grepInputSchema,
-    jsonSchema: CACHE_TOOL_JSON_SCHEMAS[GREP_TOOL_NAME],
     ...limits,
     execute: (input, ctx) =>
       asToolError(async () => {

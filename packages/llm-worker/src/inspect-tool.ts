@@ -12,7 +12,6 @@
 import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import { type BlobStore, BlobStoreError, type Content } from "./blob-store.ts";
-import { INSPECT_TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { contentKind, describeValue, splitLines } from "./summary.ts";
 import { defineTool, type Tool, ToolError } from "./tool.ts";
 import { byteLength, truncateUtf8 } from "./utf8.ts";
@@ -24,18 +23,16 @@ const PREVIEW_LINES = 40;
 /** Array entries shown when no selector is given. */
 const PREVIEW_ENTRIES = 5;
 
-/** The arguments `inspect` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const inspectInput = z.lazy(() =>
-  z.object({
-    blob_id: z.string().describe("The id from a [blob:<id>] marker in a tool result."),
-    selector: z
-      .string()
-      .optional()
-      .describe(
-        "Omit for an overview. `lines:20-50` (1-based, inclusive) for text; `slice:3..8` (0-based, end exclusive) for JSON arrays; `key:name` for JSON objects.",
-      ),
-  }),
-);
+/** The arguments `inspect` takes . */
+export const inspectInput = z.object({
+  blob_id: z.string().describe("The id from a [blob:<id>] marker in a tool result."),
+  selector: z
+    .string()
+    .optional()
+    .describe(
+      "Omit for an overview. `lines:20-50` (1-based, inclusive) for text; `slice:3..8` (0-based, end exclusive) for JSON arrays; `key:name` for JSON objects.",
+    ),
+});
 
 export interface InspectToolOptions {
   /** Cap of one answer in bytes; larger selections are cut with a note to narrow the range. */
@@ -50,7 +47,6 @@ export function createInspectTool(store: BlobStore, options: InspectToolOptions)
       "Without a selector you get its size and the first part. Selectors: `lines:20-50` (text, 1-based inclusive), " +
       "`slice:3..8` (JSON array, 0-based end-exclusive), `key:name` (JSON object).",
     inputSchema: inspectInput,
-    jsonSchema: INSPECT_TOOL_JSON_SCHEMAS[INSPECT_TOOL_NAME],
     storeLargeOutput: false,
     maxOutputBytes: options.maxOutputBytes,
     async execute({ blob_id, selector }) {

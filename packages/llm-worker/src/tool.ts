@@ -41,14 +41,10 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
   readonly description: string;
   readonly inputSchema: Schema;
   /**
-   * The JSON Schema sent to the model instead of one generated from
+   * The JSON Schema sent to the model instead of the one computed from
    * `inputSchema`: for tools whose schema arrives as JSON Schema (MCP
-   * servers), and for tools that ship theirs generated ahead of time with
-   * {@link inputJsonSchema} (converting costs milliseconds on the way to a
-   * session's first request). Must describe an object. `inputSchema` still
-   * validates the arguments (a permissive `z.record` leaves validation to
-   * the tool); with `jsonSchema` given, it can be a `z.lazy` one, built
-   * when the first call is parsed rather than when its module loads.
+   * servers). Must describe an object. `inputSchema` still validates the
+   * arguments (a permissive `z.record` leaves validation to the tool).
    */
   readonly jsonSchema?: Readonly<Record<string, unknown>>;
   execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;
@@ -84,21 +80,36 @@ export class ToolError extends YoiError<"tool_failed"> {
 
 const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** The JSON Schema of a tool's zod input schema, as it is sent to the model (input side, no `$schema`). */
-export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-  delete json.$schema;
+/** Each input schema's JSON Schema, computed when a worker first lists it: tools are built per session, their schemas once. */
+const jsonSchemas = new WeakMap<z.ZodType, Readonly<Record<string, unknown>>>();
+
+/**
+ * The JSON Schema of a tool's zod input schema, as it is sent to the model
+ * (input side, no `$schema`), computed with `z.toJSONSchema` once per schema
+ * object. The result is shared: copy it before changing it.
+ */
+export function inputJsonSchema(schema: z.ZodType): Readonly<Record<string, unknown>> {
+  let json = jsonSchemas.get(schema);
+  if (json === undefined) {
+    const computed = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<
+      string,
+      unknown
+    >;
+    delete computed.$schema;
+    json = computed;
+    jsonSchemas.set(schema, json);
+  }
   return json;
 }
 
-/** The ToolSpec sent to the model: `jsonSchema`, or JSON Schema generated from the zod schema (input side). */
+/** The ToolSpec sent to the model: `jsonSchema`, or the JSON Schema of the zod input schema (input side). */
 export function toolSpec(tool: Tool): ToolSpec {
   if (!TOOL_NAME_RE.test(tool.name)) {
     throw new TypeError(
       `Tool name ${JSON.stringify(tool.name)} is invalid: use 1-64 letters, digits, "_" or "-" (providers reject other names).`,
     );
   }
-  const schema = tool.jsonSchema !== undefined ? { ...tool.jsonSchema } : inputJsonSchema(tool.inputSchema);
+  const schema = { ...(tool.jsonSchema ?? inputJsonSchema(tool.inputSchema)) };
   delete schema.$schema;
   if (schema.type !== "object") {
     throw new TypeError(

@@ -1,37 +1,40 @@
 /**
- * The built-in tools send JSON Schemas generated ahead of time
- * (json-schemas.generated.ts) instead of converting their zod schemas at
- * start-up; this fails when a zod schema changed and the file was not
- * regenerated.
+ * What the built-in tools send as their input schemas: the JSON Schema
+ * computed from each tool's zod schema (`z.toJSONSchema`, input side), an
+ * object whose every argument carries the description the model reads.
  */
 import { inputJsonSchema, toolSpec } from "@yoi/llm-worker";
 import { describe, expect, it } from "vitest";
+import { createSkillTool } from "../src/extensions/skills.ts";
 import { createBuiltinTools } from "../src/tools/builtin-tools.ts";
-import { TOOL_INPUT_SCHEMAS } from "../src/tools/input-schemas.ts";
-import { TOOL_JSON_SCHEMAS } from "../src/tools/json-schemas.generated.ts";
 import { TodoList } from "../src/tools/todo-list.ts";
 import { todoWriteTool } from "../src/tools/todo-write.ts";
 import { webFetchTool } from "../src/tools/web-fetch.ts";
 
-describe("generated tool JSON Schemas", () => {
-  it("match every built-in tool's zod input schema (else: pnpm gen:tool-schemas)", () => {
-    expect(Object.keys(TOOL_JSON_SCHEMAS).sort()).toEqual(Object.keys(TOOL_INPUT_SCHEMAS).sort());
-    for (const [name, schema] of Object.entries(TOOL_INPUT_SCHEMAS)) {
-      expect(TOOL_JSON_SCHEMAS[name], `${name}: run pnpm gen:tool-schemas`).toEqual(inputJsonSchema(schema));
+describe("built-in tool JSON Schemas", () => {
+  const tools = [
+    ...createBuiltinTools({ view: { fs: {} } as never }),
+    webFetchTool({}),
+    todoWriteTool(new TodoList()),
+    createSkillTool([]),
+  ];
+
+  it("are computed from each tool's zod schema: objects, every argument described", () => {
+    expect(tools.length).toBeGreaterThan(8);
+    for (const tool of tools) {
+      const { parameters } = toolSpec(tool);
+      expect(parameters, tool.name).toEqual(inputJsonSchema(tool.inputSchema));
+      expect(parameters.type, tool.name).toBe("object");
+      expect(parameters.$schema, tool.name).toBeUndefined();
+      const properties = parameters.properties as Record<string, { description?: string }>;
+      expect(Object.keys(properties).length, tool.name).toBeGreaterThan(0);
+      for (const [name, property] of Object.entries(properties))
+        expect(property.description, `${tool.name}.${name} has no description`).toBeTruthy();
     }
   });
 
-  it("are what the tools send, and each tool is listed", () => {
-    const tools = [
-      ...createBuiltinTools({ view: { fs: {} } as never }),
-      webFetchTool({}),
-      todoWriteTool(new TodoList()),
-    ];
-    for (const tool of tools) {
-      expect(TOOL_INPUT_SCHEMAS[tool.name], `${tool.name} is missing from input-schemas.ts`).toBe(
-        tool.inputSchema,
-      );
-      expect(toolSpec(tool).parameters).toEqual(inputJsonSchema(tool.inputSchema));
-    }
+  it("describe the input side: an argument with a default is optional to the model", () => {
+    const read = tools.find((t) => t.name === "read_file")!;
+    expect(toolSpec(read).parameters.required).toEqual(["path"]);
   });
 });

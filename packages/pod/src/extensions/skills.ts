@@ -18,7 +18,6 @@ import * as path from "node:path";
 import { defineTool, type Tool, ToolError } from "@yoi/llm-worker";
 import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
-import { TOOL_JSON_SCHEMAS } from "../tools/json-schemas.generated.ts";
 import type { ExtensionDirs, ExtensionProblem, ExtensionSource } from "./commands.ts";
 import { FrontMatterError, parseFrontMatter } from "./front-matter.ts";
 
@@ -93,18 +92,16 @@ export function skillsPrompt(skills: readonly Skill[]): string {
   ].join("\n");
 }
 
-/** The arguments `skill` takes (its JSON Schema is generated into tools/json-schemas.generated.ts). */
-export const skillInput = z.lazy(() =>
-  z.object({
-    name: z.string().describe("The skill's name, as listed in the system prompt."),
-    file: z
-      .string()
-      .optional()
-      .describe(
-        "A file of the skill's folder, relative to it (as listed when the skill is loaded). Omit for SKILL.md.",
-      ),
-  }),
-);
+/** The arguments `skill` takes . */
+export const skillInput = z.object({
+  name: z.string().describe("The skill's name, as listed in the system prompt."),
+  file: z
+    .string()
+    .optional()
+    .describe(
+      "A file of the skill's folder, relative to it (as listed when the skill is loaded). Omit for SKILL.md.",
+    ),
+});
 
 /** The `skill` tool: SKILL.md's body and the folder's file list, or one of its files. */
 export function createSkillTool(skills: readonly Skill[]): Tool<typeof skillInput> {
@@ -115,7 +112,6 @@ export function createSkillTool(skills: readonly Skill[]): Tool<typeof skillInpu
       "Load a skill listed in the system prompt: returns its instructions (SKILL.md) and the files of its folder. " +
       "Pass `file` to read one of those files.",
     inputSchema: skillInput,
-    jsonSchema: TOOL_JSON_SCHEMAS[SKILL_TOOL_NAME],
     async execute({ name, file }) {
       const skill = byName.get(name);
       if (skill === undefined)

@@ -4,7 +4,6 @@ import * as z from "zod";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import type { Sandbox, SandboxPolicy } from "../sandbox/sandbox.ts";
 import { plural } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** Longest timeout a call may ask for. */
 export const BASH_MAX_TIMEOUT_MS = 600_000;
@@ -33,20 +32,18 @@ export interface BashToolOptions {
   sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
 }
 
-/** The arguments `bash` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const bashInput = z.lazy(() =>
-  z.object({
-    command: z.string().min(1).describe("The shell command (bash -c). Runs in the project root."),
-    timeout_ms: z
-      .number()
-      .int()
-      .min(1)
-      .max(BASH_MAX_TIMEOUT_MS)
-      .optional()
-      .describe(`Kill the command after this many milliseconds. Default ${TOOL_TIMEOUT_MS}.`),
-    description: z.string().optional().describe("A few words on what the command does, for the user."),
-  }),
-);
+/** The arguments `bash` takes . */
+export const bashInput = z.object({
+  command: z.string().min(1).describe("The shell command (bash -c). Runs in the project root."),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .max(BASH_MAX_TIMEOUT_MS)
+    .optional()
+    .describe(`Kill the command after this many milliseconds. Default ${TOOL_TIMEOUT_MS}.`),
+  description: z.string().optional().describe("A few words on what the command does, for the user."),
+});
 
 /**
  * The default environment: inherited, minus provider API keys (the known
@@ -122,7 +119,6 @@ export function bashTool(options: BashToolOptions) {
         ? ""
         : ` Commands run in a sandbox: only the project${options.sandbox.policy.network ? "" : " and a private /tmp are writable, and there is no network"}${options.sandbox.policy.network ? " and a private /tmp are writable" : ""}.`),
     inputSchema: bashInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.bash,
     // Our own timer reports partial output; the worker's limit is only the backstop.
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
     maxOutputBytes: cap + 1024,

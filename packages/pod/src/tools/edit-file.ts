@@ -2,24 +2,21 @@ import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
 import { classifyBytes, SNIFF_BYTES } from "../fs/text-sniff.ts";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { staleMessage } from "./write-file.ts";
 
 /** Largest file edit_file changes. */
 export const EDIT_FILE_MAX_BYTES = 10 * 1024 * 1024;
 
-/** The arguments `edit_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const editFileInput = z.lazy(() =>
-  z.object({
-    path: z.string().describe("File to edit, relative to the project root."),
-    old_string: z.string().describe("The exact text to replace (whitespace and indentation included)."),
-    new_string: z.string().describe("The replacement text."),
-    replace_all: z
-      .boolean()
-      .optional()
-      .describe("Replace every occurrence. Default false: old_string must be unique."),
-  }),
-);
+/** The arguments `edit_file` takes . */
+export const editFileInput = z.object({
+  path: z.string().describe("File to edit, relative to the project root."),
+  old_string: z.string().describe("The exact text to replace (whitespace and indentation included)."),
+  new_string: z.string().describe("The replacement text."),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe("Replace every occurrence. Default false: old_string must be unique."),
+});
 
 function occurrences(haystack: string, needle: string): number[] {
   const at: number[] = [];
@@ -42,7 +39,6 @@ export function editFileTool(deps: BuiltinToolDeps) {
       "Replace exact text in a file. The file must have been read with read_file in this session and be unchanged since. " +
       "old_string must match exactly once (include surrounding lines to make it unique) unless replace_all is true.",
     inputSchema: editFileInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.edit_file,
     storeLargeOutput: false,
     async execute({ path, old_string, new_string, replace_all }) {
       if (old_string === "")

@@ -4,23 +4,20 @@ import picomatch from "picomatch";
 import * as z from "zod";
 import { ScopeError } from "../fs/scope-error.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
 /** Most paths glob returns. */
 export const GLOB_MAX_RESULTS = 200;
 
-/** The arguments `glob` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const globInput = z.lazy(() =>
-  z.object({
-    pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
-    path: z.string().optional().describe("Directory to search from. Default: the project root."),
-    include_ignored: z
-      .boolean()
-      .optional()
-      .describe("Also search files that .gitignore excludes. Default false."),
-  }),
-);
+/** The arguments `glob` takes . */
+export const globInput = z.object({
+  pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
+  path: z.string().optional().describe("Directory to search from. Default: the project root."),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe("Also search files that .gitignore excludes. Default false."),
+});
 
 /** `glob`: files matching a pattern, most recently modified first. */
 export function globTool(deps: BuiltinToolDeps) {
@@ -31,7 +28,6 @@ export function globTool(deps: BuiltinToolDeps) {
       `Returns paths relative to the project root, most recently modified first, at most ${GLOB_MAX_RESULTS}. ` +
       "Files .gitignore excludes, .git and node_modules are skipped unless include_ignored (or the search starts inside them); symlinked directories are not followed.",
     inputSchema: globInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.glob,
     storeLargeOutput: false,
     async execute({ pattern, path: dir, include_ignored }, ctx) {
       const fs = deps.view.fs;

@@ -8,7 +8,6 @@ import * as z from "zod";
 import { ScopeError } from "../fs/scope-error.ts";
 import { classifyBytes, SNIFF_BYTES } from "../fs/text-sniff.ts";
 import { type BuiltinToolDeps, plural, toToolError } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { DEFAULT_SKIP_DIRS, VCS_DIRS, type WalkStats, walk } from "./walk.ts";
 
 export const GREP_DEFAULT_MAX_MATCHES = 100;
@@ -24,44 +23,40 @@ const GREP_MATCH_AHEAD_BYTES = 32 * 1024 * 1024;
 /** Longest matching line shown, in characters. */
 export const GREP_MAX_LINE_LENGTH = 300;
 
-/** The arguments `grep` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const grepInput = z.lazy(() =>
-  z.object({
-    pattern: z.string().min(1).describe("JavaScript regular expression, e.g. `function\\s+\\w+` or `TODO`."),
-    path: z.string().optional().describe("File or directory to search. Default: the project root."),
-    glob: z
-      .string()
-      .optional()
-      .describe(
-        'Only files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.ts".',
-      ),
-    ignore_case: z.boolean().optional().describe("Case-insensitive match. Default false."),
-    output_mode: z
-      .enum(["content", "files_with_matches", "count"])
-      .optional()
-      .describe(
-        '"content" (default): matching lines as path:line:text; "files_with_matches": paths; "count": path:count.',
-      ),
-    context: z
-      .number()
-      .int()
-      .min(0)
-      .max(10)
-      .optional()
-      .describe("Lines of context around each match (content mode)."),
-    max_matches: z
-      .number()
-      .int()
-      .min(1)
-      .max(GREP_MAX_MATCHES)
-      .optional()
-      .describe(`Stop after this many matching lines. Default ${GREP_DEFAULT_MAX_MATCHES}.`),
-    include_ignored: z
-      .boolean()
-      .optional()
-      .describe("Also search files that .gitignore excludes. Default false."),
-  }),
-);
+/** The arguments `grep` takes . */
+export const grepInput = z.object({
+  pattern: z.string().min(1).describe("JavaScript regular expression, e.g. `function\\s+\\w+` or `TODO`."),
+  path: z.string().optional().describe("File or directory to search. Default: the project root."),
+  glob: z
+    .string()
+    .optional()
+    .describe('Only files matching this glob, e.g. "*.ts" (matched against the file name) or "src/**/*.ts".'),
+  ignore_case: z.boolean().optional().describe("Case-insensitive match. Default false."),
+  output_mode: z
+    .enum(["content", "files_with_matches", "count"])
+    .optional()
+    .describe(
+      '"content" (default): matching lines as path:line:text; "files_with_matches": paths; "count": path:count.',
+    ),
+  context: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .optional()
+    .describe("Lines of context around each match (content mode)."),
+  max_matches: z
+    .number()
+    .int()
+    .min(1)
+    .max(GREP_MAX_MATCHES)
+    .optional()
+    .describe(`Stop after this many matching lines. Default ${GREP_DEFAULT_MAX_MATCHES}.`),
+  include_ignored: z
+    .boolean()
+    .optional()
+    .describe("Also search files that .gitignore excludes. Default false."),
+});
 
 function compile(pattern: string, ignoreCase: boolean): RegExp {
   const flags = ignoreCase ? "i" : "";
@@ -131,7 +126,6 @@ export function grepTool(deps: BuiltinToolDeps, options: GrepToolOptions = {}) {
       `Returns path:line:text (lines cut at ${GREP_MAX_LINE_LENGTH} characters), at most max_matches lines ` +
       `(default ${GREP_DEFAULT_MAX_MATCHES}). Filter files with glob; use output_mode "files_with_matches" to list files.`,
     inputSchema: grepInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.grep,
     storeLargeOutput: false,
     async execute(args, ctx) {
       const fs = deps.view.fs;

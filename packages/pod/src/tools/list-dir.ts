@@ -1,17 +1,14 @@
 import { defineTool } from "@yoi/llm-worker";
 import * as z from "zod";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** Most entries list_dir shows. */
 export const LIST_DIR_MAX_ENTRIES = 1000;
 
-/** The arguments `list_dir` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const listDirInput = z.lazy(() =>
-  z.object({
-    path: z.string().optional().describe('Directory, relative to the project root. Default ".".'),
-  }),
-);
+/** The arguments `list_dir` takes . */
+export const listDirInput = z.object({
+  path: z.string().optional().describe('Directory, relative to the project root. Default ".".'),
+});
 
 /** `list_dir`: the entries of one directory; `/` marks directories, `@` symlinks. */
 export function listDirTool(deps: BuiltinToolDeps) {
@@ -21,7 +18,6 @@ export function listDirTool(deps: BuiltinToolDeps) {
       "List the entries of a directory (not recursive). Directories end with `/`, symlinks with `@`. " +
       `At most ${LIST_DIR_MAX_ENTRIES} entries. Use glob to find files recursively.`,
     inputSchema: listDirInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.list_dir,
     storeLargeOutput: false,
     async execute({ path }) {
       const dir = path ?? ".";

@@ -4,26 +4,23 @@ import * as z from "zod";
 import { ImageError, imageTypeOfPath } from "../images/image-file.ts";
 import { imageLabel, loadImage } from "../images/load-image.ts";
 import { type BuiltinToolDeps, guarded } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 /** Default lines per read (as Claude Code). */
 export const READ_FILE_DEFAULT_LIMIT = 2000;
 /** Longest line shown by read_file, in characters. */
 export const READ_FILE_MAX_LINE_LENGTH = 2000;
 
-/** The arguments `read_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const readFileInput = z.lazy(() =>
-  z.object({
-    path: z.string().describe("File path, relative to the project root (or absolute inside it)."),
-    offset: z.number().int().min(1).optional().describe("1-based line to start at. Default 1."),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe(`Most lines to return. Default ${READ_FILE_DEFAULT_LIMIT}.`),
-  }),
-);
+/** The arguments `read_file` takes . */
+export const readFileInput = z.object({
+  path: z.string().describe("File path, relative to the project root (or absolute inside it)."),
+  offset: z.number().int().min(1).optional().describe("1-based line to start at. Default 1."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`Most lines to return. Default ${READ_FILE_DEFAULT_LIMIT}.`),
+});
 
 /** `read_file`: numbered lines like `cat -n`, bounded by lines and bytes. */
 export function readFileTool(deps: BuiltinToolDeps) {
@@ -34,7 +31,6 @@ export function readFileTool(deps: BuiltinToolDeps) {
       `output is capped at ${TOOL_OUTPUT_MAX_BYTES} bytes and lines longer than ${READ_FILE_MAX_LINE_LENGTH} characters are cut. ` +
       "PNG, JPEG, GIF and WebP files are returned as images (where the model can see images). Other binary files are refused.",
     inputSchema: readFileInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.read_file,
     storeLargeOutput: false,
     async execute({ path, offset, limit }) {
       if (imageTypeOfPath(path) !== undefined) {

@@ -22,7 +22,6 @@ import {
 import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import type { AgentDefinition } from "../agents/agent-definition.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 export const TASK_TOOL_NAME = "task";
 
@@ -87,23 +86,21 @@ export interface TaskToolOptions {
   onDone?: (result: SubagentResult) => void;
 }
 
-/** The arguments `task` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const taskInput = z.lazy(() =>
-  z.object({
-    description: z
-      .string()
-      .trim()
-      .min(1, "description must not be empty")
-      .max(120, "description must be at most 120 characters")
-      .describe("3-8 words saying what the subagent does (shown to the user)."),
-    prompt: z
-      .string()
-      .trim()
-      .min(1, "prompt must not be empty")
-      .describe("The complete task: the subagent sees nothing of this conversation but this text."),
-    agent: z.string().optional().describe("Name of a defined agent to run (default: a general-purpose one)."),
-  }),
-);
+/** The arguments `task` takes . */
+export const taskInput = z.object({
+  description: z
+    .string()
+    .trim()
+    .min(1, "description must not be empty")
+    .max(120, "description must be at most 120 characters")
+    .describe("3-8 words saying what the subagent does (shown to the user)."),
+  prompt: z
+    .string()
+    .trim()
+    .min(1, "prompt must not be empty")
+    .describe("The complete task: the subagent sees nothing of this conversation but this text."),
+  agent: z.string().optional().describe("Name of a defined agent to run (default: a general-purpose one)."),
+});
 
 function describeTool(options: TaskToolOptions): string {
   const lines = [
@@ -180,7 +177,6 @@ export function taskTool(options: TaskToolOptions): Tool {
     name: TASK_TOOL_NAME,
     description: describeTool(options),
     inputSchema: taskInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.task,
     timeoutMs: options.timeoutMs,
     // The answer is the point of the call: never hide it behind a blob summary.
     storeLargeOutput: false,

@@ -1,6 +1,5 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 import { renderTodos, TODO_WRITE_TOOL_NAME, type TodoList, todoCounts } from "./todo-list.ts";
 
 /** Most items one list may hold. */
@@ -8,25 +7,23 @@ export const TODO_MAX_ITEMS = 100;
 /** Longest `content` of one item, in characters. */
 export const TODO_MAX_CONTENT = 500;
 
-/** The arguments `todo_write` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const todoWriteInput = z.lazy(() =>
-  z.object({
-    todos: z
-      .array(
-        z.object({
-          content: z
-            .string()
-            .trim()
-            .min(1, "content must not be empty")
-            .max(TODO_MAX_CONTENT, `content must be at most ${TODO_MAX_CONTENT} characters`)
-            .describe("The task, one line, imperative (e.g. `Run the tests`)."),
-          status: z.enum(["pending", "in_progress", "completed"]),
-        }),
-      )
-      .max(TODO_MAX_ITEMS, `at most ${TODO_MAX_ITEMS} items`)
-      .describe("The whole list, in order. Items left out are removed; [] clears the list."),
-  }),
-);
+/** The arguments `todo_write` takes . */
+export const todoWriteInput = z.object({
+  todos: z
+    .array(
+      z.object({
+        content: z
+          .string()
+          .trim()
+          .min(1, "content must not be empty")
+          .max(TODO_MAX_CONTENT, `content must be at most ${TODO_MAX_CONTENT} characters`)
+          .describe("The task, one line, imperative (e.g. `Run the tests`)."),
+        status: z.enum(["pending", "in_progress", "completed"]),
+      }),
+    )
+    .max(TODO_MAX_ITEMS, `at most ${TODO_MAX_ITEMS} items`)
+    .describe("The whole list, in order. Items left out are removed; [] clears the list."),
+});
 
 /** `todo_write`: replaces the session's todo list as a whole. */
 export function todoWriteTool(todos: TodoList) {
@@ -38,7 +35,6 @@ export function todoWriteTool(todos: TodoList) {
       "item in_progress while working; mark items completed as soon as they are done. Skip it for " +
       "trivial one-step requests.",
     inputSchema: todoWriteInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.todo_write,
     storeLargeOutput: false,
     execute({ todos: items }) {
       const lines = items.map((t) => t.content);

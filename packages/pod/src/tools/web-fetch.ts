@@ -10,7 +10,6 @@ import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import { htmlTitle, htmlToMarkdown } from "./html-to-markdown.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
 export const WEB_FETCH_TOOL_NAME = "web_fetch";
 
@@ -42,18 +41,16 @@ const DEFAULTS = {
   userAgent: "yoi-web-fetch/1 (+https://github.com/yoi)",
 };
 
-/** The arguments `web_fetch` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const webFetchInput = z.lazy(() =>
-  z.object({
-    url: z.string().min(1, "url must not be empty").describe("An absolute http:// or https:// URL."),
-    prompt: z
-      .string()
-      .optional()
-      .describe(
-        "What you want from the page; for a large page, lines that mention its words are quoted first.",
-      ),
-  }),
-);
+/** The arguments `web_fetch` takes . */
+export const webFetchInput = z.object({
+  url: z.string().min(1, "url must not be empty").describe("An absolute http:// or https:// URL."),
+  prompt: z
+    .string()
+    .optional()
+    .describe(
+      "What you want from the page; for a large page, lines that mention its words are quoted first.",
+    ),
+});
 
 /** The host a web_fetch call would reach (what permission rules match), or undefined for a URL it would refuse. */
 export function webFetchHost(url: unknown): string | undefined {
@@ -173,7 +170,6 @@ export function webFetchTool(options: WebFetchOptions = {}) {
       "Redirects to another host are not followed: you get the new URL to fetch. Large pages come back " +
       "as a summary with a blob id; read the rest with inspect. Needs the user's permission per host.",
     inputSchema: webFetchInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.web_fetch,
     timeoutMs: o.timeoutMs + 5_000,
     storeLargeOutput: false,
     async execute({ url: raw, prompt }, ctx) {

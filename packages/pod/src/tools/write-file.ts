@@ -1,17 +1,14 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
-import { TOOL_JSON_SCHEMAS } from "./json-schemas.generated.ts";
 
-/** The arguments `write_file` takes (its JSON Schema is generated into json-schemas.generated.ts). */
-export const writeFileInput = z.lazy(() =>
-  z.object({
-    path: z
-      .string()
-      .describe("File path, relative to the project root. Missing parent directories are created."),
-    content: z.string().describe("The complete new content of the file."),
-  }),
-);
+/** The arguments `write_file` takes . */
+export const writeFileInput = z.object({
+  path: z
+    .string()
+    .describe("File path, relative to the project root. Missing parent directories are created."),
+  content: z.string().describe("The complete new content of the file."),
+});
 
 function countLines(text: string): number {
   if (text === "") return 0;
@@ -35,7 +32,6 @@ export function writeFileTool(deps: BuiltinToolDeps) {
       "Create a file or replace its whole content (atomic). An existing file must have been read with read_file " +
       "in this session and be unchanged since. Prefer edit_file for changes to existing files.",
     inputSchema: writeFileInput,
-    jsonSchema: TOOL_JSON_SCHEMAS.write_file,
     storeLargeOutput: false,
     async execute({ path, content }) {
       const fs = deps.view.fs;
