@@ -11,8 +11,8 @@
  * yoi ...) so a machine whose speed drifts hits all alike:
  * - the floor: long-session-floor.ts, a bare loop (fetch, parse SSE, read
  *   the file, append to the history, loop) on the same Node;
- * - `yoi -p`: the published bundle, apps/cli/dist/bin.js, written here by
- *   the package's bundle step;
+ * - `yoi -p`: the published bundle, apps/cli/dist/bin.js, rebuilt first
+ *   when its sources changed (fresh-bundle.ts);
  * - pi and Claude Code, when `pnpm bench:peers` installed them (see
  *   bench-peers.ts; never a CI step).
  *
@@ -35,7 +35,7 @@
  *   YOI_BENCH_KEEP=1 ...                               keep the temp homes (session logs, blobs) and each run's
  *                                                      gaps (<home>.gaps.json); path on stderr
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { stripTypeScriptTypes } from "node:module";
@@ -47,10 +47,10 @@ import { fileURLToPath } from "node:url";
 import type { ProviderKind } from "@yoi/llm-client";
 import { closeServer, frameLines, WIRE_FORMATS } from "@yoi/llm-client/testing";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
+import { freshBundle } from "../fresh-bundle.ts";
 import { type Peer, peers } from "./bench-peers.ts";
 
-const CLI = fileURLToPath(new URL("..", import.meta.url));
-const DIST = path.join(CLI, "dist", "bin.js");
+const DIST = freshBundle((line) => process.stderr.write(`long-session.bench: ${line}\n`));
 const FLOOR = fileURLToPath(new URL("./long-session-floor.ts", import.meta.url));
 
 function intEnv(name: string, fallback: number, least: number): number {
@@ -76,9 +76,6 @@ const WINDOW = Math.max(1, Math.floor(TURNS / 10));
 const FIRST_TURN = 10;
 const ANSWER = "All notes read.";
 const PROMPT = "Read notes.md again and again until told to stop.";
-
-// The package's bundle step (its build runs tsc first, which the bin does not need).
-execFileSync(process.execPath, ["bundle.ts"], { cwd: CLI, stdio: "inherit" });
 
 const world = mkdtempSync(path.join(tmpdir(), "yoi-bench-long-session-"));
 const project = path.join(world, "project");
