@@ -254,7 +254,8 @@ describe.skipIf(!TmuxSession.available())("extensions in a real terminal (tmux)"
 
     tty.type("/help");
     tty.keys("Enter");
-    let screen = await tty.waitFor("/mcp__ev__args-prompt");
+    // A line only /help prints (the /mcp answer above already names the prompt without its arguments).
+    let screen = await tty.waitFor(/\/mcp__ev__args-prompt <city> \[state\]/);
     expect(screen).toMatch(
       /\/review <file>\s+Review a file for bugs \(project: \.yoi\/commands\/review\.md\)/,
     );
