@@ -151,18 +151,26 @@ export function restoreWarnings(pod: Pod): string[] {
     .map((a) => `session log ${pod.id}: ${a.message}`);
 }
 
+/** What checking the `@` refs of a prompt before it is sent found. */
+export interface FileRefsCheck {
+  /** One result per distinct ref, in order (the pod raises a warn alert for each that fails, at submit). */
+  refs: RefCheck[];
+  /** Why the prompt cannot be sent: it does not fit the model's window with its attached files. */
+  tooLarge?: string;
+}
+
 /**
  * Checks every `@path` of `input` before anything is sent, the way the pod
- * will read it: each must be a readable text file, or an image (png, jpeg,
- * gif, webp), inside the scope (`@<server>:<uri>` MCP resources are read by
- * the pod at submit). Returns one message per failure, and one when the
- * prompt with its files cannot fit the model's window.
+ * will read it (docs/design/file-refs.md). A ref that cannot be attached does
+ * not stop the prompt (the pod sends its placeholder and raises a warn
+ * alert); only a prompt that cannot fit the model's window with its files
+ * does, since sending it would fail anyway.
  */
-export async function checkFileRefs(setup: ModelSetup, input: string): Promise<string[]> {
+export async function checkFileRefs(setup: ModelSetup, input: string): Promise<FileRefsCheck> {
   const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
   const { config } = setup;
   const segments = parseSegments(input);
-  const checks =
+  const refs =
     fileRefs(segments).length === 0
       ? []
       : await checkRefs(segments, {
@@ -170,24 +178,11 @@ export async function checkFileRefs(setup: ModelSetup, input: string): Promise<s
           maxBytes: config.toolOutput.maxBytes,
           isServer: (name) => Object.hasOwn(config.mcpServers, name),
         });
-  const problems: string[] = [];
   let bytes = Buffer.byteLength(input);
-  for (const check of checks) {
-    if (!check.ok) problems.push(refProblem(check));
-    else if (check.kind === "file") bytes += check.bytes;
-  }
-  const attached = checks.some((c) => c.kind !== "resource");
+  for (const check of refs) if (check.ok && check.kind === "file") bytes += check.bytes;
+  const attached = refs.some((c) => c.ok && c.kind !== "resource");
   const tooLarge = inputTooLarge(bytes, setup.window, model, {
     what: attached ? "the prompt with its attached files" : "the prompt",
   });
-  if (tooLarge !== undefined) problems.push(tooLarge);
-  return problems;
-}
-
-/** One line for a ref that cannot be attached. */
-function refProblem(check: Extract<RefCheck, { ok: false }>): string {
-  // Most often not a path at all (`@Injectable`, `@here`): say how to send it as text.
-  if (check.code === "not_found")
-    return `@${check.ref}: not found in the project (to send it as text, write \\@${check.ref})`;
-  return `@${check.ref}: ${check.reason}`;
+  return tooLarge === undefined ? { refs } : { refs, tooLarge };
 }

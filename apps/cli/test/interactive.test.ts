@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { loadSession } from "@yoi/worker-persistence";
@@ -137,19 +137,22 @@ describe.skipIf(!TmuxSession.available())("interactive yoi in a real terminal (t
     expect(server.rejections).toEqual([]);
   }, 360_000);
 
-  it("a missing @file is refused before anything is sent, and the line comes back for editing", async () => {
+  it("attached files that do not fit the window are refused before anything is sent, and the line comes back for editing", async () => {
     const server = await startScriptedServer({ provider: "anthropic", script: [] });
     servers.push(server);
-    const { home, project } = await tempWorld({ "a.txt": "a\n" });
+    // A missing ref no longer blocks (file-refs.test.ts); only what cannot fit the model's window does.
+    const { home, project } = await tempWorld({ "a.txt": "a".repeat(450_000), "b.txt": "b".repeat(450_000) });
+    await mkdir(path.join(home, ".yoi"));
+    await writeFile(path.join(home, ".yoi", "config.jsonc"), '{ "toolOutput": { "maxBytes": 1000000 } }');
     const out = path.join(home, "run");
     const tty = TmuxSession.start(command({ project, home, baseURL: server.baseURL, args: [], out }));
     sessions.push(tty);
     await tty.waitFor(/^›\s*$/m);
-    tty.type("look at @nope.txt");
+    tty.type("compare @a.txt and @b.txt");
     tty.keys("Enter");
-    const screen = await tty.waitFor("nothing was sent");
-    expect(screen).toContain("✗ @nope.txt:");
-    await tty.waitFor(/› look at @nope\.txt$/m);
+    const screen = await tty.waitFor("edit the line and press Enter");
+    expect(screen).toContain("✗ the prompt with its attached files is");
+    await tty.waitFor(/› compare @a\.txt and @b\.txt$/m);
     expect(server.requests).toHaveLength(0);
     tty.keys("C-c");
     tty.type("/exit");

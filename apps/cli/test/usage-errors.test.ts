@@ -28,7 +28,7 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     expect(oneLine(s.stderr)).toContain("--model does not apply to yoi sessions");
   });
 
-  it("a missing file after @: exit 2, nothing sent to the model", async () => {
+  it("a missing file after @ is a warning, not an error: the prompt is sent with its placeholder, exit 0", async () => {
     const server = await startScriptedServer({
       provider: "anthropic",
       script: [{ type: "reply", text: "no" }],
@@ -39,36 +39,14 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
       cwd: project,
       env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }),
     });
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(0);
     expect(oneLine(r.stderr)).toBe(
-      "yoi: @missing.txt: not found in the project (to send it as text, write \\@missing.txt) — nothing was sent",
+      "yoi: warn: @missing.txt was not attached: missing.txt: no such file or directory; to send it as text, write \\@missing.txt",
     );
-    expect(server.requests).toHaveLength(0);
-  });
-
-  it("an @word that is no file, and a ref that cannot be attached, each say what is wrong", async () => {
-    const server = await startScriptedServer({
-      provider: "anthropic",
-      script: [{ type: "reply", text: "no" }],
-    });
-    servers.push(server);
-    const { home, project } = await tempWorld({ "blob.bin": "\u0000\u0001binary" });
-    const r = await runYoi(
-      [
-        "-p",
-        "-m",
-        "anthropic/claude-haiku-4-5",
-        "why does @Injectable fail? see @blob.bin and @../outside.txt",
-      ],
-      { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }) },
-    );
-    expect(r.code).toBe(2);
-    const line = oneLine(r.stderr);
-    expect(line).not.toContain("true");
-    expect(line).toMatch(
-      /^yoi: @Injectable: not found in the project \(to send it as text, write \\@Injectable\); @blob\.bin: blob\.bin is binary.*; @\.\.\/outside\.txt: \.\.\/outside\.txt is outside the scope.* — nothing was sent$/,
-    );
-    expect(server.requests).toHaveLength(0);
+    expect(server.requests).toHaveLength(1);
+    const sent = JSON.stringify(server.requests[0]);
+    expect(sent).toContain("[File: a.txt]");
+    expect(sent).toContain("look at [unresolved file ref: a.txt] and [unresolved file ref: missing.txt]");
   });
 
   it("an unreachable base URL: exit 1, names the provider and what to check", async () => {

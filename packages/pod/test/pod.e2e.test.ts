@@ -157,7 +157,8 @@ describe("pod end to end (scripted Anthropic server)", () => {
     expect(alerts.filter((a) => a.source === "file_ref")).toEqual([
       expect.objectContaining({
         level: "warn",
-        message: "@missing.ts was not attached: missing.ts: no such file or directory",
+        message:
+          "@missing.ts was not attached: missing.ts: no such file or directory; to send it as text, write \\@missing.ts",
       }),
     ]);
     expect(history.filter((i) => i.type === "message" && i.role === "system")).toHaveLength(1);

@@ -99,14 +99,16 @@ describe("@path refs at submit", () => {
     expect(JSON.stringify(s.requests[0])).toContain(note);
   });
 
-  it("3. out of scope, not found and binary refs raise warn alerts; the model sees only the placeholders", async () => {
+  it("3. out of scope, not found, binary and directory refs raise warn alerts; the model sees only the placeholders", async () => {
     await writeFile(
       path.join(root, "logo.png"),
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2]),
     );
     await symlink(path.join(base, "secret.txt"), path.join(root, "sneaky.txt"));
-    await pod.run("look at @../secret.txt @sneaky.txt @nope.ts @logo.png");
+    await mkdir(path.join(root, "docs"), { recursive: true });
+    await pod.run("look at @../secret.txt @sneaky.txt @nope.ts @logo.png @docs");
     expect(alerts.map((a) => [a.level, a.source])).toEqual([
+      ["warn", "file_ref"],
       ["warn", "file_ref"],
       ["warn", "file_ref"],
       ["warn", "file_ref"],
@@ -117,18 +119,19 @@ describe("@path refs at submit", () => {
       expect.stringMatching(
         /^@sneaky\.txt was not attached: sneaky\.txt leads outside the scope through a symbolic link/,
       ),
-      "@nope.ts was not attached: nope.ts: no such file or directory",
-      "@logo.png was not attached: logo.png is a damaged PNG image (the file is cut off)",
+      "@nope.ts was not attached: nope.ts: no such file or directory; to send it as text, write \\@nope.ts",
+      "@logo.png was not attached: logo.png is a damaged PNG image (the file is cut off); to send it as text, write \\@logo.png",
+      "@docs was not attached: docs is a directory; only a file can be attached; to send it as text, write \\@docs",
     ]);
     expect(pod.history.filter((i) => i.type === "message" && i.role === "system")).toEqual([]);
     const request = JSON.stringify((s.requests[0] as { messages: unknown }).messages);
     expect(request).not.toContain("[File:");
     expect(request).not.toContain("OUTSIDE-SECRET");
-    for (const p of ["../secret.txt", "sneaky.txt", "nope.ts", "logo.png"]) {
+    for (const p of ["../secret.txt", "sneaky.txt", "nope.ts", "logo.png", "docs"]) {
       expect(request).toContain(`[unresolved file ref: ${p}]`);
     }
     const log = await loadSession({ dir: dataDir, id: pod.id });
-    expect(log.records.filter((r) => r.type === "alert")).toHaveLength(4);
+    expect(log.records.filter((r) => r.type === "alert")).toHaveLength(5);
   });
 
   it("4. Hook return types stay as they were; only an Interceptor may return ContinueWith", () => {

@@ -9,7 +9,7 @@
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { type ProjectSettings, parseModelRef, qualifyModelRef, withModel } from "@yoi/manifest";
-import type { PermissionDecision, PermissionPrompt, PermissionRequest } from "@yoi/pod";
+import type { PermissionDecision, PermissionPrompt, PermissionRequest, RefCheck } from "@yoi/pod";
 import { bashPrefixRule, detectSandbox, parseSegments } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
@@ -65,6 +65,7 @@ import {
   slashHelp,
 } from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
+import { formatBytes } from "../ui/tool-summary.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
 import { formatMcpStatus } from "./mcp.ts";
@@ -317,14 +318,16 @@ class InteractiveSession {
         await this.#shell(text.slice(1).trim());
         return;
       }
-      const problems = await checkFileRefs(this.#setup, line);
-      if (problems.length > 0) {
-        for (const p of problems) this.#renderer.line(this.#style.red(`✗ ${p}`));
-        this.#renderer.line(this.#style.dim("nothing was sent; edit the line and press Enter"));
+      const { refs, tooLarge } = await checkFileRefs(this.#setup, line);
+      if (tooLarge !== undefined) {
+        this.#renderer.line(this.#style.red(`✗ ${sanitize(tooLarge)}`));
+        this.#renderer.line(this.#style.dim("edit the line and press Enter"));
         // The line comes back for editing, with whatever was queued behind it.
         this.#editor.text = [line, ...this.#queue.splice(0)].join("\n");
         return;
       }
+      // What goes with the message; a ref that is not attached is the pod's warn alert, shown as it is raised.
+      for (const ref of refs) if (ref.ok) this.#renderer.line(this.#style.dim(`+ ${attachedRef(ref)}`));
       await this.#richReady;
       const context = this.#shellContext.splice(0);
       const input =
@@ -876,4 +879,12 @@ async function askTrust(settings: ProjectSettings, style: Style): Promise<boolea
   } finally {
     rl.close();
   }
+}
+
+/** One line naming an attached ref and what it adds: `@src/a.ts (1.2 KB)`. */
+function attachedRef(ref: Extract<RefCheck, { ok: true }>): string {
+  const name = `@${sanitize(ref.ref)}`;
+  if (ref.kind !== "file") return `${name} (${ref.kind === "image" ? "image" : "MCP resource"})`;
+  const size = ref.truncated ? `first part of ${formatBytes(ref.size)}` : formatBytes(ref.size);
+  return `${name} (${size})`;
 }

@@ -59,8 +59,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
         `the prompt on stdin is more than ${STDIN_LIMIT_BYTES} bytes; nothing was sent`,
     );
   }
-  const problems = await checkFileRefs(setup, prompt);
-  if (problems.length > 0) throw usageError(`${problems.join("; ")} — nothing was sent`);
+  // A ref that cannot be attached is the pod's warn alert (on stderr below); only a prompt too large stops here.
+  const { tooLarge } = await checkFileRefs(setup, prompt);
+  if (tooLarge !== undefined) throw usageError(tooLarge);
 
   const started = Date.now();
   const opened = await openPodWith(setup, plan.open);

@@ -22,6 +22,7 @@ import { createSkillTool, skillsPrompt } from "../extensions/skills.ts";
 import { PodFsView } from "../fs/fs-view.ts";
 import { ReadTracker } from "../fs/read-tracker.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
+import { unattachedMessage } from "../input/file-ref.ts";
 import { SubmitInput } from "../input/submit-input.ts";
 import { InstructionAlerts } from "../instructions/instruction-alerts.ts";
 import { ProjectInstructions } from "../instructions/project-instructions.ts";
@@ -319,7 +320,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     maxBytes: config.toolOutput.maxBytes,
     imageRefusal: () => model.imageRefusal(),
     planMode: () => permissions.mode === "plan",
-    onUnattached: (ref, reason, code) => alerts.warn("file_ref", `@${ref} was not attached: ${reason}`, code),
+    onUnattached: (ref, reason, code) => alerts.warn("file_ref", unattachedMessage(ref, reason, code), code),
   });
   const podInterceptor: Interceptor = {
     name: "pod",

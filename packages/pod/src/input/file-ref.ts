@@ -16,6 +16,8 @@ export type FileRefErrorCode =
   | "out_of_scope"
   | "not_found"
   | "binary"
+  /** The path names a directory: only files are attached. */
+  | "directory"
   | "io"
   | "too_large"
   /** The current model cannot take what the file is (an image, for a text-only model). */
@@ -58,6 +60,27 @@ function fromScopeError(error: ScopeError, path: string): FileRefError {
   return new FileRefError(code, path, error.message, { cause: error });
 }
 
+async function isDirectory(fs: ScopedFs, path: string): Promise<boolean> {
+  try {
+    return (await fs.stat(path)).kind === "directory";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The one line a UI shows for a ref that was not attached: which ref, why,
+ * and (when the ref may not have been meant as a path at all, `@Injectable`,
+ * `@types/node`) how to send the `@` as text. The model sees only the
+ * placeholder of the ref in the user's message.
+ */
+export function unattachedMessage(ref: string, reason: string, code: string | undefined): string {
+  // An image too large, or one the model cannot take, was surely meant as a file: `\@` would not help.
+  const meantAsFile = code === "unsupported" || code === "too_large";
+  const literal = meantAsFile ? "" : `; to send it as text, write \\@${ref}`;
+  return `@${ref} was not attached: ${reason}${literal}`;
+}
+
 /** A text file's body as it is sent: capped, the truncation note appended when cut. */
 export interface TextBody {
   body: string;
@@ -97,7 +120,13 @@ export async function readTextBody(
   try {
     file = await fs.openRead(path);
   } catch (error) {
-    if (ScopeError.isInstance(error)) throw fromScopeError(error, path);
+    if (ScopeError.isInstance(error)) {
+      if (error.code === "invalid_path" && (await isDirectory(fs, path)))
+        throw new FileRefError("directory", path, `${path} is a directory; only a file can be attached`, {
+          cause: error,
+        });
+      throw fromScopeError(error, path);
+    }
     throw new FileRefError("io", path, `cannot read ${path}: ${errorMessage(error)}`, { cause: error });
   }
   try {

@@ -25,6 +25,10 @@ export type RefCheck =
       kind: "file";
       /** UTF-8 bytes of the `[File: <ref>]` message the ref becomes (body capped at `maxBytes`). */
       bytes: number;
+      /** Size of the whole file in bytes. */
+      size: number;
+      /** Whether the body is cut at `maxBytes`. */
+      truncated: boolean;
     }
   | { ref: string; ok: true; kind: "image" | "resource" }
   | {
@@ -70,7 +74,14 @@ export async function checkRefs(
     }
     try {
       const resolved = await resolveFileRef(options.fs, ref, options.maxBytes);
-      checks.push({ ref, ok: true, kind: "file", bytes: Buffer.byteLength(messageText(resolved.item)) });
+      checks.push({
+        ref,
+        ok: true,
+        kind: "file",
+        bytes: Buffer.byteLength(messageText(resolved.item)),
+        size: resolved.totalBytes,
+        truncated: resolved.truncated,
+      });
     } catch (error) {
       const failure = FileRefError.isInstance(error)
         ? error

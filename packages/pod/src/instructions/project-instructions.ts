@@ -137,7 +137,8 @@ export class ProjectInstructions {
       const read = await readTextBody(fs, input, this.#maxBytes);
       return { display, origin, body: read.body, truncated: read.truncated, totalBytes: read.totalBytes };
     } catch (error) {
-      if (FileRefError.isInstance(error) && error.code === "not_found") return "absent";
+      if (FileRefError.isInstance(error) && (error.code === "not_found" || error.code === "directory"))
+        return "absent";
       const reason = errorMessage(error);
       problems.push({ display, reason });
       return "refused";
