@@ -59,6 +59,7 @@ export {
   defineTool,
   inputJsonSchema,
   type Tool,
+  type ToolCheckContext,
   ToolError,
   type ToolExecutionContext,
   type ToolReturn,

@@ -23,6 +23,13 @@ export interface ToolCallInfo {
   readonly item: ToolCallItem;
   /** The run's signal (e.g. to stop waiting for a user's approval when the run is cancelled). */
   readonly signal: AbortSignal;
+  /**
+   * Runs the tool's own check of this call (`Tool.check`): the refusal the
+   * tool would give, or undefined when it would run the call (also when it
+   * has no check, or the arguments are invalid: the call then fails on its
+   * own). For a permission hook, before it asks the user.
+   */
+  readonly precheck?: () => Promise<string | undefined>;
 }
 
 /** A tool result as interceptors and hooks see it. */

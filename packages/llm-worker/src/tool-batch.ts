@@ -97,7 +97,10 @@ export function callInfo(
 }
 
 export async function startBatch(options: BatchOptions): Promise<BatchStart> {
-  const infos = options.calls.map((call) => callInfo(call, options));
+  const infos = options.calls.map((call): ToolCallInfo => {
+    const info = callInfo(call, options);
+    return { ...info, precheck: () => precheck(options, options.tools.get(info.name), info) };
+  });
   // Phase 1: decisions in call order, before anything runs (a Pause must leave nothing half done).
   const plans: Plan[] = [];
   let abortReason: string | undefined;
@@ -159,6 +162,24 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
     return plan.kind === "run" ? slot(run) : run();
   });
   return { kind: "running", results, abortReason };
+}
+
+/** The refusal of the tool's `check` for a call, if it has one and refuses (see `ToolCallInfo.precheck`). */
+async function precheck(
+  options: Pick<BatchOptions, "argumentErrors" | "signal">,
+  tool: Tool | undefined,
+  info: ToolCallInfo,
+): Promise<string | undefined> {
+  if (tool?.check === undefined || info.args === undefined || options.argumentErrors?.has(info.callId))
+    return undefined;
+  const parsed = await tool.inputSchema.safeParseAsync(info.args);
+  if (!parsed.success) return undefined;
+  try {
+    await tool.check(parsed.data, { callId: info.callId, signal: options.signal });
+    return undefined;
+  } catch (error) {
+    return ToolError.isInstance(error) ? error.message : undefined;
+  }
 }
 
 /** Runs the functions given to it at most `max` at a time, in the order given. */

@@ -27,6 +27,14 @@ export interface ToolExecutionContext {
   readonly signal: AbortSignal;
 }
 
+/** What `Tool.check` gets besides the arguments. */
+export interface ToolCheckContext {
+  /** The provider's call id. */
+  readonly callId: string;
+  /** Aborted when the run is cancelled. */
+  readonly signal: AbortSignal;
+}
+
 /** What `execute` may return: a string (promoted to Stored over the inline threshold) or a ToolOutput. */
 export type ToolReturn = string | ToolOutput;
 
@@ -48,6 +56,15 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
    */
   readonly jsonSchema?: Readonly<Record<string, unknown>>;
   execute(input: z.output<Schema>, ctx: ToolExecutionContext): ToolReturn | Promise<ToolReturn>;
+  /**
+   * A cheap look at a call before anyone is asked about it (a permission
+   * hook calls it through `ToolCallInfo.precheck` before it asks the user):
+   * throws a ToolError with the refusal the model should get when `execute`
+   * would surely refuse the call (a file not read yet, a path outside the
+   * scope), so nothing is approved and then refused. `execute` still checks
+   * for itself: the state may change in between. Other errors are ignored.
+   */
+  check?(input: z.output<Schema>, ctx: ToolCheckContext): void | Promise<void>;
   /** Wall-clock limit of one call. Default: the worker's `toolTimeoutMs` (manifest `TOOL_TIMEOUT_MS`). */
   readonly timeoutMs?: number;
   /** Cap of the inline output in bytes when the worker has a BlobStore. Default: the worker's `toolOutput.maxBytes` (manifest `TOOL_OUTPUT_MAX_BYTES`). */

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import type { Hook } from "../src/hook.ts";
 import type { Interceptor } from "../src/interceptor.ts";
 import { createScriptedClient } from "../src/testing/scripted-client.ts";
-import { defineTool, type ToolExecutionContext } from "../src/tool.ts";
+import { defineTool, ToolError, type ToolExecutionContext } from "../src/tool.ts";
 import { Worker } from "../src/worker.ts";
 import { assertValidHistory, deferred, record } from "./helpers.ts";
 
@@ -203,5 +204,65 @@ describe("ToolExecutionContext", () => {
     ]);
     await new Worker({ client, tools: [write] }).run("go");
     expect(order).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("Tool.check through ToolCallInfo.precheck", () => {
+  it("gives a hook the tool's refusal before the call runs; none for a call it accepts, bad arguments or no check", async () => {
+    const ran: number[] = [];
+    const checked = defineTool({
+      name: "checked",
+      description: "refuses odd numbers",
+      inputSchema: z.object({ n: z.number() }),
+      check: ({ n }) => {
+        if (n % 2 === 1) throw new ToolError(`${n} is odd; send an even number`);
+      },
+      execute: ({ n }) => {
+        ran.push(n);
+        return `n=${n}`;
+      },
+    });
+    const plain = defineTool({
+      name: "plain",
+      description: "no check",
+      inputSchema: z.object({}),
+      execute: () => "plain",
+    });
+    const seen = new Map<string, string | undefined>();
+    // A permission-like hook: the tool's refusal is the call's result, nobody is asked.
+    const hook: Hook = {
+      name: "asker",
+      beforeToolCall: async (call) => {
+        const refusal = await call.precheck?.();
+        seen.set(call.callId, refusal);
+        return refusal === undefined ? undefined : { action: "deny", message: refusal };
+      },
+    };
+    const client = createScriptedClient([
+      {
+        toolCalls: [
+          { id: "odd", name: "checked", args: { n: 3 } },
+          { id: "even", name: "checked", args: { n: 4 } },
+          { id: "bad", name: "checked", args: { n: "x" } },
+          { id: "none", name: "plain", args: {} },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const worker = new Worker({ client, tools: [checked, plain], hooks: [hook] });
+    await worker.run("go");
+    expect(Object.fromEntries(seen)).toEqual({
+      odd: "3 is odd; send an even number",
+      even: undefined,
+      bad: undefined,
+      none: undefined,
+    });
+    const results = new Map(
+      worker.history.flatMap((i) => (i.type === "tool_result" ? [[i.callId, i] as const] : [])),
+    );
+    expect(results.get("odd")).toMatchObject({ isError: true, output: "3 is odd; send an even number" });
+    expect(results.get("even")).toMatchObject({ isError: false, output: "n=4" });
+    expect(results.get("bad")?.isError).toBe(true);
+    expect(ran).toEqual([4]);
   });
 });

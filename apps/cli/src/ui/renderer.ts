@@ -321,6 +321,7 @@ export class Renderer {
             sandbox: "the missing sandbox",
             parse: "an unreadable command line",
             protected: "a protected path",
+            tool: "the tool",
           }[event.outcome.by];
           this.line(s.yellow(`⊘ denied ${event.outcome.tool}${subject} (by ${by})`));
         }

@@ -74,9 +74,12 @@ export type PermissionPrompt = (request: PermissionRequest) => Promise<Permissio
  * line the parser cannot classify asks), `protected` (a write to a path
  * whose content runs later, outside the sandbox: git hooks and config,
  * editor and agent settings, shell start-up files; it asks every time),
- * `session` (an earlier allow_always), `user`, `no_ui`.
+ * `session` (an earlier allow_always), `user`, `no_ui`, `tool` (the tool's
+ * own check refused the call before anyone was asked: a file not read in
+ * this session, a path outside the scope; the model gets the tool's error).
  */
 export type PermissionDecider =
+  | "tool"
   | "rule"
   | "default"
   | "mode"
@@ -534,8 +537,14 @@ export class PermissionPolicy {
     return this.decide("write_file", [...names], await this.#guarded(written));
   }
 
-  /** Decides a call, asking the UI when needed. Never throws. */
-  async check(call: Pick<ToolCallInfo, "callId" | "name" | "args">): Promise<PermissionOutcome> {
+  /**
+   * Decides a call, asking the UI when needed. Never throws. A call that
+   * would be asked about and that the tool refuses anyway (its `precheck`)
+   * is denied `by: "tool"` with the tool's refusal as `reason`, without a
+   * question and without an outcome event: it is the tool's error, not a
+   * permission decision, so nothing is ever approved and then refused.
+   */
+  async check(call: Pick<ToolCallInfo, "callId" | "name" | "args" | "precheck">): Promise<PermissionOutcome> {
     const tool = call.name;
     const subject = primaryArgument(tool, call.args);
     const base = { callId: call.callId, tool, subject, mode: this.#mode };
@@ -573,6 +582,8 @@ export class PermissionPolicy {
       evaluated.by === "sandbox" || evaluated.by === "parse" || evaluated.by === "protected";
     if (evaluated.action !== "ask")
       return done({ ...base, action: evaluated.action, by: evaluated.by, ...ruleField, ...reasonField });
+    const refusal = await call.precheck?.().catch(() => undefined);
+    if (refusal !== undefined) return { ...base, action: "deny", by: "tool", reason: refusal };
     const granted = this.grants.get(tool);
     if (
       !asksEveryTime &&
@@ -659,6 +670,8 @@ export class PermissionPolicy {
       outcome.subject === undefined ? outcome.tool : `${outcome.tool} (${firstLine(outcome.subject)})`;
     const why = outcome.reason === undefined ? "" : ` (${outcome.reason})`;
     switch (outcome.by) {
+      case "tool":
+        return outcome.reason ?? `${what} was refused by the tool`;
       case "rule":
         return `Permission denied: ${what} is blocked by permission rule #${(outcome.rule ?? 0) + 1}${outcome.source === undefined ? "" : ` from ${outcome.source}`}. Do not retry it; choose another approach or ask the user to change the rule.`;
       case "scope":

@@ -1,8 +1,9 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
+import type { ScopedStat } from "../fs/scoped-fs.ts";
 import { classifyBytes, SNIFF_BYTES } from "../fs/text-sniff.ts";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
-import { staleMessage } from "./write-file.ts";
+import { assertFresh } from "./write-file.ts";
 
 /** Largest file edit_file changes. */
 export const EDIT_FILE_MAX_BYTES = 10 * 1024 * 1024;
@@ -31,6 +32,27 @@ function lineOf(text: string, index: number): number {
   return n;
 }
 
+/** The arguments edit_file refuses before it looks at the file. */
+function assertChange(old_string: string, new_string: string): void {
+  if (old_string === "")
+    throw new ToolError("old_string is empty; use write_file to create or replace a whole file");
+  if (old_string === new_string)
+    throw new ToolError("old_string and new_string are the same; nothing to change");
+}
+
+/** What editing a file needs: a regular file within the size limit, read in this session and unchanged since. */
+async function editable(deps: BuiltinToolDeps, path: string): Promise<ScopedStat> {
+  const st = await guarded(() => deps.view.fs.stat(path, "write"));
+  if (st.kind !== "file") throw new ToolError(`${path} is not a regular file`);
+  if (st.size > EDIT_FILE_MAX_BYTES) {
+    throw new ToolError(
+      `${path} is ${st.size} bytes; edit_file changes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
+    );
+  }
+  assertFresh(deps, path, st);
+  return st;
+}
+
 /** `edit_file`: exact string replacement in a file the session has read. */
 export function editFileTool(deps: BuiltinToolDeps) {
   return defineTool({
@@ -40,24 +62,18 @@ export function editFileTool(deps: BuiltinToolDeps) {
       "old_string must match exactly once (include surrounding lines to make it unique) unless replace_all is true.",
     inputSchema: editFileInput,
     storeLargeOutput: false,
+    // Before the permission question: what execute would refuse without reading the file.
+    async check({ path, old_string, new_string }) {
+      assertChange(old_string, new_string);
+      await guarded(() => deps.view.fs.resolve(path, "write"));
+      await editable(deps, path);
+    },
     async execute({ path, old_string, new_string, replace_all }) {
-      if (old_string === "")
-        throw new ToolError("old_string is empty; use write_file to create or replace a whole file");
-      if (old_string === new_string)
-        throw new ToolError("old_string and new_string are the same; nothing to change");
+      assertChange(old_string, new_string);
       const fs = deps.view.fs;
       const resolved = await guarded(() => fs.resolve(path, "write"));
       return deps.writeLocks.run(resolved.real, async () => {
-        const st = await guarded(() => fs.stat(path, "write"));
-        if (st.kind !== "file") throw new ToolError(`${path} is not a regular file`);
-        if (st.size > EDIT_FILE_MAX_BYTES) {
-          throw new ToolError(
-            `${path} is ${st.size} bytes; edit_file changes files up to ${EDIT_FILE_MAX_BYTES} bytes`,
-          );
-        }
-        if (!deps.reads.isFresh(st.path.real, st)) {
-          throw new ToolError(staleMessage(path, deps.reads.get(st.path.real) === undefined));
-        }
+        const st = await editable(deps, path);
         const { bytes } = await guarded(() => fs.readFile(path));
         const cls = classifyBytes(bytes.subarray(0, SNIFF_BYTES), bytes.length <= SNIFF_BYTES);
         if (cls.kind === "binary")

@@ -1,5 +1,6 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
+import type { ScopedStat } from "../fs/scoped-fs.ts";
 import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
 
 /** The arguments `write_file` takes . */
@@ -24,6 +25,24 @@ export function staleMessage(path: string, neverRead: boolean): string {
     : `${path} changed on disk since you last read it; read_file it again before changing it`;
 }
 
+/**
+ * Refuses to change a file the session has not read, or one that changed on
+ * disk since it was read (another process, a /rewind, a resumed session):
+ * the model would overwrite content it has not seen.
+ */
+export function assertFresh(deps: BuiltinToolDeps, path: string, st: ScopedStat): void {
+  if (!deps.reads.isFresh(st.path.real, st))
+    throw new ToolError(staleMessage(path, deps.reads.get(st.path.real) === undefined));
+}
+
+/** What replacing an existing file needs: not a directory, read in this session and unchanged since. */
+async function replaceable(deps: BuiltinToolDeps, path: string): Promise<ScopedStat> {
+  const st = await guarded(() => deps.view.fs.stat(path, "write"));
+  if (st.kind === "directory") throw new ToolError(`${path} is a directory`);
+  assertFresh(deps, path, st);
+  return st;
+}
+
 /** `write_file`: creates or replaces a whole file, atomically, inside the writable scope. */
 export function writeFileTool(deps: BuiltinToolDeps) {
   return defineTool({
@@ -33,6 +52,11 @@ export function writeFileTool(deps: BuiltinToolDeps) {
       "in this session and be unchanged since. Prefer edit_file for changes to existing files.",
     inputSchema: writeFileInput,
     storeLargeOutput: false,
+    // Before the permission question: outside the scope, or a file not read (or changed since), is refused anyway.
+    async check({ path }) {
+      const resolved = await guarded(() => deps.view.fs.resolve(path, "write"));
+      if (resolved.exists) await replaceable(deps, path);
+    },
     async execute({ path, content }) {
       const fs = deps.view.fs;
       const resolved = await guarded(() => fs.resolve(path, "write"));
@@ -41,12 +65,8 @@ export function writeFileTool(deps: BuiltinToolDeps) {
         // What the file must still be when the write lands: another process's change in between is never overwritten.
         let expect: "absent" | { size: number; mtimeMs: number } = "absent";
         if (resolved.exists) {
-          const st = await guarded(() => fs.stat(path, "write"));
-          if (st.kind === "directory") throw new ToolError(`${path} is a directory`);
+          const st = await replaceable(deps, path);
           existed = true;
-          if (!deps.reads.isFresh(st.path.real, st)) {
-            throw new ToolError(staleMessage(path, deps.reads.get(st.path.real) === undefined));
-          }
           expect = { size: st.size, mtimeMs: st.mtimeMs };
         }
         const written = await guarded(() => fs.writeFile(path, content, { expect }));
