@@ -7,6 +7,7 @@
 export * from "./agents/index.ts";
 export * from "./checkpoints/index.ts";
 export * from "./context/index.ts";
+export * from "./environment/index.ts";
 export * from "./events/index.ts";
 export * from "./extensions/index.ts";
 export * from "./fs/index.ts";

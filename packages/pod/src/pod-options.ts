@@ -6,6 +6,7 @@ import type { Config, PermissionMode } from "@yoi/manifest";
 import type { CreateSessionOptions, FsyncPolicy, SessionStore } from "@yoi/worker-persistence";
 import type { ScanLimits } from "./checkpoints/scope-scan.ts";
 import type { AutoReadOptions } from "./context/auto-read.ts";
+import type { EnvironmentOptions } from "./environment/session-environment.ts";
 import type { InstructionsOptions } from "./instructions/project-instructions.ts";
 import type { PermissionPrompt } from "./permissions/policy.ts";
 import type { Sandbox } from "./sandbox/sandbox.ts";
@@ -44,6 +45,13 @@ export interface PodOptions {
    * re-read before each run; `false` reads none. Default: on.
    */
   instructions?: InstructionsOptions | false;
+  /**
+   * The environment section of the system prompt (today's date, the OS and
+   * shell, the scope root, and in a git repository the branch, a short
+   * status and the last commits), read again before each run; `false`
+   * leaves it out. Default: on.
+   */
+  environment?: EnvironmentOptions | false;
   /** Context window for compaction instead of the catalog's (models the catalog lacks, tests). */
   contextWindow?: number;
   /** Blob store. Default: an FsBlobStore in `<dataDir>`. */

@@ -21,6 +21,7 @@ import { assembleSession, type SessionParts, type SessionSource } from "./assemb
 import { openSessionBase } from "./assembly/session-base.ts";
 import { type CheckpointInfo, listCheckpoints } from "./checkpoints/checkpoint-list.ts";
 import { type RewindOptions, type RewindResult, rewind } from "./checkpoints/rewind.ts";
+import type { EnvironmentSnapshot } from "./environment/session-environment.ts";
 import type { AlertBus } from "./events/alerts.ts";
 import type { PodEventListener } from "./events/pod-events.ts";
 import type { Extensions } from "./extensions/load-extensions.ts";
@@ -152,6 +153,16 @@ export class Pod {
   }
 
   /**
+   * The environment the system prompt carries (date, OS, shell, scope root,
+   * git branch, status and recent commits): the read in progress, or the
+   * last one, or a first read when no run has read it yet (a UI's header).
+   * Undefined when `PodOptions.environment` is `false`.
+   */
+  async environment(): Promise<EnvironmentSnapshot | undefined> {
+    return this.#s.environment?.latest();
+  }
+
+  /**
    * Switches the model for the rest of the session: history, tools and the
    * log stay; the switch is logged as `config_change` (so the audit trail
    * and `listSessions` show it). `target` is a model ref resolved through the
@@ -209,7 +220,7 @@ export class Pod {
       if (started !== undefined) submit.add((await abortable(started, controller.signal)) ?? []);
       if (mcp.configured) await abortable(mcp.ready(this.#s.mcpWaitMs), controller.signal);
       await submit.resolveRefs(segments, controller.signal);
-      await this.#s.instructions?.refresh();
+      await this.#refreshPrompt();
       result = this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
     } finally {
       approved?.();
@@ -228,13 +239,18 @@ export class Pod {
     const controller = this.#start(options.signal);
     let result: RunResult;
     try {
-      await this.#s.instructions?.refresh();
+      await this.#refreshPrompt();
       result = this.#withChildUsage(await this.worker.resume({ signal: controller.signal }));
     } finally {
       this.#s.runs.controller = undefined;
       await this.flush();
     }
     return this.#recorded(result);
+  }
+
+  /** Reads the instruction files and the environment again, together, for the run about to start. */
+  async #refreshPrompt(): Promise<void> {
+    await Promise.all([this.#s.instructions?.refresh(), this.#s.environment?.refresh()]);
   }
 
   /** A run's result, or a storage failure when the session log could not record it. */

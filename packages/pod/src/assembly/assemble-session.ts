@@ -14,6 +14,7 @@ import { type SessionStore, type SessionWriter, WorkerEventRecords } from "@yoi/
 import type { AgentDefinitionError } from "../agents/agent-definition.ts";
 import { CheckpointRecorder } from "../checkpoints/checkpoint-recorder.ts";
 import { sessionContextPolicy } from "../context/session-policy.ts";
+import { SessionEnvironment } from "../environment/session-environment.ts";
 import { AlertBus } from "../events/alerts.ts";
 import { PodEventHub } from "../events/event-hub.ts";
 import { ConfiguredHooks } from "../extensions/configured-hooks.ts";
@@ -33,7 +34,7 @@ import type { PodOptions } from "../pod-options.ts";
 import type { PodSandbox } from "../sandbox/pod-sandbox.ts";
 import { RunState } from "../session/run-state.ts";
 import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
-import { defaultBashEnv } from "../tools/bash.ts";
+import { DEFAULT_SHELL, defaultBashEnv } from "../tools/bash.ts";
 import { createBuiltinTools } from "../tools/builtin-tools.ts";
 import { type SubagentResult, taskTool } from "../tools/task.ts";
 import { TodoList } from "../tools/todo-list.ts";
@@ -79,6 +80,8 @@ export interface SessionParts {
   worker: Worker;
   input: SubmitInput;
   instructions: InstructionAlerts | undefined;
+  /** The environment section of the system prompt (undefined when turned off). */
+  environment: SessionEnvironment | undefined;
   todos: TodoList;
   runs: RunState;
   /** Context of the SessionStart hooks, for the first input (undefined without hooks). */
@@ -196,6 +199,20 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
           }),
           alerts,
         );
+  const environment =
+    options.environment === false
+      ? undefined
+      : new SessionEnvironment(
+          fs.cwd,
+          options.bash === false ? undefined : (options.bash?.shell ?? DEFAULT_SHELL),
+          options.environment ?? {},
+          commandEnv,
+        );
+  // The system prompt's additions: instructions first, then the environment, which changes more often.
+  const promptAdditions = () =>
+    [instructions?.render(), environment?.render()]
+      .filter((part) => part !== undefined && part !== "")
+      .join("\n\n");
   const configuredHooks = new ConfiguredHooks({
     hooks: config.hooks,
     cwd: fs.cwd,
@@ -287,7 +304,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
             tools: () => [...subagentTools, ...mcp.tools()],
             agents: base.agents,
             root: fs.cwd,
-            instructions: () => instructions?.render(),
+            instructions: promptAdditions,
             settings: settingsFrom(config),
             hooks,
             blobStore,
@@ -326,7 +343,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     name: "pod",
     onPromptSubmit: () => input.onPromptSubmit(),
     beforeRequest: ({ request }) => {
-      const extra = instructions?.render();
+      const extra = promptAdditions();
       if (!extra) return undefined;
       return {
         action: "continue",
@@ -400,6 +417,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     worker,
     input,
     instructions,
+    environment,
     todos,
     runs,
     sessionStart,

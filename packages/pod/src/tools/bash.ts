@@ -6,6 +6,8 @@ import type { Sandbox, SandboxPolicy } from "../sandbox/sandbox.ts";
 import { plural } from "./deps.ts";
 
 /** Longest timeout a call may ask for. */
+/** The shell of the bash tool unless `BashToolOptions.shell` names another. */
+export const DEFAULT_SHELL = "/bin/bash";
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** Output kept in memory: this much of the head and of the tail; the middle is dropped and counted. */
 export const BASH_KEEP_BYTES = 4 * 1024 * 1024;
@@ -126,7 +128,7 @@ export function bashTool(options: BashToolOptions) {
       const timeout = timeout_ms ?? TOOL_TIMEOUT_MS;
       ctx.signal.throwIfAborted();
       const out = new OutputBuffer(BASH_KEEP_BYTES);
-      const shell = options.shell ?? "/bin/bash";
+      const shell = options.shell ?? DEFAULT_SHELL;
       const run =
         options.sandbox === undefined
           ? { file: shell, args: ["-c", command] }
