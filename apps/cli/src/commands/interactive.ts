@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { type ProjectSettings, parseModelRef, qualifyModelRef, withModel } from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest, RefCheck } from "@yoi/pod";
-import { bashPrefixRule, detectSandbox, parseSegments } from "@yoi/pod";
+import { bashPrefixRule, branchLabel, detectSandbox, parseSegments } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -50,6 +50,7 @@ import {
   extensionHelpRows,
   extensionSlashNames,
 } from "../ui/extension-commands.ts";
+import { headerLine } from "../ui/header.ts";
 import type { Key } from "../ui/keys.ts";
 import { LineEditor } from "../ui/line-editor.ts";
 import { modelChoices } from "../ui/model-choices.ts";
@@ -220,7 +221,9 @@ class InteractiveSession {
       (line) => this.#renderer.line(this.#style.dim(`· ${line}`)),
       [this.#setup.apiKey],
     );
-    this.#banner();
+    // The branch for the header: read when the pod opened, bounded by the environment's git time limit.
+    const environment = await opened.pod.environment();
+    this.#banner(environment && branchLabel(environment));
     const exited = new Promise<number>((resolve) => {
       this.#done = resolve;
     });
@@ -260,12 +263,12 @@ class InteractiveSession {
     });
   }
 
-  #banner(): void {
+  #banner(branch: string | undefined): void {
     const s = this.#style;
     const { pod, setup, restored } = this.#opened;
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
     this.#renderer.line(
-      `${s.bold("yoi")} ${s.dim(cliVersion())} · ${s.cyan(sanitizeLine(model))} · ${sanitizeLine(pod.fs.cwd)}`,
+      headerLine({ version: cliVersion(), model, dir: pod.fs.cwd, branch }, s, process.stdout.columns),
     );
     for (const note of setup.notes) this.#note(note);
     const sandboxWarning = sandboxNotice(pod.sandbox);
