@@ -213,6 +213,9 @@ export class Pod {
     log.append((w) => w.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
     const controller = this.#start(options.signal);
     const approved = options.allowTools?.length ? this.permissions.preApprove(options.allowTools) : undefined;
+    // Instruction files and git are read while the refs are: both only need to be ready for the request.
+    const prompt = this.#refreshPrompt();
+    prompt.catch(() => {}); // awaited below; a failure before then must not be an unhandled rejection
     let result: RunResult;
     try {
       const started = this.#sessionStart;
@@ -220,7 +223,7 @@ export class Pod {
       if (started !== undefined) submit.add((await abortable(started, controller.signal)) ?? []);
       if (mcp.configured) await abortable(mcp.ready(this.#s.mcpWaitMs), controller.signal);
       await submit.resolveRefs(segments, controller.signal);
-      await this.#refreshPrompt();
+      await prompt;
       result = this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
     } finally {
       approved?.();
