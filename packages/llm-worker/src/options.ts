@@ -54,9 +54,9 @@ export interface WorkerOptions {
   tools?: readonly Tool[];
   /** System prompt. */
   system?: string;
-  /** Request settings sent with every call. `maxTokens` defaults to `WORKER_MAX_TOKENS`. */
+  /** Request settings sent with every call. `maxTokens` defaults to `WORKER_DEFAULTS.maxTokens`. */
   settings?: RequestSettings;
-  /** Most model calls in one run (or resume). Default `WORKER_MAX_TURNS` (50). */
+  /** Most model calls in one run (or resume). Default `WORKER_DEFAULTS.maxTurns` (50). */
   maxTurns?: number;
   /** Where Stored output goes. Without one every output stays inline. */
   blobStore?: BlobStore;
@@ -69,7 +69,7 @@ export interface WorkerOptions {
   interceptors?: readonly Interceptor[];
   /** Public read-only extensions. */
   hooks?: readonly Hook[];
-  /** Default wall-clock limit of one tool call. Default `TOOL_TIMEOUT_MS` (120 s). */
+  /** Default wall-clock limit of one tool call. Default `WORKER_DEFAULTS.toolTimeoutMs` (120 s). */
   toolTimeoutMs?: number;
   toolOutput?: ToolOutputLimits;
   /** Bounds on one model response. */

@@ -65,7 +65,7 @@ export interface Tool<Schema extends z.ZodType = z.ZodType<any>> {
    * for itself: the state may change in between. Other errors are ignored.
    */
   check?(input: z.output<Schema>, ctx: ToolCheckContext): void | Promise<void>;
-  /** Wall-clock limit of one call. Default: the worker's `toolTimeoutMs` (manifest `TOOL_TIMEOUT_MS`). */
+  /** Wall-clock limit of one call. Default: the worker's `toolTimeoutMs` (manifest `WORKER_DEFAULTS.toolTimeoutMs`). */
   readonly timeoutMs?: number;
   /** Cap of the inline output in bytes when the worker has a BlobStore. Default: the worker's `toolOutput.maxBytes` (manifest `TOOL_OUTPUT_MAX_BYTES`). */
   readonly maxOutputBytes?: number;

@@ -18,15 +18,9 @@ import {
   SUMMARY_MAX_BYTES,
   SUMMARY_TAIL_LINES,
   TOOL_OUTPUT_MAX_BYTES,
-  TOOL_TIMEOUT_MS,
   TOOLS_WARN_BYTES,
   TOOLS_WARN_COUNT,
-  WORKER_MAX_RESPONSE_BYTES,
-  WORKER_MAX_TOKENS,
-  WORKER_MAX_TOOL_ARGUMENT_BYTES,
-  WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
-  WORKER_MAX_TURNS,
-  WORKER_TOOL_CONCURRENCY,
+  WORKER_DEFAULTS,
 } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import { v7 as uuidv7 } from "uuid";
@@ -105,8 +99,8 @@ export class Worker {
       throw new TypeError("Worker: `client` is required (an LlmClient from @yoi/llm-client createClient).");
     this.#client = options.client;
     this.#system = options.system;
-    this.#settings = { maxTokens: WORKER_MAX_TOKENS, ...options.settings };
-    this.#maxTurns = positive("maxTurns", options.maxTurns ?? WORKER_MAX_TURNS);
+    this.#settings = { maxTokens: WORKER_DEFAULTS.maxTokens, ...options.settings };
+    this.#maxTurns = positive("maxTurns", options.maxTurns ?? WORKER_DEFAULTS.maxTurns);
     this.#blobStore = options.blobStore;
     this.#policy = options.contextPolicy;
     this.#interceptors = [...(options.interceptors ?? []), ...(options.hooks ?? []).map(hookAsInterceptor)];
@@ -125,25 +119,25 @@ export class Worker {
           ? undefined
           : positive("toolOutput.maxBytesWithoutStore", out.maxBytesWithoutStore),
     };
-    this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? TOOL_TIMEOUT_MS);
+    this.#toolTimeoutMs = positive("toolTimeoutMs", options.toolTimeoutMs ?? WORKER_DEFAULTS.toolTimeoutMs);
     const bounds = options.bounds ?? {};
     this.#responseLimits = {
       maxResponseBytes: positive(
         "bounds.maxResponseBytes",
-        bounds.maxResponseBytes ?? WORKER_MAX_RESPONSE_BYTES,
+        bounds.maxResponseBytes ?? WORKER_DEFAULTS.maxResponseBytes,
       ),
       maxToolArgumentBytes: positive(
         "bounds.maxToolArgumentBytes",
-        bounds.maxToolArgumentBytes ?? WORKER_MAX_TOOL_ARGUMENT_BYTES,
+        bounds.maxToolArgumentBytes ?? WORKER_DEFAULTS.maxToolArgumentBytes,
       ),
     };
     this.#maxToolCalls = positive(
       "bounds.maxToolCallsPerResponse",
-      bounds.maxToolCallsPerResponse ?? WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
+      bounds.maxToolCallsPerResponse ?? WORKER_DEFAULTS.maxToolCallsPerResponse,
     );
     this.#toolConcurrency = positive(
       "bounds.toolConcurrency",
-      bounds.toolConcurrency ?? WORKER_TOOL_CONCURRENCY,
+      bounds.toolConcurrency ?? WORKER_DEFAULTS.toolConcurrency,
     );
 
     const { tools, specs } = this.#toolTable(options.tools ?? []);

@@ -19,14 +19,7 @@ import {
   TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH,
   TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES,
   TOOL_OUTPUT_MAX_BYTES,
-  TOOL_TIMEOUT_MS,
-  WORKER_MAX_MCP_RESULT_BYTES,
-  WORKER_MAX_RESPONSE_BYTES,
-  WORKER_MAX_TOKENS,
-  WORKER_MAX_TOOL_ARGUMENT_BYTES,
-  WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
-  WORKER_MAX_TURNS,
-  WORKER_TOOL_CONCURRENCY,
+  WORKER_DEFAULTS,
 } from "./defaults.ts";
 import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
@@ -131,31 +124,33 @@ const ReasoningSchema = obj({
 
 const WorkerSchema = obj({
   maxTokens: positiveInt()
-    .default(WORKER_MAX_TOKENS)
+    .default(WORKER_DEFAULTS.maxTokens)
     .meta({ description: "max_tokens of each model request." }),
-  maxTurns: positiveInt().default(WORKER_MAX_TURNS).meta({ description: "Most model turns in one submit." }),
+  maxTurns: positiveInt()
+    .default(WORKER_DEFAULTS.maxTurns)
+    .meta({ description: "Most model turns in one submit." }),
   temperature: boundedNumber("a number from 0 to 2", { gte: 0, lte: 2 }).optional(),
   topP: boundedNumber("a number greater than 0 and at most 1", { gt: 0, lte: 1 }).optional(),
   reasoning: ReasoningSchema.optional(),
   toolTimeoutMs: positiveInt()
-    .default(TOOL_TIMEOUT_MS)
+    .default(WORKER_DEFAULTS.toolTimeoutMs)
     .meta({ description: "Wall-clock limit of one tool call." }),
-  maxToolCallsPerResponse: positiveInt().default(WORKER_MAX_TOOL_CALLS_PER_RESPONSE).meta({
+  maxToolCallsPerResponse: positiveInt().default(WORKER_DEFAULTS.maxToolCallsPerResponse).meta({
     description:
       "Most tool calls of one model response that run; each further call gets an error result saying so.",
   }),
   toolConcurrency: positiveInt()
-    .default(WORKER_TOOL_CONCURRENCY)
+    .default(WORKER_DEFAULTS.toolConcurrency)
     .meta({ description: "Most tool calls running at once; the others wait, in call order." }),
-  maxResponseBytes: positiveInt().default(WORKER_MAX_RESPONSE_BYTES).meta({
+  maxResponseBytes: positiveInt().default(WORKER_DEFAULTS.maxResponseBytes).meta({
     description:
       "Most bytes of one model response (text, reasoning and tool arguments together); past it the run fails.",
   }),
-  maxToolArgumentBytes: positiveInt().default(WORKER_MAX_TOOL_ARGUMENT_BYTES).meta({
+  maxToolArgumentBytes: positiveInt().default(WORKER_DEFAULTS.maxToolArgumentBytes).meta({
     description: "Most bytes of one tool call's arguments; past it the call gets an error result.",
   }),
   maxMcpResultBytes: positiveInt()
-    .default(WORKER_MAX_MCP_RESULT_BYTES)
+    .default(WORKER_DEFAULTS.maxMcpResultBytes)
     .meta({ description: "Most bytes of one MCP tool result; past it the call gets an error result." }),
 });
 

@@ -91,26 +91,33 @@ export const TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES = 1024;
 /** Tool output cache: smallest allowed `maxLineLength`. */
 export const TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH = 16;
 
-/** Worker: most model turns (request + tool batch) in one submit before it stops. */
-export const WORKER_MAX_TURNS = 50;
-/** Worker: `max_tokens` sent with each model request, capped by the model's max output. */
-export const WORKER_MAX_TOKENS = 8192;
-/** Worker: wall-clock limit of one tool call, in milliseconds. */
-export const TOOL_TIMEOUT_MS = 120_000;
-/** Worker: most tool calls of one model response that run; each further one gets an error result. */
-export const WORKER_MAX_TOOL_CALLS_PER_RESPONSE = 200;
-/** Worker: most tool calls running at once (the rest wait their turn, in call order). */
-export const WORKER_TOOL_CONCURRENCY = 10;
 /**
- * Worker: most bytes of one model response (its text, reasoning and tool
- * call arguments together); past it the stream is stopped and the run fails.
- * Far above what any model's output limit allows (some 128k tokens, about 0.5 MB).
+ * Defaults of the config's `worker` section, keyed as its fields are: the
+ * schema's defaults and the worker's own fallbacks (a worker built without a
+ * config) both read them from here.
  */
-export const WORKER_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-/** Worker: most bytes of one tool call's arguments; past it the call gets an error result, its arguments dropped. */
-export const WORKER_MAX_TOOL_ARGUMENT_BYTES = 4 * 1024 * 1024;
-/** Worker: most bytes of one MCP tool result; past it the call gets an error result. */
-export const WORKER_MAX_MCP_RESULT_BYTES = 8 * 1024 * 1024;
+export const WORKER_DEFAULTS = {
+  /** `max_tokens` sent with each model request, capped by the model's max output. */
+  maxTokens: 8192,
+  /** Most model turns (request + tool batch) in one submit before it stops. */
+  maxTurns: 50,
+  /** Wall-clock limit of one tool call, in milliseconds. */
+  toolTimeoutMs: 120_000,
+  /** Most tool calls of one model response that run; each further one gets an error result. */
+  maxToolCallsPerResponse: 200,
+  /** Most tool calls running at once (the rest wait their turn, in call order). */
+  toolConcurrency: 10,
+  /**
+   * Most bytes of one model response (its text, reasoning and tool call
+   * arguments together); past it the stream is stopped and the run fails.
+   * Far above what any model's output limit allows (some 128k tokens, about 0.5 MB).
+   */
+  maxResponseBytes: 16 * 1024 * 1024,
+  /** Most bytes of one tool call's arguments; past it the call gets an error result, its arguments dropped. */
+  maxToolArgumentBytes: 4 * 1024 * 1024,
+  /** Most bytes of one MCP tool result; past it the call gets an error result. */
+  maxMcpResultBytes: 8 * 1024 * 1024,
+} as const;
 /** Tools offered to the model past which a warning says so (each one is sent with every request). */
 export const TOOLS_WARN_COUNT = 128;
 /** Bytes of tool definitions (names, descriptions, schemas) past which a warning says so. */

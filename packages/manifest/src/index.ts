@@ -49,17 +49,10 @@ export {
   TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH,
   TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES,
   TOOL_OUTPUT_MAX_BYTES,
-  TOOL_TIMEOUT_MS,
   TOOLS_WARN_BYTES,
   TOOLS_WARN_COUNT,
   toolOutputCacheBudgetTokens,
-  WORKER_MAX_MCP_RESULT_BYTES,
-  WORKER_MAX_RESPONSE_BYTES,
-  WORKER_MAX_TOKENS,
-  WORKER_MAX_TOOL_ARGUMENT_BYTES,
-  WORKER_MAX_TOOL_CALLS_PER_RESPONSE,
-  WORKER_MAX_TURNS,
-  WORKER_TOOL_CONCURRENCY,
+  WORKER_DEFAULTS,
 } from "./defaults.ts";
 export type { ResolvedModel } from "./effective-catalog.ts";
 export { buildModelCatalog, resolveModel } from "./effective-catalog.ts";

@@ -5,7 +5,7 @@
  * and their resources as `@<server>:<uri>` attachments.
  */
 import type { BlobStore, Tool } from "@yoi/llm-worker";
-import { checkMcpServer, WORKER_MAX_MCP_RESULT_BYTES } from "@yoi/manifest";
+import { checkMcpServer, WORKER_DEFAULTS } from "@yoi/manifest";
 import * as z from "zod";
 import { McpConnection, type McpPromptInfo, type McpServerState } from "./mcp-connection.ts";
 import { mcpName } from "./tool-name.ts";
@@ -22,7 +22,7 @@ export interface McpManagerOptions {
   blobStore?: BlobStore | undefined;
   /** Tool call limit when a server sets none (the worker's `toolTimeoutMs`). */
   toolTimeoutMs: number;
-  /** Most bytes of one tool result; a larger one fails the call. Default `WORKER_MAX_MCP_RESULT_BYTES`. */
+  /** Most bytes of one tool result; a larger one fails the call. Default `WORKER_DEFAULTS.maxMcpResultBytes`. */
   maxResultBytes?: number;
   /** Failures and notices for the user, each once. */
   onAlert: (level: "info" | "warn" | "error", message: string) => void;
@@ -104,7 +104,8 @@ export class McpManager {
         onChange: () => this.#options.onChange(),
         onFailure: (message) => this.#options.onAlert("error", message),
         // A result may come as text and again as structured content: twice the bound, and room for the envelope.
-        maxMessageBytes: 2 * (this.#options.maxResultBytes ?? WORKER_MAX_MCP_RESULT_BYTES) + 1024 * 1024,
+        maxMessageBytes:
+          2 * (this.#options.maxResultBytes ?? WORKER_DEFAULTS.maxMcpResultBytes) + 1024 * 1024,
       });
       this.#connections.set(name, connection);
       if (checked.server.disabled) continue;

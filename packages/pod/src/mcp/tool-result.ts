@@ -9,7 +9,7 @@
  */
 import type { BlobStore, ToolReturn } from "@yoi/llm-worker";
 import { ToolError } from "@yoi/llm-worker";
-import { WORKER_MAX_MCP_RESULT_BYTES } from "@yoi/manifest";
+import { WORKER_DEFAULTS } from "@yoi/manifest";
 
 /** The parts of a CallToolResult this reads (the SDK's type, loosely: servers vary). */
 export interface McpCallResult {
@@ -36,7 +36,7 @@ export interface McpContentBlock {
 export interface ResultContext {
   server: string;
   blobStore?: BlobStore | undefined;
-  /** Most bytes of the result (its text, data and structured content). Default `WORKER_MAX_MCP_RESULT_BYTES`. */
+  /** Most bytes of the result (its text, data and structured content). Default `WORKER_DEFAULTS.maxMcpResultBytes`. */
   maxBytes?: number;
 }
 
@@ -46,7 +46,7 @@ export interface ResultContext {
  * kept: not in history, the log or the blob store).
  */
 export async function toToolReturn(result: McpCallResult, ctx: ResultContext): Promise<ToolReturn> {
-  const max = ctx.maxBytes ?? WORKER_MAX_MCP_RESULT_BYTES;
+  const max = ctx.maxBytes ?? WORKER_DEFAULTS.maxMcpResultBytes;
   const size = resultBytes(result);
   if (size > max)
     throw new ToolError(

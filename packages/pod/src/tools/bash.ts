@@ -1,5 +1,5 @@
 import { defineTool, storedText, ToolError, type ToolReturn } from "@yoi/llm-worker";
-import { TOOL_OUTPUT_MAX_BYTES, TOOL_TIMEOUT_MS } from "@yoi/manifest";
+import { TOOL_OUTPUT_MAX_BYTES, WORKER_DEFAULTS } from "@yoi/manifest";
 import * as z from "zod";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import type { Sandbox, SandboxPolicy } from "../sandbox/sandbox.ts";
@@ -43,7 +43,7 @@ export const bashInput = z.object({
     .min(1)
     .max(BASH_MAX_TIMEOUT_MS)
     .optional()
-    .describe(`Kill the command after this many milliseconds. Default ${TOOL_TIMEOUT_MS}.`),
+    .describe(`Kill the command after this many milliseconds. Default ${WORKER_DEFAULTS.toolTimeoutMs}.`),
   description: z.string().optional().describe("A few words on what the command does, for the user."),
 });
 
@@ -115,7 +115,7 @@ export function bashTool(options: BashToolOptions) {
     name: "bash",
     description:
       "Run a shell command with bash in the project root and return its combined stdout/stderr and exit code. " +
-      `Default timeout ${TOOL_TIMEOUT_MS / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
+      `Default timeout ${WORKER_DEFAULTS.toolTimeoutMs / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
       `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.` +
       (options.sandbox === undefined
         ? ""
@@ -125,7 +125,7 @@ export function bashTool(options: BashToolOptions) {
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
     maxOutputBytes: cap + 1024,
     async execute({ command, timeout_ms }, ctx): Promise<ToolReturn> {
-      const timeout = timeout_ms ?? TOOL_TIMEOUT_MS;
+      const timeout = timeout_ms ?? WORKER_DEFAULTS.toolTimeoutMs;
       ctx.signal.throwIfAborted();
       const out = new OutputBuffer(BASH_KEEP_BYTES);
       const shell = options.shell ?? DEFAULT_SHELL;
