@@ -84,6 +84,21 @@ export interface ToolCallEndEvent {
   blobId?: string;
 }
 
+/**
+ * Output a running tool reported through `ToolExecutionContext.progress`
+ * (a bash command's output as it arrives), between the call's
+ * `tool_call_start` and `tool_call_end`. For UIs only: it is not history
+ * and not logged; the result the model sees comes with `tool_call_end`.
+ */
+export interface ToolOutputDeltaEvent {
+  type: "tool_output_delta";
+  callId: string;
+  name: string;
+  turnIndex: number;
+  /** The new text (not redacted: a UI passes it through the stream redactor like streamed text). */
+  text: string;
+}
+
 export interface UsageWorkerEvent {
   type: "usage";
   turnIndex: number;
@@ -194,6 +209,7 @@ export type WorkerEvent =
   | ThinkingDeltaEvent
   | ToolCallStartEvent
   | ToolCallEndEvent
+  | ToolOutputDeltaEvent
   | UsageWorkerEvent
   | RetryEvent
   | ItemCommittedEvent

@@ -27,6 +27,7 @@ export type {
   ThinkingDeltaEvent,
   ToolCallEndEvent,
   ToolCallStartEvent,
+  ToolOutputDeltaEvent,
   TurnEndEvent,
   UsageWorkerEvent,
   WarningEvent,

@@ -10,7 +10,7 @@ import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import type * as z from "zod";
 import { type BlobStore, BlobStoreError } from "./blob-store.ts";
-import type { ToolCallEndEvent, ToolCallStartEvent } from "./events.ts";
+import type { ToolCallEndEvent, ToolCallStartEvent, ToolOutputDeltaEvent } from "./events.ts";
 import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";
 import { type OutputLimits, type ProcessedOutput, processToolReturn } from "./output-processing.ts";
 import { type Tool, ToolError, type ToolExecutionContext, type ToolReturn } from "./tool.ts";
@@ -50,7 +50,7 @@ export interface BatchOptions {
    * rejects (the worker reports a failure and keeps the result as it was).
    */
   prepare?(result: ToolResultItem, full: string): Promise<ToolResultItem>;
-  emit(event: ToolCallStartEvent | ToolCallEndEvent): void;
+  emit(event: ToolCallStartEvent | ToolCallEndEvent | ToolOutputDeltaEvent): void;
 }
 
 export interface CallResult {
@@ -374,6 +374,8 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
   const timeoutMs = tool.timeoutMs ?? options.toolTimeoutMs;
   const timeout = new AbortController();
   const signal = AbortSignal.any([options.signal, timeout.signal]);
+  // Progress is heard only while the call runs: nothing after its result (a timeout, a cancel).
+  let running = true;
   const ctx: ToolExecutionContext = {
     callId: info.callId,
     batchId: info.batchId,
@@ -381,6 +383,16 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
     batchSize: info.batchSize,
     turnIndex: info.turnIndex,
     signal,
+    progress: (text) => {
+      if (!running || text === "") return;
+      options.emit({
+        type: "tool_output_delta",
+        callId: info.callId,
+        name: info.name,
+        turnIndex: info.turnIndex,
+        text,
+      });
+    },
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
@@ -412,6 +424,7 @@ async function execute(options: BatchOptions, tool: Tool | undefined, info: Tool
   try {
     return await Promise.race([run, limits]);
   } finally {
+    running = false;
     clearTimeout(timer);
     if (onAbort) options.signal.removeEventListener("abort", onAbort);
   }

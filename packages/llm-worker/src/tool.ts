@@ -25,6 +25,13 @@ export interface ToolExecutionContext {
   readonly turnIndex: number;
   /** Aborted when the run is cancelled or the tool exceeds its time limit. */
   readonly signal: AbortSignal;
+  /**
+   * Reports output while the call runs (a command's output as it arrives):
+   * the worker emits it as `tool_output_delta` for UIs. What the model gets
+   * is still only the returned result. Calls after the call ended are
+   * ignored. Absent where no worker runs the tool (`yoi inspect`).
+   */
+  readonly progress?: (text: string) => void;
 }
 
 /** What `Tool.check` gets besides the arguments. */

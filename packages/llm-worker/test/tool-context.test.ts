@@ -266,3 +266,42 @@ describe("Tool.check through ToolCallInfo.precheck", () => {
     expect(ran).toEqual([4]);
   });
 });
+
+describe("ToolExecutionContext.progress", () => {
+  it("becomes tool_output_delta events between the call's start and end, and nothing after it", async () => {
+    let late: ((text: string) => void) | undefined;
+    const tool = defineTool({
+      name: "talk",
+      description: "reports progress",
+      inputSchema: z.object({}),
+      execute: async (_input, ctx) => {
+        ctx.progress?.("first ");
+        ctx.progress?.(""); // nothing to say: no event
+        await new Promise((r) => setTimeout(r, 5));
+        ctx.progress?.("second");
+        late = ctx.progress;
+        return "done";
+      },
+    });
+    const client = createScriptedClient([{ toolCalls: [{ id: "t1", name: "talk", args: {} }] }, { text: "ok" }]);
+    const worker = new Worker({ client, tools: [tool] });
+    const events = record(worker);
+    await worker.run("go");
+    late?.("after the end");
+    const around = events.filter((e) => e.type.startsWith("tool_"));
+    expect(around.map((e) => e.type)).toEqual([
+      "tool_call_start",
+      "tool_output_delta",
+      "tool_output_delta",
+      "tool_call_end",
+    ]);
+    const deltas = around.filter((e) => e.type === "tool_output_delta");
+    expect(deltas.map((e) => [e.callId, e.name, e.turnIndex, e.text])).toEqual([
+      ["t1", "talk", 0, "first "],
+      ["t1", "talk", 0, "second"],
+    ]);
+    // The model sees only the result.
+    const result = worker.history.find((i) => i.type === "tool_result");
+    expect(result).toMatchObject({ output: "done" });
+  });
+});
