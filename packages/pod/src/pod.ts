@@ -37,6 +37,7 @@ import type { PodOptions } from "./pod-options.ts";
 import type { PodSandbox } from "./sandbox/pod-sandbox.ts";
 import { unrecordedResult } from "./session/session-log.ts";
 import { configSnapshot, inputRecord } from "./session/session-records.ts";
+import type { BackgroundShells } from "./tools/background-shells.ts";
 import type { TodoList } from "./tools/todo-list.ts";
 
 export type { PodOptions } from "./pod-options.ts";
@@ -64,6 +65,8 @@ export class Pod {
   readonly extensions: Extensions;
   /** The session's todo list (`todo_write`); restored from history, re-attached after compaction. */
   readonly todos: TodoList;
+  /** Background bash commands (`run_in_background`): listed and killed by UIs (`/bashes`), all killed by `close`. */
+  readonly background: BackgroundShells;
   readonly #s: SessionParts;
   /** Context of the SessionStart hooks, handed over with the first input. */
   #sessionStart: Promise<Item[]> | undefined;
@@ -82,6 +85,7 @@ export class Pod {
     this.mcp = parts.mcp;
     this.extensions = parts.extensions;
     this.todos = parts.todos;
+    this.background = parts.background;
     this.#sessionStart = parts.sessionStart;
   }
 
@@ -322,10 +326,12 @@ export class Pod {
     await this.#s.log.flush();
   }
 
-  /** Flushes and closes the session log (releases its lock), and stops the MCP servers. */
+  /** Stops the background commands, flushes and closes the session log (releases its lock), and stops the MCP servers. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.cancel("the pod was closed");
+    // Before the log closes: what they changed is recorded as they end.
+    await this.#s.background.killAll();
     await this.flush();
     this.#closed = true;
     await this.#s.log.close();

@@ -34,6 +34,7 @@ import type { PodOptions } from "../pod-options.ts";
 import type { PodSandbox } from "../sandbox/pod-sandbox.ts";
 import { RunState } from "../session/run-state.ts";
 import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
+import { BackgroundShells } from "../tools/background-shells.ts";
 import { DEFAULT_SHELL, defaultBashEnv } from "../tools/bash.ts";
 import { createBuiltinTools } from "../tools/builtin-tools.ts";
 import { type SubagentResult, taskTool } from "../tools/task.ts";
@@ -83,6 +84,8 @@ export interface SessionParts {
   /** The environment section of the system prompt (undefined when turned off). */
   environment: SessionEnvironment | undefined;
   todos: TodoList;
+  /** Background bash commands (killed when the session closes). */
+  background: BackgroundShells;
   runs: RunState;
   /** Context of the SessionStart hooks, for the first input (undefined without hooks). */
   sessionStart: Promise<Item[]> | undefined;
@@ -220,22 +223,25 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     sessionId: () => source.id,
     onAlert: (level, message) => alerts.emit(level, "hooks", message),
   });
+  const checkpoints =
+    options.checkpoints === false
+      ? undefined
+      : new CheckpointRecorder({
+          fs,
+          blobStore,
+          append: (record) => log.append(async (w) => w.append(await record)),
+          turn: () => runs.turn,
+          onError: (message) => alerts.warn("checkpoints", message),
+          ...options.checkpoints,
+        });
+  const background = new BackgroundShells();
+  // What a background command changed is recorded when it ends, under the bash call that started it.
+  if (checkpoints !== undefined) background.onEnd((info) => void checkpoints.backgroundEnded(info.callId));
   const hooks: Hook[] = [
     permissions.hook(),
     // Configured hooks see every call, the subagents' too (they share this array), right after the permission check.
     configuredHooks.hook(),
-    ...(options.checkpoints === false
-      ? []
-      : [
-          new CheckpointRecorder({
-            fs,
-            blobStore,
-            append: (record) => log.append(async (w) => w.append(await record)),
-            turn: () => runs.turn,
-            onError: (message) => alerts.warn("checkpoints", message),
-            ...options.checkpoints,
-          }).hook(),
-        ]),
+    ...(checkpoints === undefined ? [] : [checkpoints.hook()]),
     ...(options.hooks ?? []),
   ];
 
@@ -269,6 +275,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
             ...(options.bash ?? {}),
             ...(sandbox.bash ? { sandbox: sandbox.bash } : {}),
             env: options.bash?.env ?? commandEnv,
+            background,
           },
   });
   const web = options.webFetch === false ? [] : [webFetchTool(options.webFetch ?? {})];
@@ -419,6 +426,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     instructions,
     environment,
     todos,
+    background,
     runs,
     sessionStart,
     agentProblems: [...base.agentProblems],

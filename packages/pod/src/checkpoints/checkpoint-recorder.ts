@@ -3,7 +3,8 @@
  * prior content is read; after it, a change is logged as a `file_change`
  * record with the prior content in the blob store. bash is covered by a
  * scan of the writable scope before and after the command (see
- * scope-scan.ts). Failures here never fail the tool: they are reported
+ * scope-scan.ts); a background command is scanned again when it ends, and
+ * what changed since the last scan is recorded as its change. Failures here never fail the tool: they are reported
  * through `onError` and the change goes unrecorded.
  */
 
@@ -61,7 +62,20 @@ export class CheckpointRecorder {
     };
   }
 
-  async #guard(call: ToolCallInfo, work: () => Promise<void>): Promise<void> {
+  /**
+   * A background bash command (started by call `callId`) ended: the scope is
+   * scanned and what changed since the last scan is logged as its change.
+   */
+  async backgroundEnded(callId: string): Promise<void> {
+    if (this.#o.scanBash === false) return;
+    const call = { name: "bash", callId };
+    await this.#guard(call, async () => {
+      const changes = await this.#scanLock.run("scan", () => this.#scanner.scan());
+      for (const change of changes) await this.#record(change.path, call, change.before, change.after);
+    });
+  }
+
+  async #guard(call: Pick<ToolCallInfo, "name" | "callId">, work: () => Promise<void>): Promise<void> {
     try {
       await work();
     } catch (error) {
@@ -105,7 +119,12 @@ export class CheckpointRecorder {
     }
   }
 
-  async #record(path: string, call: ToolCallInfo, before: ObservedFile, after: ObservedFile): Promise<void> {
+  async #record(
+    path: string,
+    call: Pick<ToolCallInfo, "name" | "callId">,
+    before: ObservedFile,
+    after: ObservedFile,
+  ): Promise<void> {
     const turn = this.#o.turn();
     const record = keptState(this.#o.blobStore, before).then(
       (kept): Omit<FileChangeRecord, "v" | "seq" | "ts"> => ({

@@ -18,6 +18,9 @@ export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = O
   skill: "allow",
   todo_write: "allow",
   task: "allow",
+  // They only read or stop what an approved bash call started.
+  bash_output: "allow",
+  kill_bash: "allow",
   write_file: "ask",
   edit_file: "ask",
   bash: "ask",

@@ -3,16 +3,16 @@ import { TOOL_OUTPUT_MAX_BYTES, WORKER_DEFAULTS } from "@yoi/manifest";
 import * as z from "zod";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import type { Sandbox, SandboxPolicy } from "../sandbox/sandbox.ts";
+import type { BackgroundShells } from "./background-shells.ts";
+import { killProcessGroup, spawnCommand } from "./command-process.ts";
 import { plural } from "./deps.ts";
 
-/** Longest timeout a call may ask for. */
 /** The shell of the bash tool unless `BashToolOptions.shell` names another. */
 export const DEFAULT_SHELL = "/bin/bash";
+/** Longest timeout a call may ask for. */
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 /** Output kept in memory: this much of the head and of the tail; the middle is dropped and counted. */
 export const BASH_KEEP_BYTES = 4 * 1024 * 1024;
-/** Grace between SIGTERM and SIGKILL of the process group. */
-const KILL_GRACE_MS = 2000;
 /** How long pipes may stay open after the shell exited (background jobs) before we stop reading. */
 const DRAIN_AFTER_EXIT_MS = 500;
 
@@ -32,6 +32,11 @@ export interface BashToolOptions {
   maxOutputBytes?: number;
   /** Run every command inside this OS sandbox, confined by `policy`. Default: unsandboxed. */
   sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
+  /**
+   * Where `run_in_background: true` commands live (the session's, read by
+   * `bash_output` and `kill_bash`). Without it, a background run is refused.
+   */
+  background?: BackgroundShells;
 }
 
 /** The arguments `bash` takes . */
@@ -45,6 +50,13 @@ export const bashInput = z.object({
     .optional()
     .describe(`Kill the command after this many milliseconds. Default ${WORKER_DEFAULTS.toolTimeoutMs}.`),
   description: z.string().optional().describe("A few words on what the command does, for the user."),
+  run_in_background: z
+    .boolean()
+    .optional()
+    .describe(
+      "Start the command and return at once with its id (for dev servers, watchers, long builds). " +
+        "Read its output with bash_output, stop it with kill_bash; it is stopped when the session ends.",
+    ),
 });
 
 /**
@@ -111,12 +123,16 @@ function headTail(text: string, headLines: number, tailLines: number, maxBytes: 
 export function bashTool(options: BashToolOptions) {
   const cap = options.maxOutputBytes ?? TOOL_OUTPUT_MAX_BYTES;
   const env = options.env ?? defaultBashEnv();
+  const shell = options.shell ?? DEFAULT_SHELL;
   return defineTool({
     name: "bash",
     description:
       "Run a shell command with bash in the project root and return its combined stdout/stderr and exit code. " +
       `Default timeout ${WORKER_DEFAULTS.toolTimeoutMs / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
       `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.` +
+      (options.background === undefined
+        ? ""
+        : " For a server or watcher that keeps running, pass run_in_background: true (no timeout unless timeout_ms is given) and read it with bash_output.") +
       (options.sandbox === undefined
         ? ""
         : ` Commands run in a sandbox: only the project${options.sandbox.policy.network ? "" : " and a private /tmp are writable, and there is no network"}${options.sandbox.policy.network ? " and a private /tmp are writable" : ""}.`),
@@ -124,43 +140,46 @@ export function bashTool(options: BashToolOptions) {
     // Our own timer reports partial output; the worker's limit is only the backstop.
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
     maxOutputBytes: cap + 1024,
-    async execute({ command, timeout_ms }, ctx): Promise<ToolReturn> {
-      const timeout = timeout_ms ?? WORKER_DEFAULTS.toolTimeoutMs;
+    async execute({ command, timeout_ms, description, run_in_background }, ctx): Promise<ToolReturn> {
       ctx.signal.throwIfAborted();
+      if (run_in_background === true) {
+        if (options.background === undefined)
+          throw new ToolError(
+            "bash: background commands are not available here; run the command without run_in_background.",
+          );
+        const started = options.background.start({
+          command,
+          ...(description !== undefined ? { description } : {}),
+          ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}),
+          callId: ctx.callId,
+          spawn: () => spawnCommand({ ...options, shell, env }, command),
+        });
+        return (
+          `Started in the background with id: ${started.id}\n` +
+          `Read what it prints with bash_output { "id": "${started.id}" } (add wait_ms to wait for more); stop it with kill_bash { "id": "${started.id}" }. ` +
+          "It is stopped when the session ends."
+        );
+      }
+      const timeout = timeout_ms ?? WORKER_DEFAULTS.toolTimeoutMs;
       const out = new OutputBuffer(BASH_KEEP_BYTES);
-      const shell = options.shell ?? DEFAULT_SHELL;
-      const run =
-        options.sandbox === undefined
-          ? { file: shell, args: ["-c", command] }
-          : options.sandbox.sandbox.wrap(shell, command, options.fs.cwd, options.sandbox.policy);
-      // Loaded at the first command, not imported: loading it cost every session's start some 0.7 ms.
-      const { spawn } = process.getBuiltinModule("node:child_process");
-      const child = spawn(run.file, run.args, {
-        cwd: options.fs.cwd,
-        env,
-        detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
+      const { child, run } = spawnCommand({ ...options, shell, env }, command);
       let killedBy: "timeout" | "cancel" | undefined;
       let killTimer: NodeJS.Timeout | undefined;
       const killGroup = (why: "timeout" | "cancel") => {
         if (killedBy !== undefined || child.pid === undefined) return;
         killedBy = why;
-        try {
-          process.kill(-child.pid, "SIGTERM");
-        } catch {}
-        killTimer = setTimeout(() => {
-          try {
-            process.kill(-child.pid!, "SIGKILL");
-          } catch {}
-        }, KILL_GRACE_MS);
-        killTimer.unref();
+        killTimer = killProcessGroup(child.pid);
       };
       const timer = setTimeout(() => killGroup("timeout"), timeout);
       const onAbort = () => killGroup("cancel");
       ctx.signal.addEventListener("abort", onAbort, { once: true });
-      child.stdout.on("data", (c: Buffer) => out.push(c));
-      child.stderr.on("data", (c: Buffer) => out.push(c));
+      // Live output for the UI: one decoder a stream, so a character split over two chunks stays whole.
+      const live = (decoder: InstanceType<typeof TextDecoder>) => (c: Buffer) => {
+        out.push(c);
+        if (ctx.progress !== undefined) ctx.progress(decoder.decode(c, { stream: true }));
+      };
+      child.stdout.on("data", live(new TextDecoder("utf-8")));
+      child.stderr.on("data", live(new TextDecoder("utf-8")));
       let detachedOutput = false;
       let undone: string | undefined;
       const result = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(

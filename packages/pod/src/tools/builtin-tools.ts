@@ -1,11 +1,13 @@
 /**
  * The pod's built-in tools, all through ScopedFs: read_file, list_dir,
- * glob, grep, write_file, edit_file and bash.
+ * glob, grep, write_file, edit_file and bash (with bash_output and
+ * kill_bash when background commands are on).
  */
 import type { Tool } from "@yoi/llm-worker";
 import type { PodFsView } from "../fs/fs-view.ts";
 import { KeyedMutex } from "../fs/keyed-mutex.ts";
 import { ReadTracker } from "../fs/read-tracker.ts";
+import { bashOutputTool, killBashTool } from "./background-tools.ts";
 import { type BashToolOptions, bashTool } from "./bash.ts";
 import type { BuiltinToolDeps } from "./deps.ts";
 import { editFileTool } from "./edit-file.ts";
@@ -43,6 +45,11 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
   };
   const tools: Tool[] = [readFileTool(deps), listDirTool(deps), globTool(deps), grepTool(deps, options.grep)];
   if (!options.readOnly) tools.push(writeFileTool(deps), editFileTool(deps));
-  if (options.bash !== false) tools.push(bashTool({ ...(options.bash ?? {}), fs: options.view.fs }));
+  if (options.bash !== false) {
+    tools.push(bashTool({ ...(options.bash ?? {}), fs: options.view.fs }));
+    // Background commands: followed and stopped with these two.
+    const background = options.bash?.background;
+    if (background !== undefined) tools.push(bashOutputTool(background), killBashTool(background));
+  }
   return tools;
 }

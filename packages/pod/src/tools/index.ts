@@ -1,3 +1,13 @@
+export {
+  BACKGROUND_KEEP_BYTES,
+  BACKGROUND_MAX_WAIT_MS,
+  type BackgroundRead,
+  type BackgroundShellInfo,
+  BackgroundShells,
+  type BackgroundState,
+  UnknownBackgroundShell,
+} from "./background-shells.ts";
+export { BASH_OUTPUT_TOOL_NAME, backgroundStatus, KILL_BASH_TOOL_NAME } from "./background-tools.ts";
 export { BASH_MAX_TIMEOUT_MS, type BashToolOptions, bashTool, defaultBashEnv } from "./bash.ts";
 export {
   type BuiltinToolsOptions,
