@@ -28,6 +28,8 @@ export type StreamJsonEvent =
       index: number;
       turn: number;
     }
+  /** Output of a running tool as it arrives (bash), redacted; the model sees only the `tool_end` result. */
+  | { type: "tool_output_delta"; id: string; name: string; text: string }
   | {
       type: "tool_end";
       id: string;
@@ -119,6 +121,8 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
         index: event.callIndex,
         turn: event.turnIndex,
       };
+    case "tool_output_delta":
+      return { type: "tool_output_delta", id: event.callId, name: event.name, text: event.text };
     case "tool_call_end":
       return {
         type: "tool_end",

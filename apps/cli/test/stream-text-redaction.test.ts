@@ -84,3 +84,51 @@ describe("createStreamTextRedaction", () => {
     expect(shownText(out)).toBe("partial [retry]fresh[turn_end]");
   });
 });
+
+describe("live tool output", () => {
+  const delta = (callId: string, t: string): PodEvent => ({
+    type: "tool_output_delta",
+    callId,
+    name: "bash",
+    turnIndex: 0,
+    text: t,
+  });
+  const end = (callId: string): PodEvent => ({
+    type: "tool_call_end",
+    callId,
+    name: "bash",
+    batchId: "b",
+    callIndex: 0,
+    turnIndex: 0,
+    isError: false,
+    outcome: "ok",
+    durationMs: 1,
+    preview: "",
+    outputBytes: 0,
+    fullBytes: 0,
+  });
+  const shown = (events: PodEvent[], callId: string) =>
+    events
+      .filter((e) => e.type === "tool_output_delta" && e.callId === callId)
+      .map((e) => (e.type === "tool_output_delta" ? e.text : ""))
+      .join("");
+
+  it("masks a key split over a command's chunks, per call, and releases the rest before the call's end", () => {
+    registerSecret(KEY);
+    const filter = createStreamTextRedaction();
+    const out: PodEvent[] = [];
+    for (const e of [
+      delta("a", `token=${KEY.slice(0, 6)}`),
+      delta("b", "other call "),
+      delta("a", `${KEY.slice(6)} done`),
+      delta("b", "still going"),
+      end("a"),
+    ])
+      out.push(...filter(e));
+    expect(shown(out, "a")).toBe("token=<redacted> done");
+    expect(out.at(-1)?.type).toBe("tool_call_end");
+    out.push(...filter(end("b")));
+    expect(shown(out, "b")).toBe("other call still going");
+    expect(JSON.stringify(out)).not.toContain(KEY.slice(0, 6) + KEY.slice(6));
+  });
+});

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { type ProjectSettings, parseModelRef, qualifyModelRef, withModel } from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest, RefCheck } from "@yoi/pod";
-import { bashPrefixRule, branchLabel, detectSandbox, parseSegments } from "@yoi/pod";
+import { backgroundStatus, bashPrefixRule, branchLabel, detectSandbox, parseSegments } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -43,6 +43,7 @@ import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
 import { truncate } from "../text-width.ts";
+import { bashesLines } from "../ui/bashes-view.ts";
 import { complete } from "../ui/completer.ts";
 import {
   type ExpandedCommand,
@@ -601,6 +602,12 @@ class InteractiveSession {
       },
     },
     {
+      name: "/bashes",
+      args: "[kill <id>]",
+      summary: "background commands of this session; kill one",
+      run: (arg) => this.#bashes(arg),
+    },
+    {
       name: "/exit",
       aliases: ["/quit"],
       summary: "leave (also Ctrl-D, or Ctrl-C twice)",
@@ -620,6 +627,37 @@ class InteractiveSession {
     }
     await command.run(arg);
     return undefined;
+  }
+
+  async #bashes(arg: string): Promise<void> {
+    const s = this.#style;
+    const background = this.#opened.pod.background;
+    const [verb, id] = arg.split(/\s+/);
+    if (arg === "") {
+      for (const line of bashesLines(background.list(), s, process.stdout.columns ?? 80))
+        this.#renderer.line(line);
+      return;
+    }
+    if (verb !== "kill" || id === undefined) {
+      this.#renderer.line(s.yellow("usage: /bashes (list them) or /bashes kill <id>"));
+      return;
+    }
+    const known = background.get(id);
+    if (known === undefined) {
+      const ids = background.list().map((b) => b.id);
+      this.#renderer.line(
+        s.yellow(
+          `no background command has the id ${sanitizeLine(id)}${ids.length > 0 ? ` (this session's: ${ids.join(", ")})` : ""}`,
+        ),
+      );
+      return;
+    }
+    if (known.state !== "running") {
+      this.#renderer.line(s.dim(`${id} has already ${backgroundStatus(known)}`));
+      return;
+    }
+    const info = await background.kill(id, "killed by the user (/bashes)");
+    this.#renderer.line(s.dim(`${id} stopped · ${backgroundStatus(info)}`));
   }
 
   #help(): void {

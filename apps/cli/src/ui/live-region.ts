@@ -1,7 +1,8 @@
 /**
- * A few status lines (running tools with spinners) kept at the bottom of
- * the output while permanent text scrolls above them. Each line is cut to
- * the terminal width so it takes one row; on a resize the rows the old
+ * A few status lines (running tools with spinners, a running command's
+ * last lines of output) kept at the bottom of the output while permanent
+ * text scrolls above them. An entry may render several lines (split at
+ * `\n`); each line is cut to the terminal width so it takes one row; on a resize the rows the old
  * lines now occupy are recomputed before clearing.
  */
 import { guardStyled } from "../terminal-text.ts";
@@ -109,9 +110,11 @@ export class LiveRegion {
     let out = "\x1b[?25l";
     const widths: number[] = [];
     for (const render of this.#lines.values()) {
-      const line = truncate(guardStyled(render(frame)), cols);
-      widths.push(visibleWidth(line));
-      out += `${line}\n`;
+      for (const part of render(frame).split("\n")) {
+        const line = truncate(guardStyled(part), cols);
+        widths.push(visibleWidth(line));
+        out += `${line}\n`;
+      }
     }
     this.#out.write(out);
     this.#drawn = widths;

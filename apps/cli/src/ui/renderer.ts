@@ -44,6 +44,20 @@ type Mode = "none" | "text" | "thinking";
 const HEAD_LINES = 4;
 const TAIL_LINES = 4;
 
+/** Lines of a running command's output shown under its spinner, and the characters kept to find them. */
+const LIVE_LINES = 5;
+const LIVE_KEEP_CHARS = 4096;
+
+/** The last complete-or-not lines of live output, without blank ones at the end; a carriage return starts a line over. */
+function liveTail(text: string): string[] {
+  const trimmed = text.replace(/\s+$/, "");
+  if (trimmed === "") return [];
+  return trimmed
+    .split("\n")
+    .map((line) => line.slice(line.lastIndexOf("\r") + 1))
+    .slice(-LIVE_LINES);
+}
+
 /** The first and last lines of a text, with a count of what is left out between them. */
 export function headTail(text: string, head: number, tail: number): string[] {
   const lines = text.replace(/\n+$/, "").split("\n");
@@ -70,6 +84,8 @@ export class Renderer {
       startedAt: number;
       before?: string | undefined;
       status?: string;
+      /** The end of what it printed so far (live output), for the lines under its spinner. */
+      output?: string;
     }
   >();
   #rich: RichOutput | undefined;
@@ -257,11 +273,24 @@ export class Renderer {
         if (this.#o.animate) {
           this.#live.set(event.callId, (frame) => {
             const elapsed = formatDuration(Date.now() - event.startedAt);
-            return `${s.cyan(frame)} ${s.bold(event.name)} ${args} ${s.dim(elapsed)}`;
+            const line = `${s.cyan(frame)} ${s.bold(event.name)} ${args} ${s.dim(elapsed)}`;
+            // A running command's last lines of output, under its line.
+            const tail = this.#tools.get(event.callId)?.output;
+            return tail === undefined
+              ? line
+              : [line, ...liveTail(tail).map((l) => s.dim(`  │ ${l}`))].join("\n");
           });
         } else {
           this.line(`${s.dim("•")} ${s.bold(event.name)} ${args}`);
         }
+        break;
+      }
+      case "tool_output_delta": {
+        const tool = this.#tools.get(event.callId);
+        if (tool === undefined || !this.#o.animate) break;
+        // Enough for the last lines; the whole output comes with the result.
+        const joined = (tool.output ?? "") + event.text;
+        tool.output = joined.length > LIVE_KEEP_CHARS ? joined.slice(-LIVE_KEEP_CHARS) : joined;
         break;
       }
       case "tool_call_end": {
