@@ -37,6 +37,7 @@ import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
 import { BackgroundShells } from "../tools/background-shells.ts";
 import { DEFAULT_SHELL, defaultBashEnv } from "../tools/bash.ts";
 import { createBuiltinTools } from "../tools/builtin-tools.ts";
+import { EXIT_PLAN_MODE_TOOL_NAME, exitPlanModeTool } from "../tools/exit-plan-mode.ts";
 import { type SubagentResult, taskTool } from "../tools/task.ts";
 import { TodoList } from "../tools/todo-list.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
@@ -126,7 +127,12 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     onOutcome: (outcome) => {
       events.emit({ type: "permission_outcome", outcome });
       // Headless sessions: say what was refused for want of someone to ask.
-      if (outcome.by === "no_ui") {
+      if (outcome.by === "no_ui" && outcome.tool === EXIT_PLAN_MODE_TOOL_NAME) {
+        alerts.warn(
+          "permissions",
+          "plan mode: the plan cannot be approved here (no one can be asked), so nothing was changed and the plan is the answer; to carry it out, run yoi interactively or with --permission-mode acceptEdits",
+        );
+      } else if (outcome.by === "no_ui") {
         const what = outcome.subject === undefined ? outcome.tool : `${outcome.tool} ${outcome.subject}`;
         alerts.warn(
           "permissions",
@@ -254,9 +260,8 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     maxResultBytes: config.worker.maxMcpResultBytes,
     onAlert: (level, message) => alerts.emit(level, "mcp", message),
     onChange: () => {
-      // The worker's tools: the pod's own, then those of the MCP servers that are up.
       try {
-        worker?.setTools([...tools, ...mcp.tools()]);
+        worker?.setTools(offeredTools());
       } catch (error) {
         alerts.error("mcp", `MCP tools not updated: ${errorMessage(error)}`);
       }
@@ -337,6 +342,12 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     ...(options.tools ?? []),
   ];
 
+  // exit_plan_mode is offered only in plan mode: the worker's tools follow the mode.
+  const planTool = exitPlanModeTool(permissions);
+  // The worker's tools: the pod's own (with exit_plan_mode in plan mode), then those of the MCP servers that are up.
+  const offeredTools = () => [...tools, ...(permissions.mode === "plan" ? [planTool] : []), ...mcp.tools()];
+  permissions.onModeChange(() => worker?.setTools(offeredTools()));
+
   const input = new SubmitInput({
     view,
     reads,
@@ -360,7 +371,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   };
   worker = new Worker({
     client: model.client,
-    tools,
+    tools: offeredTools(),
     system: (options.system ?? defaultSystem(fs.cwd, tools)) + skillsPrompt(extensions.skills),
     settings: settingsFrom(config),
     maxTurns: config.worker.maxTurns,

@@ -13,6 +13,7 @@ export {
   type PermissionPrefixGrant,
   type PermissionPrompt,
   type PermissionRequest,
+  type PlanApproval,
   primaryArgument,
   type SandboxStatus,
 } from "./policy.ts";

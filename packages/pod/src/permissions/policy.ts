@@ -27,7 +27,24 @@ import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";
 import { analyzeShell, type ShellWrite } from "./shell-parse.ts";
 
-export type PermissionDecision = "allow" | "allow_always" | "deny" | PermissionDenial | PermissionPrefixGrant;
+export type PermissionDecision =
+  | "allow"
+  | "allow_always"
+  | "deny"
+  | PermissionDenial
+  | PermissionPrefixGrant
+  | PlanApproval;
+
+/**
+ * The answer to `exit_plan_mode`: the plan is approved and the session
+ * leaves plan mode for `mode`. (A rejection is a `PermissionDenial` whose
+ * reason is the user's feedback, or a plain `deny`.)
+ */
+export interface PlanApproval {
+  action: "approve_plan";
+  /** The mode the work goes on in. */
+  mode: "acceptEdits" | "default";
+}
 
 /** A "no" with the user's reason, which the model gets in the denied call's result. */
 export interface PermissionDenial {
@@ -136,6 +153,12 @@ export interface PermissionPolicyOptions {
   sandbox?: SandboxStatus;
   /** The user passed the explicit flag that allows bypassPermissions without a sandbox. */
   allowUnsandboxedBypass?: boolean;
+  /**
+   * Whether `nextMode` (Shift+Tab) goes through bypassPermissions. Default:
+   * only when the session starts in it or `allowUnsandboxedBypass` is given
+   * (the user asked for it), never by cycling past plan by accident.
+   */
+  bypassInCycle?: boolean;
   /** Tools that only read (allowed in plan mode). Default: those the built-in defaults allow. */
   readOnlyTools?: readonly string[];
   /** Home directory for `~` in redirection targets. Default `os.homedir()`. */
@@ -161,8 +184,15 @@ const HARMLESS_TARGETS = /^\/dev\/(null|stdout|stderr|tty|fd\/\d+)$/;
 /** Commands that change the directory later relative redirections resolve against. */
 const CHANGES_DIRECTORY = /^(cd|pushd|popd)(\s|$)/;
 
-/** Modes in the order a UI cycles through them (`nextMode`). */
+/**
+ * Modes in the order a UI cycles through them (`nextMode`);
+ * bypassPermissions only in a session that may use it from the start (see
+ * `PermissionPolicyOptions.bypassInCycle`).
+ */
 export const MODE_CYCLE: readonly PermissionMode[] = ["default", "acceptEdits", "plan", "bypassPermissions"];
+
+/** The tool through which the model presents its plan in plan mode (tools/exit-plan-mode.ts). */
+const EXIT_PLAN_MODE = "exit_plan_mode";
 
 /** The primary argument of a call: a path for file tools, the command for bash. */
 export function primaryArgument(tool: string, args: unknown): string | undefined {
@@ -217,6 +247,7 @@ export class PermissionPolicy {
   /** Tool-name globs pre-approved for a while (a custom command's `allowed-tools`). */
   private readonly preApproved = new Set<(tool: string) => boolean>();
   #mode: PermissionMode;
+  readonly #bypassInCycle: boolean;
   readonly #modeListeners = new Set<(mode: PermissionMode) => void>();
 
   constructor(config: Partial<PermissionsConfig> = {}, options: PermissionPolicyOptions = {}) {
@@ -234,6 +265,8 @@ export class PermissionPolicy {
     const mode = options.mode ?? config.mode ?? "default";
     this.#assertModeAllowed(mode);
     this.#mode = mode;
+    this.#bypassInCycle =
+      options.bypassInCycle ?? (mode === "bypassPermissions" || options.allowUnsandboxedBypass === true);
   }
 
   /** The current permission mode. */
@@ -263,11 +296,16 @@ export class PermissionPolicy {
     }
   }
 
-  /** The next mode in `MODE_CYCLE` order that this session may enter. */
+  /**
+   * The next mode in `MODE_CYCLE` order that this session may enter:
+   * default → acceptEdits → plan → default, with bypassPermissions after
+   * plan only where `bypassInCycle` holds and the mode is allowed.
+   */
   nextMode(): PermissionMode {
     const at = MODE_CYCLE.indexOf(this.#mode);
     for (let step = 1; step <= MODE_CYCLE.length; step++) {
       const next = MODE_CYCLE[(at + step) % MODE_CYCLE.length]!;
+      if (next === "bypassPermissions" && !this.#bypassInCycle) continue;
       if (this.modeAllowed(next)) return next;
     }
     return this.#mode;
@@ -375,6 +413,8 @@ export class PermissionPolicy {
 
   /** The static decision for a call (rules, mode, defaults), before asking anyone. */
   async evaluate(tool: string, args: unknown): Promise<PermissionEvaluation> {
+    // The plan is the user's to approve: no rule, mode or "always" answers it.
+    if (tool === EXIT_PLAN_MODE) return { action: "ask", by: "default" };
     const subject = primaryArgument(tool, args);
     if (tool === "bash") return this.evaluateBash(subject);
     const names = subject === undefined ? undefined : await this.names(tool, subject);
@@ -579,7 +619,10 @@ export class PermissionPolicy {
     const reasonField = evaluated.reason === undefined ? {} : { reason: evaluated.reason };
     // These ask every time: no earlier "always" and no custom command's allowed-tools answers them.
     const asksEveryTime =
-      evaluated.by === "sandbox" || evaluated.by === "parse" || evaluated.by === "protected";
+      evaluated.by === "sandbox" ||
+      evaluated.by === "parse" ||
+      evaluated.by === "protected" ||
+      tool === EXIT_PLAN_MODE;
     if (evaluated.action !== "ask")
       return done({ ...base, action: evaluated.action, by: evaluated.by, ...ruleField, ...reasonField });
     const refusal = await call.precheck?.().catch(() => undefined);
@@ -628,11 +671,17 @@ export class PermissionPolicy {
     if (typeof decision === "object") {
       if (decision.action === "deny")
         return done({ ...base, action: "deny", by: "user", reason: decision.reason });
+      if (decision.action === "approve_plan") {
+        if (tool !== EXIT_PLAN_MODE) return done({ ...base, action: "deny", by: "user" });
+        // The plan hands over: the work goes on in the mode the user chose.
+        this.setMode(decision.mode);
+        return done({ ...base, action: "allow", by: "user" });
+      }
       if (tool === "bash")
         this.#prefixGrants.push({ rule: decision.rule, match: commandMatcher(decision.rule) });
       return done({ ...base, action: "allow", by: "user" });
     }
-    if (decision === "allow_always") {
+    if (decision === "allow_always" && tool !== EXIT_PLAN_MODE) {
       // File tools: the tool for the rest of the session; bash: this exact command; web_fetch: this host.
       const key = tool === "bash" || tool === WEB_FETCH_TOOL_NAME ? (subject ?? "*") : "*";
       if (!this.grants.has(tool)) this.grants.set(tool, new Set());
@@ -669,6 +718,7 @@ export class PermissionPolicy {
     const what =
       outcome.subject === undefined ? outcome.tool : `${outcome.tool} (${firstLine(outcome.subject)})`;
     const why = outcome.reason === undefined ? "" : ` (${outcome.reason})`;
+    if (outcome.tool === EXIT_PLAN_MODE) return planDenialMessage(outcome);
     switch (outcome.by) {
       case "tool":
         return outcome.reason ?? `${what} was refused by the tool`;
@@ -678,7 +728,7 @@ export class PermissionPolicy {
         return `Permission denied: ${what}: ${outcome.reason ?? "it writes outside the project scope"}. Write inside the project instead.`;
       case "mode":
         return outcome.mode === "plan"
-          ? `Permission denied: ${what} is not available in plan mode, which allows only read-only tools. Finish the plan and present it to the user; they will switch modes to carry it out.`
+          ? `Permission denied: ${what} is not available in plan mode, which allows only read-only tools. Finish the plan and present it with exit_plan_mode; once the user approves it, you can carry it out.`
           : `Permission denied: ${what} is not allowed in ${outcome.mode ?? "this"} mode.`;
       case "default":
         return `Permission denied: ${what} is not allowed in this session. Do not retry it; choose another approach.`;
@@ -701,6 +751,20 @@ export class PermissionPolicy {
         return { action: "deny", message: PermissionPolicy.denialMessage(outcome) };
       },
     };
+  }
+}
+
+/** What the model hears when its plan was not approved: it stays in plan mode. */
+function planDenialMessage(outcome: PermissionOutcome): string {
+  switch (outcome.by) {
+    case "tool":
+      return outcome.reason ?? "exit_plan_mode was refused";
+    case "no_ui":
+      return "The plan cannot be approved in this session: no one can be asked (a non-interactive run). Plan mode stays on and nothing was changed. End your turn with the plan as your answer.";
+    default:
+      return outcome.reason !== undefined
+        ? `The user rejected the plan and said: ${outcome.reason}\nYou are still in plan mode. Revise the plan with this in mind and present it again with exit_plan_mode.`
+        : "The user rejected the plan. You are still in plan mode: ask the user what to change, then present a revised plan with exit_plan_mode.";
   }
 }
 

@@ -12,7 +12,8 @@ import type { Sandbox, SandboxPolicy } from "./sandbox.ts";
 /** What the model is told with each prompt submitted in plan mode. */
 export const PLAN_MODE_NOTE =
   "[Plan mode] The user wants a plan, not changes. Only read-only tools run now (reading, listing, searching); " +
-  "file edits and bash are refused. Investigate, then answer with a concrete step-by-step plan and wait for the user to approve it.";
+  "file edits and bash are refused. Investigate, then present a concrete step-by-step plan with the exit_plan_mode tool: " +
+  "the user approves it (and you carry it out) or tells you what to change.";
 
 /** How bash is confined in one pod. */
 export interface PodSandbox {

@@ -15,6 +15,7 @@ export {
   MUTATING_TOOLS,
   READ_ONLY_TOOLS,
 } from "./builtin-tools.ts";
+export { EXIT_PLAN_MODE_TOOL_NAME, exitPlanModeTool, type PlanModeState } from "./exit-plan-mode.ts";
 export type { GrepToolOptions } from "./grep.ts";
 export {
   type SubagentEventInfo,
