@@ -10,7 +10,14 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { type ProjectSettings, parseModelRef, qualifyModelRef, withModel } from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest, RefCheck } from "@yoi/pod";
-import { backgroundStatus, bashPrefixRule, branchLabel, detectSandbox, parseSegments } from "@yoi/pod";
+import {
+  backgroundStatus,
+  bashPrefixRule,
+  branchLabel,
+  detectSandbox,
+  EXIT_PLAN_MODE_TOOL_NAME,
+  parseSegments,
+} from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -56,6 +63,7 @@ import type { Key } from "../ui/keys.ts";
 import { LineEditor } from "../ui/line-editor.ts";
 import { modelChoices } from "../ui/model-choices.ts";
 import { permissionQuestion } from "../ui/permission-question.ts";
+import { planChoices, planQuestion } from "../ui/plan-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
 import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
@@ -415,10 +423,11 @@ class InteractiveSession {
         return;
       }
       const s = this.#style;
-      const question = permissionQuestion(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd, {
-        columns: process.stdout.columns ?? 80,
-        rows: process.stdout.rows ?? 24,
-      });
+      const screen = { columns: process.stdout.columns ?? 80, rows: process.stdout.rows ?? 24 };
+      const plan = request.tool === EXIT_PLAN_MODE_TOOL_NAME;
+      const question = plan
+        ? planQuestion(request, s, screen)
+        : permissionQuestion(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd, screen);
       this.#pendingAsk = { request, resolve, prefix, question };
       this.#renderer.suspend();
       for (const line of question.lines) this.#renderer.line(line);
@@ -430,6 +439,10 @@ class InteractiveSession {
         },
         { once: true },
       );
+      if (plan) {
+        this.#editor.choose(`  ${planChoices(s)} › `, (key) => this.#answerPlan(key));
+        return;
+      }
       // Say what "always" grants: bash, its prefix rule (or this exact command); other tools, the tool.
       const always =
         request.tool === "bash"
@@ -491,6 +504,46 @@ class InteractiveSession {
           const reason = why?.trim() ?? "";
           if (reason === "") this.#finishAsk("deny", "denied");
           else this.#finishAsk({ action: "deny", reason }, `denied: ${reason}`);
+        });
+      });
+      return true;
+    }
+    return false;
+  }
+
+  /** One key answers the plan (exit_plan_mode); returns whether it did. */
+  #answerPlan(key: Key): boolean {
+    const pending = this.#pendingAsk;
+    if (!pending) return true;
+    const letter = key.name === "text" ? key.text.toLowerCase() : "";
+    if (key.ctrl && key.name === "o") {
+      this.#renderer.line(pending.question.whole.join("\n"));
+      for (const line of pending.question.lines) this.#renderer.line(line);
+      return false;
+    }
+    if (letter === "a") {
+      this.#finishAsk({ action: "approve_plan", mode: "acceptEdits" }, "plan approved: accept edits");
+      return true;
+    }
+    if (letter === "y") {
+      this.#finishAsk({ action: "approve_plan", mode: "default" }, "plan approved: edits ask first");
+      return true;
+    }
+    if (letter === "n" || key.name === "escape") {
+      this.#finishAsk("deny", "plan rejected: still planning");
+      return true;
+    }
+    if (key.ctrl && key.name === "c") {
+      this.#finishAsk("deny", "plan rejected");
+      this.#cancel();
+      return true;
+    }
+    if (letter === "t") {
+      setImmediate(() => {
+        void this.#editor.ask(`  ${this.#style.yellow("what should change")} › `).then((why) => {
+          const feedback = why?.trim() ?? "";
+          if (feedback === "") this.#finishAsk("deny", "plan rejected: still planning");
+          else this.#finishAsk({ action: "deny", reason: feedback }, `plan rejected: ${feedback}`);
         });
       });
       return true;

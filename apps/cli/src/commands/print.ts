@@ -7,7 +7,7 @@ import { fstatSync } from "node:fs";
 import { isatty } from "node:tty";
 import { type Item, messageText, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
-import { detectSandbox, type PodEvent } from "@yoi/pod";
+import { detectSandbox, EXIT_PLAN_MODE_TOOL_NAME, type PodEvent } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -113,7 +113,12 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     }
     if (event.type === "alert" && event.alert.level !== "info")
       diag(`${event.alert.level}: ${describeAlert(event.alert, "print")}`);
-    if (event.type === "permission_outcome" && event.outcome.by === "no_ui") {
+    // A plan that cannot be approved here is the pod's warn alert (above): no allow rule would change that.
+    if (
+      event.type === "permission_outcome" &&
+      event.outcome.by === "no_ui" &&
+      event.outcome.tool !== EXIT_PLAN_MODE_TOOL_NAME
+    ) {
       const subject = event.outcome.subject ? `: ${event.outcome.subject.split("\n")[0]}` : "";
       const why = event.outcome.reason ? `; ${event.outcome.reason}` : "";
       diag(

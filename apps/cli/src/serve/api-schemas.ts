@@ -42,6 +42,19 @@ export const PermissionAnswerBody = z.strictObject({
     .describe(
       "`allow_always` also allows the same tool and subject for the rest of the run's session on this host.",
     ),
+  mode: z
+    .enum(["acceptEdits", "default"])
+    .optional()
+    .describe(
+      "For `exit_plan_mode` with `allow`: the mode the approved plan is carried out in. Default `default`.",
+    ),
+  reason: z
+    .string()
+    .trim()
+    .min(1)
+    .max(4000)
+    .optional()
+    .describe("With `deny`: what the model is told (for `exit_plan_mode`, what to change in the plan)."),
 });
 
 /** Largest `limit` of `GET /v1/sessions`. */

@@ -101,7 +101,7 @@ export async function startServeServer(
         return;
       case "permission": {
         const body = await readJson(req, PermissionAnswerBody);
-        await host.answer(id, params[1] as string, body.decision);
+        await host.answer(id, params[1] as string, body);
         sendJson(res, 200, { status: "answered" });
         return;
       }

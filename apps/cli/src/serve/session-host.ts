@@ -15,7 +15,7 @@ import { redactDeep } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
-import { Pod, type PodEvent } from "@yoi/pod";
+import { EXIT_PLAN_MODE_TOOL_NAME, type PermissionDecision, Pod, type PodEvent } from "@yoi/pod";
 import { checkSessionId, SessionLogError, type SessionSummary } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError } from "../cli-error.ts";
@@ -31,7 +31,14 @@ import { clientGone } from "./http-io.ts";
 import type { ServeStore } from "./serve-store.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
-type Decision = PermissionAnswerBody["decision"];
+
+/** A client's answer as the pod takes it: plans are approved in a mode, denials may carry feedback. */
+function toDecision(tool: string, answer: PermissionAnswerBody): PermissionDecision {
+  if (answer.decision === "deny")
+    return answer.reason === undefined ? "deny" : { action: "deny", reason: answer.reason };
+  if (tool === EXIT_PLAN_MODE_TOOL_NAME) return { action: "approve_plan", mode: answer.mode ?? "default" };
+  return answer.decision;
+}
 
 /** What a host needs to rebuild a session's model and scope; kept in session_start's config. */
 interface SessionSpec {
@@ -45,7 +52,7 @@ interface SessionSpec {
 
 interface ActiveRun {
   pod?: Pod;
-  pending: Map<string, (decision: Decision) => void>;
+  pending: Map<string, (answer: PermissionAnswerBody) => void>;
   done: Promise<void>;
 }
 
@@ -169,8 +176,12 @@ export class SessionHost {
     await this.#notHere(id, "cancel");
   }
 
-  /** Answers a permission question of the session's run on this host. */
-  async answer(id: string, requestId: string, decision: Decision): Promise<void> {
+  /**
+   * Answers a permission question of the session's run on this host. For
+   * `exit_plan_mode`, `allow` approves the plan (in `mode`, default
+   * `default`); `deny` with a `reason` hands the model that feedback.
+   */
+  async answer(id: string, requestId: string, body: PermissionAnswerBody): Promise<void> {
     const run = this.#runs.get(id);
     if (run === undefined) return this.#notHere(id, "answer a permission question of");
     const resolve = run.pending.get(requestId);
@@ -178,7 +189,7 @@ export class SessionHost {
       throw new HttpError(404, "not_found", `session ${id} has no open permission question ${requestId}`);
     }
     run.pending.delete(requestId);
-    resolve(decision);
+    resolve(body);
   }
 
   async #notHere(id: string, what: string): Promise<never> {
@@ -239,8 +250,8 @@ export class SessionHost {
         blobStore: this.#store.blobs,
         ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
         ask: (request) =>
-          new Promise<Decision>((resolve) => {
-            run.pending.set(request.callId, resolve);
+          new Promise<PermissionDecision>((resolve) => {
+            run.pending.set(request.callId, (answer) => resolve(toDecision(request.tool, answer)));
             request.signal.addEventListener("abort", () => run.pending.delete(request.callId), {
               once: true,
             });
@@ -346,7 +357,7 @@ export class SessionHost {
     } finally {
       ended = true;
       clearInterval(keepAlive);
-      for (const resolve of run.pending.values()) resolve("deny");
+      for (const resolve of run.pending.values()) resolve({ decision: "deny" });
       // Release the lease before the stream ends: a client that has read
       // `result` can send the next run to any host at once.
       await pod.close().catch(() => {});
