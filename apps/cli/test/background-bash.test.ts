@@ -3,15 +3,21 @@
  * (stream-json) against the scripted server: a dev server that keeps
  * printing while the model does other work, bash_output read twice,
  * an unknown id, a wait_ms out of range, kill_bash, and the end of the
- * session killing what is still running (no orphan survives).
+ * session killing what is still running (no orphan survives); and in a
+ * terminal, the live lines under the spinner and /bashes.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanEnv, jsonLines, runYoi, tempWorld } from "./helpers.ts";
+import { yoiCommand as command, TmuxSession, waitForFile } from "./tmux.ts";
 
 const servers: ScriptedServer[] = [];
+const sessions: TmuxSession[] = [];
 afterEach(async () => {
+  for (const s of sessions.splice(0)) s.kill();
   for (const s of servers.splice(0)) await s.close();
 });
 
@@ -205,5 +211,113 @@ describe("background bash in print mode", () => {
     expect(seen[3]![0]).toMatch(/^bash_1 stopped \(sleep 300 & echo started/);
     expect(seen[4]![0]).toMatch(/\[bash_1: ended: killed \(killed with kill_bash\)\]$/);
     expect(await allGone(`${MARK}-kill`)).toBe(true);
+  });
+});
+
+describe.skipIf(!TmuxSession.available())("live and background bash in a real terminal (tmux)", () => {
+  it("a running command's last lines show under its spinner; /bashes lists and kills; /exit leaves nothing running", async () => {
+    const mark = `${MARK}-tty`;
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [
+            {
+              id: "toolu_live",
+              name: "bash",
+              // Prints, then waits until the test has seen the line on screen (the file appears).
+              arguments: {
+                command:
+                  "echo compiling step 1; echo compiling step 2; while [ ! -e seen ]; do sleep 0.1; done; echo linked",
+              },
+            },
+          ],
+        },
+        {
+          type: "reply",
+          toolCalls: [
+            {
+              id: "toolu_bg",
+              name: "bash",
+              arguments: { command: devServer(mark), run_in_background: true, description: "dev server" },
+            },
+          ],
+        },
+        { type: "reply", text: "Started the dev server." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(
+      command({ project, home, baseURL: server.baseURL, args: ["--allow-tool", "bash"], out }),
+    );
+    sessions.push(tty);
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("build it and start the server");
+    tty.keys("Enter");
+    const live = await tty.waitFor("│ compiling step 2");
+    expect(live).toContain("│ compiling step 1");
+    expect(live).toMatch(/bash echo compiling step 1/);
+    await writeFile(path.join(project, "seen"), "");
+    const done = await tty.waitFor("Started the dev server.");
+    // The live lines were the spinner's: the finished call shows its summary instead.
+    expect(done).not.toContain("│ compiling step 2");
+    await tty.waitFor(/^⏵? ?›\s*$/m);
+
+    tty.type("/bashes");
+    tty.keys("Enter");
+    let screen = await tty.waitFor(/bash_1 running for \d+ s · dev server/);
+    expect(screen).toContain("/bashes kill <id> stops one");
+    expect(processesWith(mark).length).toBeGreaterThan(0);
+    tty.type("/bashes kill bash_9");
+    tty.keys("Enter");
+    await tty.waitFor("no background command has the id bash_9 (this session's: bash_1)");
+    tty.type("/bashes kill bash_1");
+    tty.keys("Enter");
+    screen = await tty.waitFor("bash_1 stopped · ended: killed (killed by the user (/bashes))");
+    expect(await allGone(mark)).toBe(true);
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  });
+
+  it("/exit stops a background command that is still running", async () => {
+    const mark = `${MARK}-exit`;
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [
+            {
+              id: "toolu_bg",
+              name: "bash",
+              arguments: { command: devServer(mark), run_in_background: true },
+            },
+          ],
+        },
+        { type: "reply", text: "Running." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(
+      command({ project, home, baseURL: server.baseURL, args: ["--allow-tool", "bash"], out }),
+    );
+    sessions.push(tty);
+    await tty.waitFor(/^›\s*$/m);
+    tty.type("start it");
+    tty.keys("Enter");
+    await tty.waitFor("Running.");
+    expect(processesWith(mark).length).toBeGreaterThan(0);
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+    expect(await allGone(mark)).toBe(true);
   });
 });
