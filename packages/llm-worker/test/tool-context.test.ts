@@ -283,7 +283,10 @@ describe("ToolExecutionContext.progress", () => {
         return "done";
       },
     });
-    const client = createScriptedClient([{ toolCalls: [{ id: "t1", name: "talk", args: {} }] }, { text: "ok" }]);
+    const client = createScriptedClient([
+      { toolCalls: [{ id: "t1", name: "talk", args: {} }] },
+      { text: "ok" },
+    ]);
     const worker = new Worker({ client, tools: [tool] });
     const events = record(worker);
     await worker.run("go");
