@@ -11,7 +11,7 @@ import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanEnv, jsonLines, runYoi, tempWorld } from "./helpers.ts";
+import { cleanEnv, jsonLines, runYoi, tempWorld, toolResults } from "./helpers.ts";
 import { yoiCommand as command, TmuxSession, waitForFile } from "./tmux.ts";
 
 const servers: ScriptedServer[] = [];
@@ -22,19 +22,6 @@ afterEach(async () => {
 });
 
 type Body = { messages: { role: string; content: unknown }[] };
-
-/** The text of the tool results the request carries for the previous turn's calls. */
-function toolResults(body: unknown): string[] {
-  const last = (body as Body).messages.at(-1);
-  if (last === undefined || !Array.isArray(last.content)) return [];
-  return (last.content as { type: string; content?: unknown }[])
-    .filter((block) => block.type === "tool_result")
-    .map((block) =>
-      typeof block.content === "string"
-        ? block.content
-        : ((block.content ?? []) as { text?: string }[]).map((p) => p.text ?? "").join(""),
-    );
-}
 
 const turns = (body: unknown) => (body as Body).messages.filter((m) => m.role === "assistant").length;
 

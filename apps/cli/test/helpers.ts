@@ -98,3 +98,16 @@ export function jsonLines(text: string): Record<string, unknown>[] {
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
+
+/** The text of the tool results an Anthropic request carries for the previous turn's calls. */
+export function toolResults(body: unknown): string[] {
+  const last = (body as { messages: { content: unknown }[] }).messages.at(-1);
+  if (last === undefined || !Array.isArray(last.content)) return [];
+  return (last.content as { type: string; content?: unknown }[])
+    .filter((block) => block.type === "tool_result")
+    .map((block) =>
+      typeof block.content === "string"
+        ? block.content
+        : ((block.content ?? []) as { text?: string }[]).map((p) => p.text ?? "").join(""),
+    );
+}

@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { cleanEnv, runYoi, tempWorld, toolResults } from "./helpers.ts";
 import { yoiCommand as command, TmuxSession, waitForFile } from "./tmux.ts";
 
 const sessions: TmuxSession[] = [];
@@ -21,19 +21,6 @@ afterEach(async () => {
 });
 
 type Body = { messages: { role: string; content: unknown }[]; tools?: { name: string }[] };
-
-/** The text of the tool results a request carries for the previous turn's calls. */
-function toolResults(body: unknown): string[] {
-  const last = (body as Body).messages.at(-1);
-  if (last === undefined || !Array.isArray(last.content)) return [];
-  return (last.content as { type: string; content?: unknown }[])
-    .filter((block) => block.type === "tool_result")
-    .map((block) =>
-      typeof block.content === "string"
-        ? block.content
-        : ((block.content ?? []) as { text?: string }[]).map((p) => p.text ?? "").join(""),
-    );
-}
 
 const toolNames = (body: unknown) => ((body as Body).tools ?? []).map((t) => t.name);
 
