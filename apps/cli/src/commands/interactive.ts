@@ -656,8 +656,7 @@ class InteractiveSession {
     },
     {
       name: "/bashes",
-      args: "[kill <id>]",
-      summary: "background commands of this session; kill one",
+      summary: "background commands of this session (/bashes kill <id> stops one)",
       run: (arg) => this.#bashes(arg),
     },
     {
