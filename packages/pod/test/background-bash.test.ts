@@ -126,6 +126,32 @@ describe("background bash", () => {
     );
   });
 
+  it("a shell that ends while what it started runs on: said in the output, stopped by kill_bash or the session's end", async () => {
+    const pids = path.join(root, "left");
+    await text("bash", { command: `sleep 60 & echo $! > ${pids}; echo shell done`, run_in_background: true });
+    await until(() => shells.get("bash_1")!.state !== "running", "the shell to end");
+    const left = Number((await readFile(pids, "utf8")).trim());
+    expect(shells.get("bash_1")).toMatchObject({ state: "exited", exitCode: 0, leftRunning: true });
+    expect(alive(left)).toBe(true);
+    const out = await text("bash_output", { id: "bash_1" });
+    expect(out).toContain("shell done\n");
+    expect(out).toContain("processes it started still run");
+    expect(await text("kill_bash", { id: "bash_1" })).toMatch(
+      /the processes it left running were stopped\.$/,
+    );
+    await until(() => !alive(left), "what it left running to die");
+
+    const again = path.join(root, "again");
+    await text("bash", {
+      command: `sleep 60 & echo $! > ${again}; echo shell done`,
+      run_in_background: true,
+    });
+    await until(() => shells.get("bash_2")?.leftRunning === true, "the second shell to end");
+    const other = Number((await readFile(again, "utf8")).trim());
+    await shells.killAll();
+    await until(() => !alive(other), "the session's end to stop it");
+  });
+
   it("keeps only the tail of a large output and says how much was dropped", async () => {
     const lines = Math.ceil((BACKGROUND_KEEP_BYTES * 2) / 8);
     await text("bash", { command: `seq -w 1 ${lines} | sed 's/^/x/'; echo last`, run_in_background: true });

@@ -104,6 +104,27 @@ describe("checkpoints and rewind", () => {
     expect(next.status).toBe("completed");
   });
 
+  it("a background command's changes are checkpointed when it ends, under its call, and a rewind undoes them", async () => {
+    const { root, open } = await setup([
+      call("t1", "bash", { command: "sleep 0.5; echo late > late.txt", run_in_background: true }),
+      say("started"),
+      say("later"),
+    ]);
+    const pod = await open();
+    await pod.run("start it");
+    expect(await read(root, "late.txt")).toBeUndefined();
+    for (let i = 0; i < 200 && pod.background.get("bash_1")?.state === "running"; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(pod.background.get("bash_1")?.state).toBe("exited");
+    await pod.run("anything else?");
+    expect(await read(root, "late.txt")).toBe("late\n");
+    const checkpoints = await pod.checkpoints();
+    const change = checkpoints.flatMap((c) => c.files).find((f) => path.basename(f) === "late.txt");
+    expect(change).toBeDefined();
+    await pod.rewind({ target: { kind: "turn", turn: 1 } });
+    expect(await read(root, "late.txt")).toBeUndefined();
+  });
+
   it("a rewind can be undone, and /undo walks back turn by turn", async () => {
     const { root, open } = await setup(TWO_TURNS);
     await writeFile(path.join(root, "c.txt"), "keep me\n");

@@ -242,7 +242,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         });
   const background = new BackgroundShells();
   // What a background command changed is recorded when it ends, under the bash call that started it.
-  if (checkpoints !== undefined) background.onEnd((info) => void checkpoints.backgroundEnded(info.callId));
+  if (checkpoints !== undefined) background.onEnd((info) => checkpoints.backgroundEnded(info.callId));
   const hooks: Hook[] = [
     permissions.hook(),
     // Configured hooks see every call, the subagents' too (they share this array), right after the permission check.

@@ -7,6 +7,7 @@
  * (the pod's close) stops every one. A group still running when the process
  * exits without a close gets SIGKILL (child-reaper.ts).
  */
+import { ToolError } from "@yoi/llm-worker";
 import { YoiError } from "@yoi/manifest/errors";
 import { trackChild, untrackChild } from "../mcp/child-reaper.ts";
 import { killProcessGroup, type SpawnedCommand } from "./command-process.ts";
@@ -38,6 +39,11 @@ export interface BackgroundShellInfo {
   reason?: string;
   /** Bytes it printed so far. */
   totalBytes: number;
+  /**
+   * Its shell ended while processes it started still held its output open:
+   * they run on (in its process group) until `kill` or the session's end.
+   */
+  leftRunning?: boolean;
 }
 
 /** What `read` returns: the output since the previous read and where the command stands. */
@@ -131,13 +137,13 @@ export interface StartBackgroundOptions {
 /** The background commands of one session. */
 export class BackgroundShells {
   readonly #entries = new Map<string, Entry>();
-  readonly #listeners = new Set<(info: BackgroundShellInfo) => void>();
+  readonly #listeners = new Set<(info: BackgroundShellInfo) => void | Promise<void>>();
   #next = 1;
   #closed = false;
 
   /** Starts a command in the background; returns its info (with its `id`) at once. */
   start(options: StartBackgroundOptions): BackgroundShellInfo {
-    if (this.#closed) throw new Error("the session has ended: no background command can start");
+    if (this.#closed) throw new ToolError("the session has ended: no background command can start");
     const id = `bash_${this.#next++}`;
     const info: BackgroundShellInfo = {
       id,
@@ -165,6 +171,7 @@ export class BackgroundShells {
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
+    let done = false;
     const entry: Entry = {
       info,
       output,
@@ -172,13 +179,13 @@ export class BackgroundShells {
       pid,
       wake,
       ended: new Promise<void>((resolve) => {
-        let done = false;
         const finish = (code: number | null, signal: NodeJS.Signals | null, error?: Error) => {
           if (done) return;
           done = true;
           if (limit !== undefined) clearTimeout(limit);
-          if (killTimer !== undefined) clearTimeout(killTimer);
-          if (pid !== undefined) untrackChild(pid, { group: true });
+          if (killTimer !== undefined && info.leftRunning !== true) clearTimeout(killTimer);
+          // A group that lives on stays tracked: the session's end (or the process's exit) stops it.
+          if (pid !== undefined && info.leftRunning !== true) untrackChild(pid, { group: true });
           info.endedAt = Date.now();
           if (error !== undefined) {
             info.state = "failed";
@@ -190,23 +197,26 @@ export class BackgroundShells {
           } else {
             info.signal = signal;
           }
+          if (info.leftRunning === true)
+            onData(
+              Buffer.from(
+                "\n[its shell ended, but processes it started still run: kill_bash or the end of the session stops them]\n",
+              ),
+            );
           const undone = run.release?.();
           if (undone !== undefined) onData(Buffer.from(`\n[sandbox: ${undone}]\n`));
           notify();
-          resolve();
-          for (const listener of [...this.#listeners]) {
-            try {
-              listener({ ...info });
-            } catch {
-              // Listeners must not break the registry.
-            }
-          }
+          // Ended once its listeners are done (what it changed is checkpointed before the session's log closes).
+          const heard = [...this.#listeners].map(async (listener) => listener({ ...info }));
+          void Promise.allSettled(heard).then(() => resolve());
         };
         child.on("error", (error) => finish(null, null, error));
         child.on("close", (code, signal) => finish(code, signal));
         child.on("exit", (code, signal) => {
           // Processes it left behind may keep the pipes open: the command has ended all the same.
           setTimeout(() => {
+            if (done) return;
+            info.leftRunning = true;
             child.stdout.destroy();
             child.stderr.destroy();
             finish(code, signal);
@@ -214,10 +224,17 @@ export class BackgroundShells {
         });
       }),
       kill: (reason) => {
-        if (info.state !== "running") return;
-        info.state = "killed";
-        info.reason = reason;
-        if (pid !== undefined) killTimer = killProcessGroup(pid);
+        if (pid === undefined) return;
+        if (info.state === "running") {
+          info.state = "killed";
+          info.reason = reason;
+          killTimer = killProcessGroup(pid);
+        } else if (info.leftRunning === true) {
+          // Its shell is gone; what it left running is stopped now.
+          delete info.leftRunning;
+          killProcessGroup(pid);
+          untrackChild(pid, { group: true });
+        }
       },
     };
     if (options.timeoutMs !== undefined)
@@ -281,7 +298,9 @@ export class BackgroundShells {
   /** Stops every command still running and waits for them (the session ends); no new one may start. */
   async killAll(reason = "the session ended"): Promise<void> {
     this.#closed = true;
-    const running = [...this.#entries.values()].filter((e) => e.info.state === "running");
+    const running = [...this.#entries.values()].filter(
+      (e) => e.info.state === "running" || e.info.leftRunning === true,
+    );
     for (const entry of running) entry.kill(reason);
     await Promise.race([
       Promise.all(running.map((e) => e.ended)),
@@ -290,7 +309,7 @@ export class BackgroundShells {
   }
 
   /** Tells `listener` each time a command ends (exited, killed or failed); returns the unsubscribe function. */
-  onEnd(listener: (info: BackgroundShellInfo) => void): () => void {
+  onEnd(listener: (info: BackgroundShellInfo) => void | Promise<void>): () => void {
     this.#listeners.add(listener);
     return () => {
       this.#listeners.delete(listener);

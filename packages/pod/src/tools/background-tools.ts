@@ -90,8 +90,12 @@ export function killBashTool(shells: BackgroundShells) {
     execute: ({ id }) =>
       known(async () => {
         const before = shells.get(id);
-        if (before !== undefined && before.state !== "running")
-          return `${id} had already ended (${backgroundStatus(before).replace(/^ended: /, "")}); nothing to stop.`;
+        if (before !== undefined && before.state !== "running") {
+          const status = backgroundStatus(before).replace(/^ended: /, "");
+          if (before.leftRunning !== true) return `${id} had already ended (${status}); nothing to stop.`;
+          await shells.kill(id);
+          return `${id} had already ended (${status}); the processes it left running were stopped.`;
+        }
         const info = await shells.kill(id);
         const unread = await shells.read(id);
         const tail = unread.text === "" ? "" : `\nIts unread output:\n${unread.text}`;
