@@ -159,6 +159,43 @@ describe("background bash in print mode", () => {
     },
   );
 
+  it("a key split over two chunks of live output is masked in the tool_output_delta lines, as in the result", async () => {
+    const key = "sk-ant-api03-Zq8Wd3Lm5Np7Rt9Vx2Bc4Fg6Hj";
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        // The key's first half, a pause (a chunk of its own), then the rest.
+        call("toolu_k", "bash", { command: "head -c 30 key.txt; sleep 0.4; tail -c +31 key.txt" }),
+        { type: "reply", text: "Printed it." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "key.txt": `the key is ${key} ok\n` });
+    const result = await runYoi(
+      [
+        "-p",
+        "--output",
+        "stream-json",
+        "--model",
+        "anthropic/claude-haiku-4-5",
+        "--allow-tool",
+        "bash",
+        "show it",
+      ],
+      {
+        cwd: project,
+        env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.baseURL }),
+      },
+    );
+    expect(result.code).toBe(0);
+    const deltas = jsonLines(result.stdout).filter((l) => l.type === "tool_output_delta");
+    expect(deltas.length).toBeGreaterThanOrEqual(1);
+    expect(deltas.map((l) => l.text).join("")).toBe("the key is <redacted> ok\n");
+    expect(result.stdout).not.toContain("Zq8Wd3Lm5");
+    expect(result.stdout).not.toContain("Np7Rt9Vx2");
+  });
+
   it("kill_bash stops it and what it started; the result says so", async () => {
     const seen: string[][] = [];
     const server = await startScriptedServer({
