@@ -1,7 +1,8 @@
 /**
  * Shift+Tab in the interactive session: cycles the pod's permission mode
- * (default → acceptEdits → plan → bypassPermissions, skipping bypass where it
- * is not allowed) and the prompt, the session's status line, names the mode.
+ * (default → acceptEdits → plan → default; bypassPermissions only in a
+ * session started with it allowed, see `PermissionPolicy.nextMode`) and the
+ * prompt, the session's status line, names the mode.
  */
 import type { PermissionMode } from "@yoi/manifest";
 import type { Pod } from "@yoi/pod";
