@@ -8,7 +8,12 @@ import { mkdir } from "node:fs/promises";
 import { request } from "node:http";
 import { connect } from "node:net";
 import * as path from "node:path";
-import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
+import {
+  openAIChatWire,
+  type ScriptedServer,
+  type ScriptStep,
+  startScriptedServer,
+} from "@yoi/llm-client/testing";
 import {
   findPostgresBinDir,
   startTestPostgres,
@@ -245,6 +250,48 @@ describe.each(STORES)("yoi serve on %s: input checks", (store) => {
     expect(((await ok.json()) as { sessions: { id: string }[] }).sessions.map((s) => s.id)).toEqual([id]);
     expect(host.stderr()).not.toMatch(/URI malformed|out of range/);
   });
+
+  it("caps bodies at 1 MiB however they are sent, reads any declared type as JSON, answers 405 with Allow", async () => {
+    const { project, env } = await world();
+    const host = await serve(store, env, project);
+    const big = JSON.stringify({ model: MODEL, baseUrl: NO_MODEL, pad: "x".repeat(1024 * 1024) });
+    for (const headers of [
+      { "content-type": "application/json" } as Record<string, string>,
+      { "content-type": "application/json", "transfer-encoding": "chunked" },
+    ]) {
+      const res = await raw(host.url, { method: "POST", path: "/v1/sessions", headers, body: big });
+      expect(res.status, JSON.stringify(headers)).toBe(413);
+      expect(res.error?.code).toBe("body_too_large");
+    }
+    // what `curl -d` sends: a form type, a JSON body
+    const form = await raw(host.url, {
+      method: "POST",
+      path: "/v1/sessions",
+      headers: { "content-type": "application/x-www-form-urlencoded", "transfer-encoding": "chunked" },
+      body: JSON.stringify({ model: MODEL, baseUrl: NO_MODEL }),
+    });
+    expect(form.status, form.body).toBe(201);
+    const notJson = await raw(host.url, { method: "POST", path: "/v1/sessions", body: "model=x" });
+    expect(notJson.status).toBe(400);
+    expect(notJson.error).toMatchObject({
+      code: "invalid_body",
+      message: expect.stringContaining("not JSON"),
+    });
+    const id = (JSON.parse(form.body) as { id: string }).id;
+    const empty = await raw(host.url, { method: "POST", path: `/v1/sessions/${id}/runs`, body: "" });
+    expect(empty.status).toBe(400);
+    expect(empty.error?.message).toMatch(/^prompt: /);
+    const del = await new Promise<{ status: number; allow: string | undefined }>((resolve, reject) => {
+      const url = new URL(`${host.url}/v1/sessions/${id}`);
+      request({ host: url.hostname, port: url.port, method: "DELETE", path: url.pathname }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, allow: res.headers.allow });
+      })
+        .on("error", reject)
+        .end();
+    });
+    expect(del).toEqual({ status: 405, allow: "GET" });
+  });
 });
 
 describe("yoi serve: reads are confined to the server's root", () => {
@@ -463,5 +510,92 @@ describe("yoi serve: slow clients", () => {
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/YOI_SERVE_REQUEST_TIMEOUT_MS must be a whole number of milliseconds/);
+  });
+});
+
+describe.each(STORES)("yoi serve on %s: graceful shutdown", (store) => {
+  /** A model answer that stops halfway until `release` is called. */
+  function gatedAnswer() {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const lines = openAIChatWire.response("the first half and the second half of the answer", [], {
+      chunkSize: 8,
+    });
+    const step: ScriptStep = {
+      type: "generate",
+      async *lines() {
+        yield* lines.slice(0, 2);
+        await gate;
+        yield* lines.slice(2);
+      },
+    };
+    return { step, release };
+  }
+
+  it("on SIGTERM stops taking runs, lets a running one finish, then exits 0", async () => {
+    const { project, env } = await world();
+    const answer = gatedAnswer();
+    const server = await model([answer.step]);
+    const host = await serve(store, env, project);
+    const id = await createSession(host.url, server.baseURL);
+    const other = await createSession(host.url, server.baseURL);
+    const run = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "hi" });
+    expect(run.status).toBe(200);
+    const events = sseEvents(run);
+    // the model has started answering
+    await expect.poll(() => server.requests.length, { timeout: 20_000 }).toBe(1);
+    // a kept-alive connection is still open: a new run on it is refused with a reason
+    const exited = host.stop();
+    await expect
+      .poll(() => host.stderr(), { timeout: 20_000 })
+      .toMatch(/waiting up to 30 s for 1 running run/);
+    const refused = await post(`${host.url}/v1/sessions/${other}/runs`, { prompt: "hi" }).catch(
+      (error: unknown) => error as Error,
+    );
+    if (refused instanceof Response) {
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("shutting_down");
+    }
+    answer.release();
+    let result: Record<string, unknown> | undefined;
+    for await (const event of events) if (event.data.type === "result") result = event.data;
+    expect(result).toMatchObject({ type: "result", status: "completed", text: expect.stringContaining("second half") });
+    expect(await exited).toBe(0);
+  });
+
+  it("a second signal cancels the running run at once; what it stored stays and another host continues", async () => {
+    const { project, env } = await world();
+    const answer = gatedAnswer();
+    const server = await model([answer.step, { type: "reply", text: "continued" }]);
+    // both hosts on one store
+    const storeArgs = store === "postgres" ? ["--store", await (pg as TestPostgres).createDatabase()] : [];
+    const start = async () => {
+      const started = await startServe(storeArgs, env, project);
+      hosts.push(started);
+      return started;
+    };
+    const host = await start();
+    const id = await createSession(host.url, server.baseURL);
+    const run = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "first" });
+    const events = sseEvents(run);
+    await expect.poll(() => server.requests.length, { timeout: 20_000 }).toBe(1);
+    const exited = new Promise<number | null>((resolve) => host.child.once("close", (code) => resolve(code)));
+    host.child.kill("SIGTERM");
+    await expect.poll(() => host.stderr(), { timeout: 20_000 }).toMatch(/signal again to cancel/);
+    host.child.kill("SIGTERM");
+    let result: Record<string, unknown> | undefined;
+    for await (const event of events) if (event.data.type === "result") result = event.data;
+    expect(result?.status).toBe("cancelled");
+    expect(await exited).toBe(0);
+    answer.release();
+
+    const next = await start();
+    const again = await post(`${next.url}/v1/sessions/${id}/runs`, { prompt: "second" });
+    expect(again.status).toBe(200);
+    let final: Record<string, unknown> | undefined;
+    for await (const event of sseEvents(again)) if (event.data.type === "result") final = event.data;
+    expect(final).toMatchObject({ status: "completed", text: "continued" });
+    const view = (await (await fetch(`${next.url}/v1/sessions/${id}`)).json()) as { items: unknown[] };
+    expect(JSON.stringify(view.items)).toContain("continued");
   });
 });

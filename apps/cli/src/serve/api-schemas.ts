@@ -1,9 +1,9 @@
 /**
  * The `yoi serve` API's bodies and answers as zod schemas: requests are
  * validated with them (a 400 carries the zod issues) and the OpenAPI
- * document is generated from them.
+ * document is generated from them (each named schema is a component).
  */
-import * as z from "zod";
+import { z } from "@hono/zod-openapi";
 
 export const CreateSessionBody = z
   .strictObject({
@@ -26,17 +26,21 @@ export const CreateSessionBody = z
         "Base URL of the model's API. The server's API keys are never sent to a base URL given here.",
       ),
   })
-  .describe("A new session.");
+  .describe("A new session.")
+  .openapi("CreateSessionBody");
 
-export const RunBody = z.strictObject({
-  prompt: z
-    .string()
-    .trim()
-    .min(1, "prompt must not be empty")
-    .describe("The user's message; `@path` attaches a file."),
-});
+export const RunBody = z
+  .strictObject({
+    prompt: z
+      .string()
+      .trim()
+      .min(1, "prompt must not be empty")
+      .describe("The user's message; `@path` attaches a file."),
+  })
+  .openapi("RunBody");
 
-export const PermissionAnswerBody = z.strictObject({
+export const PermissionAnswerBody = z
+  .strictObject({
   decision: z
     .enum(["allow", "allow_always", "deny"])
     .describe(
@@ -55,7 +59,8 @@ export const PermissionAnswerBody = z.strictObject({
     .max(4000)
     .optional()
     .describe("With `deny`: what the model is told (for `exit_plan_mode`, what to change in the plan)."),
-});
+})
+  .openapi("PermissionAnswerBody");
 
 /** Largest `limit` of `GET /v1/sessions`. */
 export const MAX_LIST_LIMIT = 1000;
@@ -75,18 +80,20 @@ export const ListQuery = z.object({
     .describe("At most this many sessions, the most recently updated first. Default: all."),
 });
 
-export const SessionCreated = z.object({ id: z.string() });
+export const SessionCreated = z.object({ id: z.string() }).openapi("SessionCreated");
 
-export const ErrorBody = z.object({
-  error: z.object({
-    code: z
-      .string()
-      .describe("`unauthorized`, `invalid_body`, `not_found`, `session_busy`, `not_running`, ..."),
-    message: z.string(),
-    holder: z.string().optional().describe("For `session_busy`: the host that runs the session."),
-    issues: z.array(z.unknown()).optional().describe("For `invalid_body`: the zod issues."),
-  }),
-});
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z
+        .string()
+        .describe("`unauthorized`, `invalid_body`, `not_found`, `session_busy`, `not_running`, ..."),
+      message: z.string(),
+      holder: z.string().optional().describe("For `session_busy`: the host that runs the session."),
+      issues: z.array(z.unknown()).optional().describe("For `invalid_body`: the zod issues."),
+    }),
+  })
+  .openapi("ErrorBody");
 
 const Usage = z.object({
   inputTokens: z.number(),
@@ -96,36 +103,40 @@ const Usage = z.object({
   reasoningTokens: z.number(),
 });
 
-export const SessionSummaryView = z.object({
-  id: z.string(),
-  title: z.string().optional(),
-  createdAt: z.string().optional(),
-  updatedAt: z.string(),
-  model: z.string().optional(),
-  cwd: z.string().optional(),
-  sizeBytes: z.number(),
-});
+export const SessionSummaryView = z
+  .object({
+    id: z.string(),
+    title: z.string().optional(),
+    createdAt: z.string().optional(),
+    updatedAt: z.string(),
+    model: z.string().optional(),
+    cwd: z.string().optional(),
+    sizeBytes: z.number(),
+  })
+  .openapi("SessionSummaryView");
 
-export const SessionList = z.object({ sessions: z.array(SessionSummaryView) });
+export const SessionList = z.object({ sessions: z.array(SessionSummaryView) }).openapi("SessionList");
 
-export const SessionView = z.object({
-  id: z.string(),
-  items: z.array(z.unknown()).describe("The history a resumed run continues from (neutral Items)."),
-  title: z.string().optional(),
-  model: z.string().optional(),
-  provider: z.string().optional(),
-  cwd: z.string().optional(),
-  createdAt: z.string().optional(),
-  updatedAt: z.string().optional(),
-  turns: z.number(),
-  records: z.number(),
-  usage: Usage,
-  runningOn: z.string().optional().describe("The host whose lease covers the session, while one does."),
-  warnings: z.array(z.string()),
-});
+export const SessionView = z
+  .object({
+    id: z.string(),
+    items: z.array(z.unknown()).describe("The history a resumed run continues from (neutral Items)."),
+    title: z.string().optional(),
+    model: z.string().optional(),
+    provider: z.string().optional(),
+    cwd: z.string().optional(),
+    createdAt: z.string().optional(),
+    updatedAt: z.string().optional(),
+    turns: z.number(),
+    records: z.number(),
+    usage: Usage,
+    runningOn: z.string().optional().describe("The host whose lease covers the session, while one does."),
+    warnings: z.array(z.string()),
+  })
+  .openapi("SessionView");
 
-export const CancelAccepted = z.object({ status: z.literal("cancelling") });
-export const PermissionAccepted = z.object({ status: z.literal("answered") });
+export const CancelAccepted = z.object({ status: z.literal("cancelling") }).openapi("CancelAccepted");
+export const PermissionAccepted = z.object({ status: z.literal("answered") }).openapi("PermissionAccepted");
 
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type RunBody = z.infer<typeof RunBody>;

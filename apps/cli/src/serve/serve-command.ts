@@ -50,6 +50,12 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
       `YOI_SERVE_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 100; got "${env.YOI_SERVE_REQUEST_TIMEOUT_MS}"`,
     );
   }
+  const graceMs = env.YOI_SERVE_SHUTDOWN_GRACE_MS ? Number(env.YOI_SERVE_SHUTDOWN_GRACE_MS) : 30_000;
+  if (!(Number.isInteger(graceMs) && graceMs >= 0)) {
+    throw usageError(
+      `YOI_SERVE_SHUTDOWN_GRACE_MS must be a whole number of milliseconds (0 cancels runs at once); got "${env.YOI_SERVE_SHUTDOWN_GRACE_MS}"`,
+    );
+  }
   let store: ServeStore;
   try {
     store = await openServeStore({
@@ -105,8 +111,20 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  // A second signal stops waiting for running runs: they are cancelled now.
+  const impatient = new AbortController();
+  const again = () => impatient.abort();
+  process.once("SIGINT", again);
+  process.once("SIGTERM", again);
   process.stderr.write("yoi serve: shutting down\n");
-  await server.close();
+  await server.close({
+    graceMs,
+    stopWaiting: impatient.signal,
+    onWaiting: (runs) =>
+      process.stderr.write(
+        `yoi serve: waiting up to ${Math.round(graceMs / 1000)} s for ${runs} running run${runs === 1 ? "" : "s"} to finish (signal again to cancel them now)\n`,
+      ),
+  });
   await store.close().catch(() => {});
   return EXIT.ok;
 }

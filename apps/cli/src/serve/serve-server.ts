@@ -1,15 +1,22 @@
 /**
- * The HTTP server of `yoi serve` on node:http: a handful of routes need no
- * framework. Every answer is JSON except a run's event stream.
+ * The HTTP server of `yoi serve`: hono routes (declared with their zod
+ * schemas in routes.ts) on @hono/node-server. Every answer is JSON except a
+ * run's event stream, which the session host writes to the node response.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { getRequestListener, type HttpBindings } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import { errorMessage } from "@yoi/manifest/errors";
-import { CreateSessionBody, ListQuery, PermissionAnswerBody, RunBody } from "./api-schemas.ts";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { ZodError } from "zod";
 import { checkBearer, checkLoopbackRequest } from "./auth.ts";
 import { HttpError } from "./http-error.ts";
-import { decodeSegment, readJson, readQuery, sendError, sendJson } from "./http-io.ts";
-import { openApiDocument } from "./openapi.ts";
+import { decodeSegment, MAX_BODY_BYTES } from "./http-io.ts";
+import { openApiInfo, routes } from "./routes.ts";
 import type { SessionHost } from "./session-host.ts";
 
 export interface ServeServerOptions {
@@ -34,80 +41,184 @@ export interface ServeServer {
   server: Server;
   /** `http://host:port`. */
   url: string;
-  /** Stops accepting, cancels runs in progress, closes. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and new runs, lets running runs finish for
+   * up to `graceMs` (default 0; `stopWaiting` ends the wait early), cancels
+   * the rest and closes.
+   */
+  close(options?: {
+    graceMs?: number;
+    stopWaiting?: AbortSignal;
+    onWaiting?: (runs: number) => void;
+  }): Promise<void>;
 }
 
-const SEGMENT = "([^/]+)";
-const ROUTES: { method: string; pattern: RegExp; name: string }[] = [
-  { method: "GET", pattern: /^\/v1\/openapi\.json$/, name: "openapi" },
-  { method: "POST", pattern: /^\/v1\/sessions$/, name: "create" },
-  { method: "GET", pattern: /^\/v1\/sessions$/, name: "list" },
-  { method: "GET", pattern: new RegExp(`^/v1/sessions/${SEGMENT}$`), name: "view" },
-  { method: "POST", pattern: new RegExp(`^/v1/sessions/${SEGMENT}/runs$`), name: "run" },
-  { method: "POST", pattern: new RegExp(`^/v1/sessions/${SEGMENT}/cancel$`), name: "cancel" },
-  {
+type Env = { Bindings: HttpBindings };
+
+/** The first zod issue as an HttpError of the part of the request it is about. */
+function invalid(target: string, error: ZodError, c: Context<Env>): HttpError {
+  const first = error.issues[0];
+  const key = first && first.path.length > 0 ? first.path.join(".") : undefined;
+  if (target === "query") {
+    const name = key ?? "query";
+    const raw = new URL(c.req.url).searchParams.get(name);
+    return new HttpError(
+      400,
+      "invalid_query",
+      `${name}: ${first?.message ?? "invalid"}${raw !== null ? `; got ${JSON.stringify(raw.slice(0, 100))}` : ""}`,
+      { issues: error.issues },
+    );
+  }
+  if (target === "param")
+    return new HttpError(400, "invalid_path", `${key ?? "path"}: ${first?.message ?? "invalid"}`);
+  return new HttpError(400, "invalid_body", `${key ? `${key}: ` : ""}${first?.message ?? "invalid body"}`, {
+    issues: error.issues,
+  });
+}
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+/**
+ * A POST body is read as JSON whatever its declared type (`curl -d` sends a
+ * form type; a body that is not JSON is refused anyway), and an empty one
+ * as `{}`: the request as the validators should see it. It is made a
+ * standard Request, which hono's body limit wraps (the node adapter's own
+ * request class, left out of the globals, cannot be).
+ */
+function asJsonRequest(request: Request): Request {
+  if (request.method !== "POST") return request;
+  const type = request.headers.get("content-type");
+  const empty = request.headers.get("content-length") === "0";
+  const headers = new Headers(request.headers);
+  if (empty || type === null || !JSON_TYPE.test(type)) {
+    headers.set("content-type", "application/json");
+    headers.delete("content-length");
+  }
+  return new Request(request.url, {
     method: "POST",
-    pattern: new RegExp(`^/v1/sessions/${SEGMENT}/permissions/${SEGMENT}$`),
-    name: "permission",
-  },
-];
+    headers,
+    body: empty ? "{}" : request.body,
+    signal: request.signal,
+    duplex: "half",
+  } as RequestInit);
+}
+
+/** The JSON answer of a failed request: `{ error: { code, message, ... } }`. */
+function errorResponse(failure: HttpError, headers: Record<string, string> = {}): Response {
+  return new Response(
+    JSON.stringify({ error: { code: failure.code, message: failure.message, ...failure.extra } }),
+    {
+      status: failure.status,
+      headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
+    },
+  );
+}
+
+/** The hono app of the API, without a listening server (for `startServeServer` and tests). */
+export function createServeApp(options: ServeServerOptions): OpenAPIHono<Env> {
+  const host = options.host;
+  const app = new OpenAPIHono<Env>({
+    defaultHook: (result, c) => {
+      if (!result.success) throw invalid(result.target, result.error, c as Context<Env>);
+    },
+  });
+
+  app.use("*", async (c, next) => {
+    const pathname = new URL(c.req.url).pathname;
+    if (pathname !== "/v1/openapi.json" && options.token !== undefined)
+      checkBearer(c.env.incoming.headers, options.token);
+    // hono leaves a segment it cannot decode as it is; the API refuses it instead
+    for (const segment of pathname.split("/")) decodeSegment(segment);
+    await next();
+  });
+  // Only POST routes read a body; others are never given one to wrap.
+  app.on(
+    "POST",
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new HttpError(413, "body_too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
+      },
+    }),
+  );
+
+  app.openapi(routes.create, async (c) => {
+    return c.json(await host.create(c.req.valid("json") ?? {}), 201);
+  });
+  app.openapi(routes.list, async (c) => {
+    const { limit } = c.req.valid("query");
+    return c.json({ sessions: (await host.list(limit)).map(({ path: _where, ...s }) => s) }, 200);
+  });
+  app.openapi(routes.view, async (c) => c.json(await host.view(c.req.valid("param").id), 200));
+  // The stream is written by the session host straight to the node response.
+  app.openapi(routes.run, (async (c: Context<Env>) => {
+    const { id } = c.req.param() as { id: string };
+    const body = (c.req as unknown as { valid(target: "json"): { prompt: string } }).valid("json");
+    await host.run(id, body.prompt, c.env.outgoing);
+    return RESPONSE_ALREADY_SENT;
+  }) as never);
+  app.openapi(routes.cancel, async (c) => {
+    await host.cancel(c.req.valid("param").id);
+    return c.json({ status: "cancelling" as const }, 202);
+  });
+  app.openapi(routes.permission, async (c) => {
+    const { id, requestId } = c.req.valid("param");
+    await host.answer(id, requestId, c.req.valid("json"));
+    return c.json({ status: "answered" as const }, 200);
+  });
+  app.doc31("/v1/openapi.json", {
+    ...openApiInfo(options.version),
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "The server's YOI_SERVE_TOKEN, or a user's token from --token-file.",
+  });
+
+  const paths = Object.values(routes).map((r) => ({
+    method: r.method.toUpperCase(),
+    pattern: new RegExp(`^${r.path.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+  }));
+  paths.push({ method: "GET", pattern: /^\/v1\/openapi\.json$/ });
+  app.notFound((c) => {
+    const pathname = new URL(c.req.url).pathname;
+    const allowed = paths.filter((p) => p.pattern.test(pathname)).map((p) => p.method);
+    if (allowed.length > 0) {
+      return errorResponse(
+        new HttpError(405, "method_not_allowed", `${c.req.method} is not allowed on ${pathname}`),
+        { allow: [...new Set(allowed)].join(", ") },
+      );
+    }
+    return errorResponse(new HttpError(404, "not_found", `no route ${pathname} (see /v1/openapi.json)`));
+  });
+  app.onError((error, c) => {
+    const failure = HttpError.isInstance(error)
+      ? error
+      : error instanceof HTTPException && error.status === 400
+        ? new HttpError(400, "invalid_body", "the body is not JSON; send a JSON object (`{}` for none)")
+        : new HttpError(500, "internal", errorMessage(error).split("\n")[0] as string);
+    if (failure.status >= 500)
+      options.onError?.(`${c.req.method} ${new URL(c.req.url).pathname}: ${failure.message}`);
+    const res = c.env.outgoing;
+    if (res.headersSent) {
+      res.end();
+      return RESPONSE_ALREADY_SENT;
+    }
+    return errorResponse(failure);
+  });
+  return app;
+}
 
 export async function startServeServer(
   options: ServeServerOptions,
   listen: { port: number; hostname: string },
 ): Promise<ServeServer> {
-  const openapi = JSON.stringify(openApiDocument(options.version));
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (options.token === undefined) checkLoopbackRequest(req.headers, req.socket.localPort);
-    const url = new URL(req.url ?? "/", "http://localhost");
-    const matches = ROUTES.filter((r) => r.pattern.test(url.pathname));
-    if (matches.length === 0)
-      throw new HttpError(404, "not_found", `no route ${url.pathname} (see /v1/openapi.json)`);
-    const route = matches.find((r) => r.method === req.method);
-    if (route === undefined) {
-      res.setHeader("allow", matches.map((r) => r.method).join(", "));
-      throw new HttpError(405, "method_not_allowed", `${req.method} is not allowed on ${url.pathname}`);
-    }
-    if (route.name === "openapi") {
-      res.writeHead(200, { "content-type": "application/json; charset=utf-8" });
-      res.end(openapi);
-      return;
-    }
-    if (options.token !== undefined) checkBearer(req.headers, options.token);
-    const params = (route.pattern.exec(url.pathname) ?? []).slice(1).map(decodeSegment);
-    const id = params[0] as string;
-    const host = options.host;
-    switch (route.name) {
-      case "create":
-        sendJson(res, 201, await host.create(await readJson(req, CreateSessionBody, { optional: true })));
-        return;
-      case "list": {
-        const { limit } = readQuery(url, ListQuery);
-        sendJson(res, 200, { sessions: (await host.list(limit)).map(({ path: _where, ...s }) => s) });
-        return;
-      }
-      case "view":
-        sendJson(res, 200, await host.view(id));
-        return;
-      case "run": {
-        const body = await readJson(req, RunBody);
-        await host.run(id, body.prompt, res);
-        return;
-      }
-      case "cancel":
-        await host.cancel(id);
-        sendJson(res, 202, { status: "cancelling" });
-        return;
-      case "permission": {
-        const body = await readJson(req, PermissionAnswerBody);
-        await host.answer(id, params[1] as string, body);
-        sendJson(res, 200, { status: "answered" });
-        return;
-      }
-    }
-  };
-
+  const app = createServeApp(options);
+  // hono's own Request class stays out of the globals the model SDKs use
+  const listener = getRequestListener((request, env) => app.fetch(asJsonRequest(request), env), {
+    overrideGlobalObjects: false,
+  });
   const requestTimeout = options.requestTimeoutMs ?? 30_000;
   const server = createServer(
     {
@@ -119,19 +230,23 @@ export async function startServeServer(
       connectionsCheckingInterval: Math.min(1000, requestTimeout),
     },
     (req, res) => {
-      handle(req, res).catch((error: unknown) => {
-        const failure = HttpError.isInstance(error)
-          ? error
-          : new HttpError(500, "internal", errorMessage(error).split("\n")[0] as string);
-        if (failure.status >= 500) options.onError?.(`${req.method} ${req.url}: ${failure.message}`);
-        if (res.headersSent) {
-          res.end();
+      // Checked on the raw request, before anything parses the Host header.
+      if (options.token === undefined) {
+        try {
+          checkLoopbackRequest(req.headers, req.socket.localPort);
+        } catch (error) {
+          req.resume();
+          const failure = error as HttpError;
+          const text = JSON.stringify({ error: { code: failure.code, message: failure.message } });
+          res.writeHead(failure.status, {
+            "content-type": "application/json; charset=utf-8",
+            "cache-control": "no-store",
+          });
+          res.end(text);
           return;
         }
-        // drain what the client still sends so it can read the answer
-        req.resume();
-        sendError(res, failure);
-      });
+      }
+      void listener(req, res);
     },
   );
   await new Promise<void>((resolve, reject) => {
@@ -146,8 +261,12 @@ export async function startServeServer(
   return {
     server,
     url: `http://${shownHost}:${address.port}`,
-    async close() {
+    async close(how = {}) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const running = options.host.running;
+      if (running > 0 && (how.graceMs ?? 0) > 0) how.onWaiting?.(running);
+      await options.host.drain(how.graceMs ?? 0, how.stopWaiting);
       await options.host.shutdown();
       server.closeIdleConnections();
       await closed;

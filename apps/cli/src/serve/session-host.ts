@@ -79,6 +79,8 @@ export class SessionHost {
   readonly #keepAliveMs: number;
   readonly #specs = new Map<string, SessionSpec>();
   readonly #runs = new Map<string, ActiveRun>();
+  /** Set when the server begins to shut down: new runs are refused. */
+  #draining = false;
 
   constructor(options: SessionHostOptions) {
     this.#store = options.store;
@@ -212,6 +214,13 @@ export class SessionHost {
     // Taken first: a client that leaves while the session is being restored
     // must still cancel the run (nobody else can be watching it).
     const gone = clientGone(res);
+    if (this.#draining) {
+      throw new HttpError(
+        503,
+        "shutting_down",
+        `this host (${this.holder}) is shutting down and starts no new runs; send the run again (another host, or this one once restarted, continues the session)`,
+      );
+    }
     if (this.#runs.has(id)) {
       throw new HttpError(
         409,
@@ -365,8 +374,35 @@ export class SessionHost {
     }
   }
 
-  /** Cancels every run and waits (up to `timeoutMs`) for their streams to end. */
+  /**
+   * Refuses new runs from now on and waits up to `graceMs` for the running
+   * ones to finish; resolves with how many are still running then.
+   * `stopWaiting` ends the wait early (a second signal).
+   */
+  async drain(graceMs: number, stopWaiting?: AbortSignal): Promise<number> {
+    this.#draining = true;
+    const runs = [...this.#runs.values()];
+    if (runs.length > 0 && graceMs > 0 && !stopWaiting?.aborted) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(runs.map((r) => r.done)),
+        new Promise((r) => {
+          timer = setTimeout(r, graceMs);
+          stopWaiting?.addEventListener("abort", r, { once: true });
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    return this.#runs.size;
+  }
+
+  /**
+   * Cancels every run and waits (up to `timeoutMs`) for their streams to
+   * end. What each run stored stays in the session log, and the lease is
+   * released, so another host (or this one restarted) continues the session.
+   */
   async shutdown(timeoutMs = 10_000): Promise<void> {
+    this.#draining = true;
     const runs = [...this.#runs.values()];
     for (const run of runs) run.pod?.cancel("the server is shutting down");
     await Promise.race([

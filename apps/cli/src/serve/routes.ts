@@ -1,0 +1,111 @@
+/**
+ * The routes of `yoi serve`, declared once with their zod schemas: the
+ * server registers its handlers from them and the OpenAPI document is
+ * generated from them (`GET /v1/openapi.json`).
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  CancelAccepted,
+  CreateSessionBody,
+  ErrorBody,
+  ListQuery,
+  PermissionAccepted,
+  PermissionAnswerBody,
+  RunBody,
+  SessionCreated,
+  SessionList,
+  SessionView,
+} from "./api-schemas.ts";
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "The body is not valid JSON or does not match the schema (the zod issues are in `error.issues`), a query parameter is out of range, or a path segment is not valid percent-encoded UTF-8.",
+  401: "Missing or wrong bearer token (read from the Authorization header only, never a cookie).",
+  403: "Without a token: the Host header is not a loopback name or the Origin is another site.",
+  404: "No such session.",
+  409: "The session is running on another host (`error.holder` names it) or is not running.",
+  413: "The body is larger than 1 MiB.",
+};
+
+const json = <S extends z.ZodType>(schema: S, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((status) => [status, json(ErrorBody, ERROR_DESCRIPTIONS[status] ?? "Error.")]),
+  );
+
+const sessionId = z.object({ id: z.string().openapi({ description: "The session's id." }) });
+
+export const routes = {
+  create: createRoute({
+    method: "post",
+    path: "/v1/sessions",
+    summary: "Create a session",
+    request: { body: { required: false, content: { "application/json": { schema: CreateSessionBody } } } },
+    responses: { 201: json(SessionCreated, "Created."), ...errors(400, 401, 403, 413) },
+  }),
+  list: createRoute({
+    method: "get",
+    path: "/v1/sessions",
+    summary: "List sessions, most recently updated first",
+    request: { query: ListQuery },
+    responses: { 200: json(SessionList, "The sessions."), ...errors(400, 401, 403) },
+  }),
+  view: createRoute({
+    method: "get",
+    path: "/v1/sessions/{id}",
+    summary: "A session's history and metadata",
+    request: { params: sessionId },
+    responses: { 200: json(SessionView, "The session."), ...errors(400, 401, 403, 404) },
+  }),
+  run: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/runs",
+    summary: "Run a prompt; streams the run",
+    request: {
+      params: sessionId,
+      body: { required: true, content: { "application/json": { schema: RunBody } } },
+    },
+    responses: {
+      200: {
+        description:
+          "Server-sent events. Each `data:` line is a stream-json object (`session`, `text`, `tool_start`, `tool_end`, `permission_request`, `usage`, `turn_end`, `alert`, ..., then `result`). An event is sent only after every session record it implies is stored; its `id:` is the seq of the last stored record.",
+        content: { "text/event-stream": { schema: z.string() } },
+      },
+      ...errors(400, 401, 403, 404, 409, 413),
+    },
+  }),
+  cancel: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/cancel",
+    summary: "Cancel the session's run",
+    request: { params: sessionId },
+    responses: { 202: json(CancelAccepted, "Cancelling."), ...errors(400, 401, 403, 404, 409) },
+  }),
+  permission: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/permissions/{requestId}",
+    summary: "Answer a permission_request event",
+    request: {
+      params: sessionId.extend({ requestId: z.string().openapi({ description: "The event's requestId." }) }),
+      body: { required: true, content: { "application/json": { schema: PermissionAnswerBody } } },
+    },
+    responses: { 200: json(PermissionAccepted, "Answered."), ...errors(400, 401, 403, 404, 409) },
+  }),
+} as const;
+
+/** The document's fixed parts; the paths and schemas come from {@link routes}. */
+export function openApiInfo(version: string) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "yoi serve",
+      version,
+      description:
+        "Sessions of the yoi agent over HTTP. Runs stream `text/event-stream`; each `data:` line is one `--output stream-json` object, the last one `result`.",
+    },
+    security: [{ bearer: [] }],
+  };
+}
