@@ -79,6 +79,12 @@ export type Command =
       host: string;
       /** `postgres://...` or a data directory; default `YOI_STORE`, else the local files. */
       store?: string;
+      /** `--root DIR` (repeatable): sessions' directories must lie in one; default the `--cwd`. */
+      roots: string[];
+      /** `--trust-project DIR` (repeatable): project settings under DIR apply (for this server only). */
+      trustProjects: string[];
+      /** `--token-file FILE`: one user per line, `<name> <secret>`. */
+      tokenFile?: string;
     }
   | { kind: "mcp"; flags: SessionFlags; action: "list" };
 
@@ -111,6 +117,9 @@ const OPTIONS = {
   port: { type: "string" },
   host: { type: "string" },
   store: { type: "string" },
+  root: { type: "string", multiple: true },
+  "trust-project": { type: "string", multiple: true },
+  "token-file": { type: "string" },
   "permission-mode": { type: "string" },
   "allow-tool": { type: "string", multiple: true },
   "deny-tool": { type: "string", multiple: true },
@@ -159,7 +168,18 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   inspect: ["cwd"],
   "debug replay": ["provider"],
   demo: ["keep"],
-  serve: ["port", "host", "store", "model", "base-url", "cwd"],
+  serve: [
+    "port",
+    "host",
+    "store",
+    "model",
+    "base-url",
+    "cwd",
+    "root",
+    "trust-project",
+    "token-file",
+    ...PERMISSION_OPTIONS,
+  ],
   mcp: ["cwd"],
   help: [],
 };
@@ -300,6 +320,11 @@ export function parseCommand(argv: readonly string[]): Command {
         port,
         host: values.host === undefined ? "127.0.0.1" : nonEmpty("--host", values.host),
         ...(values.store !== undefined ? { store: nonEmpty("--store", values.store) } : {}),
+        roots: (values.root ?? []).map((r) => nonEmpty("--root", r)),
+        trustProjects: (values["trust-project"] ?? []).map((r) => nonEmpty("--trust-project", r)),
+        ...(values["token-file"] !== undefined
+          ? { tokenFile: nonEmpty("--token-file", values["token-file"]) }
+          : {}),
       };
     }
     case "mcp":

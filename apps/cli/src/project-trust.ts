@@ -16,6 +16,8 @@ import type { ProjectSettings } from "@yoi/manifest";
 
 /** How a command takes part in the decision. */
 export interface TrustPrompt {
+  /** The command's own yes (`yoi serve --trust-project DIR`), for this process only: nothing is remembered. */
+  given?: (settings: ProjectSettings) => boolean;
   /** Asks the user (interactive `yoi`); a yes is remembered. Without it, an unremembered project is not trusted. */
   ask?: (settings: ProjectSettings) => Promise<boolean>;
   /** Told when the settings are left out, before the config is merged (so before any error it may then have). */
@@ -30,6 +32,7 @@ export function projectTrust(
 ): (settings: ProjectSettings) => Promise<boolean> {
   return async (settings) => {
     if (env.YOI_TRUST_PROJECT === "1") return true;
+    if (prompt.given?.(settings)) return true;
     if ((await readTrust(homeDir))[settings.root] === settings.hash) return true;
     if (prompt.ask !== undefined && (await prompt.ask(settings))) {
       await rememberTrust(homeDir, settings);

@@ -4,7 +4,7 @@
  * reads outside the server's root, DNS rebinding and cross-site requests,
  * slow clients, bad encodings and out-of-range numbers.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { connect } from "node:net";
 import * as path from "node:path";
@@ -559,7 +559,11 @@ describe.each(STORES)("yoi serve on %s: graceful shutdown", (store) => {
     answer.release();
     let result: Record<string, unknown> | undefined;
     for await (const event of events) if (event.data.type === "result") result = event.data;
-    expect(result).toMatchObject({ type: "result", status: "completed", text: expect.stringContaining("second half") });
+    expect(result).toMatchObject({
+      type: "result",
+      status: "completed",
+      text: expect.stringContaining("second half"),
+    });
     expect(await exited).toBe(0);
   });
 
@@ -597,5 +601,110 @@ describe.each(STORES)("yoi serve on %s: graceful shutdown", (store) => {
     expect(final).toMatchObject({ status: "completed", text: "continued" });
     const view = (await (await fetch(`${next.url}/v1/sessions/${id}`)).json()) as { items: unknown[] };
     expect(JSON.stringify(view.items)).toContain("continued");
+  });
+});
+
+describe("yoi serve: as safe as the CLI, and as usable", () => {
+  /** Runs `prompt` in a new session and collects its events; permission questions are denied. */
+  async function runAll(url: string, baseUrl: string, prompt: string, cwd?: string) {
+    const created = await post(`${url}/v1/sessions`, { model: MODEL, baseUrl, ...(cwd ? { cwd } : {}) });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const events: Record<string, unknown>[] = [];
+    for await (const { data } of sseEvents(await post(`${url}/v1/sessions/${id}/runs`, { prompt }))) {
+      events.push(data);
+      if (data.type === "permission_request") {
+        await post(`${url}/v1/sessions/${id}/permissions/${String(data.request_id)}`, { decision: "deny" });
+      }
+    }
+    return events;
+  }
+
+  const writeCall = (id: string): ScriptStep => ({
+    type: "reply",
+    toolCalls: [{ id, name: "write_file", arguments: { path: `${id}.txt`, content: "x\n" } }],
+  });
+
+  it("takes the permission flags: --allow-tool and --deny-tool hold for every session", async () => {
+    const { project, env } = await world();
+    const server = await model([
+      writeCall("w1"),
+      { type: "reply", text: "ok" },
+      writeCall("w2"),
+      { type: "reply", text: "ok" },
+    ]);
+    const allowing = await serve("files", env, project, ["--allow-tool", "write_file"]);
+    const allowed = await runAll(allowing.url, server.baseURL, "write");
+    expect(allowed.map((e) => e.type)).not.toContain("permission_request");
+    expect(allowed.find((e) => e.type === "permission")).toMatchObject({
+      tool: "write_file",
+      action: "allow",
+    });
+    await allowing.kill();
+    const denying = await serve("files", env, project, ["--deny-tool", "write_file"]);
+    const denied = await runAll(denying.url, server.baseURL, "write");
+    expect(denied.find((e) => e.type === "permission")).toMatchObject({ tool: "write_file", action: "deny" });
+    await expect(readFile(path.join(project, "w2.txt"), "utf8")).rejects.toThrow();
+    const bad = await runYoi(["serve", "--port", "0", "--permission-mode", "sometimes"], {
+      env,
+      cwd: project,
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--permission-mode must be one of");
+  });
+
+  it("says when a project's own settings are ignored (event and log, once), and --trust-project applies them", async () => {
+    const { home, project } = await world();
+    const env = cleanEnv(home);
+    await mkdir(path.join(project, ".yoi"), { recursive: true });
+    await writeFile(
+      path.join(project, ".yoi", "config.jsonc"),
+      JSON.stringify({ permissions: { rules: [{ tool: "write_file", action: "allow" }] } }),
+    );
+    const server = await model((index) =>
+      index % 2 === 0 ? writeCall(`t${index}`) : { type: "reply", text: "ok" },
+    );
+    const untrusted = await serve("files", env, project);
+    for (const _ of [1, 2]) {
+      const events = await runAll(untrusted.url, server.baseURL, "write");
+      expect(events[0]).toMatchObject({ type: "alert", level: "warn", source: "project_trust" });
+      expect(String(events[0]?.message)).toContain("--trust-project");
+      // the project's own allow rule did not apply: the write was asked (and denied)
+      expect(events.map((e) => e.type)).toContain("permission_request");
+    }
+    expect(untrusted.stderr().match(/not trusted by this server/g)?.length).toBe(1);
+    await untrusted.kill();
+
+    const trusting = await serve("files", env, project, ["--trust-project", "."]);
+    const events = await runAll(trusting.url, server.baseURL, "write");
+    expect(events.map((e) => e.type)).not.toContain("alert");
+    expect(events.map((e) => e.type)).not.toContain("permission_request");
+    expect(trusting.stderr()).not.toMatch(/not trusted/);
+    const missing = await runYoi(["serve", "--port", "0", "--trust-project", "nowhere"], {
+      env,
+      cwd: project,
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--trust-project nowhere");
+  });
+
+  it("--root (repeatable) confines sessions to those directories", async () => {
+    const { project, env } = await world();
+    const a = path.join(project, "a");
+    const b = path.join(path.dirname(project), "b");
+    await mkdir(a);
+    await mkdir(b);
+    const host = await serve("files", env, project, ["--root", a, "--root", b]);
+    for (const cwd of [a, b, "."]) {
+      const res = await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: NO_MODEL, cwd });
+      expect(res.status, cwd).toBe(201);
+    }
+    const outside = await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: NO_MODEL, cwd: project });
+    expect(outside.status).toBe(400);
+    expect(((await outside.json()) as { error: { message: string } }).error.message).toContain(
+      `outside the server's roots ${a}, ${b}`,
+    );
+    const listed = (await (await fetch(`${host.url}/v1/sessions`)).json()) as { sessions: unknown[] };
+    expect(listed.sessions).toHaveLength(3);
   });
 });

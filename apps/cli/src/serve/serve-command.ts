@@ -2,13 +2,14 @@
  * `yoi serve`: opens the store (PostgreSQL for a postgres:// URL, else the
  * local files), checks the auth rule, and serves until SIGINT/SIGTERM.
  */
-import { realpath } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import * as path from "node:path";
 import { errorMessage } from "@yoi/manifest/errors";
 import type { Command } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
+import { applyPermissionFlags } from "../permission-flags.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { sanitize } from "../terminal-text.ts";
 import { cliVersion } from "../version.ts";
@@ -33,8 +34,11 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     );
   }
   const cli = await loadCliConfig({ ...(command.flags.cwd ? { cwd: command.flags.cwd } : {}) });
-  // symlinks resolved: a session's directory is compared with it after resolving its own
-  const root = await realpath(cli.cwd);
+  // bad permission flags are a usage error now, not a failure of every session later
+  applyPermissionFlags(cli, command.flags);
+  // symlinks resolved: a session's directory is compared with them after resolving its own
+  const roots = await realDirs("--root", command.roots.length > 0 ? command.roots : [cli.cwd], cli.cwd);
+  const trustedProjects = await realDirs("--trust-project", command.trustProjects, cli.cwd);
   const holder = `${hostname()}:${process.pid}`;
   const leaseMs = env.YOI_SERVE_LEASE_MS ? Number(env.YOI_SERVE_LEASE_MS) : undefined;
   if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 300)) {
@@ -75,8 +79,10 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
   delete process.env.PGPASSWORD;
   const host = new SessionHost({
     store,
-    root,
+    roots,
+    trustedProjects,
     defaults: command.flags,
+    log: (line) => process.stderr.write(`yoi serve: ${sanitize(line)}\n`),
     env: process.env,
     appVersion: cliVersion(),
   });
@@ -104,7 +110,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     );
   }
   process.stderr.write(
-    `yoi serve: listening on ${server.url} (sessions in ${store.location}; host ${holder}${token ? "; bearer token required" : ""})\n`,
+    `yoi serve: listening on ${server.url} (sessions in ${store.location}; root${roots.length > 1 ? "s" : ""} ${roots.join(", ")}; host ${holder}${token ? "; bearer token required" : ""})\n`,
   );
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
@@ -127,4 +133,18 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
   });
   await store.close().catch(() => {});
   return EXIT.ok;
+}
+
+/** Each directory as it really is (relative ones against `cwd`); a usage error naming the flag when one is not a directory. */
+async function realDirs(flag: string, dirs: readonly string[], cwd: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const dir of dirs) {
+    const wanted = path.resolve(cwd, dir);
+    const real = await realpath(wanted).catch(() => undefined);
+    if (real === undefined || !(await stat(real)).isDirectory()) {
+      throw usageError(`${flag} ${dir}: ${wanted} is not a directory`);
+    }
+    out.push(real);
+  }
+  return out;
 }

@@ -13,7 +13,7 @@ import * as path from "node:path";
 import type { Item } from "@yoi/llm-client";
 import { redactDeep } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
-import { ConfigError } from "@yoi/manifest";
+import { ConfigError, type ProjectSettings } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import { EXIT_PLAN_MODE_TOOL_NAME, type PermissionDecision, Pod, type PodEvent } from "@yoi/pod";
 import { checkSessionId, SessionLogError, type SessionSummary } from "@yoi/worker-persistence";
@@ -58,10 +58,14 @@ interface ActiveRun {
 
 export interface SessionHostOptions {
   store: ServeStore;
-  /** Sessions' directories must lie inside this one (symlinks resolved). */
-  root: string;
-  /** Server defaults (`--model`, `--base-url`). */
+  /** Sessions' directories must lie inside one of these (symlinks resolved); the first is the default. */
+  roots: readonly string[];
+  /** Projects (and what lies under them) whose own settings apply; symlinks resolved. */
+  trustedProjects?: readonly string[];
+  /** Server defaults (`--model`, `--base-url`, the permission flags). */
   defaults: SessionFlags;
+  /** A line for the server's log (never secrets). */
+  log?: (line: string) => void;
   env: Env;
   appVersion: string;
   /** Where SSE comments keep idle streams open, ms. Default 15 000. */
@@ -72,8 +76,12 @@ const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)/i;
 
 export class SessionHost {
   readonly #store: ServeStore;
-  readonly #root: string;
+  readonly #roots: readonly string[];
+  readonly #trusted: readonly string[];
   readonly #defaults: SessionFlags;
+  readonly #log: (line: string) => void;
+  /** Project settings already said to be ignored (root and content hash), so the log says it once. */
+  readonly #ignoredSaid = new Set<string>();
   readonly #env: Env;
   readonly #appVersion: string;
   readonly #keepAliveMs: number;
@@ -84,8 +92,10 @@ export class SessionHost {
 
   constructor(options: SessionHostOptions) {
     this.#store = options.store;
-    this.#root = options.root;
+    this.#roots = options.roots;
+    this.#trusted = options.trustedProjects ?? [];
     this.#defaults = options.defaults;
+    this.#log = options.log ?? (() => {});
     this.#env = options.env;
     this.#appVersion = options.appVersion;
     this.#keepAliveMs = options.keepAliveMs ?? 15_000;
@@ -135,7 +145,7 @@ export class SessionHost {
         .list(want === undefined ? {} : { limit: want })
         .catch((error: unknown) => Promise.reject(storeError(error)));
       const inside = await Promise.all(
-        all.map(async (s) => s.cwd !== undefined && (await placeIn(this.#root, s.cwd)).inside),
+        all.map(async (s) => s.cwd !== undefined && (await this.#place(s.cwd)).inside),
       );
       const visible = all.filter((_, i) => inside[i]);
       if (limit === undefined || want === undefined || visible.length >= limit || all.length < want) {
@@ -245,7 +255,8 @@ export class SessionHost {
   async #stream(id: string, prompt: string, run: ActiveRun, gone: AbortSignal, res: ServerResponse) {
     const spec = await this.#spec(id);
     if (gone.aborted) return;
-    const setup = await this.#setup(spec);
+    const notes: string[] = [];
+    const setup = await this.#setup(spec, (message) => notes.push(message));
     const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
     let pod: Pod;
     try {
@@ -294,6 +305,8 @@ export class SessionHost {
         res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(redactDeep(event))}\n\n`);
       });
     };
+    // what the client should know before the run: project settings that do not apply here
+    for (const message of notes) send({ type: "alert", level: "warn", source: "project_trust", message });
     const keepAlive = setInterval(() => {
       if (!res.writableEnded && !res.destroyed) res.write(": keep-alive\n\n");
     }, this.#keepAliveMs);
@@ -428,8 +441,8 @@ export class SessionHost {
       .load(id)
       .catch((error: unknown) => Promise.reject(storeError(error)));
     const cwd = loaded.meta.cwd;
-    if (cwd === undefined || !(await placeIn(this.#root, cwd)).inside) {
-      throw new HttpError(404, "not_found", `no session ${id} in this server's root ${this.#root}`);
+    if (cwd === undefined || !(await this.#place(cwd)).inside) {
+      throw new HttpError(404, "not_found", `no session ${id} in this server's ${this.#rootsText()}`);
     }
     return loaded;
   }
@@ -457,16 +470,40 @@ export class SessionHost {
     return spec;
   }
 
-  async #setup(spec: SessionSpec): Promise<ModelSetup> {
+  /**
+   * The session's model and config. `ignored` is told what a project's own
+   * settings set that were left out because the project is not trusted.
+   */
+  async #setup(spec: SessionSpec, ignored?: (message: string) => void): Promise<ModelSetup> {
     const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
+    const { permissionMode, allowTools, denyTools, noSandbox, bypassWithoutSandbox } = this.#defaults;
     const flags: SessionFlags = {
       cwd: spec.cwd,
       ...(spec.model !== undefined ? { model: spec.model } : {}),
       ...(spec.baseUrl !== undefined ? { baseURL: spec.baseUrl } : {}),
+      // the server's permission flags hold for every session, as the CLI's for its one
+      ...(permissionMode !== undefined ? { permissionMode } : {}),
+      ...(allowTools !== undefined ? { allowTools } : {}),
+      ...(denyTools !== undefined ? { denyTools } : {}),
+      ...(noSandbox ? { noSandbox } : {}),
+      ...(bypassWithoutSandbox ? { bypassWithoutSandbox } : {}),
+    };
+    const trust = {
+      // A project's own settings that widen reach apply once trusted: YOI_TRUST_PROJECT=1, a yes in
+      // interactive yoi (remembered in ~/.yoi), or `--trust-project` naming it or a directory above it.
+      given: (settings: ProjectSettings) => this.#trusted.some((dir) => within(dir, settings.root)),
+      onIgnored: (settings: ProjectSettings) => {
+        const message = `ignoring what ${settings.file} sets (${settings.lines.join("; ")}): the project is not trusted by this server; an administrator trusts it with yoi serve --trust-project ${settings.root}`;
+        ignored?.(message);
+        const key = `${settings.root}\0${settings.hash}`;
+        if (!this.#ignoredSaid.has(key)) {
+          this.#ignoredSaid.add(key);
+          this.#log(message);
+        }
+      },
     };
     try {
-      // As print mode: a project's own settings that widen reach apply once trusted (YOI_TRUST_PROJECT=1, or a yes in interactive yoi).
-      return await setupModel(flags, { env, cwd: spec.cwd, trust: {} });
+      return await setupModel(flags, { env, cwd: spec.cwd, trust });
     } catch (error) {
       if (CliError.isInstance(error) || ConfigError.isInstance(error)) {
         throw new HttpError(400, "invalid_session", error.message.split("\n")[0] as string);
@@ -477,16 +514,26 @@ export class SessionHost {
 
   /** Resolves a session directory inside the root (symlinks resolved); 400 outside it or missing. */
   async #scopedCwd(cwd: string | undefined): Promise<string> {
-    const place = await placeIn(this.#root, cwd ?? ".");
+    const place = await this.#place(cwd ?? ".");
     if (!place.exists) throw new HttpError(400, "invalid_body", `cwd: ${place.wanted} does not exist`);
     if (!place.inside) {
       throw new HttpError(
         400,
         "invalid_body",
-        `cwd: ${place.wanted} is outside the server's root ${this.#root}`,
+        `cwd: ${place.wanted} is outside the server's ${this.#rootsText()}`,
       );
     }
     return place.real;
+  }
+
+  /** Where a directory is (a relative one against the first root), and whether it lies in a root. */
+  async #place(dir: string) {
+    const place = await placeIn(this.#roots[0] as string, dir);
+    return { ...place, inside: this.#roots.some((root) => within(root, place.real)) };
+  }
+
+  #rootsText(): string {
+    return this.#roots.length === 1 ? `root ${this.#roots[0]}` : `roots ${this.#roots.join(", ")}`;
   }
 }
 
@@ -506,8 +553,13 @@ async function placeIn(
     wanted,
     real: where,
     exists: real !== undefined,
-    inside: where === root || where.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`),
+    inside: within(root, where),
   };
+}
+
+/** Whether `dir` is `root` or lies under it (both absolute, symlinks resolved). */
+function within(root: string, dir: string): boolean {
+  return dir === root || dir.startsWith(root.endsWith(path.sep) ? root : `${root}${path.sep}`);
 }
 
 function checkId(id: string): void {
