@@ -46,6 +46,8 @@ export interface PodRunOptions {
   signal?: AbortSignal;
   /** Tools (names or globs) approved without asking during this run (a custom command's `allowed-tools`). */
   allowTools?: readonly string[];
+  /** Who sent the input (a user name of the host's), kept in the session log's `user_input` record. */
+  author?: string;
 }
 
 export class Pod {
@@ -214,7 +216,13 @@ export class Pod {
       w.append({ type: "checkpoint", kind: "turn", turn, ...(label !== undefined ? { label } : {}) }),
     );
     // The item record holds the message itself: this record keeps a preview and the refs, so the log stores a prompt once.
-    log.append((w) => w.userInput(...inputRecord(typeof input === "string" ? input : text, segments)));
+    log.append((w) =>
+      w.userInput(
+        ...inputRecord(typeof input === "string" ? input : text, segments),
+        undefined,
+        options.author,
+      ),
+    );
     const controller = this.#start(options.signal);
     const approved = options.allowTools?.length ? this.permissions.preApprove(options.allowTools) : undefined;
     // Instruction files and git are read while the refs are: both only need to be ready for the request.

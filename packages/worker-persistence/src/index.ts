@@ -7,6 +7,7 @@ export {
   type ManagedBlobStore,
 } from "./blob-gc.ts";
 export { collectBlobRefs, sessionBlobRefs } from "./blob-refs.ts";
+export { FileSessionAccess } from "./file-session-access.ts";
 export { FileSessionStore } from "./file-session-store.ts";
 export { type CleanupResult, FsBlobStore, type FsBlobStoreOptions } from "./fs-blob-store.ts";
 export { itemProblem } from "./item-problem.ts";
@@ -60,6 +61,8 @@ export {
 } from "./session-store.ts";
 export type {
   NewSessionOptions,
+  SessionAccess,
+  SessionAccessStore,
   SessionStore,
   SessionWriter,
   StoreOpenedSession,

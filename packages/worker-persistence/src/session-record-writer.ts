@@ -88,12 +88,13 @@ export abstract class SessionRecordWriter {
   }
 
   /** What the user submitted, with its segments (text and `@path` refs). */
-  userInput(text: string, segments?: InputSegment[], turn?: number): Promise<SessionRecord> {
+  userInput(text: string, segments?: InputSegment[], turn?: number, author?: string): Promise<SessionRecord> {
     return this.append({
       type: "user_input",
       text,
       ...(segments && { segments }),
       ...(turn !== undefined && { turn }),
+      ...(author !== undefined && { author }),
     });
   }
 

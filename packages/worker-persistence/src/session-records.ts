@@ -84,6 +84,8 @@ export interface UserInputRecord extends RecordBase {
   text: string;
   segments?: InputSegment[];
   turn?: number;
+  /** Who sent it, where the host knows users (a `yoi serve` token's name). */
+  author?: string;
 }
 
 export interface ItemRecord extends RecordBase {
@@ -355,6 +357,8 @@ export function recordProblem(value: unknown): string | undefined {
         : "session_start with a non-object `config`";
     case "user_input":
       if (typeof value.text !== "string") return "user_input without `text`";
+      if (value.author !== undefined && typeof value.author !== "string")
+        return "user_input whose `author` is not a string";
       return value.segments === undefined || Array.isArray(value.segments)
         ? undefined
         : "user_input whose `segments` is not an array";

@@ -54,3 +54,26 @@ export interface SessionStore {
   /** Sessions, most recently updated first. */
   list(options?: { limit?: number }): Promise<SessionSummary[]>;
 }
+
+/** Who may reach a session, where a host has users (`yoi serve` with tokens). */
+export interface SessionAccess {
+  /** The user who created it; undefined for a session made without users. */
+  owner: string | undefined;
+  /** Users the owner (or an administrator) granted it to, in the order granted. */
+  members: string[];
+}
+
+/**
+ * The users of each session, kept beside the sessions (the same directory,
+ * the same database), so every host serving the store sees the same grants.
+ */
+export interface SessionAccessStore {
+  /** The owner and members of a session (no owner and none for a session never recorded). */
+  get(id: string): Promise<SessionAccess>;
+  /** Records the session's owner (when it is created). */
+  setOwner(id: string, owner: string): Promise<void>;
+  /** Adds a member; granting one twice changes nothing. */
+  grant(id: string, member: string): Promise<void>;
+  /** The ids of the sessions `user` owns or was granted. */
+  visibleTo(user: string): Promise<Set<string>>;
+}

@@ -7,6 +7,7 @@ export { PgBlobStore } from "./pg-blob-store.ts";
 export { PgStoreError, type PgStoreErrorCode } from "./pg-error.ts";
 export { type LeaseHolder, SessionLeasedError } from "./pg-lease.ts";
 export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./pg-migrations.ts";
+export { PgSessionAccess } from "./pg-session-access.ts";
 export { PgSessionLog } from "./pg-session-log.ts";
 export { PgSessionStore } from "./pg-session-store.ts";
 export { PgStore, type PgStoreOptions } from "./pg-store.ts";

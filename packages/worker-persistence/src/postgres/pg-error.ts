@@ -1,5 +1,6 @@
 /** Typed errors of the PostgreSQL stores. */
 import { errorMessage, YoiError } from "@yoi/manifest/errors";
+import { SessionLogError } from "../session-error.ts";
 
 export type PgStoreErrorCode =
   /** The database cannot be reached (refused, timed out, DNS, authentication). */
@@ -60,4 +61,14 @@ export function describeDbError(error: unknown): string {
   const message = errorMessage(error) || String(error);
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
+}
+
+/** A driver failure as a `SessionLogError` `io` naming the database (`location`), never the URL. */
+export function dbIoError(location: string, action: string, error: unknown): SessionLogError {
+  if (SessionLogError.isInstance(error)) return error;
+  const hint = isConnectionError(error) ? " (the database is unreachable)" : "";
+  return new SessionLogError("io", `cannot ${action} in ${location}: ${describeDbError(error)}${hint}`, {
+    path: location,
+    cause: error,
+  });
 }

@@ -57,6 +57,20 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    name: "session access: owner and members",
+    statements: [
+      `CREATE TABLE yoi_session_access (
+        session_id text NOT NULL REFERENCES yoi_sessions (id) ON DELETE CASCADE,
+        principal text NOT NULL,
+        role text NOT NULL CHECK (role IN ('owner', 'member')),
+        granted_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (session_id, principal)
+      )`,
+      "CREATE INDEX yoi_session_access_by_principal ON yoi_session_access (principal)",
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

@@ -13,7 +13,7 @@ import { SessionReplay, titleFromInput } from "../session-replay.ts";
 import type { SessionWarning } from "../session-scan.ts";
 import type { LoadedSession, SessionSummary } from "../session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "../session-store-port.ts";
-import { describeDbError, isConnectionError } from "./pg-error.ts";
+import { dbIoError } from "./pg-error.ts";
 import { type LeaseHolder, type LeaseOptions, PgLease } from "./pg-lease.ts";
 import { PgSessionLog } from "./pg-session-log.ts";
 
@@ -70,18 +70,8 @@ export class PgSessionStore implements SessionStore {
     };
   }
 
-  /** Wraps a driver failure into a `SessionLogError` `io` naming the database, not the URL. */
   #ioError(action: string, error: unknown): SessionLogError {
-    if (SessionLogError.isInstance(error)) return error;
-    const hint = isConnectionError(error) ? " (the database is unreachable)" : "";
-    return new SessionLogError(
-      "io",
-      `cannot ${action} in ${this.location}: ${describeDbError(error)}${hint}`,
-      {
-        path: this.location,
-        cause: error,
-      },
-    );
+    return dbIoError(this.location, action, error);
   }
 
   async create(options: NewSessionOptions): Promise<PgSessionLog> {

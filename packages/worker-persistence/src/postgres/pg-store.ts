@@ -15,6 +15,7 @@ import { pgSessionBlobRefs } from "./pg-blob-refs.ts";
 import { PgBlobStore } from "./pg-blob-store.ts";
 import { describeDbError, PgStoreError } from "./pg-error.ts";
 import { migrate } from "./pg-migrations.ts";
+import { PgSessionAccess } from "./pg-session-access.ts";
 import { PgSessionStore } from "./pg-session-store.ts";
 import { describePostgresUrl } from "./pg-url.ts";
 
@@ -42,6 +43,8 @@ export class PgStore {
   readonly where: string;
   readonly sessions: PgSessionStore;
   readonly blobs: PgBlobStore;
+  /** Owners and members of sessions (hosts with users: `yoi serve --token-file`). */
+  readonly access: PgSessionAccess;
   readonly holder: string;
   /** The driver's pool (for tests and tools; the stores are the API). */
   readonly sql: Sql;
@@ -61,6 +64,7 @@ export class PgStore {
       heartbeatMs,
       ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
     });
+    this.access = new PgSessionAccess(sql, location);
     this.blobs = new PgBlobStore(sql, location, {
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
     });
