@@ -41,25 +41,25 @@ export const RunBody = z
 
 export const PermissionAnswerBody = z
   .strictObject({
-  decision: z
-    .enum(["allow", "allow_always", "deny"])
-    .describe(
-      "`allow_always` also allows the same tool and subject for the rest of the run's session on this host.",
-    ),
-  mode: z
-    .enum(["acceptEdits", "default"])
-    .optional()
-    .describe(
-      "For `exit_plan_mode` with `allow`: the mode the approved plan is carried out in. Default `default`.",
-    ),
-  reason: z
-    .string()
-    .trim()
-    .min(1)
-    .max(4000)
-    .optional()
-    .describe("With `deny`: what the model is told (for `exit_plan_mode`, what to change in the plan)."),
-})
+    decision: z
+      .enum(["allow", "allow_always", "deny"])
+      .describe(
+        "`allow_always` also allows the same tool and subject for the rest of the run's session on this host.",
+      ),
+    mode: z
+      .enum(["acceptEdits", "default"])
+      .optional()
+      .describe(
+        "For `exit_plan_mode` with `allow`: the mode the approved plan is carried out in. Default `default`.",
+      ),
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(4000)
+      .optional()
+      .describe("With `deny`: what the model is told (for `exit_plan_mode`, what to change in the plan)."),
+  })
   .openapi("PermissionAnswerBody");
 
 /** Largest `limit` of `GET /v1/sessions`. */
@@ -131,9 +131,32 @@ export const SessionView = z
     records: z.number(),
     usage: Usage,
     runningOn: z.string().optional().describe("The host whose lease covers the session, while one does."),
+    owner: z.string().optional().describe("The user who created it, on a server with users."),
+    members: z.array(z.string()).optional().describe("The users it was granted to, on a server with users."),
     warnings: z.array(z.string()),
   })
   .openapi("SessionView");
+
+export const MemberBody = z
+  .strictObject({
+    user: z
+      .string()
+      .min(1)
+      .describe(
+        "A user's name from the server's token file: they may then see, run, cancel and answer this session.",
+      ),
+  })
+  .openapi("MemberBody");
+
+export const SessionMembers = z
+  .object({
+    owner: z
+      .string()
+      .optional()
+      .describe("The user who created the session (none when made with the administrator's token)."),
+    members: z.array(z.string()).describe("The users it was granted to."),
+  })
+  .openapi("SessionMembers");
 
 export const CancelAccepted = z.object({ status: z.literal("cancelling") }).openapi("CancelAccepted");
 export const PermissionAccepted = z.object({ status: z.literal("answered") }).openapi("PermissionAccepted");
@@ -142,3 +165,4 @@ export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type RunBody = z.infer<typeof RunBody>;
 export type PermissionAnswerBody = z.infer<typeof PermissionAnswerBody>;
 export type SessionView = z.infer<typeof SessionView>;
+export type SessionMembers = z.infer<typeof SessionMembers>;

@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { HttpError } from "./http-error.ts";
 
@@ -61,29 +60,4 @@ export function checkLoopbackRequest(headers: IncomingHttpHeaders, port: number 
         "(cross-site request forgery); clients that are not browsers send no Origin header",
     );
   }
-}
-
-const digest = (value: string) => createHash("sha256").update(value).digest();
-
-/**
- * Checks `Authorization: Bearer <token>` against the server's token in
- * constant time. The token is read from that header only: a cookie would be
- * sent by a browser on any site's behalf.
- */
-export function checkBearer(headers: IncomingHttpHeaders, token: string): void {
-  const header = headers.authorization ?? "";
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (match && timingSafeEqual(digest(match[1] as string), digest(token))) return;
-  const hint = "send the token in the header Authorization: Bearer <YOI_SERVE_TOKEN>";
-  throw new HttpError(
-    401,
-    "unauthorized",
-    match
-      ? "refused: wrong bearer token"
-      : header !== ""
-        ? `refused: the Authorization header is not a bearer token; ${hint}`
-        : headers.cookie !== undefined
-          ? `refused: no Authorization header (cookies are never read for the token); ${hint}`
-          : `refused: no Authorization header; ${hint}`,
-  );
 }

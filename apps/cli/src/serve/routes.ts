@@ -9,19 +9,21 @@ import {
   CreateSessionBody,
   ErrorBody,
   ListQuery,
+  MemberBody,
   PermissionAccepted,
   PermissionAnswerBody,
   RunBody,
   SessionCreated,
   SessionList,
+  SessionMembers,
   SessionView,
 } from "./api-schemas.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "The body is not valid JSON or does not match the schema (the zod issues are in `error.issues`), a query parameter is out of range, or a path segment is not valid percent-encoded UTF-8.",
   401: "Missing or wrong bearer token (read from the Authorization header only, never a cookie).",
-  403: "Without a token: the Host header is not a loopback name or the Origin is another site.",
-  404: "No such session.",
+  403: "Without a token: the Host header is not a loopback name or the Origin is another site. With users: only the session's owner or an administrator may add members.",
+  404: "No such session (or one the caller may not see).",
   409: "The session is running on another host (`error.holder` names it) or is not running.",
   413: "The body is larger than 1 MiB.",
 };
@@ -93,6 +95,16 @@ export const routes = {
       body: { required: true, content: { "application/json": { schema: PermissionAnswerBody } } },
     },
     responses: { 200: json(PermissionAccepted, "Answered."), ...errors(400, 401, 403, 404, 409) },
+  }),
+  members: createRoute({
+    method: "post",
+    path: "/v1/sessions/{id}/members",
+    summary: "Grant the session to another user of the token file",
+    request: {
+      params: sessionId,
+      body: { required: true, content: { "application/json": { schema: MemberBody } } },
+    },
+    responses: { 200: json(SessionMembers, "The owner and members now."), ...errors(400, 401, 403, 404) },
   }),
 } as const;
 

@@ -17,14 +17,23 @@ import { isLoopback } from "./auth.ts";
 import { startServeServer } from "./serve-server.ts";
 import { openServeStore, type ServeStore } from "./serve-store.ts";
 import { SessionHost } from "./session-host.ts";
+import { ServeUsers } from "./users.ts";
 
 export async function serveCommand(command: Extract<Command, { kind: "serve" }>): Promise<number> {
   const env = process.env;
-  const token = env.YOI_SERVE_TOKEN?.trim() || undefined;
-  if (token === undefined && !isLoopback(command.host)) {
+  const users = new ServeUsers({
+    adminToken: env.YOI_SERVE_TOKEN?.trim() || undefined,
+    file: command.tokenFile === undefined ? undefined : path.resolve(command.tokenFile),
+  });
+  if (!users.required && !isLoopback(command.host)) {
     throw usageError(
-      `yoi serve --host ${command.host} accepts connections from other machines: set YOI_SERVE_TOKEN to a secret that clients send as "Authorization: Bearer <token>"`,
+      `yoi serve --host ${command.host} accepts connections from other machines: set YOI_SERVE_TOKEN to a secret that clients send as "Authorization: Bearer <token>", or give users tokens with --token-file`,
     );
+  }
+  try {
+    await users.load();
+  } catch (error) {
+    throw usageError(`--token-file: ${errorMessage(error)}`);
   }
   const storeArg = command.store ?? (env.YOI_STORE?.trim() || undefined);
   const scheme = storeArg === undefined ? undefined : /^([a-z][a-z0-9+.-]*):\/\//i.exec(storeArg)?.[1];
@@ -77,6 +86,8 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
   // What the model's tools (bash) inherit must not carry the database's credentials.
   delete process.env.YOI_STORE;
   delete process.env.PGPASSWORD;
+  // nor the administrator's token
+  delete process.env.YOI_SERVE_TOKEN;
   const host = new SessionHost({
     store,
     roots,
@@ -91,7 +102,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     server = await startServeServer(
       {
         host,
-        token,
+        users,
         version: cliVersion(),
         ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
         // A request's error may quote what a client sent: shown, never acted on by the terminal.
@@ -110,8 +121,22 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     );
   }
   process.stderr.write(
-    `yoi serve: listening on ${server.url} (sessions in ${store.location}; root${roots.length > 1 ? "s" : ""} ${roots.join(", ")}; host ${holder}${token ? "; bearer token required" : ""})\n`,
+    `yoi serve: listening on ${server.url} (sessions in ${store.location}; root${roots.length > 1 ? "s" : ""} ${roots.join(", ")}; host ${holder}${users.required ? `; bearer token required${command.tokenFile !== undefined ? `, ${users.count} user${users.count === 1 ? "" : "s"}` : ""}` : ""})\n`,
   );
+  // SIGHUP re-reads the token file; a file that no longer parses keeps the users it had.
+  const reload = () => {
+    users.load().then(
+      () =>
+        process.stderr.write(
+          `yoi serve: reloaded ${users.count} user${users.count === 1 ? "" : "s"} from the token file\n`,
+        ),
+      (error: unknown) =>
+        process.stderr.write(
+          `yoi serve: ${sanitize(errorMessage(error))}; keeping the ${users.count} user${users.count === 1 ? "" : "s"} read before\n`,
+        ),
+    );
+  };
+  if (command.tokenFile !== undefined) process.on("SIGHUP", reload);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);

@@ -13,20 +13,22 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
-import { checkBearer, checkLoopbackRequest } from "./auth.ts";
+import { checkLoopbackRequest } from "./auth.ts";
 import { HttpError } from "./http-error.ts";
 import { decodeSegment, MAX_BODY_BYTES } from "./http-io.ts";
 import { openApiInfo, routes } from "./routes.ts";
 import type { SessionHost } from "./session-host.ts";
+import type { Principal, ServeUsers } from "./users.ts";
 
 export interface ServeServerOptions {
   host: SessionHost;
   /**
-   * Required bearer token. Undefined: the server listens on loopback only
-   * (checked by the caller) and answers only requests addressed to a
-   * loopback name from no other site's page.
+   * Who may call: the administrator's token and the token file's users.
+   * Without either the server listens on loopback only (checked by the
+   * caller) and answers only requests addressed to a loopback name from no
+   * other site's page.
    */
-  token: string | undefined;
+  users: ServeUsers;
   version: string;
   /**
    * How long a client may take to send a whole request (headers and body), ms;
@@ -53,7 +55,7 @@ export interface ServeServer {
   }): Promise<void>;
 }
 
-type Env = { Bindings: HttpBindings };
+type Env = { Bindings: HttpBindings; Variables: { user: Principal } };
 
 /** The first zod issue as an HttpError of the part of the request it is about. */
 function invalid(target: string, error: ZodError, c: Context<Env>): HttpError {
@@ -125,8 +127,7 @@ export function createServeApp(options: ServeServerOptions): OpenAPIHono<Env> {
 
   app.use("*", async (c, next) => {
     const pathname = new URL(c.req.url).pathname;
-    if (pathname !== "/v1/openapi.json" && options.token !== undefined)
-      checkBearer(c.env.incoming.headers, options.token);
+    if (pathname !== "/v1/openapi.json") c.set("user", options.users.authenticate(c.env.incoming.headers));
     // hono leaves a segment it cannot decode as it is; the API refuses it instead
     for (const segment of pathname.split("/")) decodeSegment(segment);
     await next();
@@ -144,28 +145,42 @@ export function createServeApp(options: ServeServerOptions): OpenAPIHono<Env> {
   );
 
   app.openapi(routes.create, async (c) => {
-    return c.json(await host.create(c.req.valid("json") ?? {}), 201);
+    return c.json(await host.create(c.get("user"), c.req.valid("json") ?? {}), 201);
   });
   app.openapi(routes.list, async (c) => {
     const { limit } = c.req.valid("query");
-    return c.json({ sessions: (await host.list(limit)).map(({ path: _where, ...s }) => s) }, 200);
+    return c.json(
+      { sessions: (await host.list(c.get("user"), limit)).map(({ path: _where, ...s }) => s) },
+      200,
+    );
   });
-  app.openapi(routes.view, async (c) => c.json(await host.view(c.req.valid("param").id), 200));
+  app.openapi(routes.view, async (c) => c.json(await host.view(c.get("user"), c.req.valid("param").id), 200));
   // The stream is written by the session host straight to the node response.
   app.openapi(routes.run, (async (c: Context<Env>) => {
     const { id } = c.req.param() as { id: string };
     const body = (c.req as unknown as { valid(target: "json"): { prompt: string } }).valid("json");
-    await host.run(id, body.prompt, c.env.outgoing);
+    await host.run(c.get("user"), id, body.prompt, c.env.outgoing);
     return RESPONSE_ALREADY_SENT;
   }) as never);
   app.openapi(routes.cancel, async (c) => {
-    await host.cancel(c.req.valid("param").id);
+    await host.cancel(c.get("user"), c.req.valid("param").id);
     return c.json({ status: "cancelling" as const }, 202);
   });
   app.openapi(routes.permission, async (c) => {
     const { id, requestId } = c.req.valid("param");
-    await host.answer(id, requestId, c.req.valid("json"));
+    await host.answer(c.get("user"), id, requestId, c.req.valid("json"));
     return c.json({ status: "answered" as const }, 200);
+  });
+  app.openapi(routes.members, async (c) => {
+    const member = c.req.valid("json").user;
+    if (!options.users.has(member)) {
+      throw new HttpError(
+        400,
+        "invalid_body",
+        `user: no user ${JSON.stringify(member.slice(0, 70))} in the server's token file`,
+      );
+    }
+    return c.json(await host.grant(c.get("user"), c.req.valid("param").id, member), 200);
   });
   app.doc31("/v1/openapi.json", {
     ...openApiInfo(options.version),
@@ -231,7 +246,7 @@ export async function startServeServer(
     },
     (req, res) => {
       // Checked on the raw request, before anything parses the Host header.
-      if (options.token === undefined) {
+      if (!options.users.required) {
         try {
           checkLoopbackRequest(req.headers, req.socket.localPort);
         } catch (error) {

@@ -5,7 +5,13 @@
  */
 import type { BlobStore } from "@yoi/llm-worker";
 import { errorMessage } from "@yoi/manifest/errors";
-import { FileSessionStore, FsBlobStore, type SessionStore } from "@yoi/worker-persistence";
+import {
+  FileSessionAccess,
+  FileSessionStore,
+  FsBlobStore,
+  type SessionAccessStore,
+  type SessionStore,
+} from "@yoi/worker-persistence";
 import { CliError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 
@@ -13,6 +19,8 @@ import { EXIT } from "../exit-codes.ts";
 export interface ServeStore {
   readonly sessions: SessionStore;
   readonly blobs: BlobStore;
+  /** Owners and members of sessions (users from `--token-file`). */
+  readonly access: SessionAccessStore;
   /** This host's name in leases and 409 answers. */
   readonly holder: string;
   /** Where the data lives (no credentials), for the start-up line. */
@@ -59,6 +67,7 @@ export async function openServeStore(options: OpenServeStoreOptions): Promise<Se
     return {
       sessions: pg.sessions,
       blobs: pg.blobs,
+      access: pg.access,
       holder: pg.holder,
       location: `postgres://${pg.where}`,
       leaseHolder: async (id) => (await pg.sessions.leaseHolder(id))?.holder,
@@ -69,6 +78,7 @@ export async function openServeStore(options: OpenServeStoreOptions): Promise<Se
   return {
     sessions: new FileSessionStore({ dir }),
     blobs: await FsBlobStore.open({ dir }),
+    access: new FileSessionAccess({ dir }),
     holder: options.holder,
     location: dir,
     // one host per data directory: the file lock refuses a second writer itself

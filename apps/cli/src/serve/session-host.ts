@@ -16,7 +16,12 @@ import type { RunResult } from "@yoi/llm-worker";
 import { ConfigError, type ProjectSettings } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import { EXIT_PLAN_MODE_TOOL_NAME, type PermissionDecision, Pod, type PodEvent } from "@yoi/pod";
-import { checkSessionId, SessionLogError, type SessionSummary } from "@yoi/worker-persistence";
+import {
+  checkSessionId,
+  type SessionAccess,
+  SessionLogError,
+  type SessionSummary,
+} from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import { lastText } from "../commands/print.ts";
@@ -25,10 +30,11 @@ import { providerContext } from "../open-session.ts";
 import { type ModelSetup, setupModel } from "../session-setup.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
-import type { CreateSessionBody, PermissionAnswerBody, SessionView } from "./api-schemas.ts";
+import type { CreateSessionBody, PermissionAnswerBody, SessionMembers, SessionView } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
 import { clientGone } from "./http-io.ts";
 import type { ServeStore } from "./serve-store.ts";
+import type { Principal } from "./users.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -52,6 +58,8 @@ interface SessionSpec {
 
 interface ActiveRun {
   pod?: Pod;
+  /** Who may reach the session, as read when the run started. */
+  access?: SessionAccess;
   pending: Map<string, (answer: PermissionAnswerBody) => void>;
   done: Promise<void>;
 }
@@ -110,7 +118,7 @@ export class SessionHost {
     return this.#runs.size;
   }
 
-  async create(body: CreateSessionBody): Promise<{ id: string }> {
+  async create(user: Principal, body: CreateSessionBody): Promise<{ id: string }> {
     const cwd = await this.#scopedCwd(body.cwd);
     const model = body.model ?? this.#defaults.model;
     const baseUrl = body.baseUrl ?? this.#defaults.baseURL;
@@ -132,12 +140,22 @@ export class SessionHost {
       })
       .catch((error: unknown) => Promise.reject(storeError(error)));
     await writer.close();
+    if (user.name !== undefined) {
+      await this.#store.access
+        .setOwner(writer.id, user.name)
+        .catch((error: unknown) => Promise.reject(storeError(error)));
+    }
     this.#remember(writer.id, spec);
     return { id: writer.id };
   }
 
-  /** The sessions inside the root, the most recently updated first. */
-  async list(limit: number | undefined): Promise<SessionSummary[]> {
+  /** The sessions inside the roots that `user` may see, the most recently updated first. */
+  async list(user: Principal, limit: number | undefined): Promise<SessionSummary[]> {
+    const mine = user.admin
+      ? undefined
+      : await this.#store.access
+          .visibleTo(user.name as string)
+          .catch((error: unknown) => Promise.reject(storeError(error)));
     // The store cannot filter by directory: read more until enough are inside.
     let want = limit === undefined ? undefined : Math.max(limit * 2, 50);
     for (;;) {
@@ -147,7 +165,7 @@ export class SessionHost {
       const inside = await Promise.all(
         all.map(async (s) => s.cwd !== undefined && (await this.#place(s.cwd)).inside),
       );
-      const visible = all.filter((_, i) => inside[i]);
+      const visible = all.filter((s, i) => inside[i] && (mine === undefined || mine.has(s.id)));
       if (limit === undefined || want === undefined || visible.length >= limit || all.length < want) {
         return limit === undefined ? visible : visible.slice(0, limit);
       }
@@ -155,7 +173,8 @@ export class SessionHost {
     }
   }
 
-  async view(id: string): Promise<SessionView> {
+  async view(user: Principal, id: string): Promise<SessionView> {
+    const access = await this.#allowed(user, id);
     const loaded = await this.#load(id);
     const { meta } = loaded;
     const runningOn = this.#runs.has(id)
@@ -174,12 +193,15 @@ export class SessionHost {
       records: meta.records,
       usage: meta.usage,
       ...(runningOn !== undefined ? { runningOn } : {}),
+      ...(access.owner !== undefined ? { owner: access.owner } : {}),
+      ...(access.members.length > 0 ? { members: access.members } : {}),
       warnings: loaded.warnings.map((w) => (w.line > 0 ? `record ${w.line}: ${w.message}` : w.message)),
     };
   }
 
   /** Cancels the session's run on this host; 409 naming the holder when it runs elsewhere. */
-  async cancel(id: string): Promise<void> {
+  async cancel(user: Principal, id: string): Promise<void> {
+    await this.#allowed(user, id);
     const run = this.#runs.get(id);
     if (run?.pod) {
       run.pod.cancel("cancelled through the API");
@@ -193,7 +215,8 @@ export class SessionHost {
    * `exit_plan_mode`, `allow` approves the plan (in `mode`, default
    * `default`); `deny` with a `reason` hands the model that feedback.
    */
-  async answer(id: string, requestId: string, body: PermissionAnswerBody): Promise<void> {
+  async answer(user: Principal, id: string, requestId: string, body: PermissionAnswerBody): Promise<void> {
+    await this.#allowed(user, id);
     const run = this.#runs.get(id);
     if (run === undefined) return this.#notHere(id, "answer a permission question of");
     const resolve = run.pending.get(requestId);
@@ -202,6 +225,42 @@ export class SessionHost {
     }
     run.pending.delete(requestId);
     resolve(body);
+  }
+
+  /**
+   * Grants the session to `member` (a user of the token file, checked by
+   * the caller); only its owner or an administrator may.
+   */
+  async grant(user: Principal, id: string, member: string): Promise<SessionMembers> {
+    const access = await this.#allowed(user, id);
+    if (!user.admin && access.owner !== user.name) {
+      throw new HttpError(
+        403,
+        "forbidden",
+        `only the owner of session ${id}${access.owner !== undefined ? ` (${access.owner})` : ""} or an administrator may add members`,
+      );
+    }
+    await this.#store.access.grant(id, member).catch((error: unknown) => Promise.reject(storeError(error)));
+    const now = await this.#store.access.get(id).catch((error: unknown) => Promise.reject(storeError(error)));
+    return { ...(now.owner !== undefined ? { owner: now.owner } : {}), members: now.members };
+  }
+
+  /**
+   * The session's users when `user` may reach it (an administrator, its
+   * owner, a member); otherwise 404, as for a session that does not exist.
+   */
+  async #allowed(user: Principal, id: string): Promise<SessionAccess> {
+    checkId(id);
+    const may = (access: SessionAccess) =>
+      user.admin || access.owner === user.name || access.members.includes(user.name as string);
+    // A run on this host knows who may reach it: cancelling or answering it needs no store (which may be down).
+    const known = this.#runs.get(id)?.access;
+    if (known !== undefined && may(known)) return known;
+    const access = await this.#store.access
+      .get(id)
+      .catch((error: unknown) => Promise.reject(storeError(error)));
+    if (may(access)) return access;
+    throw new HttpError(404, "not_found", `no session ${id}`);
   }
 
   async #notHere(id: string, what: string): Promise<never> {
@@ -220,10 +279,11 @@ export class SessionHost {
    * thrown as HttpErrors (404, 409 with the holder, 503 for the store);
    * after that, failures are events and the stream ends with `result`.
    */
-  async run(id: string, prompt: string, res: ServerResponse): Promise<void> {
+  async run(user: Principal, id: string, prompt: string, res: ServerResponse): Promise<void> {
     // Taken first: a client that leaves while the session is being restored
     // must still cancel the run (nobody else can be watching it).
     const gone = clientGone(res);
+    const access = await this.#allowed(user, id);
     if (this.#draining) {
       throw new HttpError(
         503,
@@ -242,17 +302,24 @@ export class SessionHost {
       );
     }
     let finish!: () => void;
-    const run: ActiveRun = { pending: new Map(), done: new Promise<void>((r) => (finish = r)) };
+    const run: ActiveRun = { access, pending: new Map(), done: new Promise<void>((r) => (finish = r)) };
     this.#runs.set(id, run);
     try {
-      await this.#stream(id, prompt, run, gone, res);
+      await this.#stream(id, prompt, user, run, gone, res);
     } finally {
       this.#runs.delete(id);
       finish();
     }
   }
 
-  async #stream(id: string, prompt: string, run: ActiveRun, gone: AbortSignal, res: ServerResponse) {
+  async #stream(
+    id: string,
+    prompt: string,
+    user: Principal,
+    run: ActiveRun,
+    gone: AbortSignal,
+    res: ServerResponse,
+  ) {
     const spec = await this.#spec(id);
     if (gone.aborted) return;
     const notes: string[] = [];
@@ -342,7 +409,7 @@ export class SessionHost {
     let result: RunResult | undefined;
     let crash: unknown;
     try {
-      result = await pod.run(prompt);
+      result = await pod.run(prompt, user.name !== undefined ? { author: user.name } : {});
     } catch (error) {
       crash = error;
     }
