@@ -1,20 +1,24 @@
 import { YoiError } from "@yoi/manifest/errors";
 import { errnoHint, errnoOf } from "./fs-errors.ts";
 
+/**
+ * What went wrong, as a stable string:
+ *
+ * - `locked`: Another process (or another handle in this one) holds the session's write lock.
+ * - `not_found`: No log file for this session id.
+ * - `ambiguous`: A session id prefix matches more than one session.
+ * - `exists`: A session with this id already exists (createSession).
+ * - `invalid_id`: The session id is not a safe file name.
+ * - `closed`: Appending to a log that was closed (or broken by an unrecoverable write error).
+ * - `io`: A file-system error; `errno` and `path` say which.
+ */
 export type SessionLogErrorCode =
-  /** Another process (or another handle in this one) holds the session's write lock. */
   | "locked"
-  /** No log file for this session id. */
   | "not_found"
-  /** A session id prefix matches more than one session. */
   | "ambiguous"
-  /** A session with this id already exists (createSession). */
   | "exists"
-  /** The session id is not a safe file name. */
   | "invalid_id"
-  /** Appending to a log that was closed (or broken by an unrecoverable write error). */
   | "closed"
-  /** A file-system error; `errno` and `path` say which. */
   | "io";
 
 /** Typed error of the session log. */

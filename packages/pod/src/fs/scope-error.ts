@@ -5,17 +5,17 @@
  */
 import { errorMessage, YoiError } from "@yoi/manifest/errors";
 
-export type ScopeErrorCode =
-  /** The path (or a symlink on the way) leads outside the read/write roots. */
-  | "out_of_scope"
-  /** Nothing exists at the path (or a parent is not a directory). */
-  | "not_found"
-  /** The path is malformed (empty, NUL byte, symlink loop) or of the wrong kind (a directory where a file was expected). */
-  | "invalid_path"
-  /** The file changed (or appeared) while it was being written: the write did not happen. */
-  | "conflict"
-  /** Any other failure of the operating system (permissions, disk full, ...). */
-  | "io";
+/**
+ * What went wrong, as a stable string:
+ *
+ * - `out_of_scope`: The path (or a symlink on the way) leads outside the read/write roots.
+ * - `not_found`: Nothing exists at the path (or a parent is not a directory).
+ * - `invalid_path`: The path is malformed (empty, NUL byte, symlink loop) or of the wrong kind (a
+ *   directory where a file was expected).
+ * - `conflict`: The file changed (or appeared) while it was being written: the write did not happen.
+ * - `io`: Any other failure of the operating system (permissions, disk full, ...).
+ */
+export type ScopeErrorCode = "out_of_scope" | "not_found" | "invalid_path" | "conflict" | "io";
 
 export class ScopeError extends YoiError<ScopeErrorCode> {
   override readonly name = "ScopeError";

@@ -12,15 +12,24 @@ import { ScopeError } from "../fs/scope-error.ts";
 import { readUpTo, type ScopedFs } from "../fs/scoped-fs.ts";
 import { classifyBytes, isValidUtf8, SNIFF_BYTES, utf8Boundary } from "../fs/text-sniff.ts";
 
+/**
+ * What went wrong, as a stable string:
+ *
+ * - `out_of_scope`
+ * - `not_found`
+ * - `binary`
+ * - `directory`: The path names a directory: only files are attached.
+ * - `io`
+ * - `too_large`
+ * - `unsupported`: The current model cannot take what the file is (an image, for a text-only model).
+ */
 export type FileRefErrorCode =
   | "out_of_scope"
   | "not_found"
   | "binary"
-  /** The path names a directory: only files are attached. */
   | "directory"
   | "io"
   | "too_large"
-  /** The current model cannot take what the file is (an image, for a text-only model). */
   | "unsupported";
 
 /** Why a file ref could not be attached. `message` is one line, fit for an Alert. */

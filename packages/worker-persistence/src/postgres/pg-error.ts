@@ -2,15 +2,15 @@
 import { errorMessage, YoiError } from "@yoi/manifest/errors";
 import { SessionLogError } from "../session-error.ts";
 
-export type PgStoreErrorCode =
-  /** The database cannot be reached (refused, timed out, DNS, authentication). */
-  | "unreachable"
-  /** The store URL is not a `postgres://` / `postgresql://` URL. */
-  | "invalid_url"
-  /** The database holds a schema newer than this version of yoi knows. */
-  | "schema_too_new"
-  /** A migration failed; the schema was left at the last version that applied. */
-  | "migration_failed";
+/**
+ * What went wrong, as a stable string:
+ *
+ * - `unreachable`: The database cannot be reached (refused, timed out, DNS, authentication).
+ * - `invalid_url`: The store URL is not a `postgres://` / `postgresql://` URL.
+ * - `schema_too_new`: The database holds a schema newer than this version of yoi knows.
+ * - `migration_failed`: A migration failed; the schema was left at the last version that applied.
+ */
+export type PgStoreErrorCode = "unreachable" | "invalid_url" | "schema_too_new" | "migration_failed";
 
 /** Connecting, migrating or a lost connection; session-level failures are `SessionLogError`s. */
 export class PgStoreError extends YoiError<PgStoreErrorCode> {
