@@ -15,6 +15,9 @@ export interface JsonUsage {
   reasoning_tokens: number;
 }
 
+/** One model's share of a result: its tokens, calls and dollars (null: its prices are unknown). */
+export type JsonModelUsage = JsonUsage & { calls: number; cost_usd: number | null };
+
 export type StreamJsonEvent =
   | { type: "session"; session_id: string; model: string; provider: string; cwd: string; resumed: boolean }
   | { type: "text"; turn: number; text: string }
@@ -85,6 +88,10 @@ export type StreamJsonEvent =
       text: string;
       turns: number;
       usage: JsonUsage;
+      /** Dollars of every model call, from list prices; null when a model's prices are unknown. */
+      cost_usd: number | null;
+      /** Usage and dollars per `"<provider>/<model>"` (subagents' models included). */
+      models: Record<string, JsonModelUsage>;
       duration_ms: number;
       error?: { code: string; message: string };
     };

@@ -24,6 +24,7 @@ import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";
 import { jsonLine, sanitize } from "../terminal-text.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
+import { pricingHint, UsageLedger } from "../usage-ledger.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
@@ -96,7 +97,10 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
 
   const assistant: Item[] = [];
   const redactStreamed = createStreamTextRedaction();
+  const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+  const ledger = new UsageLedger(() => setup.config);
   pod.subscribe((event: PodEvent) => {
+    ledger.record(event, () => model);
     if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
     if (stream) {
       for (const shown of redactStreamed(event)) {
@@ -175,10 +179,13 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       text,
       turns: result.turns,
       usage: jsonUsage(result.usage),
+      cost_usd: ledger.totalUsd() ?? null,
+      models: ledger.json(),
       duration_ms: Date.now() - started,
       ...(error ? { error } : {}),
     };
     process.stdout.write(`${jsonLine(redactDeep(final))}\n`);
+    for (const unpriced of ledger.unpriced()) diag(`note: cost_usd is null: ${pricingHint(unpriced)}`);
   }
   switch (result.status) {
     case "completed":

@@ -30,6 +30,7 @@ import { providerContext } from "../open-session.ts";
 import { type ModelSetup, setupModel } from "../session-setup.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
+import { UsageLedger } from "../usage-ledger.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionMembers, SessionView } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
 import { clientGone } from "./http-io.ts";
@@ -385,7 +386,10 @@ export class SessionHost {
     let storeFailure: string | undefined;
     const assistant: Item[] = [];
     const redactStreamed = createStreamTextRedaction();
+    const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
+    const ledger = new UsageLedger(() => setup.config);
     pod.subscribe((event: PodEvent) => {
+      ledger.record(event, () => model);
       if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
       if (event.type === "alert" && event.alert.source === "session_log" && event.alert.level === "error") {
         // The log is the product here: a run whose records cannot be stored stops.
@@ -436,6 +440,8 @@ export class SessionHost {
         text: lastText(assistant),
         turns: result?.turns ?? 0,
         usage: jsonUsage(result?.usage),
+        cost_usd: ledger.totalUsd() ?? null,
+        models: ledger.json(),
         duration_ms: Date.now() - started,
         ...(failure ? { error: failure } : {}),
       };
