@@ -283,6 +283,63 @@ describe("asking the UI", () => {
     expect(asked).toHaveLength(4);
   });
 
+  it("lists the session's grants and rules, and withdraws them", async () => {
+    const answers: PermissionDecision[] = [
+      "allow_always",
+      { action: "allow_always", rule: "git log *" },
+      "allow_always",
+    ];
+    let asked = 0;
+    const policy = new PermissionPolicy(
+      { rules: [{ tool: "read_file", match: "secret/**", action: "deny" }] },
+      {
+        sources: ["/home/u/.yoi/config.jsonc"],
+        ask: async () => {
+          asked += 1;
+          return answers.shift() ?? "deny";
+        },
+      },
+    );
+    await policy.check(call("write_file", { path: "a.ts" }));
+    await policy.check(call("bash", { command: "git log -3" }));
+    await policy.check(call("bash", { command: "make" }));
+    expect(policy.sessionGrants()).toEqual([
+      { tool: "write_file" },
+      { tool: "bash", match: "make", exact: true },
+      { tool: "bash", match: "git log *" },
+    ]);
+    // An approval added as a rule (what "always for this project" does) covers each simple command of a line.
+    const added = policy.addRule({ tool: "bash", match: "npm test *", action: "allow" }, "approvals");
+    expect(await policy.check(call("bash", { command: "npm test -- a && npm test -- b" }))).toMatchObject({
+      action: "allow",
+      by: "rule",
+      source: "approvals",
+    });
+    expect(policy.listRules()).toEqual([
+      {
+        index: 0,
+        tool: "read_file",
+        match: "secret/**",
+        action: "deny",
+        source: "/home/u/.yoi/config.jsonc",
+      },
+      { index: 1, tool: "bash", match: "npm test *", action: "allow", source: "approvals" },
+    ]);
+    expect(policy.removeRule(added)).toBe(true);
+    expect(policy.removeRule(added)).toBe(false);
+    expect(policy.listRules().map((r) => r.index)).toEqual([0]);
+    expect(policy.revokeSessionGrant({ tool: "bash", match: "git log *" })).toBe(true);
+    expect(policy.revokeSessionGrant({ tool: "write_file" })).toBe(true);
+    expect(policy.revokeSessionGrant({ tool: "write_file" })).toBe(false);
+    expect(policy.sessionGrants()).toEqual([{ tool: "bash", match: "make", exact: true }]);
+    // Withdrawn: asked again.
+    const before = asked;
+    expect(await policy.check(call("bash", { command: "npm test -- a" }))).toMatchObject({ by: "user" });
+    expect(await policy.check(call("bash", { command: "git log" }))).toMatchObject({ by: "user" });
+    expect(await policy.check(call("write_file", { path: "b.ts" }))).toMatchObject({ by: "user" });
+    expect(asked).toBe(before + 3);
+  });
+
   it("a no with a reason reaches the model in the denial message", async () => {
     const policy = new PermissionPolicy(
       {},

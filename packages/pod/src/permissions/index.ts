@@ -13,9 +13,11 @@ export {
   type PermissionPrefixGrant,
   type PermissionPrompt,
   type PermissionRequest,
+  type PermissionRuleInfo,
   type PlanApproval,
   primaryArgument,
   type SandboxStatus,
+  type SessionGrant,
 } from "./policy.ts";
 export { formatRuleSpec, parseRuleSpec } from "./rule-syntax.ts";
 export { analyzeShell, type ShellAnalysis, type ShellWrite } from "./shell-parse.ts";

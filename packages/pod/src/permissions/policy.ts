@@ -65,6 +65,25 @@ export interface PermissionPrefixGrant {
   rule: string;
 }
 
+/** A rule in force, as {@link PermissionPolicy.listRules} shows it. */
+export interface PermissionRuleInfo extends PermissionRule {
+  /** Its index (the `rule` of an outcome it decided). */
+  index: number;
+  /** Where it came from (a config file, `flag:--allow-tool`, a store of approvals), when known. */
+  source?: string;
+}
+
+/**
+ * An "always ... this session" answer: every call of `tool`, a bash prefix
+ * rule (`match`, `git log *`), or one exact subject (`exact`: a bash line, a
+ * web_fetch host).
+ */
+export interface SessionGrant {
+  tool: string;
+  match?: string;
+  exact?: boolean;
+}
+
 /** What the UI is asked to decide. */
 export interface PermissionRequest {
   callId: string;
@@ -224,6 +243,9 @@ const WRAPPERS = /^(?:(?:sudo|nohup|time|nice|command|builtin|exec|env|xargs)\s+
 
 interface CompiledRule {
   index: number;
+  rule: PermissionRule;
+  /** Removed during the session (`removeRule`): it matches nothing, its index stays. */
+  removed?: boolean;
   tool: (name: string) => boolean;
   match: ((subject: string) => boolean) | undefined;
   action: PermissionAction;
@@ -344,6 +366,7 @@ export class PermissionPolicy {
     const index = this.rules.length;
     this.rules.push({
       index,
+      rule: { ...rule },
       tool: pathMatcher(rule.tool),
       match:
         rule.match === undefined
@@ -360,6 +383,46 @@ export class PermissionPolicy {
   /** Where rule `index` came from, when known. */
   ruleSource(index: number): string | undefined {
     return this.rules[index]?.source;
+  }
+
+  /** The rules in force, in order: the config's, then those added during the session. */
+  listRules(): PermissionRuleInfo[] {
+    return this.rules
+      .filter((r) => !r.removed)
+      .map((r) => ({ index: r.index, ...r.rule, ...(r.source !== undefined ? { source: r.source } : {}) }));
+  }
+
+  /**
+   * Takes rule `index` out of force for the rest of the session (a removed
+   * "always for this project" approval); the other rules keep their
+   * indices. Returns whether it was in force.
+   */
+  removeRule(index: number): boolean {
+    const rule = this.rules[index];
+    if (rule === undefined || rule.removed) return false;
+    rule.removed = true;
+    rule.tool = () => false;
+    return true;
+  }
+
+  /** What the "always ... this session" answers granted so far. */
+  sessionGrants(): SessionGrant[] {
+    const out: SessionGrant[] = [];
+    for (const [tool, keys] of this.grants)
+      for (const key of keys) out.push(key === "*" ? { tool } : { tool, match: key, exact: true });
+    for (const grant of this.#prefixGrants) out.push({ tool: "bash", match: grant.rule });
+    return out;
+  }
+
+  /** Withdraws a grant {@link sessionGrants} listed; returns whether it was there. */
+  revokeSessionGrant(grant: SessionGrant): boolean {
+    if (grant.tool === "bash" && grant.match !== undefined && grant.exact !== true) {
+      const at = this.#prefixGrants.findIndex((g) => g.rule === grant.match);
+      if (at < 0) return false;
+      this.#prefixGrants.splice(at, 1);
+      return true;
+    }
+    return this.grants.get(grant.tool)?.delete(grant.match ?? "*") ?? false;
   }
 
   /** The names a subject goes by: for paths, as written (normalized) and the real path. */
