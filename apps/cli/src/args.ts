@@ -86,7 +86,9 @@ export type Command =
       /** `--token-file FILE`: one user per line, `<name> <secret>`. */
       tokenFile?: string;
     }
-  | { kind: "mcp"; flags: SessionFlags; action: "list" };
+  | { kind: "mcp"; flags: SessionFlags; action: "list" }
+  /** `yoi permissions [remove <n>]`. */
+  | { kind: "permissions"; flags: SessionFlags; remove?: string };
 
 export const SUBCOMMANDS = [
   "config",
@@ -97,6 +99,7 @@ export const SUBCOMMANDS = [
   "demo",
   "serve",
   "mcp",
+  "permissions",
   "help",
 ] as const;
 
@@ -181,6 +184,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
     ...PERMISSION_OPTIONS,
   ],
   mcp: ["cwd"],
+  permissions: ["cwd"],
   help: [],
 };
 
@@ -336,6 +340,17 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       noExtra("yoi mcp list", rest.slice(1), 0);
       return { kind: "mcp", flags, action: "list" };
+    case "permissions": {
+      check("permissions");
+      if (rest.length === 0) return { kind: "permissions", flags };
+      if (rest[0] !== "remove" || rest[1] === undefined) {
+        throw usageError(
+          `yoi permissions lists the rules; yoi permissions remove <n> removes approval n (got "${rest.join(" ")}")`,
+        );
+      }
+      noExtra("yoi permissions remove", rest.slice(1), 1);
+      return { kind: "permissions", flags, remove: rest[1] };
+    }
     case "debug": {
       if (rest[0] !== "replay") {
         throw usageError(

@@ -17,6 +17,8 @@ Usage:
   yoi inspect <blob-id> [sel]     read a stored tool output (sel: lines:20-50, slice:0..10, key:name)
   yoi config                      the effective configuration and where each value comes from
   yoi mcp list                    the configured MCP servers, their state and tools
+  yoi permissions [remove <n>]    permission rules and this project's lasting approvals, with their
+                                  sources; remove <n> takes an approval back
   yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>
                                   replay a recorded stream, print normalized events as JSON lines
   yoi demo                        a scripted session on a local fake provider (no API key needed)
@@ -53,10 +55,11 @@ Environment:
 
 Interactive:
   @path + Tab completes files; Shift+Enter, Alt+Enter or a trailing \\ adds a line; Up/Down and Ctrl-R
-  search this project's history (~/.yoi/history); !cmd runs a command and shows the model its output;
+  search this project's history (~/.yoi/history); !cmd runs your command (no question, in the sandbox)
+  and shows the model its output;
   Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
   tool's output; Ctrl-C twice at the prompt exits.
-  /help /compact /init /sessions /resume <id> /model [ref] /rewind [N] /undo /fork [N] /mcp /exit, your commands (.yoi/commands/*.md)
+  /help /compact /init /sessions /resume <id> /model [ref] /rewind [N] /undo /fork [N] /mcp /permissions /exit, your commands (.yoi/commands/*.md)
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
   @<server>:<uri> attaches an MCP resource
 

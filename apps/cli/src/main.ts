@@ -50,6 +50,8 @@ async function run(command: Command): Promise<number> {
       return (await import("./serve/serve-command.ts")).serveCommand(command);
     case "mcp":
       return (await import("./commands/mcp.ts")).mcpCommand(command);
+    case "permissions":
+      return (await import("./commands/permissions.ts")).permissionsCommand(command);
     case "chat":
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {

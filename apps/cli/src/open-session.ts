@@ -24,6 +24,7 @@ import { describeError, type ProviderContext } from "./describe-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { inputTooLarge } from "./input-limit.ts";
 import { ruleSources } from "./permission-flags.ts";
+import { APPROVALS_SOURCE, approvalRule, readApprovals } from "./project-approvals.ts";
 import { projectRoot } from "./project-root.ts";
 import type { ModelSetup, SetupOptions } from "./session-setup.ts";
 import { recordedBaseURL } from "./sessions/resume-target.ts";
@@ -105,6 +106,15 @@ export async function openPodWith(
       if (PermissionModeError.isInstance(error)) throw usageError(describeError(error).message);
       throw error;
     }
+  }
+  try {
+    // "Always for this project" answers of earlier sessions: rules of this one too.
+    const root = await projectRoot(setup.cwd, setup.config.scope.root);
+    for (const approval of await readApprovals(setup.homeDir, root))
+      pod.permissions.addRule(approvalRule(approval), APPROVALS_SOURCE);
+  } catch (error) {
+    await pod.close().catch(() => {});
+    throw error;
   }
   return { pod, setup, client: pod.client, restored: id !== undefined, provider: providerContext(setup) };
 }

@@ -6,6 +6,7 @@ import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import {
   analyzeShell,
   bashPrefixRule,
+  bashPrefixRules,
   PermissionModeError,
   PermissionPolicy,
   parseRuleSpec,
@@ -265,5 +266,36 @@ describe("rule syntax of --allow-tool / --deny-tool", () => {
     });
     expect(() => parseRuleSpec("bash()", "allow")).toThrow(/empty parentheses/);
     expect(() => parseRuleSpec("bash(git", "allow")).toThrow(/not a permission rule/);
+  });
+});
+
+describe("bashPrefixRules", () => {
+  it("one rule per simple command of a compound line, none when a piece is unsafe to generalise", async () => {
+    expect(await bashPrefixRules("git log --oneline | head -5")).toEqual(["git log *", "head *"]);
+    expect(await bashPrefixRules("npm run build && npm run test")).toEqual(["npm run *"]);
+    expect(await bashPrefixRules('grep -n "todo" src/a.ts')).toEqual(["grep *"]);
+    for (const line of [
+      "git log > out.txt",
+      "ls | xargs rm",
+      "bash -c 'ls'",
+      "sudo ls",
+      "find . -name x",
+      "echo $(id)",
+      "FOO=1 make",
+      "",
+    ]) {
+      expect(await bashPrefixRules(line), line).toBeUndefined();
+    }
+  });
+
+  it("granted as one answer, they cover the same commands in other lines, and nothing else", async () => {
+    const policy = new PermissionPolicy(
+      {},
+      { ask: async () => ({ action: "allow_always", rule: ["git log *", "head *"] }) },
+    );
+    const check = (command: string) => policy.check({ callId: "c", name: "bash", args: { command } });
+    expect(await check("git log | head")).toMatchObject({ action: "allow", by: "user" });
+    expect(await check("head -3 a.txt; git log -1")).toMatchObject({ by: "session" });
+    expect(await check("git log | tail")).toMatchObject({ by: "user" });
   });
 });

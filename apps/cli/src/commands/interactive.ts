@@ -8,14 +8,21 @@
  */
 import * as path from "node:path";
 import * as readline from "node:readline";
-import { type ProjectSettings, parseModelRef, qualifyModelRef, withModel } from "@yoi/manifest";
+import {
+  type PermissionRule,
+  type ProjectSettings,
+  parseModelRef,
+  qualifyModelRef,
+  withModel,
+} from "@yoi/manifest";
 import type { PermissionDecision, PermissionPrompt, PermissionRequest, RefCheck } from "@yoi/pod";
 import {
   backgroundStatus,
-  bashPrefixRule,
+  bashPrefixRules,
   branchLabel,
   detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
+  formatRuleSpec,
   parseSegments,
 } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
@@ -32,7 +39,9 @@ import {
   restoreWarnings,
 } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
+import { formatEntries, removeEntry, sessionEntries } from "../permission-list.ts";
 import { modeTag } from "../permission-mode-key.ts";
+import { APPROVALS_SOURCE, addApproval } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
 import {
   applySessionFlags,
@@ -111,8 +120,10 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
 interface PendingAsk {
   request: PermissionRequest;
   resolve: (decision: PermissionDecision) => void;
-  /** For bash: the prefix rule "always" grants (`git status *`), when the line has a safe one. */
-  prefix: string | undefined;
+  /** For bash: the prefix rules "always" grants (`git log *`, `head *`), when the line has safe ones. */
+  prefixes: string[] | undefined;
+  /** The rules "always for this project" stores, when there are any to offer. */
+  project: PermissionRule[] | undefined;
   /** The question's lines, and the call whole (Ctrl-O), made visible. */
   question: { lines: string[]; whole: string[] };
 }
@@ -413,9 +424,9 @@ class InteractiveSession {
   }
 
   readonly #ask: PermissionPrompt = async (request) => {
-    const prefix =
+    const prefixes =
       request.tool === "bash" && request.subject !== undefined
-        ? await bashPrefixRule(request.subject).catch(() => undefined)
+        ? await bashPrefixRules(request.subject).catch(() => undefined)
         : undefined;
     return new Promise<PermissionDecision>((resolve) => {
       if (request.signal.aborted) {
@@ -428,7 +439,8 @@ class InteractiveSession {
       const question = plan
         ? planQuestion(request, s, screen)
         : permissionQuestion(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd, screen);
-      this.#pendingAsk = { request, resolve, prefix, question };
+      const project = plan ? undefined : projectRulesFor(request, prefixes);
+      this.#pendingAsk = { request, resolve, prefixes, project, question };
       this.#renderer.suspend();
       for (const line of question.lines) this.#renderer.line(line);
       request.signal.addEventListener(
@@ -446,11 +458,12 @@ class InteractiveSession {
       // Say what "always" grants: bash, its prefix rule (or this exact command); other tools, the tool.
       const always =
         request.tool === "bash"
-          ? prefix !== undefined
-            ? `"${truncate(sanitizeLine(prefix), 60)}"`
+          ? prefixes !== undefined
+            ? truncate(sanitizeLine(quoteRules(prefixes)), 60)
             : "this command"
           : sanitizeLine(request.tool);
-      const choices = `[y]es · [n]o · [a]lways ${always} this session · [t]ell the model why not`;
+      const here = project === undefined ? "" : ` · [p]roject: always, here`;
+      const choices = `[y]es · [a]lways ${always} this session${here} · [n]o · [t]ell the model why not`;
       this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
   };
@@ -472,11 +485,11 @@ class InteractiveSession {
       return true;
     }
     if (letter === "a") {
-      const prefix = pending.prefix;
-      if (tool === "bash" && prefix !== undefined) {
+      const prefixes = pending.prefixes;
+      if (tool === "bash" && prefixes !== undefined) {
         this.#finishAsk(
-          { action: "allow_always", rule: prefix },
-          `allowed: "${prefix}", for the rest of this session`,
+          { action: "allow_always", rule: prefixes },
+          `allowed: ${sanitizeLine(quoteRules(prefixes))}, for the rest of this session`,
         );
       } else {
         this.#finishAsk(
@@ -486,6 +499,10 @@ class InteractiveSession {
             : `allowed: every ${tool} call, for the rest of this session`,
         );
       }
+      return true;
+    }
+    if (letter === "p" && pending.project !== undefined) {
+      void this.#approveForProject(pending.project);
       return true;
     }
     if (letter === "n" || key.name === "escape") {
@@ -549,6 +566,36 @@ class InteractiveSession {
       return true;
     }
     return false;
+  }
+
+  /**
+   * "Always for this project": the rule goes to ~/.yoi/approvals.json for
+   * every later session here and into this session's policy now. When it
+   * cannot be saved this call is still allowed, and the screen says why
+   * the approval will not last.
+   */
+  async #approveForProject(rules: readonly PermissionRule[]): Promise<void> {
+    const shown = rules.map((rule) => formatRuleSpec(rule)).join(", ");
+    try {
+      const root = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
+      const policy = this.#opened.pod.permissions;
+      for (const rule of rules) {
+        await addApproval(this.#setup.homeDir, root, rule);
+        const known = policy
+          .listRules()
+          .some((r) => r.source === APPROVALS_SOURCE && r.tool === rule.tool && r.match === rule.match);
+        if (!known) policy.addRule(rule, APPROVALS_SOURCE);
+      }
+      this.#finishAsk(
+        "allow",
+        `allowed: ${sanitizeLine(shown)}, always in this project (/permissions lists it)`,
+      );
+    } catch (error) {
+      this.#finishAsk(
+        "allow",
+        `allowed this once; the approval was not saved: ${sanitizeLine(describeError(error).message)}`,
+      );
+    }
   }
 
   #finishAsk(decision: PermissionDecision, label: string): void {
@@ -660,6 +707,12 @@ class InteractiveSession {
       run: (arg) => this.#bashes(arg),
     },
     {
+      name: "/permissions",
+      args: "[remove <n>]",
+      summary: "the permission rules and approvals in force, where each comes from; remove one",
+      run: (arg) => this.#permissions(arg),
+    },
+    {
       name: "/exit",
       aliases: ["/quit"],
       summary: "leave (also Ctrl-D, or Ctrl-C twice)",
@@ -748,6 +801,41 @@ class InteractiveSession {
       this.#renderer.finish(result);
     } catch (error) {
       this.#renderer.line(s.red(`✗ ${describeError(error, this.#opened.provider).message}`));
+    }
+  }
+
+  /** `/permissions [remove <n>]`: the list with sources, or one approval or session grant removed. */
+  async #permissions(arg: string): Promise<void> {
+    const s = this.#style;
+    const policy = this.#opened.pod.permissions;
+    try {
+      const root = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
+      const entries = await sessionEntries(policy, this.#setup.homeDir, root);
+      if (arg !== "") {
+        const remove = /^remove\s+(.+)$/.exec(arg);
+        if (remove === null) {
+          this.#renderer.line(
+            s.yellow("usage: /permissions lists them; /permissions remove <n> removes one"),
+          );
+          return;
+        }
+        const removed = await removeEntry(entries, remove[1]!.trim(), {
+          homeDir: this.#setup.homeDir,
+          root,
+          policy,
+          list: "/permissions",
+        });
+        this.#renderer.line(s.dim(`· ${removed}`));
+        return;
+      }
+      this.#renderer.line(
+        `${s.bold("permissions")} ${s.dim(`mode ${policy.mode}, sandbox ${policy.sandbox}`)}`,
+      );
+      for (const line of formatEntries(entries, s)) this.#renderer.line(line);
+      if (entries.some((e) => e.kind !== "rule"))
+        this.#renderer.line(s.dim("/permissions remove <n> removes an approval"));
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${sanitize(describeError(error).message)}`));
     }
   }
 
@@ -972,6 +1060,35 @@ async function askTrust(settings: ProjectSettings, style: Style): Promise<boolea
   } finally {
     rl.close();
   }
+}
+
+/**
+ * The rules "always for this project" would store: bash, the prefix rule
+ * of each simple command (or the exact line when it holds no glob
+ * character); web_fetch, the host; another tool, every call of it. None for
+ * a question that asks every time (no sandbox, a line the parser cannot
+ * read, a protected path): no rule would answer it.
+ */
+function projectRulesFor(
+  request: PermissionRequest,
+  prefixes: readonly string[] | undefined,
+): PermissionRule[] | undefined {
+  if (request.reason !== undefined) return undefined;
+  const subject = request.subject?.trim();
+  if (request.tool === "bash") {
+    if (prefixes !== undefined) return prefixes.map((match) => ({ tool: "bash", match, action: "allow" }));
+    if (subject === undefined || subject === "" || /[*?\n]/.test(subject)) return undefined;
+    return [{ tool: "bash", match: subject, action: "allow" }];
+  }
+  if (request.tool === "web_fetch")
+    return subject === undefined ? undefined : [{ tool: "web_fetch", match: subject, action: "allow" }];
+  return [{ tool: request.tool, action: "allow" }];
+}
+
+/** `"git log *"`, `"git log *" and "head *"`. */
+function quoteRules(rules: readonly string[]): string {
+  const quoted = rules.map((r) => `"${r}"`);
+  return quoted.length <= 1 ? (quoted[0] ?? "") : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
 }
 
 /** One line naming an attached ref and what it adds: `@src/a.ts (1.2 KB)`. */

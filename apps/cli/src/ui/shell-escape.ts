@@ -1,9 +1,9 @@
 /**
- * `!cmd` at the prompt: the user runs a shell command themselves. It goes
- * through the pod's own bash tool and permission policy (so the sandbox,
- * the environment without keys and the rules apply exactly as they do to
- * the model's calls), and its output is kept as context that goes to the
- * model with the next prompt.
+ * `!cmd` at the prompt: the user runs a shell command themselves. It is the
+ * user's own, so nobody is asked; it still runs through the pod's own bash
+ * tool (the same sandbox, the environment without keys, the same scope for
+ * its writes), and its output is kept as context that goes to the model
+ * with the next prompt.
  */
 import { randomUUID } from "node:crypto";
 import { isToolOutput } from "@yoi/llm-worker";
@@ -14,19 +14,19 @@ import type { Pod } from "@yoi/pod";
 const CONTEXT_MAX_CHARS = 30_000;
 
 export interface ShellEscapeResult {
-  /** False when the permission policy (or the user) refused it. */
+  /** False when it could not run (bash is turned off, the line is not a command the tool takes). */
   ran: boolean;
   /** What the command printed, with the bash tool's exit line; or why it did not run. */
   output: string;
   isError: boolean;
 }
 
-/** Runs `command` through the pod's bash tool after its permission check. */
+/** Runs `command` through the pod's bash tool, without a permission question. */
 export async function runShellEscape(
   pod: Pod,
   command: string,
   signal: AbortSignal,
-  /** Called once the command is allowed and about to run. */
+  /** Called as the command starts. */
   onStart?: () => void,
 ): Promise<ShellEscapeResult> {
   const tool = pod.worker.tools.find((t) => t.name === "bash");
@@ -38,10 +38,7 @@ export async function runShellEscape(
     };
   }
   const callId = `user_shell_${randomUUID()}`;
-  const args = { command };
-  const outcome = await pod.permissions.check({ callId, name: "bash", args });
-  if (outcome.action !== "allow") return { ran: false, output: "denied", isError: true };
-  const parsed = tool.inputSchema.safeParse(args);
+  const parsed = tool.inputSchema.safeParse({ command });
   if (!parsed.success) return { ran: false, output: parsed.error.message, isError: true };
   onStart?.();
   try {

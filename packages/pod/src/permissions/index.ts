@@ -1,4 +1,4 @@
-export { bashPrefixRule } from "./bash-prefix-rule.ts";
+export { bashPrefixRule, bashPrefixRules } from "./bash-prefix-rule.ts";
 export { PERMISSION_DEFAULTS } from "./defaults.ts";
 export { PermissionModeError, type PermissionSettingErrorCode } from "./mode-error.ts";
 export {

@@ -54,15 +54,15 @@ export interface PermissionDenial {
 }
 
 /**
- * "Always" for bash as a prefix rule (`git status *`, see `bashPrefixRule`):
+ * "Always" for bash as prefix rules (`git status *`, see `bashPrefixRules`):
  * for the rest of the session a line is allowed when each of its simple
  * commands matches a granted prefix and it writes nothing through a
  * redirection; this call is allowed now.
  */
 export interface PermissionPrefixGrant {
   action: "allow_always";
-  /** A bash `match` glob, as `bashPrefixRule` derives it. */
-  rule: string;
+  /** Bash `match` globs, one per simple command, as `bashPrefixRules` derives them (or one). */
+  rule: string | readonly string[];
 }
 
 /** A rule in force, as {@link PermissionPolicy.listRules} shows it. */
@@ -741,7 +741,9 @@ export class PermissionPolicy {
         return done({ ...base, action: "allow", by: "user" });
       }
       if (tool === "bash")
-        this.#prefixGrants.push({ rule: decision.rule, match: commandMatcher(decision.rule) });
+        for (const rule of typeof decision.rule === "string" ? [decision.rule] : decision.rule)
+          if (!this.#prefixGrants.some((g) => g.rule === rule))
+            this.#prefixGrants.push({ rule, match: commandMatcher(rule) });
       return done({ ...base, action: "allow", by: "user" });
     }
     if (decision === "allow_always" && tool !== EXIT_PLAN_MODE) {
