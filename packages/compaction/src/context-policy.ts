@@ -33,6 +33,7 @@ import { CompactionError } from "./errors.ts";
 import { itemTokens } from "./estimate.ts";
 import { HistoryMeter } from "./history-meter.ts";
 import { planCompaction, startsTurn } from "./history-shape.ts";
+import { focusDirective } from "./prompts.ts";
 import { tokenUsageFromUsage } from "./token-usage.ts";
 import { ToolOutputCache } from "./tool-output-cache.ts";
 import { trimToolOutputs } from "./trim.ts";
@@ -119,9 +120,11 @@ export interface YoiContextPolicy extends ContextPolicy {
   /**
    * Compacts now regardless of the threshold and of `auto` (a user's
    * `/compact`); undefined when compaction is disabled or there is nothing
-   * to fold. Apply the result with the worker's history replacement.
+   * to fold. `focus` (`/compact keep the config details`) is added to the
+   * summary prompt's directives for this summary. Apply the result with the
+   * worker's history replacement.
    */
-  compactNow(state: ContextState): Promise<HistoryReplacement | undefined>;
+  compactNow(state: ContextState, options?: { focus?: string }): Promise<HistoryReplacement | undefined>;
 }
 
 /** Creates the context policy. Throws `CompactionError("invalid_config" | "unknown_model")` on bad options. */
@@ -234,8 +237,12 @@ class ContextPolicyImpl implements YoiContextPolicy {
     return this.#compact(state, "overflow");
   }
 
-  async compactNow(state: ContextState): Promise<HistoryReplacement | undefined> {
-    return this.#compact(state, "manual");
+  async compactNow(
+    state: ContextState,
+    options: { focus?: string } = {},
+  ): Promise<HistoryReplacement | undefined> {
+    const focus = options.focus?.trim();
+    return this.#compact(state, "manual", focus === "" ? undefined : focus);
   }
 
   #needsLimits(): boolean {
@@ -338,7 +345,11 @@ class ContextPolicyImpl implements YoiContextPolicy {
     return history.length >= mark.index ? mark.base + Math.max(0, items - mark.items) : overhead + items;
   }
 
-  async #compact(state: ContextState, trigger: Trigger): Promise<HistoryReplacement | undefined> {
+  async #compact(
+    state: ContextState,
+    trigger: Trigger,
+    focus?: string,
+  ): Promise<HistoryReplacement | undefined> {
     const config = this.compactionConfig;
     if (!config.enabled) return undefined;
     if (trigger !== "manual" && !config.auto) return undefined;
@@ -389,7 +400,10 @@ class ContextPolicyImpl implements YoiContextPolicy {
     );
     const result = await compact(history, {
       client,
-      config,
+      config:
+        focus === undefined
+          ? config
+          : { ...config, summaryDirectives: [...config.summaryDirectives, focusDirective(focus)] },
       signal: state.signal,
       maxTokens,
       // Room for the answer and for the estimate being off (bytes/4 undercounts code and non-Latin text).
@@ -425,6 +439,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
       reason: "compaction",
       detail: {
         trigger,
+        ...(focus !== undefined ? { focus } : {}),
         estimatedTokensBefore: estimate ?? overhead + before,
         estimatedTokensAfter: overhead + after,
         thresholdTokens: threshold,

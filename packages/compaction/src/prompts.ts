@@ -21,6 +21,11 @@ export function withDirectives(prompt: string, directives: readonly string[]): s
   return `${prompt}\n\nAdditional instructions:\n${bullets.map((d) => `- ${d}`).join("\n")}`;
 }
 
+/** The directive a user's focus for one summary becomes (`/compact keep the config details`). */
+export function focusDirective(focus: string): string {
+  return `The user asked this summary to focus on: ${focus.trim()}. Keep everything about it in detail, even where the rest is shortened.`;
+}
+
 /**
  * The interrupt message of the summary call: the retain instructions (when
  * any), then the summary instructions.

@@ -302,6 +302,20 @@ describe("enabled / auto on every path", () => {
     expect((await policy.compactNow(state(big, undefined, client)))?.detail?.trigger).toBe("manual");
   });
 
+  it("compactNow with a focus puts it in this summary's prompt only", async () => {
+    const client = createScriptedClient([{ text: SUMMARY }, { text: SUMMARY }]);
+    const policy = createContextPolicy({ blobStore: new TestBlobStore(), contextWindow: 100_000 });
+    const focused = await policy.compactNow(state(big, undefined, client), {
+      focus: "  keep the config details ",
+    });
+    expect(focused?.detail?.focus).toBe("keep the config details");
+    const asked = JSON.stringify(client.requests[0]);
+    expect(asked).toContain("The user asked this summary to focus on: keep the config details.");
+    // The next summary goes back to the configured prompt.
+    await policy.compactNow(state(big, undefined, client));
+    expect(JSON.stringify(client.requests[1])).not.toContain("focus on");
+  });
+
   it("afterCompaction sees every compaction (threshold, overflow, compactNow) and no trim", async () => {
     const client = createScriptedClient([{ text: SUMMARY }, { text: SUMMARY }, { text: SUMMARY }]);
     const seen: unknown[] = [];

@@ -6,7 +6,7 @@
  * before the run and handed to the worker with the prompt (input/), so
  * history reads `[user message, [File: a], [File: b], ...]`.
  */
-import type { Item, LlmClient } from "@yoi/llm-client";
+import type { Item, LlmClient, Usage } from "@yoi/llm-client";
 import { userMessage } from "@yoi/llm-client";
 import type { HistoryReplacement, RunResult, Worker } from "@yoi/llm-worker";
 import { sumUsage } from "@yoi/llm-worker";
@@ -280,18 +280,22 @@ export class Pod {
   }
 
   /**
-   * Compacts now (a user's `/compact`), re-attaching recently read files.
+   * Compacts now (a user's `/compact`), re-attaching recently read files;
+   * `focus` (`/compact keep the config details`) goes to the summary prompt.
    * Resolves with the replacement, or undefined when there was nothing to fold.
    */
-  async compact(options: PodRunOptions = {}): Promise<HistoryReplacement | undefined> {
+  async compact(options: PodRunOptions & { focus?: string } = {}): Promise<HistoryReplacement | undefined> {
     this.#assertIdle("compact");
-    const replacement = await this.#s.policy.compactNow({
-      history: this.worker.history,
-      lastUsage: this.#s.runs.lastUsage,
-      client: this.#s.model.client,
-      blobStore: this.#s.blobStore,
-      signal: options.signal ?? new AbortController().signal,
-    });
+    const replacement = await this.#s.policy.compactNow(
+      {
+        history: this.worker.history,
+        lastUsage: this.#s.runs.lastUsage,
+        client: this.#s.model.client,
+        blobStore: this.#s.blobStore,
+        signal: options.signal ?? new AbortController().signal,
+      },
+      options.focus === undefined ? {} : { focus: options.focus },
+    );
     if (replacement !== undefined)
       this.worker.replaceHistory(replacement.history, replacement.reason, replacement.detail);
     await this.flush();
@@ -327,6 +331,18 @@ export class Pod {
       },
       options,
     );
+  }
+
+  /**
+   * Every model call's usage the session log holds (this session's own
+   * calls and its subagents', across resumes), with the model that served
+   * it as the log names it (the model id, without its provider).
+   */
+  async usage(): Promise<{ model: string | undefined; usage: Usage }[]> {
+    const out: { model: string | undefined; usage: Usage }[] = [];
+    for (const record of await this.#records())
+      if (record.type === "usage") out.push({ model: record.model, usage: record.usage });
+    return out;
   }
 
   /** Waits until every record so far is written to the session log. */

@@ -55,6 +55,7 @@ import { pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup/trace.ts";
+import { contextTokens } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
@@ -75,6 +76,7 @@ import { permissionQuestion } from "../ui/permission-question.ts";
 import { planChoices, planQuestion } from "../ui/plan-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
+import { costLines, statusLines } from "../ui/session-report.ts";
 import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
 import {
   findSlashCommand,
@@ -85,6 +87,7 @@ import {
 } from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { formatBytes } from "../ui/tool-summary.ts";
+import { UsageLedger } from "../usage-ledger.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
 import { formatMcpStatus } from "./mcp.ts";
@@ -152,6 +155,8 @@ class InteractiveSession {
   /** Markdown, highlighting and diffs: loaded in the background from the start, awaited before the first run. */
   readonly #richReady: Promise<void>;
   readonly #loadRich: () => void;
+  /** Tokens in the context after the session's last model call (`/status`). */
+  #contextTokens: number | undefined;
   /** Notes already shown (each once a session). */
   readonly #notes = new Set<string>();
   /** The provider a `--base-url` flag was given for. */
@@ -278,7 +283,9 @@ class InteractiveSession {
     this.#renderer.root = opened.pod.fs.cwd;
     this.#renderer.pricing = opened.setup.resolved.info?.pricing;
     const redactStreamed = createStreamTextRedaction();
+    this.#contextTokens = undefined;
     this.#unsubscribe = opened.pod.subscribe((event) => {
+      if (event.type === "usage") this.#contextTokens = contextTokens(event.usage);
       for (const shown of redactStreamed(event)) this.#renderer.handle(shown);
     });
   }
@@ -463,7 +470,7 @@ class InteractiveSession {
             : "this command"
           : sanitizeLine(request.tool);
       const here = project === undefined ? "" : ` · [p]roject: always, here`;
-      const choices = `[y]es · [a]lways ${always} this session${here} · [n]o · [t]ell the model why not`;
+      const choices = `[y]es · [n]o · [a]lways ${always} this session${here} · [t]ell the model why not`;
       this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
   };
@@ -659,8 +666,20 @@ class InteractiveSession {
     { name: "/help", summary: "this list", run: () => this.#help() },
     {
       name: "/compact",
-      summary: "summarize the conversation so far to free context",
-      run: () => this.#compact(),
+      args: "[focus]",
+      summary: "summarize the conversation so far to free context (focus: what the summary must keep)",
+      run: (arg) => this.#compact(arg),
+    },
+    {
+      name: "/clear",
+      summary: "a fresh conversation in a new session (this one is kept: /resume goes back)",
+      run: () => this.#clear(),
+    },
+    { name: "/cost", summary: "this session's tokens and dollars by model", run: () => this.#cost() },
+    {
+      name: "/status",
+      summary: "model, mode, sandbox, MCP servers, context use, versions",
+      run: () => this.#status(),
     },
     {
       name: "/init",
@@ -775,12 +794,17 @@ class InteractiveSession {
     );
   }
 
-  async #compact(): Promise<void> {
+  async #compact(focus: string): Promise<void> {
     const s = this.#style;
-    this.#renderer.line(s.dim("compacting…"));
+    this.#renderer.line(
+      s.dim(focus === "" ? "compacting…" : `compacting, focused on: ${sanitizeLine(focus)}…`),
+    );
     try {
       // The renderer shows the replacement (history_replaced); only "nothing to do" needs saying.
-      const replaced = await this.#opened.pod.compact({ signal: this.#controller?.signal });
+      const replaced = await this.#opened.pod.compact({
+        ...(this.#controller ? { signal: this.#controller.signal } : {}),
+        ...(focus !== "" ? { focus } : {}),
+      });
       if (!replaced) this.#renderer.line(s.dim("nothing to compact yet"));
     } catch (error) {
       this.#renderer.line(
@@ -789,6 +813,75 @@ class InteractiveSession {
     } finally {
       this.#endBusy();
     }
+  }
+
+  /**
+   * `/clear`: a fresh conversation in a new session, on the same model and
+   * in the same permission mode. The old session is closed as it is, so it
+   * stays in `/sessions` and `/resume` goes back to it.
+   */
+  async #clear(): Promise<void> {
+    const s = this.#style;
+    const previous = this.#opened;
+    await previous.pod.flush();
+    const kept = previous.pod.log !== undefined;
+    let opened: OpenedPod;
+    try {
+      opened = await openPodWith(this.#setup, { ask: this.#ask });
+      if (opened.pod.permissions.modeAllowed(previous.pod.permissions.mode))
+        opened.pod.permissions.setMode(previous.pod.permissions.mode);
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ ${sanitize(describeError(error).message)}`));
+      return;
+    }
+    await previous.pod.close().catch(() => {});
+    // Output of !cmd runs waiting for the next message belonged to the old conversation.
+    this.#shellContext.splice(0);
+    this.#attach(opened);
+    this.#renderer.line(
+      s.dim(
+        kept
+          ? `· fresh conversation in a new session (${opened.pod.id.slice(0, 13)}); /resume ${previous.pod.id.slice(0, 13)} goes back to the last one`
+          : `· fresh conversation in a new session (${opened.pod.id.slice(0, 13)}); the last one had nothing to keep`,
+      ),
+    );
+  }
+
+  /** `/cost`: the session's calls, tokens and dollars by model, from its log (earlier runs and subagents included). */
+  async #cost(): Promise<void> {
+    const { pod, setup } = this.#opened;
+    const ledger = new UsageLedger(() => this.#setup.config);
+    try {
+      for (const { model, usage } of await pod.usage()) {
+        const id = model ?? setup.resolved.model;
+        ledger.add(qualifyModelRef(this.#setup.config, id) ?? `${setup.resolved.providerName}/${id}`, usage);
+      }
+    } catch (error) {
+      this.#renderer.line(this.#style.red(`✗ ${sanitize(describeError(error).message)}`));
+      return;
+    }
+    for (const line of costLines(ledger.rows(), ledger.totalUsd(), this.#style)) this.#renderer.line(line);
+  }
+
+  /** `/status`: where the session stands. */
+  #status(): void {
+    const { pod, setup } = this.#opened;
+    const facts = {
+      session:
+        pod.history.length === 0 && pod.log === undefined
+          ? `${pod.id} (not saved until the first message)`
+          : pod.id,
+      model: `${setup.resolved.providerName}/${setup.resolved.model}`,
+      baseURL: setup.baseURL,
+      cwd: pod.fs.cwd,
+      mode: pod.permissions.mode,
+      sandbox: pod.sandbox,
+      mcp: pod.mcp.status(),
+      contextTokens: this.#contextTokens,
+      window: setup.window,
+      versions: { yoi: cliVersion(), node: process.versions.node },
+    };
+    for (const line of statusLines(facts, this.#style)) this.#renderer.line(line);
   }
 
   /** Asks the model to write AGENTS.md; the pod reads it again before the next turn. */

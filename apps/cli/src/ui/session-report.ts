@@ -1,0 +1,79 @@
+/**
+ * What `/cost` and `/status` print: the session's tokens and dollars by
+ * model, and where the session stands (model, mode, sandbox, MCP servers,
+ * context use, versions).
+ */
+import type { PermissionMode } from "@yoi/manifest";
+import type { McpServerStatus, SandboxStatus } from "@yoi/pod";
+import type { Style } from "../style.ts";
+import { sanitizeLine } from "../terminal-text.ts";
+import { type ModelUsage, pricingHint } from "../usage-ledger.ts";
+import { formatCost } from "./cost.ts";
+import { formatTokens } from "./tool-summary.ts";
+
+/** `/cost`: one line per model (calls, tokens in / cached / out, dollars), then the total. */
+export function costLines(rows: readonly ModelUsage[], total: number | undefined, style: Style): string[] {
+  if (rows.length === 0) return [style.dim("no model calls in this session yet: $0")];
+  const width = Math.max(...rows.map((r) => r.model.length));
+  const lines = rows.map((row) => {
+    const u = row.usage;
+    const cached = (u.cacheReadTokens ?? 0) > 0 ? ` · ${formatTokens(u.cacheReadTokens ?? 0)} cached` : "";
+    return `${sanitizeLine(row.model).padEnd(width)}  ${row.calls} call${row.calls === 1 ? "" : "s"} · ${formatTokens(u.inputTokens ?? 0)} in${cached} · ${formatTokens(u.outputTokens ?? 0)} out  ${style.bold(formatCost(row.costUsd))}`;
+  });
+  lines.push(`${"total".padEnd(width)}  ${style.bold(formatCost(total))} ${style.dim("at list prices")}`);
+  for (const row of rows)
+    if (row.costUsd === undefined) lines.push(style.dim(`$? ${sanitizeLine(pricingHint(row.model))}`));
+  return lines;
+}
+
+/** Everything `/status` shows. */
+export interface StatusFacts {
+  session: string;
+  model: string;
+  baseURL: string | undefined;
+  cwd: string;
+  mode: PermissionMode;
+  sandbox: { status: SandboxStatus; reason?: string | undefined };
+  mcp: readonly McpServerStatus[];
+  /** Tokens in the context after the last model call; undefined before any. */
+  contextTokens: number | undefined;
+  window: number;
+  versions: { yoi: string; node: string };
+}
+
+export function statusLines(facts: StatusFacts, style: Style): string[] {
+  // Values come from config files and servers: shown, never acted on by the terminal.
+  const row = (name: string, value: string) => `${style.dim(name.padEnd(9))} ${sanitizeLine(value)}`;
+  const sandbox =
+    facts.sandbox.status === "active"
+      ? "active (bash runs in the OS sandbox)"
+      : facts.sandbox.status === "disabled"
+        ? 'off ("sandbox": false or --no-sandbox)'
+        : `unavailable: ${facts.sandbox.reason ?? "none was found"} (every bash command asks)`;
+  const mcp =
+    facts.mcp.length === 0
+      ? "none configured"
+      : facts.mcp
+          .map((s) => `${s.name} ${s.state}${s.state === "ready" ? ` (${s.tools.length} tools)` : ""}`)
+          .join(", ");
+  const context =
+    facts.contextTokens === undefined
+      ? `no model call yet · window ${formatTokens(facts.window)}`
+      : `${formatTokens(facts.contextTokens)} of ${formatTokens(facts.window)} (${percent(facts.contextTokens, facts.window)})`;
+  return [
+    row("session", facts.session),
+    row("model", `${facts.model}${facts.baseURL ? ` at ${facts.baseURL}` : ""}`),
+    row("directory", facts.cwd),
+    row("mode", facts.mode),
+    row("sandbox", sandbox),
+    row("mcp", mcp),
+    row("context", context),
+    row("versions", `yoi ${facts.versions.yoi} · node ${facts.versions.node}`),
+  ];
+}
+
+function percent(used: number, window: number): string {
+  if (window <= 0) return "window unknown";
+  const pct = (used / window) * 100;
+  return `${pct < 10 ? pct.toFixed(1) : Math.round(pct)}%`;
+}

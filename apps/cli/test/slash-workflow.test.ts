@@ -1,0 +1,123 @@
+/**
+ * /cost, /status, /compact <focus> and /clear on the shipped bundle in a
+ * real terminal (tmux), against a scripted server.
+ */
+import * as path from "node:path";
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { TmuxSession, waitForFile, yoiCommand } from "./tmux.ts";
+
+const sessions: TmuxSession[] = [];
+const servers: ScriptedServer[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.kill();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+const PROMPT = /^(?:\S+ )?›\s*$/m;
+
+interface Body {
+  system?: unknown;
+  messages: { role: string; content: unknown }[];
+}
+
+describe.skipIf(!TmuxSession.available())("slash commands people expect (tmux)", () => {
+  it("/cost by model, /status, /compact with a focus, /clear into a new session with the old one kept", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          // Long enough that a summary is smaller than the turn it folds.
+          text: `Hi there. ${"Here is everything about the endpoints, one by one. ".repeat(80)}`,
+          options: { usage: { inputTokens: 1_000, outputTokens: 100 } },
+        },
+        {
+          type: "reply",
+          text: "The config sets retries to 3.",
+          options: { usage: { inputTokens: 2_000, outputTokens: 200 } },
+        },
+        { type: "reply", text: "<summary>Talked about the config: retries are 3.</summary>" },
+        { type: "reply", text: "A fresh start." },
+        { type: "reply", text: "Back in the old one." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "a.txt": "a\n" });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(PROMPT);
+
+    tty.type("/cost");
+    tty.keys("Enter");
+    await tty.waitFor("no model calls in this session yet: $0");
+
+    tty.type("hello");
+    tty.keys("Enter");
+    await tty.waitFor("Hi there.");
+    await tty.waitFor(PROMPT);
+    tty.type("what does the config say?");
+    tty.keys("Enter");
+    await tty.waitFor("The config sets retries to 3.");
+    await tty.waitFor(PROMPT);
+
+    // 3k in at $1/M + 300 out at $5/M = $0.0045
+    tty.type("/cost");
+    tty.keys("Enter");
+    let screen = await tty.waitFor(/total\s+\$0\.0045 at list prices/);
+    expect(screen).toMatch(/anthropic\/claude-haiku-4-5\s+2 calls · 3\.0k in · 300 out\s+\$0\.0045/);
+
+    tty.type("/status");
+    tty.keys("Enter");
+    screen = await tty.waitFor(/versions\s+yoi \S+ · node \d+/);
+    expect(screen).toMatch(/model\s+anthropic\/claude-haiku-4-5 at http:\/\/127\.0\.0\.1/);
+    expect(screen).toMatch(/mode\s+default/);
+    expect(screen).toMatch(/sandbox\s+(active|unavailable|off)/);
+    expect(screen).toMatch(/mcp\s+none configured/);
+    // The last call: 2,000 in + 200 out of a 200k window.
+    expect(screen).toMatch(/context\s+2\.2k of 200k \(1\.1%\)/);
+
+    tty.type("/compact keep the config details");
+    tty.keys("Enter");
+    await tty.waitFor("compacting, focused on: keep the config details");
+    await tty.waitFor("⟳ compacted the conversation");
+    await tty.waitFor(PROMPT);
+    expect(JSON.stringify(server.requests[2])).toContain(
+      "The user asked this summary to focus on: keep the config details.",
+    );
+
+    tty.type("/clear");
+    tty.keys("Enter");
+    const cleared = /fresh conversation in a new session \((\S+)\); \/resume (\S+) goes back to the last one/;
+    screen = await tty.waitFor(cleared);
+    const match = cleared.exec(screen);
+    const [, fresh, old] = match ?? [];
+    tty.type("anything new?");
+    tty.keys("Enter");
+    await tty.waitFor("A fresh start.");
+    await tty.waitFor(PROMPT);
+    // The new session's request holds only the new message.
+    const last = server.requests[3] as Body;
+    expect(last.messages).toHaveLength(1);
+    expect(JSON.stringify(last.messages)).not.toContain("retries");
+    // /cost now counts only the new session.
+    tty.type("/cost");
+    tty.keys("Enter");
+    await tty.waitFor(/anthropic\/claude-haiku-4-5\s+1 call ·/);
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+
+    // The old session was kept: it resumes with its compacted history.
+    expect(fresh).not.toBe(old);
+    const back = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5", "-r", String(old), "and now?"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }),
+    });
+    expect(back).toMatchObject({ code: 0, stdout: "Back in the old one.\n" });
+    expect(JSON.stringify(server.requests[4])).toContain("retries are 3");
+  }, 240_000);
+});
