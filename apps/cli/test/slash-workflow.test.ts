@@ -2,6 +2,7 @@
  * /cost, /status, /compact <focus> and /clear on the shipped bundle in a
  * real terminal (tmux), against a scripted server.
  */
+import { mkdir, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -120,4 +121,38 @@ describe.skipIf(!TmuxSession.available())("slash commands people expect (tmux)",
     expect(back).toMatchObject({ code: 0, stdout: "Back in the old one.\n" });
     expect(JSON.stringify(server.requests[4])).toContain("retries are 3");
   }, 240_000);
+
+  it("a model without known prices: $? with a pointer to the config entry, once, and in /cost", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", text: "Priced? No.", options: { usage: { inputTokens: 10, outputTokens: 5 } } },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    await mkdir(path.join(home, ".yoi"), { recursive: true });
+    await writeFile(
+      path.join(home, ".yoi", "config.jsonc"),
+      '{ "models": { "house-model": { "provider": "anthropic", "contextWindow": 100000, "maxOutputTokens": 4000 } } }',
+    );
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(
+      yoiCommand({ project, home, baseURL: server.baseURL, args: [], out, model: "anthropic/house-model" }),
+    );
+    sessions.push(tty);
+    await tty.waitFor(PROMPT);
+    expect(tty.screen()).toContain("cost shows as $?: no prices known for anthropic/house-model");
+    tty.type("hi");
+    tty.keys("Enter");
+    await tty.waitFor(/\$\? \(session \$\?\)/);
+    await tty.waitFor(PROMPT);
+    tty.type("/cost");
+    tty.keys("Enter");
+    const screen = await tty.waitFor(/total\s+\$\? at list prices/);
+    expect(screen).toContain('"models": { "house-model": { "provider": "anthropic", "pricing"');
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 120_000);
 });

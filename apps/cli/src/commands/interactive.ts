@@ -87,7 +87,7 @@ import {
 } from "../ui/slash-commands.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { formatBytes } from "../ui/tool-summary.ts";
-import { UsageLedger } from "../usage-ledger.ts";
+import { pricingHint, UsageLedger } from "../usage-ledger.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
 import { formatMcpStatus } from "./mcp.ts";
@@ -298,6 +298,7 @@ class InteractiveSession {
       headerLine({ version: cliVersion(), model, dir: pod.fs.cwd, branch }, s, process.stdout.columns),
     );
     for (const note of setup.notes) this.#note(note);
+    this.#pricingNote(setup);
     const sandboxWarning = sandboxNotice(pod.sandbox);
     if (sandboxWarning !== undefined) this.#renderer.line(s.yellow(`· ${sanitize(sandboxWarning)}`));
     if (restored) {
@@ -1028,6 +1029,15 @@ class InteractiveSession {
       );
     }
     for (const note of next.notes) this.#note(note);
+    this.#pricingNote(next);
+  }
+
+  /** Costs of a model without known prices show as `$?`: say once where its prices are set. */
+  #pricingNote(setup: ModelSetup): void {
+    if (setup.resolved.info?.pricing === undefined)
+      this.#note(
+        `cost shows as $?: ${pricingHint(`${setup.resolved.providerName}/${setup.resolved.model}`)}`,
+      );
   }
 
   /** A note shown at most once a session. */
