@@ -24,6 +24,7 @@ export interface LlmErrorOptions {
   retryable?: boolean;
   status?: number;
   retryAfterMs?: number;
+  resetAt?: number;
   provider?: string;
   cause?: unknown;
 }
@@ -38,6 +39,12 @@ export class LlmError extends YoiError<LlmErrorCode> {
   readonly status: number | undefined;
   /** Server-requested delay before a retry, in milliseconds. */
   readonly retryAfterMs: number | undefined;
+  /**
+   * When the provider's rate limit resets (epoch milliseconds), set on a
+   * `rate_limit` error the retry policy gave up on because the reset lies
+   * beyond its budget: a caller may wait until then and send again.
+   */
+  readonly resetAt: number | undefined;
   readonly provider: string | undefined;
 
   constructor(code: LlmErrorCode, message: string, options: LlmErrorOptions = {}) {
@@ -45,6 +52,7 @@ export class LlmError extends YoiError<LlmErrorCode> {
     this.retryable = options.retryable ?? defaultRetryable(code);
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.resetAt = options.resetAt;
     this.provider = options.provider;
   }
 }

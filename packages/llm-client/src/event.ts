@@ -71,6 +71,8 @@ export interface ErrorEvent {
   status?: number;
   /** Server-requested delay before a retry, in milliseconds, when it sent one. */
   retryAfterMs?: number;
+  /** When a rate limit the retry policy gave up on resets (epoch ms): see `LlmError.resetAt`. */
+  resetAt?: number;
   /**
    * True when the call failed before any output, after the client's retry
    * policy had its say (attempts, backoff, retry-after, or no retry for a

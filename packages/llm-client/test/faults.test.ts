@@ -180,7 +180,9 @@ for (const c of CASES) {
       expect(r.status).toBe("failed");
       expect(r.errors[0]!.code).toBe("rate_limit");
       expect(r.errors[0]!.retryAfterMs).toBe(300_000);
-      expect(r.errors[0]!.message).toMatch(/asked to wait 300 s .*retry\.maxRetryAfterMs/);
+      expect(r.errors[0]!.message).toMatch(/asked to wait 300 s.*retry\.maxRetryAfterMs/);
+      // When the limit resets, for a caller that may wait for it.
+      expect(r.errors[0]!.resetAt).toBeGreaterThan(Date.now() + 250_000);
       expect(s.requests).toHaveLength(1);
     });
 

@@ -4,6 +4,7 @@ import {
   backoffDelay,
   DEFAULT_RETRY,
   decideRetry,
+  rateLimitResetFromHeaders,
   resolveRetryPolicy,
   retryAfterFromHeaders,
   sleep,
@@ -38,6 +39,68 @@ describe("retry policy", () => {
     expect(decision.error.status).toBe(429);
     expect(decision.error.message).toContain("asked to wait 120 s");
     expect(decision.error.message).toContain("retry.maxRetryAfterMs");
+  });
+
+  it("a rate limit given up on carries when it resets; other errors do not", () => {
+    const policy = resolveRetryPolicy({ maxRetryAfterMs: 10_000, totalBudgetMs: 60_000 });
+    const now = Date.UTC(2026, 10, 27, 10, 0, 0);
+    const late = new LlmError("rate_limit", "slow down", { status: 429, retryAfterMs: 600_000 });
+    const over = decideRetry(late, 1, 0, policy, undefined, now);
+    expect(over.retry).toBe(false);
+    if (over.retry) return;
+    expect(over.error.resetAt).toBe(now + 600_000);
+    expect(over.error.message).toContain("the limit resets at 2026-11-27T10:10:00.000Z");
+    // Within the cap but past the total budget: given up on too, with the reset.
+    const budget = decideRetry(
+      new LlmError("rate_limit", "slow down", { status: 429, retryAfterMs: 9_000 }),
+      2,
+      55_000,
+      policy,
+      undefined,
+      now,
+    );
+    expect(budget.retry).toBe(false);
+    if (!budget.retry) expect(budget.error.resetAt).toBe(now + 9_000);
+    // A 503 asking to wait long is not a rate limit: no reset to wait for.
+    const busy = decideRetry(
+      new LlmError("overloaded", "busy", { status: 503, retryAfterMs: 600_000 }),
+      1,
+      0,
+      policy,
+      undefined,
+      now,
+    );
+    if (!busy.retry) expect(busy.error.resetAt).toBeUndefined();
+  });
+
+  it("reads the providers' rate-limit reset headers when there is no retry-after", () => {
+    const now = Date.UTC(2026, 10, 27, 10, 0, 0);
+    // Anthropic: RFC 3339; the exhausted limit decides, not the later one still open.
+    const anthropic = headers({
+      "anthropic-ratelimit-requests-remaining": "0",
+      "anthropic-ratelimit-requests-reset": "2026-11-27T10:02:00Z",
+      "anthropic-ratelimit-tokens-remaining": "5000",
+      "anthropic-ratelimit-tokens-reset": "2026-11-27T10:30:00Z",
+    });
+    expect(rateLimitResetFromHeaders(anthropic, now)).toBe(120_000);
+    expect(retryAfterFromHeaders(anthropic, now)).toBe(120_000);
+    // OpenAI: durations.
+    expect(
+      rateLimitResetFromHeaders(
+        headers({ "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s" }),
+        now,
+      ),
+    ).toBe(360_000);
+    expect(rateLimitResetFromHeaders(headers({ "x-ratelimit-reset-requests": "1.5s" }), now)).toBe(1500);
+    expect(rateLimitResetFromHeaders(headers({ "x-ratelimit-reset-requests": "20ms" }), now)).toBe(20);
+    expect(rateLimitResetFromHeaders(headers({ "x-ratelimit-reset-requests": "1h2m3s" }), now)).toBe(
+      3_723_000,
+    );
+    expect(rateLimitResetFromHeaders(headers({ "x-ratelimit-reset-requests": "soon" }), now)).toBeUndefined();
+    // retry-after wins over them.
+    expect(
+      retryAfterFromHeaders(headers({ "retry-after": "7", "x-ratelimit-reset-requests": "6m0s" }), now),
+    ).toBe(7000);
   });
 
   it("stops at maxAttempts and at the total budget, saying which", () => {

@@ -200,6 +200,8 @@ export interface WorkerError {
   message: string;
   retryable: boolean;
   status?: number;
+  /** A `rate_limit` beyond the client's retry budget: when it resets (epoch ms), so a UI may wait and go on. */
+  resetAt?: number;
 }
 
 export type WorkerEvent =

@@ -213,6 +213,7 @@ export class ModelCaller {
             message: firstError.message,
             retryable: firstError.retryable,
             ...(firstError.status !== undefined ? { status: firstError.status } : {}),
+            ...(firstError.resetAt !== undefined ? { resetAt: firstError.resetAt } : {}),
           }
         : {
             code: "incomplete_stream",
@@ -331,6 +332,7 @@ export function toWorkerError(error: unknown): WorkerError {
       message: error.message,
       retryable: error.retryable,
       ...(error.status !== undefined ? { status: error.status } : {}),
+      ...(error.resetAt !== undefined ? { resetAt: error.resetAt } : {}),
     };
   }
   return {

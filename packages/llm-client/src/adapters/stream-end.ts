@@ -59,6 +59,7 @@ export function errorEvent(error: LlmError): ErrorEvent {
   };
   if (error.status !== undefined) event.status = error.status;
   if (error.retryAfterMs !== undefined) event.retryAfterMs = error.retryAfterMs;
+  if (error.resetAt !== undefined) event.resetAt = error.resetAt;
   return event;
 }
 
