@@ -12,6 +12,7 @@ import { errorMessage } from "@yoi/manifest/errors";
 import { type Alert, PermissionModeError } from "@yoi/pod";
 import { CliError } from "./cli-error.ts";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
+import { formatReset } from "./rate-limit-reset.ts";
 import { sanitize } from "./terminal-text.ts";
 
 /** What a provider failure message needs to know about the session. */
@@ -104,7 +105,10 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
       line = `${ctx.provider} at ${where} did not answer in time (${detail}); try again, or check the server`;
       break;
     case "rate_limit":
-      line = `${ctx.provider} is rate limiting this key${status}; wait a minute and try again, or use another model`;
+      line =
+        error.resetAt !== undefined
+          ? `${ctx.provider} is rate limiting this key${status} until ${formatReset(error.resetAt)}, longer than yoi waits by itself (retry.maxRetryAfterMs, retry.totalBudgetMs); go on after that (yoi -c), or use another model`
+          : `${ctx.provider} is rate limiting this key${status}; wait a minute and try again, or use another model`;
       break;
     case "overloaded":
     case "server":

@@ -68,5 +68,6 @@ Exit codes:
   0    success
   1    model or runtime error (provider error, unreachable server, wrong key, failed run)
   2    bad usage (unknown flag, missing argument, bad configuration, unknown model)
+  75   rate limited until a reset time later than yoi waits (printed; retry.maxRetryAfterMs in the config)
   130  cancelled (Ctrl-C)
 `;

@@ -93,7 +93,8 @@ export type StreamJsonEvent =
       /** Usage and dollars per `"<provider>/<model>"` (subagents' models included). */
       models: Record<string, JsonModelUsage>;
       duration_ms: number;
-      error?: { code: string; message: string };
+      /** `reset_at`: when a rate limit beyond the retry budget resets (ISO 8601). */
+      error?: { code: string; message: string; reset_at?: string };
     };
 
 export function jsonUsage(usage: Usage | undefined): JsonUsage {

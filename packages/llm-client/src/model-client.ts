@@ -74,6 +74,7 @@ export function createModelClient(config: Config, options: ModelClientOptions = 
     ...(apiKey ? { apiKey } : {}),
     ...(baseURL ? { baseURL } : {}),
     ...(resolved.provider.headers ? { headers: resolved.provider.headers } : {}),
+    ...(Object.keys(config.retry).length > 0 ? { retry: config.retry } : {}),
     // A capability the catalog or config declares overrides the adapter's default.
     ...(anywhere === undefined ? {} : { systemMessagesAnywhere: anywhere }),
   });

@@ -202,6 +202,24 @@ export const CompactionSchema = obj({
   retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
 });
 
+const MS = "a number of milliseconds (an integer >= 0)";
+/**
+ * The `retry` section: the one retry policy of model calls (llm-client's
+ * `RetryOptions`). A key left out keeps llm-client's default.
+ */
+export const RetrySchema = obj({
+  maxAttempts: positiveInt().optional().meta({ description: "Most attempts of one model call. Default 4." }),
+  initialDelayMs: nonNegativeInt(MS).optional().meta({ description: "First backoff delay. Default 500." }),
+  maxDelayMs: nonNegativeInt(MS).optional().meta({ description: "Longest backoff delay. Default 20000." }),
+  maxRetryAfterMs: nonNegativeInt(MS).optional().meta({
+    description:
+      "A server's retry-after (or rate-limit reset) above this ends the call instead of waiting; the error says when the limit resets. Default 60000.",
+  }),
+  totalBudgetMs: nonNegativeInt(MS).optional().meta({
+    description: "Most time spent retrying one call, waits included. Default 120000.",
+  }),
+});
+
 const ScopeSchema = obj({
   root: nonEmpty("a directory path")
     .optional()
@@ -236,6 +254,7 @@ export const ConfigLayerSchema = obj({
   toolOutput: ToolOutputSchema.prefault({}),
   toolOutputCache: ToolOutputCacheSchema.prefault({}),
   compaction: CompactionSchema.prefault({}),
+  retry: RetrySchema.prefault({}),
   permissions: PermissionsSchema.prefault({}),
   sandbox: SandboxSchema,
   scope: ScopeSchema.prefault({}),

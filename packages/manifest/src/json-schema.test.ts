@@ -17,6 +17,7 @@ describe("config JSON Schema", () => {
       "toolOutput",
       "toolOutputCache",
       "compaction",
+      "retry",
       "permissions",
       "sandbox",
       "scope",

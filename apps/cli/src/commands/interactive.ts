@@ -8,6 +8,7 @@
  */
 import * as path from "node:path";
 import * as readline from "node:readline";
+import { setTimeout as delay } from "node:timers/promises";
 import {
   type PermissionRule,
   type ProjectSettings,
@@ -43,6 +44,7 @@ import { formatEntries, removeEntry, sessionEntries } from "../permission-list.t
 import { modeTag } from "../permission-mode-key.ts";
 import { APPROVALS_SOURCE, addApproval } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
+import { formatCountdown, formatReset } from "../rate-limit-reset.ts";
 import {
   applySessionFlags,
   type CliConfig,
@@ -365,17 +367,72 @@ class InteractiveSession {
         context.length === 0
           ? line
           : [{ type: "text" as const, text: `${context.join("\n\n")}\n\n` }, ...parseSegments(line)];
-      const result = await this.#opened.pod.run(input, {
+      let result = await this.#opened.pod.run(input, {
         signal: this.#controller?.signal,
         ...(allowTools ? { allowTools } : {}),
       });
       this.#renderer.finish(result);
+      // A rate limit that resets later than the client waits: offer to wait and go on by itself.
+      for (;;) {
+        const resetAt = result.status === "failed" ? result.error?.resetAt : undefined;
+        if (resetAt === undefined || !(await this.#waitForReset(resetAt))) break;
+        result = await this.#opened.pod.resume({ signal: this.#controller?.signal });
+        this.#renderer.finish(result);
+      }
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
     } finally {
       this.#endBusy();
       this.#next();
     }
+  }
+
+  /**
+   * Asks whether to wait until the rate limit resets; on a yes counts down
+   * to it (Esc or Ctrl-C cancel). Resolves true when the wait ran out and
+   * the turn should go on, false when the user declined or cancelled.
+   */
+  async #waitForReset(resetAt: number): Promise<boolean> {
+    const s = this.#style;
+    const signal = this.#controller?.signal;
+    if (signal === undefined || signal.aborted) return false;
+    const yes = await new Promise<boolean>((resolve) => {
+      this.#editor.choose(
+        `  ${s.yellow(`wait until the limit resets at ${formatReset(resetAt)} and go on by itself? [y]es · [n]o`)} › `,
+        (key) => {
+          const letter = key.name === "text" ? key.text.toLowerCase() : "";
+          if (letter === "y") resolve(true);
+          else if (letter === "n" || key.name === "escape" || (key.ctrl && key.name === "c")) resolve(false);
+          else return false;
+          return true;
+        },
+      );
+    });
+    if (!yes) {
+      this.#renderer.line(s.dim("  → not waiting; send a message to go on when the limit has reset"));
+      return false;
+    }
+    this.#renderer.line(s.dim(`  → waiting until ${formatReset(resetAt)}; Esc cancels`));
+    this.#renderer.status(
+      "rate-limit",
+      () =>
+        `waiting for the rate limit to reset: ${formatCountdown(resetAt - Date.now())} left ${s.dim("(esc cancels)")}`,
+    );
+    try {
+      // A second more than asked: a server's clock and ours differ, and a request a moment early fails again.
+      const waited = await delay(Math.max(0, resetAt - Date.now()) + 1000, undefined, { signal }).then(
+        () => true,
+        () => false,
+      );
+      if (!waited) {
+        this.#renderer.line(s.dim("⊘ stopped waiting for the rate limit"));
+        return false;
+      }
+    } finally {
+      this.#renderer.status("rate-limit", undefined);
+    }
+    this.#renderer.line(s.dim("· the rate limit has reset; going on"));
+    return true;
   }
 
   /** `!cmd`: the user's own command, through the bash tool and its permissions; the output becomes context. */

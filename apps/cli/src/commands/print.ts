@@ -162,9 +162,14 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   }
 
   const text = redactSecrets(lastText(assistant));
+  const resetAt = result.status === "failed" ? result.error?.resetAt : undefined;
   const error =
     result.status === "failed" && result.error
-      ? { code: result.error.code, message: describeFailure(result.error, opened.provider) }
+      ? {
+          code: result.error.code,
+          message: describeFailure(result.error, opened.provider),
+          ...(resetAt !== undefined ? { reset_at: new Date(resetAt).toISOString() } : {}),
+        }
       : undefined;
   if (command.output === "text") {
     // An answer the session log could not record is not shown as if it were done (the error says why).
@@ -201,7 +206,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       return EXIT.error;
     default:
       diag(error?.message ?? result.reason ?? "the run failed");
-      return EXIT.error;
+      return resetAt !== undefined ? EXIT.rateLimited : EXIT.error;
   }
 }
 

@@ -143,8 +143,12 @@ export class Renderer {
     return this.#rich;
   }
 
-  /** A spinner line of the session's own (a `!cmd` running) with its elapsed time; `undefined` removes it. */
-  status(key: string, label: string | undefined): void {
+  /**
+   * A spinner line of the session's own (a `!cmd` running) with its elapsed
+   * time; a function label is drawn anew each frame, without the elapsed
+   * time (a countdown); `undefined` removes it.
+   */
+  status(key: string, label: string | (() => string) | undefined): void {
     if (!this.#o.animate) return;
     if (label === undefined) {
       this.#live.delete(`status:${key}`);
@@ -152,9 +156,10 @@ export class Renderer {
     }
     const s = this.#o.style;
     const started = Date.now();
-    this.#live.set(
-      `status:${key}`,
-      (frame) => `${s.cyan(frame)} ${label} ${s.dim(formatDuration(Date.now() - started))}`,
+    this.#live.set(`status:${key}`, (frame) =>
+      typeof label === "function"
+        ? `${s.cyan(frame)} ${label()}`
+        : `${s.cyan(frame)} ${label} ${s.dim(formatDuration(Date.now() - started))}`,
     );
   }
 
