@@ -87,6 +87,9 @@ export type Command =
       tokenFile?: string;
     }
   | { kind: "mcp"; flags: SessionFlags; action: "list" }
+  /** `yoi setup [--provider p]`: save a checked API key; `yoi logout [--provider p]` removes saved keys. */
+  | { kind: "setup"; flags: SessionFlags; provider?: string }
+  | { kind: "logout"; flags: SessionFlags; provider?: string }
   /** `yoi permissions [remove <n>]`. */
   | { kind: "permissions"; flags: SessionFlags; remove?: string };
 
@@ -100,6 +103,8 @@ export const SUBCOMMANDS = [
   "serve",
   "mcp",
   "permissions",
+  "setup",
+  "logout",
   "help",
 ] as const;
 
@@ -185,6 +190,8 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   ],
   mcp: ["cwd"],
   permissions: ["cwd"],
+  setup: ["provider", "cwd"],
+  logout: ["provider"],
   help: [],
 };
 
@@ -340,6 +347,14 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       noExtra("yoi mcp list", rest.slice(1), 0);
       return { kind: "mcp", flags, action: "list" };
+    case "setup":
+    case "logout": {
+      check(first);
+      noExtra(`yoi ${first}`, rest, 0);
+      const provider =
+        values.provider === undefined ? {} : { provider: nonEmpty("--provider", values.provider) };
+      return { kind: first, flags, ...provider };
+    }
     case "permissions": {
       check("permissions");
       if (rest.length === 0) return { kind: "permissions", flags };

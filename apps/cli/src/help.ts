@@ -15,6 +15,8 @@ Usage:
                                   last session here, before its last turn); --force overwrites
                                   files changed outside yoi since; --list shows the turns
   yoi inspect <blob-id> [sel]     read a stored tool output (sel: lines:20-50, slice:0..10, key:name)
+  yoi setup [--provider p]        save an API key (checked, ~/.yoi/credentials.json; env variables win)
+  yoi logout [--provider p]       remove saved keys
   yoi config                      the effective configuration and where each value comes from
   yoi mcp list                    the configured MCP servers, their state and tools
   yoi permissions [remove <n>]    permission rules and this project's lasting approvals, with their

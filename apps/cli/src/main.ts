@@ -50,6 +50,10 @@ async function run(command: Command): Promise<number> {
       return (await import("./serve/serve-command.ts")).serveCommand(command);
     case "mcp":
       return (await import("./commands/mcp.ts")).mcpCommand(command);
+    case "setup":
+      return (await import("./commands/setup.ts")).setupCommand(command);
+    case "logout":
+      return (await import("./commands/setup.ts")).logoutCommand(command);
     case "permissions":
       return (await import("./commands/permissions.ts")).permissionsCommand(command);
     case "chat":

@@ -59,6 +59,7 @@ export async function openPodWith(
     cwd: setup.cwd,
     dataDir: setup.dataDir,
     env: options.env ?? process.env,
+    credentials: setup.credentials,
     ...(options.ask ? { ask: options.ask } : {}),
     // Custom commands and skills of the project and of the user's ~/.yoi.
     extensions: { homeDir: setup.homeDir },
@@ -124,7 +125,14 @@ export function providerContext(setup: ModelSetup): ProviderContext {
     provider: setup.resolved.providerName,
     model: setup.resolved.model,
     ...(setup.baseURL ? { baseURL: setup.baseURL } : {}),
-    ...(setup.keyEnv ? { keyEnv: setup.keyEnv } : {}),
+    ...(setup.keyEnv
+      ? {
+          keyEnv:
+            setup.keySource === "credentials"
+              ? `the key yoi setup saved for ${setup.keyEnv} (run yoi setup again)`
+              : setup.keyEnv,
+        }
+      : {}),
     baseURLEnv: providerOfKind(setup.resolved.kind).baseURLEnv,
     customServer: setup.customServer,
     secrets: [setup.apiKey],

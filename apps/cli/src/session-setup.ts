@@ -12,6 +12,8 @@ import { type ModelEndpoint, modelEndpoint, registerClientSecrets } from "@yoi/l
 import {
   builtinProvider,
   type Config,
+  type Credentials,
+  CredentialsError,
   type LoadedConfig,
   loadConfig,
   MODEL_CATALOG,
@@ -20,6 +22,7 @@ import {
   providerOfKind,
   qualifyModelRef,
   type ResolvedModel,
+  readCredentials,
   withModel,
 } from "@yoi/manifest";
 import type { SessionFlags } from "./args.ts";
@@ -66,6 +69,8 @@ export interface CliConfig {
   dataDir: string;
   /** `--dangerously-bypass-without-sandbox` was given. */
   allowUnsandboxedBypass?: boolean;
+  /** Keys `yoi setup` saved (`~/.yoi/credentials.json`), by variable; the environment wins over them. */
+  credentials: Credentials;
 }
 
 export interface ModelSetup extends CliConfig {
@@ -77,6 +82,8 @@ export interface ModelSetup extends CliConfig {
   apiKey: string;
   /** Variable the key comes from (for messages; never the key). */
   keyEnv: string | undefined;
+  /** Whether the key came from the environment or from the keys `yoi setup` saved. */
+  keySource: "env" | "credentials" | undefined;
   /** Set for a model the catalog does not know (custom servers). */
   contextWindow: number | undefined;
   /** The window used for the context-fill display. */
@@ -113,7 +120,18 @@ export async function loadProjectConfig(
     trust: typeof trust === "boolean" ? trust : projectTrust(homeDir, env, trust),
   });
   const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
-  return { loaded, config: loaded.config, sources: loaded.sources, cwd, homeDir, dataDir };
+  const credentials = await loadCredentials(homeDir);
+  return { loaded, config: loaded.config, sources: loaded.sources, cwd, homeDir, dataDir, credentials };
+}
+
+/** The saved keys; a damaged file is a usage error naming it (nothing is sent with a key half read). */
+export async function loadCredentials(homeDir: string): Promise<Credentials> {
+  try {
+    return await readCredentials(homeDir);
+  } catch (error) {
+    if (CredentialsError.isInstance(error)) throw usageError(error.message);
+    throw error;
+  }
 }
 
 /**
@@ -172,17 +190,21 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
 export async function modelSetup(cli: CliConfig, env: Env = process.env): Promise<ModelSetup> {
   const notes: string[] = [];
   if (cli.config.model === undefined) {
-    const picked = AUTO_PICK.find((row) => env[row.apiKeyEnv]?.trim());
+    // A key in the environment first, then one `yoi setup` saved.
+    const picked =
+      AUTO_PICK.find((row) => env[row.apiKeyEnv]?.trim()) ??
+      AUTO_PICK.find((row) => cli.credentials[row.apiKeyEnv]?.trim());
     if (picked === undefined) {
       const base = env.OPENAI_BASE_URL?.trim();
       throw new CliError(nothingConfigured(env, base ? await serverModels(base) : []), EXIT.usage);
     }
     const ref = `${picked.name}/${picked.defaultModel}`;
-    cli = withModel(cli, { ref, source: `auto (${picked.apiKeyEnv} is set)`, env });
-    notes.push(`using ${ref} (${picked.apiKeyEnv} is set; choose another with --model)`);
+    const why = env[picked.apiKeyEnv]?.trim() ? `${picked.apiKeyEnv} is set` : "its key is saved (yoi setup)";
+    cli = withModel(cli, { ref, source: `auto (${why})`, env });
+    notes.push(`using ${ref} (${why}; choose another with --model)`);
   }
-  const endpoint: ModelEndpoint = modelEndpoint(cli.config, { env });
-  const { resolved, baseURL, customServer, keyEnv } = endpoint;
+  const endpoint: ModelEndpoint = modelEndpoint(cli.config, { env, credentials: cli.credentials });
+  const { resolved, baseURL, customServer, keyEnv, keySource } = endpoint;
   let contextWindow: number | undefined;
   if (resolved.info === undefined) {
     if (!customServer) throw usageError(unknownModel(resolved));
@@ -197,13 +219,35 @@ export async function modelSetup(cli: CliConfig, env: Env = process.env): Promis
     throw usageError(
       keyEnv === undefined
         ? `provider "${resolved.providerName}" has no apiKeyEnv: set providers.${resolved.providerName}.apiKeyEnv in .yoi/config.jsonc to the variable that holds its key`
-        : `no API key for ${resolved.providerName}: set ${keyEnv} (export ${keyEnv}=${example}), or try yoi demo without one`,
+        : `no API key for ${resolved.providerName}: run yoi setup, or set ${keyEnv} (export ${keyEnv}=${example}); yoi demo runs without one`,
     );
   }
   const window = contextWindow ?? resolved.info?.maxInputTokens ?? resolved.info?.contextWindow ?? 0;
   // From here on no stderr line, stream-json line or session record may show these.
   registerClientSecrets({ apiKey, headers: resolved.provider.headers, baseURL });
-  return { ...cli, resolved, baseURL, customServer, apiKey, keyEnv, contextWindow, window, notes };
+  return { ...cli, resolved, baseURL, customServer, apiKey, keyEnv, keySource, contextWindow, window, notes };
+}
+
+/**
+ * Whether {@link modelSetup} would stop for want of a key that `yoi setup`
+ * can save: nothing names a model and no built-in provider's key is set or
+ * saved (`{}`), or the model's built-in provider has no key (`{ provider }`).
+ * Undefined when a key is there, or when a set-up would not help (a custom
+ * server, a provider of the config's own).
+ */
+export function missingKey(cli: CliConfig, env: Env = process.env): { provider?: ProviderInfo } | undefined {
+  if (cli.config.model === undefined) {
+    const any = AUTO_PICK.some((row) => env[row.apiKeyEnv]?.trim() || cli.credentials[row.apiKeyEnv]?.trim());
+    return any || env.OPENAI_BASE_URL?.trim() ? undefined : {};
+  }
+  try {
+    const endpoint = modelEndpoint(cli.config, { env, credentials: cli.credentials });
+    if (endpoint.apiKey !== undefined) return undefined;
+    const row = AUTO_PICK.find((r) => r.name === endpoint.resolved.providerName);
+    return row === undefined ? undefined : { provider: row };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Loads the config and sets the model up: {@link loadCliConfig} and {@link modelSetup}. */
@@ -247,7 +291,7 @@ function modelList(ids: readonly string[]): string {
 
 function nothingConfigured(env: Env, served: readonly string[] = []): string {
   const lines = [
-    "no model is configured. Set one of:",
+    "no model is configured and no API key is set. Run yoi setup to save a key, or set one of:",
     ...AUTO_PICK.map(
       (row) =>
         `  ${`export ${row.apiKeyEnv}=${row.keyExample}`.padEnd(39)}# then yoi uses ${row.name}/${row.defaultModel}`,

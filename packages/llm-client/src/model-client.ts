@@ -3,11 +3,19 @@
  * environment to an {@link LlmClient}. Which provider serves the ref, its
  * base URL and headers come from the config (a provider kind no source
  * declares gets its registry row's variables, see `withModel`), the key
- * from the variable the provider's `apiKeyEnv` names, capabilities from
+ * from the variable the provider's `apiKeyEnv` names (else from the saved
+ * credentials, `yoi setup`'s, for that variable), capabilities from
  * the effective catalog. Whoever makes requests hears of warnings per
  * call (`StreamOptions.onWarning`), so nothing here needs to know them.
  */
-import { type Config, isCustomServer, type ResolvedModel, resolveModel, withModel } from "@yoi/manifest";
+import {
+  type Config,
+  type Credentials,
+  isCustomServer,
+  type ResolvedModel,
+  resolveModel,
+  withModel,
+} from "@yoi/manifest";
 import { createClient } from "./client.ts";
 import type { LlmClient } from "./request.ts";
 
@@ -23,6 +31,8 @@ export interface ModelEndpoint {
   customServer: boolean;
   /** The variable the key is read from (for messages; never the key). */
   keyEnv: string | undefined;
+  /** Where the key came from: the environment, or the saved credentials. */
+  keySource: "env" | "credentials" | undefined;
   /**
    * The key: the variable's value, else {@link PLACEHOLDER_API_KEY} for a
    * custom server (which needs none), else undefined (the provider will
@@ -36,6 +46,8 @@ export interface ModelClientOptions {
   ref?: string;
   /** Where the key (and a provider kind's base URL) is read. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Saved keys by variable name (`readCredentials`): used when the variable is not set. */
+  credentials?: Credentials;
 }
 
 /**
@@ -51,13 +63,16 @@ export function modelEndpoint(config: Config, options: ModelClientOptions = {}):
   const baseURL = resolved.provider.baseURL;
   const customServer = isCustomServer(resolved.kind, baseURL);
   const keyEnv = resolved.provider.apiKeyEnv;
-  const key = keyEnv === undefined ? undefined : env[keyEnv]?.trim();
+  const fromEnv = keyEnv === undefined ? undefined : env[keyEnv]?.trim() || undefined;
+  const saved = keyEnv === undefined ? undefined : options.credentials?.[keyEnv]?.trim() || undefined;
+  const key = fromEnv ?? saved;
   return {
     resolved,
     baseURL,
     customServer,
     keyEnv,
-    apiKey: key || (customServer ? PLACEHOLDER_API_KEY : undefined),
+    keySource: fromEnv !== undefined ? "env" : saved !== undefined ? "credentials" : undefined,
+    apiKey: key ?? (customServer ? PLACEHOLDER_API_KEY : undefined),
   };
 }
 

@@ -26,6 +26,15 @@ export type {
 } from "./config-schema.ts";
 export { CompactionSchema, ConfigSchema, parseModelRef, ToolOutputCacheSchema } from "./config-schema.ts";
 export {
+  type Credentials,
+  CredentialsError,
+  type CredentialsErrorCode,
+  credentialsFile,
+  readCredentials,
+  removeCredentials,
+  saveCredential,
+} from "./credentials.ts";
+export {
   BYTES_PER_TOKEN_ESTIMATE,
   COMPACTION_AUTO,
   COMPACTION_ENABLED,

@@ -2,7 +2,7 @@
 
 import type { LlmClient } from "@yoi/llm-client";
 import type { BlobStore, Hook, Interceptor, Tool } from "@yoi/llm-worker";
-import type { Config, PermissionMode } from "@yoi/manifest";
+import type { Config, Credentials, PermissionMode } from "@yoi/manifest";
 import type { CreateSessionOptions, FsyncPolicy, SessionStore } from "@yoi/worker-persistence";
 import type { ScanLimits } from "./checkpoints/scope-scan.ts";
 import type { AutoReadOptions } from "./context/auto-read.ts";
@@ -25,6 +25,12 @@ export interface PodOptions {
   client?: LlmClient;
   /** Environment for API keys. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Saved keys by variable name (`readCredentials` of @yoi/manifest), used
+   * when the variable is not set in `env`. They reach the model clients
+   * only: never bash, hooks or MCP servers.
+   */
+  credentials?: Credentials;
   /** The UI's permission callback. Without one, every `ask` denies (fail closed). */
   ask?: PermissionPrompt;
   /** System prompt. Default: a short one naming the project root and the tools. */

@@ -48,8 +48,10 @@ import { formatCountdown, formatReset } from "../rate-limit-reset.ts";
 import {
   applySessionFlags,
   type CliConfig,
+  loadCredentials,
   loadProjectConfig,
   type ModelSetup,
+  missingKey,
   modelSetup,
 } from "../session-setup.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
@@ -114,7 +116,7 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
     },
   });
   const plan = await chatSessionPlan(command, base, (sessions) => pickSession(sessions, style));
-  const setup = await modelSetup(await applySessionFlags(base, plan.flags));
+  const setup = await modelSetup(await offerSetup(await applySessionFlags(base, plan.flags), style));
   markStartup("interactive: config and model set up");
   const project = await projectRoot(setup.cwd, setup.config.scope.root);
   const history = await PromptHistory.load(path.join(setup.homeDir, ".yoi", "history"), project);
@@ -1196,6 +1198,34 @@ class InteractiveSession {
     restoreTerminal();
     this.#done(code);
   }
+}
+
+/**
+ * A first run without a key: offers `yoi setup` before anything else, and
+ * goes on with the key it saved. Declined or failed, the config is returned
+ * as it was and the usual message says what to set.
+ */
+async function offerSetup(cli: CliConfig, style: Style): Promise<CliConfig> {
+  const missing = missingKey(cli);
+  if (missing === undefined) return cli;
+  const what =
+    missing.provider === undefined
+      ? "no API key is set up"
+      : `no API key for ${missing.provider.name} is set up`;
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  const answer = await new Promise<string>((resolve) => {
+    rl.question(
+      `${style.yellow("?")} ${what}. Set one up now? ${style.dim("(yoi setup)")} [Y/n] › `,
+      resolve,
+    );
+    rl.once("SIGINT", () => resolve("n"));
+    rl.once("close", () => resolve("n"));
+  });
+  rl.close();
+  if (!/^(y(es)?)?$/i.test(answer.trim())) return cli;
+  const { runSetup } = await import("./setup.ts");
+  if (!(await runSetup(cli, style, missing.provider))) return cli;
+  return { ...cli, credentials: await loadCredentials(cli.homeDir) };
 }
 
 /** Asks once whether the project's own settings that widen access may apply. */

@@ -1,4 +1,4 @@
-import { createServer, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { ProviderKind } from "../item.ts";
 import { closeServer, frameLines, listen, type ReplayServer, readBody, sdkBaseURL } from "./replay-server.ts";
 import { anthropicWire } from "./wire-anthropic.ts";
@@ -85,6 +85,8 @@ export interface ScriptedServerOptions {
 export interface ScriptedServer extends ReplayServer {
   /** Validation failures sent as 400, in order. */
   rejections: string[];
+  /** The headers of each request, in order (which key a client sent, its version headers). */
+  headers: IncomingHttpHeaders[];
 }
 
 const PATHS: Record<ProviderKind, RegExp> = {
@@ -102,11 +104,13 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
   const wire = WIRE_FORMATS[options.provider];
   const requests: unknown[] = [];
   const rejections: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const pause = options.splitPauseMs ?? 2;
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     const index = requests.length;
     requests.push(body);
+    headers.push({ ...req.headers });
     const json = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       res.writeHead(status, { "content-type": "application/json", ...headers });
       res.end(JSON.stringify(payload));
@@ -169,6 +173,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     baseURL: sdkBaseURL(options.provider, origin),
     requests,
     rejections,
+    headers,
     close: () => closeServer(server),
   };
 }

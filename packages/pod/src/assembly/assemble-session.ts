@@ -110,6 +110,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     config,
     ...(options.client ? { client: options.client } : {}),
     ...(options.env ? { env: options.env } : {}),
+    ...(options.credentials ? { credentials: options.credentials } : {}),
   });
   // Bash commands and configured hooks run without the keys the config names, not only the well-known ones.
   const commandEnv = defaultBashEnv(

@@ -8,6 +8,7 @@ import { acceptsToolResultImages, createModelClient, type LlmClient } from "@yoi
 import {
   buildModelCatalog,
   type Config,
+  type Credentials,
   findModel,
   type ModelInfo,
   PROVIDER_KINDS,
@@ -24,6 +25,8 @@ export interface SessionModelOptions {
   client?: LlmClient;
   /** Environment for API keys. Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Saved keys by variable name, used when the variable is not set (`yoi setup`'s). */
+  credentials?: Credentials;
 }
 
 export class SessionModel {
@@ -83,7 +86,11 @@ export class SessionModel {
 
   /** The one client factory (@yoi/llm-client), for `ref` or the config's model. */
   #create(ref: string | undefined): LlmClient {
-    const { config, env } = this.#options;
-    return createModelClient(config, { ...(ref !== undefined ? { ref } : {}), ...(env ? { env } : {}) });
+    const { config, env, credentials } = this.#options;
+    return createModelClient(config, {
+      ...(ref !== undefined ? { ref } : {}),
+      ...(env ? { env } : {}),
+      ...(credentials ? { credentials } : {}),
+    });
   }
 }
