@@ -9,9 +9,9 @@
  * approvals is an error naming it, and is never overwritten.
  */
 import { realpathSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import * as path from "node:path";
-import type { PermissionRule } from "@yoi/manifest";
+import { type PermissionRule, writePrivateFile } from "@yoi/manifest";
 import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 
@@ -148,9 +148,5 @@ function damaged(file: string, why: string): CliError {
 }
 
 async function writeFileOf(homeDir: string, all: ApprovalsFile): Promise<void> {
-  const file = approvalsFile(homeDir);
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
+  await writePrivateFile(approvalsFile(homeDir), `${JSON.stringify(all, null, 2)}\n`);
 }

@@ -10,9 +10,9 @@
  * this program, and another host (`yoi serve` with its own flag, an
  * embedding application) decides in its own way.
  */
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import * as path from "node:path";
-import type { ProjectSettings } from "@yoi/manifest";
+import { type ProjectSettings, writePrivateFile } from "@yoi/manifest";
 
 /** How a command takes part in the decision. */
 export interface TrustPrompt {
@@ -60,9 +60,5 @@ async function readTrust(homeDir: string): Promise<Record<string, string>> {
 async function rememberTrust(homeDir: string, settings: ProjectSettings): Promise<void> {
   const all = await readTrust(homeDir);
   all[settings.root] = settings.hash;
-  const file = trustFile(homeDir);
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
+  await writePrivateFile(trustFile(homeDir), `${JSON.stringify(all, null, 2)}\n`);
 }

@@ -7,9 +7,10 @@
  * `modelEndpoint`). The file's content is never shown: a damaged file is an
  * error naming the file and what is wrong with it, not its text.
  */
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import * as path from "node:path";
 import { YoiError } from "./errors/yoi-error.ts";
+import { writePrivateFile } from "./private-file.ts";
 
 /** Saved keys by variable name. */
 export type Credentials = Readonly<Record<string, string>>;
@@ -97,16 +98,7 @@ export async function removeCredentials(homeDir: string, keyEnvs?: readonly stri
 }
 
 async function writeKeys(homeDir: string, keys: Credentials): Promise<void> {
-  const file = credentialsFile(homeDir);
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  try {
-    await writeFile(tmp, `${JSON.stringify({ keys }, null, 2)}\n`, { mode: 0o600, flag: "wx" });
-    await rename(tmp, file);
-  } catch (error) {
-    await rm(tmp, { force: true });
-    throw error;
-  }
+  await writePrivateFile(credentialsFile(homeDir), `${JSON.stringify({ keys }, null, 2)}\n`);
 }
 
 function damaged(file: string, why: string): CredentialsError {

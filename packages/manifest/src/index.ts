@@ -89,6 +89,7 @@ export {
   type SandboxSettings,
   sandboxSettings,
 } from "./permissions-schema.ts";
+export { writePrivateFile } from "./private-file.ts";
 export type { ProjectSettings, ProjectTrust } from "./project-trust.ts";
 export {
   builtinProvider,
