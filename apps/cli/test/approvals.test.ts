@@ -97,6 +97,69 @@ describe.skipIf(!TmuxSession.available())("approvals that last (tmux, then print
   }, 240_000);
 });
 
+describe.skipIf(!TmuxSession.available())("/permissions in a session (tmux)", () => {
+  it("lists this session's grant and removes it: the next call asks again; !cmd asks nothing, still sandboxed", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        bashCall("toolu_1", "ls -a"),
+        { type: "reply", text: "Listed." },
+        bashCall("toolu_2", "ls -l"),
+        { type: "reply", text: "Listed again." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "a.txt": "alpha\n" });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(PROMPT);
+    tty.type("list");
+    tty.keys("Enter");
+    await tty.waitFor('[a]lways "ls *" this session');
+    tty.type("a");
+    await tty.waitFor("Listed.");
+    await tty.waitFor(PROMPT);
+    tty.type("/permissions");
+    tty.keys("Enter");
+    await tty.waitFor(/1 {2}allow bash\(ls \*\) {2}this session/);
+    tty.type("/permissions remove 1");
+    tty.keys("Enter");
+    await tty.waitFor("removed bash(ls *) (this session)");
+    tty.type("/permissions remove 9");
+    tty.keys("Enter");
+    await tty.waitFor("there is nothing to remove");
+    tty.type("list again");
+    tty.keys("Enter");
+    // The grant is gone: asked again.
+    await tty.waitFor("allow bash: ls -l");
+    tty.type("y");
+    await tty.waitFor("Listed again.");
+    await tty.waitFor(PROMPT);
+    // The user's own command: no question; in the sandbox a write outside the project fails.
+    const outside = path.join(path.dirname(project), "outside-marker");
+    tty.type(`!touch ${outside}`);
+    tty.keys("Enter");
+    await tty.waitFor("the output goes to the model with your next message");
+    expect(tty.screen()).not.toContain("allow bash: touch");
+    if (await sandboxActive(tty)) {
+      await expect(stat(outside)).rejects.toThrow();
+    }
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 180_000);
+});
+
+/** Whether bash runs in the OS sandbox in this session (asked with /status). */
+async function sandboxActive(tty: TmuxSession): Promise<boolean> {
+  tty.type("/status");
+  tty.keys("Enter");
+  const screen = await tty.waitFor(/sandbox\s+(active|off|unavailable)/);
+  return /sandbox\s+active/.test(screen);
+}
+
 describe("yoi permissions: bad input", () => {
   it("a number out of range, a config rule, a damaged approvals file: clear errors, nothing lost", async () => {
     const { home, project } = await tempWorld();
