@@ -96,6 +96,8 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
       session_id: id,
       text: "The note says hello.",
       turns: 2,
+      cost_usd: expect.any(Number),
+      models: { [MODEL]: expect.objectContaining({ calls: 2, cost_usd: expect.any(Number) }) },
     });
     // ids are stored seqs: never decreasing
     const ids = events.map((e) => e.id ?? -1);
