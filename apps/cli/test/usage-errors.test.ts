@@ -137,14 +137,14 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     }
   });
 
-  it("a key for a provider without one set: exit 2 naming the variable", async () => {
+  it("a key for a provider without one set: exit 2 naming yoi setup and the variable", async () => {
     const { home, project } = await tempWorld();
     const r = await runYoi(["-p", "-m", "gemini/gemini-2.5-flash", "hi"], {
       cwd: project,
       env: cleanEnv(home),
     });
     expect(r.code).toBe(2);
-    expect(oneLine(r.stderr)).toContain("no API key for gemini: set GEMINI_API_KEY");
+    expect(oneLine(r.stderr)).toContain("no API key for gemini: run yoi setup, or set GEMINI_API_KEY");
   });
 
   it("no prompt in print mode: exit 2", async () => {
