@@ -234,9 +234,9 @@ describe.skipIf(!TmuxSession.available())("what the interactive session shows (t
     screen = await tty.waitFor("cancels the running turn");
     // A long summary goes on under its own column.
     expect(screen).toMatch(
-      /^\/init \[focus\] {2}ask the model to write AGENTS\.md \(project instructions read by$/m,
+      /^\/init \[focus\] {5}ask the model to write AGENTS\.md \(project instructions read$/m,
     );
-    expect(screen).toMatch(/^ {15}every session\)$/m);
+    expect(screen).toMatch(/^ {18}by every session\)$/m);
     expect(screen).toMatch(/^@path \+ Tab {8}attach a file .* Ctrl-C$/m);
     expect(screen).toMatch(/^ {19}cancels the running turn$/m);
     for (const line of screen.split("\n")) expect(line.trimEnd().length).toBeLessThan(80);

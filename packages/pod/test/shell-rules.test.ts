@@ -280,6 +280,8 @@ describe("bashPrefixRules", () => {
       "bash -c 'ls'",
       "sudo ls",
       "find . -name x",
+      "seq 1 40 | sed 's/^/row /'",
+      "python3 -c 'print(1)'",
       "echo $(id)",
       "FOO=1 make",
       "",

@@ -787,8 +787,7 @@ class InteractiveSession {
     },
     {
       name: "/permissions",
-      args: "[remove <n>]",
-      summary: "the permission rules and approvals in force, where each comes from; remove one",
+      summary: "rules and approvals in force and where each comes from (/permissions remove <n>)",
       run: (arg) => this.#permissions(arg),
     },
     {

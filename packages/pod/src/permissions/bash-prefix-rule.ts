@@ -5,15 +5,15 @@
  * of `git log | head` is `git log *` and `head *`, each of which covers the
  * same command in any other line. None for a line with a redirection, an
  * expansion or a substitution, nor for a command that runs other commands
- * (`xargs`, `sudo`, `bash`, `find`): a prefix would vouch for more than the
- * user saw.
+ * or programs given as text (`xargs`, `sudo`, `bash`, `find`, `sed`, `awk`,
+ * `python`): a prefix would vouch for more than the user saw.
  */
 import { analyzeShell } from "./shell-parse.ts";
 
 /** A word that reads like a subcommand (`status`, `run`), not a flag, path or value. */
 const SUBCOMMAND = /^[a-z][a-z0-9-]*$/;
 
-/** Commands whose arguments are another command or a script: never generalised. */
+/** Commands whose arguments are another command, a script or a program: never generalised. */
 const RUNS_OTHERS = new Set([
   "bash",
   "sh",
@@ -38,6 +38,18 @@ const RUNS_OTHERS = new Set([
   "builtin",
   "find",
   "parallel",
+  "sed",
+  "awk",
+  "gawk",
+  "perl",
+  "python",
+  "python3",
+  "node",
+  "deno",
+  "bun",
+  "ruby",
+  "php",
+  "lua",
 ]);
 
 /** The prefix rule (a `match` glob for `bash`) for a line that is one simple command, or undefined. */
