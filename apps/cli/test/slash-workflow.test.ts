@@ -99,6 +99,8 @@ describe.skipIf(!TmuxSession.available())("slash commands people expect (tmux)",
     tty.type("anything new?");
     tty.keys("Enter");
     await tty.waitFor("A fresh start.");
+    // The running cost after the turn starts again with the new session.
+    await tty.waitFor(/─ 1 call .* \$0\.0000 \(session \$0\.0000\)/);
     await tty.waitFor(PROMPT);
     // The new session's request holds only the new message.
     const last = server.requests[3] as Body;

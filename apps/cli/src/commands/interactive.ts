@@ -897,6 +897,7 @@ class InteractiveSession {
     // Output of !cmd runs waiting for the next message belonged to the old conversation.
     this.#shellContext.splice(0);
     this.#attach(opened);
+    this.#renderer.newSession();
     this.#renderer.line(
       s.dim(
         kept

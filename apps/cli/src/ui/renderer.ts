@@ -143,6 +143,11 @@ export class Renderer {
     return this.#rich;
   }
 
+  /** A new session (`/clear`): the session's running cost starts again at $0. */
+  newSession(): void {
+    this.#sessionCost = 0;
+  }
+
   /**
    * A spinner line of the session's own (a `!cmd` running) with its elapsed
    * time; a function label is drawn anew each frame, without the elapsed
