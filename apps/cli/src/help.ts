@@ -62,7 +62,7 @@ Interactive:
   Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
   tool's output; Ctrl-C twice at the prompt exits.
   /help /compact [focus] /clear /cost /status /permissions /init /sessions /resume <id> /model [ref]
-  /rewind [N] /undo /fork [N] /mcp /exit, your commands (.yoi/commands/*.md)
+  /rewind [N] /undo /fork [N] /mcp /bashes /exit, your commands (.yoi/commands/*.md)
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
   @<server>:<uri> attaches an MCP resource
 
