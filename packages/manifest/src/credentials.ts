@@ -15,6 +15,13 @@ import { writePrivateFile } from "./private-file.ts";
 /** Saved keys by variable name. */
 export type Credentials = Readonly<Record<string, string>>;
 
+/**
+ * What is wrong with the credentials file, as a stable string:
+ *
+ * - `invalid_credentials_file`: it is not JSON, has no `keys` object, or a key is not a string
+ *   under a variable name.
+ * - `unreadable_credentials_file`: the operating system refused to read it (permissions, a directory).
+ */
 export type CredentialsErrorCode = "invalid_credentials_file" | "unreadable_credentials_file";
 
 /** The credentials file cannot be used; the message names it and says what to do. */
