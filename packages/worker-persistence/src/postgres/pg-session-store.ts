@@ -181,33 +181,33 @@ export class PgSessionStore implements SessionStore {
     const problems: SessionWarning[] = [];
     let line = 0;
     let maxSeq = -1;
-    // Bounded memory for long sessions: rows arrive in batches.
-    for await (const rows of this.#sql<RecordRow[]>`
-      SELECT seq, line FROM yoi_session_records WHERE session_id = ${id} ORDER BY seq`.cursor(1000)) {
-      for (const row of rows) {
-        line++;
-        maxSeq = row.seq;
-        let value: unknown;
-        try {
-          value = JSON.parse(row.line);
-        } catch (error) {
-          problems.push({
-            line,
-            offset: -1,
-            message: `seq ${row.seq}: not JSON (${(error as Error).message}); skipped`,
-          });
-          continue;
-        }
-        const problem = recordProblem(value);
-        if (problem !== undefined) {
-          problems.push({ line, offset: -1, message: `seq ${row.seq}: ${problem}; skipped` });
-          continue;
-        }
-        const record = value as SessionRecord;
-        into?.push(record);
-        replay.apply(record, line);
+    // One query whose rows are replayed as they arrive: a cursor would cost a
+    // round trip per batch (most of a resume's time on a busy server), and
+    // collecting the result first would hold every line at once.
+    await this.#sql<RecordRow[]>`
+      SELECT seq, line FROM yoi_session_records WHERE session_id = ${id} ORDER BY seq`.forEach((row) => {
+      line++;
+      maxSeq = row.seq;
+      let value: unknown;
+      try {
+        value = JSON.parse(row.line);
+      } catch (error) {
+        problems.push({
+          line,
+          offset: -1,
+          message: `seq ${row.seq}: not JSON (${(error as Error).message}); skipped`,
+        });
+        return;
       }
-    }
+      const problem = recordProblem(value);
+      if (problem !== undefined) {
+        problems.push({ line, offset: -1, message: `seq ${row.seq}: ${problem}; skipped` });
+        return;
+      }
+      const record = value as SessionRecord;
+      into?.push(record);
+      replay.apply(record, line);
+    });
     const warnings = [...problems, ...replay.warnings].sort((a, b) => a.line - b.line);
     if (replay.meta.records === 0) {
       warnings.unshift({ line: 0, offset: 0, message: "the session holds no records" });
