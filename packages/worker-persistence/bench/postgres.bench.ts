@@ -122,7 +122,9 @@ try {
     },
     () =>
       store.sql`SELECT seq, line FROM yoi_session_records WHERE session_id = ${id} ORDER BY seq`.forEach(
-        (row) => JSON.parse(row.line as string),
+        (row) => {
+          JSON.parse(row.line as string);
+        },
       ),
     { runs: 9, warmup: 2 },
   );
