@@ -298,10 +298,15 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
     const rest: Record<string, unknown>[] = [];
     for await (const { data } of { [Symbol.asyncIterator]: () => events }) rest.push(data);
     expect(rest.at(-1)).toMatchObject({ type: "result", status: "cancelled" });
-    // released: the other host runs the next turn
-    const notRunning = await post(`${hostB.url}/v1/sessions/${id}/cancel`, {});
+    // host A keeps the session open for its next run: not running, but still A's
+    const notRunning = await post(`${hostA.url}/v1/sessions/${id}/cancel`, {});
     expect(notRunning.status).toBe(409);
     expect(((await notRunning.json()) as { error: { code: string } }).error.code).toBe("not_running");
+    const kept = await post(`${hostB.url}/v1/sessions/${id}/runs`, { prompt: "my turn" });
+    expect(kept.status).toBe(409);
+    const keptError = ((await kept.json()) as { error: { holder: string; message: string } }).error;
+    expect(keptError.holder).toBe(error.holder);
+    expect(keptError.message).toContain(`is open on ${error.holder}`);
   });
 
   it("a database lost mid-run fails that run with a clear event; the host stays up", async () => {
@@ -379,6 +384,8 @@ describe("yoi serve start-up", () => {
         /--store must be a postgres:\/\/ URL or a directory; got a mysql:\/\/ URL/,
       ],
       [["serve", "--port", "0"], { YOI_SERVE_LEASE_MS: "soon" }, /YOI_SERVE_LEASE_MS must be/],
+      [["serve", "--port", "0"], { YOI_SERVE_IDLE_MS: "-5" }, /YOI_SERVE_IDLE_MS must be a whole number/],
+      [["serve", "--port", "0"], { YOI_SERVE_IDLE_MS: "10m" }, /YOI_SERVE_IDLE_MS must be a whole number/],
     ];
     for (const [args, extra, message] of cases) {
       const result = await runYoi(args, { env: cleanEnv(home, extra) });

@@ -69,6 +69,14 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
       `YOI_SERVE_SHUTDOWN_GRACE_MS must be a whole number of milliseconds (0 cancels runs at once); got "${env.YOI_SERVE_SHUTDOWN_GRACE_MS}"`,
     );
   }
+  const idleMs = env.YOI_SERVE_IDLE_MS ? Number(env.YOI_SERVE_IDLE_MS) : undefined;
+  if (idleMs !== undefined && !(Number.isInteger(idleMs) && idleMs >= 0)) {
+    throw usageError(
+      `YOI_SERVE_IDLE_MS must be a whole number of milliseconds (0 closes a session after each run); got "${env.YOI_SERVE_IDLE_MS}"`,
+    );
+  }
+  // The store reports a lost lease; the host (made once the store is open) drops that session.
+  let host: SessionHost | undefined;
   let store: ServeStore;
   try {
     store = await openServeStore({
@@ -76,8 +84,10 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
       dataDir: cli.dataDir,
       holder,
       ...(leaseMs !== undefined ? { leaseMs } : {}),
-      onLeaseLost: (id, reason) =>
-        process.stderr.write(sanitize(`yoi serve: lost the lease on session ${id}: ${reason}\n`)),
+      onLeaseLost: (id, reason) => {
+        process.stderr.write(sanitize(`yoi serve: lost the lease on session ${id}: ${reason}\n`));
+        host?.leaseLost(id, reason);
+      },
     });
   } catch (error) {
     if (CliError.isInstance(error)) throw error;
@@ -88,7 +98,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
   delete process.env.PGPASSWORD;
   // nor the administrator's token
   delete process.env.YOI_SERVE_TOKEN;
-  const host = new SessionHost({
+  host = new SessionHost({
     store,
     roots,
     trustedProjects,
@@ -96,6 +106,7 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     log: (line) => process.stderr.write(`yoi serve: ${sanitize(line)}\n`),
     env: process.env,
     appVersion: cliVersion(),
+    ...(idleMs !== undefined ? { idleMs } : {}),
   });
   let server: Awaited<ReturnType<typeof startServeServer>>;
   try {

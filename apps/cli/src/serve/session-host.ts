@@ -1,9 +1,12 @@
 /**
  * The sessions a `yoi serve` process hosts. A session is created in the
- * store and released at once; each run reopens it (taking its writer lease,
- * replaying its log), streams, and closes it again, so any host on the same
- * store can take the next run. A run lives as long as its stream: a client
- * that disconnects cancels it. Only sessions whose directory lies inside
+ * store and released at once. Its first run on a host opens it (taking its
+ * writer lease, replaying its log once); the host then keeps it open between
+ * runs, so the next run continues without reading the log again and the
+ * session's background commands keep running. A session left idle for
+ * `idleMs` is closed and its lease released; until then another host asking
+ * for it gets 409 naming this one. A run lives as long as its stream: a
+ * client that disconnects cancels it. Only sessions whose directory lies inside
  * the server's root exist for the API: the others (the same user's CLI
  * sessions elsewhere, on the file store) answer 404 and are not listed.
  */
@@ -57,11 +60,24 @@ interface SessionSpec {
   keyless: boolean;
 }
 
+/** A session this host holds open: its pod keeps the writer lease (or the file lock) between runs. */
+interface HeldSession {
+  pod: Pod;
+  setup: ModelSetup;
+  /** What the project's untrusted settings would have set, said to the client at each run. */
+  ignored: string[];
+  /** The permission questions of the run in progress, by call id. */
+  pending: Map<string, (answer: PermissionAnswerBody) => void>;
+  /** Closes the session once it has been idle for `idleMs`. */
+  idle?: NodeJS.Timeout;
+  /** Why the session must not be reused (its lease was lost, its store failed): closed after its run. */
+  lost?: string;
+}
+
 interface ActiveRun {
-  pod?: Pod;
+  held?: HeldSession;
   /** Who may reach the session, as read when the run started. */
   access?: SessionAccess;
-  pending: Map<string, (answer: PermissionAnswerBody) => void>;
   done: Promise<void>;
 }
 
@@ -79,7 +95,17 @@ export interface SessionHostOptions {
   appVersion: string;
   /** Where SSE comments keep idle streams open, ms. Default 15 000. */
   keepAliveMs?: number;
+  /**
+   * How long a session stays open on this host after its run, ms; 0 closes
+   * it after each run (any host may take the next one at once). Default 10 min.
+   */
+  idleMs?: number;
 }
+
+/** How long a session stays open after its run by default: 10 minutes. */
+export const DEFAULT_IDLE_MS = 600_000;
+/** Idle sessions a host keeps open at most (each holds its history, a lease and maybe commands). */
+const MAX_IDLE = 1000;
 
 const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)/i;
 
@@ -96,7 +122,12 @@ export class SessionHost {
   readonly #keepAliveMs: number;
   readonly #specs = new Map<string, SessionSpec>();
   readonly #runs = new Map<string, ActiveRun>();
-  /** Set when the server begins to shut down: new runs are refused. */
+  readonly #idleMs: number;
+  /** Sessions open on this host, running or idle. */
+  readonly #held = new Map<string, HeldSession>();
+  /** Sessions being closed: a run for one waits until its lease is released, then reopens it. */
+  readonly #closing = new Map<string, Promise<void>>();
+  /** Set when the server begins to shut down: new runs are refused, a run that ends closes its session. */
   #draining = false;
 
   constructor(options: SessionHostOptions) {
@@ -108,6 +139,7 @@ export class SessionHost {
     this.#env = options.env;
     this.#appVersion = options.appVersion;
     this.#keepAliveMs = options.keepAliveMs ?? 15_000;
+    this.#idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   }
 
   get holder(): string {
@@ -117,6 +149,18 @@ export class SessionHost {
   /** Runs in progress on this host. */
   get running(): number {
     return this.#runs.size;
+  }
+
+  /**
+   * The store took a session from this host (its lease was lost, e.g. the
+   * database was unreachable past the lease): an idle session is closed now,
+   * a running one when its run ends (its appends are refused meanwhile).
+   */
+  leaseLost(id: string, reason: string): void {
+    const held = this.#held.get(id);
+    if (held === undefined) return;
+    held.lost = reason;
+    if (!this.#runs.has(id)) void this.#close(id, held);
   }
 
   async create(user: Principal, body: CreateSessionBody): Promise<{ id: string }> {
@@ -178,9 +222,12 @@ export class SessionHost {
     const access = await this.#allowed(user, id);
     const loaded = await this.#load(id);
     const { meta } = loaded;
+    // A session this host only keeps open is not running; another host's lease may be either.
     const runningOn = this.#runs.has(id)
       ? this.holder
-      : await this.#store.leaseHolder(id).catch(() => undefined);
+      : this.#held.has(id)
+        ? undefined
+        : await this.#store.leaseHolder(id).catch(() => undefined);
     return {
       id,
       items: loaded.history,
@@ -204,8 +251,8 @@ export class SessionHost {
   async cancel(user: Principal, id: string): Promise<void> {
     await this.#allowed(user, id);
     const run = this.#runs.get(id);
-    if (run?.pod) {
-      run.pod.cancel("cancelled through the API");
+    if (run?.held) {
+      run.held.pod.cancel("cancelled through the API");
       return;
     }
     await this.#notHere(id, "cancel");
@@ -220,11 +267,11 @@ export class SessionHost {
     await this.#allowed(user, id);
     const run = this.#runs.get(id);
     if (run === undefined) return this.#notHere(id, "answer a permission question of");
-    const resolve = run.pending.get(requestId);
+    const resolve = run.held?.pending.get(requestId);
     if (resolve === undefined) {
       throw new HttpError(404, "not_found", `session ${id} has no open permission question ${requestId}`);
     }
-    run.pending.delete(requestId);
+    run.held?.pending.delete(requestId);
     resolve(body);
   }
 
@@ -268,7 +315,7 @@ export class SessionHost {
     await this.#load(id); // 404 for an unknown session
     const holder = await this.#store.leaseHolder(id).catch(() => undefined);
     if (holder !== undefined && holder !== this.holder) {
-      throw new HttpError(409, "session_busy", `session ${id} is running on ${holder}; ${what} it there`, {
+      throw new HttpError(409, "session_busy", `session ${id} is open on ${holder}; ${what} it there`, {
         holder,
       });
     }
@@ -303,7 +350,7 @@ export class SessionHost {
       );
     }
     let finish!: () => void;
-    const run: ActiveRun = { access, pending: new Map(), done: new Promise<void>((r) => (finish = r)) };
+    const run: ActiveRun = { access, done: new Promise<void>((r) => (finish = r)) };
     this.#runs.set(id, run);
     try {
       await this.#stream(id, prompt, user, run, gone, res);
@@ -323,35 +370,12 @@ export class SessionHost {
   ) {
     const spec = await this.#spec(id);
     if (gone.aborted) return;
-    const notes: string[] = [];
-    const setup = await this.#setup(spec, (message) => notes.push(message));
-    const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
-    let pod: Pod;
-    try {
-      // The pod makes the client for the config's model, its key from `env`.
-      pod = await Pod.restore(id, {
-        config: setup.config,
-        cwd: setup.cwd,
-        dataDir: setup.dataDir,
-        env,
-        sessionStore: this.#store.sessions,
-        blobStore: this.#store.blobs,
-        ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
-        ask: (request) =>
-          new Promise<PermissionDecision>((resolve) => {
-            run.pending.set(request.callId, (answer) => resolve(toDecision(request.tool, answer)));
-            request.signal.addEventListener("abort", () => run.pending.delete(request.callId), {
-              once: true,
-            });
-          }),
-      });
-    } catch (error) {
-      throw storeError(error);
-    }
-    run.pod = pod;
+    const held = await this.#open(id, spec);
+    run.held = held;
+    const { pod, setup } = held;
     if (gone.aborted) {
-      // left while the session was restored: nothing ran, release the lease
-      await pod.close().catch(() => {});
+      // left while the session was opened: nothing ran
+      await this.#rest(id, held);
       return;
     }
     const started = Date.now();
@@ -374,7 +398,8 @@ export class SessionHost {
       });
     };
     // what the client should know before the run: project settings that do not apply here
-    for (const message of notes) send({ type: "alert", level: "warn", source: "project_trust", message });
+    for (const message of held.ignored)
+      send({ type: "alert", level: "warn", source: "project_trust", message });
     const keepAlive = setInterval(() => {
       if (!res.writableEnded && !res.destroyed) res.write(": keep-alive\n\n");
     }, this.#keepAliveMs);
@@ -388,7 +413,7 @@ export class SessionHost {
     const redactStreamed = createStreamTextRedaction();
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
     const ledger = new UsageLedger(() => setup.config);
-    pod.subscribe((event: PodEvent) => {
+    const unsubscribe = pod.subscribe((event: PodEvent) => {
       ledger.record(event, () => model);
       if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
       if (event.type === "alert" && event.alert.source === "session_log" && event.alert.level === "error") {
@@ -452,10 +477,15 @@ export class SessionHost {
     } finally {
       ended = true;
       clearInterval(keepAlive);
-      for (const resolve of run.pending.values()) resolve({ decision: "deny" });
-      // Release the lease before the stream ends: a client that has read
-      // `result` can send the next run to any host at once.
-      await pod.close().catch(() => {});
+      unsubscribe();
+      for (const resolve of held.pending.values()) resolve({ decision: "deny" });
+      held.pending.clear();
+      // A session whose store failed, or whose run crashed, is not kept: the
+      // next run reopens it from what the store holds.
+      if (storeFailure !== undefined || crash !== undefined) held.lost ??= "its run failed";
+      // Settled before the stream ends: a client that has read `result` can
+      // send the next run here, or (with idleMs 0) to any host, at once.
+      await this.#rest(id, held);
       res.end();
     }
   }
@@ -484,17 +514,98 @@ export class SessionHost {
 
   /**
    * Cancels every run and waits (up to `timeoutMs`) for their streams to
-   * end. What each run stored stays in the session log, and the lease is
-   * released, so another host (or this one restarted) continues the session.
+   * end, then closes every session this host holds (background commands
+   * stopped). What each run stored stays in the session log, and the leases
+   * are released, so another host (or this one restarted) continues them.
    */
   async shutdown(timeoutMs = 10_000): Promise<void> {
     this.#draining = true;
     const runs = [...this.#runs.values()];
-    for (const run of runs) run.pod?.cancel("the server is shutting down");
+    for (const run of runs) run.held?.pod.cancel("the server is shutting down");
     await Promise.race([
       Promise.all(runs.map((r) => r.done)),
       new Promise((r) => setTimeout(r, timeoutMs).unref()),
     ]);
+    await Promise.all([...this.#held].map(([id, held]) => this.#close(id, held)));
+    await Promise.all(this.#closing.values());
+  }
+
+  /**
+   * The session open on this host, or opened now: the lease is taken and
+   * the log replayed only when this host does not hold it already.
+   */
+  async #open(id: string, spec: SessionSpec): Promise<HeldSession> {
+    await this.#closing.get(id);
+    const kept = this.#held.get(id);
+    if (kept !== undefined) {
+      clearTimeout(kept.idle);
+      kept.idle = undefined;
+      return kept;
+    }
+    const ignored: string[] = [];
+    const setup = await this.#setup(spec, (message) => ignored.push(message));
+    const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
+    const pending: HeldSession["pending"] = new Map();
+    let pod: Pod;
+    try {
+      // The pod makes the client for the config's model, its key from `env`.
+      pod = await Pod.restore(id, {
+        config: setup.config,
+        cwd: setup.cwd,
+        dataDir: setup.dataDir,
+        env,
+        sessionStore: this.#store.sessions,
+        blobStore: this.#store.blobs,
+        ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
+        ask: (request) =>
+          new Promise<PermissionDecision>((resolve) => {
+            pending.set(request.callId, (answer) => resolve(toDecision(request.tool, answer)));
+            request.signal.addEventListener("abort", () => pending.delete(request.callId), {
+              once: true,
+            });
+          }),
+      });
+    } catch (error) {
+      throw storeError(error);
+    }
+    const held: HeldSession = { pod, setup, ignored, pending };
+    this.#held.set(id, held);
+    return held;
+  }
+
+  /** After a run: keeps the session open for `idleMs`, or closes it (lease lost, run failed, shutting down, idleMs 0). */
+  async #rest(id: string, held: HeldSession): Promise<void> {
+    if (held.lost !== undefined || this.#draining || this.#idleMs === 0) return this.#close(id, held);
+    clearTimeout(held.idle);
+    held.idle = setTimeout(() => void this.#close(id, held), this.#idleMs);
+    // an idle session must not keep a stopping process alive
+    held.idle.unref();
+    // most recently used last; past MAX_IDLE idle sessions the least recently used is closed
+    this.#held.delete(id);
+    this.#held.set(id, held);
+    let idle = 0;
+    for (const other of this.#held.values()) if (other.idle !== undefined) idle++;
+    for (const [oldId, old] of this.#held) {
+      if (idle <= MAX_IDLE) break;
+      if (old.idle === undefined) continue;
+      idle--;
+      void this.#close(oldId, old);
+    }
+  }
+
+  /** Closes a held session: background commands stopped, log flushed, lease released. Never throws. */
+  #close(id: string, held: HeldSession): Promise<void> {
+    clearTimeout(held.idle);
+    if (this.#held.get(id) !== held) return this.#closing.get(id) ?? Promise.resolve();
+    this.#held.delete(id);
+    const closing = held.pod
+      .close()
+      .catch(() => {})
+      .finally(() => {
+        if (this.#closing.get(id) === closing) this.#closing.delete(id);
+      });
+    this.#closing.set(id, closing);
+    return closing;
   }
 
   /** Caches a session's spec; the oldest go first past 10 000 (they reload from the store). */

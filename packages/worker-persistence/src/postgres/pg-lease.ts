@@ -33,7 +33,7 @@ export class SessionLeasedError extends SessionLogError {
   constructor(sessionId: string, where: string, lease: LeaseHolder) {
     super(
       "locked",
-      `session ${sessionId} is being run by ${lease.holder} (its lease in ${where} expires at ${lease.expiresAt} unless renewed); retry there, or after that`,
+      `session ${sessionId} is open on ${lease.holder}, running or kept for its next run (its lease in ${where} expires at ${lease.expiresAt} unless renewed); retry there, or after that`,
       { path: where, holder: lease.holder },
     );
     this.expiresAt = lease.expiresAt;

@@ -1,0 +1,301 @@
+/**
+ * `yoi serve` keeps a session open between runs on the host that ran it:
+ * the next run there continues the same pod (a background command started
+ * by one run is still running for the next, which reads its output), an
+ * idle session closes after YOI_SERVE_IDLE_MS and another host takes it
+ * over with every record, a SIGKILLed holder's session goes to another host
+ * once its lease expires, and a shutdown releases what the host held.
+ */
+import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
+import {
+  findPostgresBinDir,
+  startTestPostgres,
+  type TestPostgres,
+} from "@yoi/worker-persistence/postgres/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cleanEnv, tempWorld } from "./helpers.ts";
+import { post, type ServeProcess, sseEvents, startServe } from "./serve-helpers.ts";
+
+// Without PostgreSQL server binaries the database cases skip, unless YOI_REQUIRE_POSTGRES=1 (CI sets it).
+const withPostgres = findPostgresBinDir() !== undefined || process.env.YOI_REQUIRE_POSTGRES === "1";
+
+const MODEL = "openai-chat/gpt-4.1-mini";
+
+let pg: TestPostgres | undefined;
+const hosts: ServeProcess[] = [];
+const models: ScriptedServer[] = [];
+beforeAll(async () => {
+  if (withPostgres) pg = await startTestPostgres();
+}, 120_000);
+afterAll(async () => {
+  await pg?.stop();
+});
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.kill();
+  for (const m of models.splice(0)) await m.close();
+});
+
+interface Message {
+  role: string;
+  content: unknown;
+}
+
+/**
+ * The model, by the conversation's last message: "start" runs a command in
+ * the background, "check" reads `bash_1`'s output, "recall" answers with
+ * every user prompt it was sent; after a tool result it answers "noted".
+ */
+async function model(): Promise<ScriptedServer> {
+  const server = await startScriptedServer({
+    provider: "openai-chat",
+    validate: true,
+    script: (_index, body): ScriptStep => {
+      const messages = (body as { messages: Message[] }).messages;
+      const last = messages.at(-1);
+      if (last?.role === "tool") return { type: "reply", text: "noted" };
+      const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content);
+      if (text.includes("start"))
+        return {
+          type: "reply",
+          toolCalls: [
+            {
+              id: `call_${messages.length}`,
+              name: "bash",
+              arguments: { command: "echo kept-alive-marker; sleep 30", run_in_background: true },
+            },
+          ],
+        };
+      if (text.includes("check"))
+        return {
+          type: "reply",
+          toolCalls: [
+            {
+              id: `call_${messages.length}`,
+              name: "bash_output",
+              arguments: { id: "bash_1", wait_ms: 5000 },
+            },
+          ],
+        };
+      const prompts = messages
+        .filter((m) => m.role === "user")
+        .map((m) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content)));
+      return { type: "reply", text: `seen: ${prompts.join(" | ")}` };
+    },
+  });
+  models.push(server);
+  return server;
+}
+
+/** What the model was sent as the result of its last tool call. */
+function lastToolResult(server: ScriptedServer): string {
+  const messages = (server.requests.at(-1) as { messages: Message[] }).messages;
+  return String(messages.filter((m) => m.role === "tool").at(-1)?.content);
+}
+
+async function serve(args: string[], env: Record<string, string>, cwd: string): Promise<ServeProcess> {
+  const host = await startServe(args, env, cwd);
+  hosts.push(host);
+  return host;
+}
+
+async function createSession(host: ServeProcess, server: ScriptedServer): Promise<string> {
+  const created = await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: server.baseURL });
+  expect(created.status).toBe(201);
+  return ((await created.json()) as { id: string }).id;
+}
+
+/** Runs a prompt to its end, allowing every permission question; the stream's events. */
+async function run(host: ServeProcess, id: string, prompt: string): Promise<Record<string, unknown>[]> {
+  const response = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt });
+  expect(response.status, await peekError(response)).toBe(200);
+  const events: Record<string, unknown>[] = [];
+  for await (const { data } of sseEvents(response)) {
+    events.push(data);
+    if (data.type === "permission_request") {
+      const answer = await post(`${host.url}/v1/sessions/${id}/permissions/${data.request_id}`, {
+        decision: "allow",
+      });
+      expect(answer.status).toBe(200);
+    }
+  }
+  return events;
+}
+
+/** The body of an error answer, for a failed expectation's message (the stream itself is left unread). */
+async function peekError(response: Response): Promise<string> {
+  return response.status === 200 ? "" : await response.clone().text();
+}
+
+/** Sends runs until one is accepted (409 while another host holds the session); the 409 errors seen and the events. */
+async function runWhenFree(
+  host: ServeProcess,
+  id: string,
+  prompt: string,
+): Promise<{ busy: { holder: string; message: string }[]; events: Record<string, unknown>[] }> {
+  const busy: { holder: string; message: string }[] = [];
+  // bounded, far past the short leases and idle times below even on a loaded machine
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    const response = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt });
+    if (response.status === 409) {
+      busy.push(((await response.json()) as { error: { holder: string; message: string } }).error);
+      await new Promise((r) => setTimeout(r, 200));
+      continue;
+    }
+    expect(response.status, await peekError(response)).toBe(200);
+    const events: Record<string, unknown>[] = [];
+    for await (const { data } of sseEvents(response)) events.push(data);
+    return { busy, events };
+  }
+  throw new Error(`session ${id} was still held after 90 s: ${JSON.stringify(busy.at(-1))}`);
+}
+
+const stores = [
+  { kind: "files", skip: false },
+  { kind: "PostgreSQL", skip: !withPostgres },
+];
+
+describe.each(stores)("yoi serve keeps a session open between runs ($kind)", ({ kind, skip }) => {
+  it.skipIf(skip)("a background command of one run is read by the next run on the same host", async () => {
+    const { home, project } = await tempWorld();
+    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1" });
+    const server = await model();
+    const store = kind === "files" ? `${home}/store` : await pg!.createDatabase();
+    const host = await serve(["--store", store], env, project);
+    const id = await createSession(host, server);
+
+    const first = await run(host, id, "start the watcher");
+    expect(first.at(-1)).toMatchObject({ type: "result", status: "completed", text: "noted" });
+    expect(lastToolResult(server)).toContain("bash_1");
+
+    // A reopened session would have no bash_1: the pod (and its command) lived on between the runs.
+    const second = await run(host, id, "check on it");
+    expect(second.at(-1)).toMatchObject({ type: "result", status: "completed", text: "noted" });
+    expect(lastToolResult(server)).toContain("kept-alive-marker");
+    expect(lastToolResult(server)).toMatch(/running/);
+
+    // The view (read from the store) has both runs' records; kept open is not running.
+    const view = (await (await fetch(`${host.url}/v1/sessions/${id}`)).json()) as {
+      turns: number;
+      runningOn?: string;
+    };
+    expect(view.turns).toBe(4); // two model turns a run
+    expect(view.runningOn).toBeUndefined();
+  });
+});
+
+describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", () => {
+  it("after the holder's idle time; the holder answers 409 until then and the taker sees every record", async () => {
+    const { home, project } = await tempWorld();
+    const url = await pg!.createDatabase();
+    const server = await model();
+    const hostA = await serve(
+      ["--store", url],
+      cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_IDLE_MS: "2000" }),
+      project,
+    );
+    const hostB = await serve(["--store", url], cleanEnv(home, { YOI_TRUST_PROJECT: "1" }), project);
+    const id = await createSession(hostA, server);
+    expect((await run(hostA, id, "start the watcher")).at(-1)).toMatchObject({ status: "completed" });
+    expect((await run(hostA, id, "remember apples")).at(-1)).toMatchObject({ status: "completed" });
+
+    const taken = await runWhenFree(hostB, id, "recall everything");
+    // held by A while idle: refused, naming A (unless the machine was so slow the idle time passed first)
+    for (const busy of taken.busy) {
+      expect(busy.holder).toMatch(new RegExp(`:${hostA.child.pid}$`));
+      expect(busy.message).toContain(`is open on ${busy.holder}`);
+    }
+    expect(taken.events.at(-1)).toMatchObject({
+      type: "result",
+      status: "completed",
+      text: "seen: start the watcher | remember apples | recall everything",
+    });
+    expect(hostA.stderr()).not.toContain("lost the lease");
+
+    // B now holds it; A's own next run is refused naming B, and B's background commands are B's own.
+    const refused = await post(`${hostA.url}/v1/sessions/${id}/runs`, { prompt: "mine again" });
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { error: { holder: string } }).error.holder).toMatch(
+      new RegExp(`:${hostB.child.pid}$`),
+    );
+    const check = await run(hostB, id, "check on it");
+    expect(check.at(-1)).toMatchObject({ status: "completed" });
+    expect(lastToolResult(server)).toMatch(/bash_1/);
+    expect(lastToolResult(server)).not.toContain("kept-alive-marker");
+  }, 180_000);
+
+  it("after a SIGKILL of the idle holder, once its lease expires, with every acknowledged record", async () => {
+    const { home, project } = await tempWorld();
+    const url = await pg!.createDatabase();
+    const server = await model();
+    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_LEASE_MS: "2000" });
+    const hostA = await startServe(["--store", url], env, project);
+    const hostB = await serve(["--store", url], env, project);
+    const id = await createSession(hostA, server);
+    let acknowledged = -1;
+    try {
+      const first = await post(`${hostA.url}/v1/sessions/${id}/runs`, { prompt: "remember pears" });
+      for await (const event of sseEvents(first)) if (event.id !== undefined) acknowledged = event.id;
+      expect(acknowledged).toBeGreaterThan(0);
+    } finally {
+      await hostA.kill();
+    }
+    const taken = await runWhenFree(hostB, id, "recall everything");
+    for (const busy of taken.busy) expect(busy.holder).toMatch(new RegExp(`:${hostA.child.pid}$`));
+    expect(taken.events.at(-1)).toMatchObject({
+      type: "result",
+      status: "completed",
+      text: "seen: remember pears | recall everything",
+    });
+    // the taker appended after every record A acknowledged
+    const session = taken.events.find((e) => e.type === "session");
+    expect(session).toMatchObject({ resumed: true });
+    const view = (await (await fetch(`${hostB.url}/v1/sessions/${id}`)).json()) as {
+      records: number;
+      turns: number;
+    };
+    expect(view.records).toBeGreaterThan(acknowledged + 1);
+    expect(view.turns).toBe(2);
+  }, 180_000);
+
+  it("a shutdown closes the sessions a host kept open: another host continues at once", async () => {
+    const { home, project } = await tempWorld();
+    const url = await pg!.createDatabase();
+    const server = await model();
+    // a lease far longer than the test: only a release lets B in
+    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_LEASE_MS: "600000" });
+    const hostA = await startServe(["--store", url], env, project);
+    const hostB = await serve(["--store", url], env, project);
+    const id = await createSession(hostA, server);
+    expect((await run(hostA, id, "remember plums")).at(-1)).toMatchObject({ status: "completed" });
+    const busy = await post(`${hostB.url}/v1/sessions/${id}/runs`, { prompt: "too soon" });
+    expect(busy.status).toBe(409);
+    await busy.body?.cancel();
+    expect(await hostA.stop()).toBe(0);
+    const events = await run(hostB, id, "recall everything");
+    expect(events.at(-1)).toMatchObject({ text: "seen: remember plums | recall everything" });
+  }, 120_000);
+
+  it("YOI_SERVE_IDLE_MS=0 closes a session after each run: any host takes the next one at once", async () => {
+    const { home, project } = await tempWorld();
+    const url = await pg!.createDatabase();
+    const server = await model();
+    const env = cleanEnv(home, {
+      YOI_TRUST_PROJECT: "1",
+      YOI_SERVE_IDLE_MS: "0",
+      YOI_SERVE_LEASE_MS: "600000",
+    });
+    const hostA = await serve(["--store", url], env, project);
+    const hostB = await serve(["--store", url], env, project);
+    const id = await createSession(hostA, server);
+    expect((await run(hostA, id, "start the watcher")).at(-1)).toMatchObject({ status: "completed" });
+    const check = await run(hostB, id, "check on it");
+    expect(check.at(-1)).toMatchObject({ status: "completed" });
+    // closed after its run: the command was stopped with it, and B's pod never had it
+    expect(lastToolResult(server)).not.toContain("kept-alive-marker");
+    const back = await run(hostA, id, "recall everything");
+    expect(back.at(-1)).toMatchObject({
+      text: "seen: start the watcher | check on it | recall everything",
+    });
+  }, 120_000);
+});
