@@ -31,7 +31,8 @@ afterAll(async () => {
   await pg?.stop();
 });
 afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.kill();
+  // stopped, not killed: a stopping host stops the background commands of the sessions it holds
+  for (const h of hosts.splice(0)) await h.stop();
   for (const m of models.splice(0)) await m.close();
 });
 
@@ -256,6 +257,45 @@ describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", (
     };
     expect(view.records).toBeGreaterThan(acknowledged + 1);
     expect(view.turns).toBe(2);
+  }, 180_000);
+
+  it("an idle holder stopped past its lease (SIGSTOP, SIGCONT) drops the session and appends nothing", async () => {
+    const { home, project } = await tempWorld();
+    const url = await pg!.createDatabase();
+    const server = await model();
+    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_LEASE_MS: "1500" });
+    const hostA = await serve(["--store", url], env, project);
+    const hostB = await serve(["--store", url], env, project);
+    const id = await createSession(hostA, server);
+    expect((await run(hostA, id, "start the watcher")).at(-1)).toMatchObject({ status: "completed" });
+    hostA.child.kill("SIGSTOP");
+    let taken: Awaited<ReturnType<typeof runWhenFree>>;
+    try {
+      taken = await runWhenFree(hostB, id, "recall everything");
+    } finally {
+      hostA.child.kill("SIGCONT");
+    }
+    expect(taken.events.at(-1)).toMatchObject({ text: "seen: start the watcher | recall everything" });
+    const records = async () =>
+      ((await (await fetch(`${hostB.url}/v1/sessions/${id}`)).json()) as { records: number }).records;
+    const before = await records();
+    // A finds its lease gone (its heartbeat, or its next run's first append being refused) and lets go.
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (hostA.stderr().includes(`lost the lease on session ${id}`)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(hostA.stderr()).toContain(`lost the lease on session ${id}`);
+    const answer = await post(`${hostA.url}/v1/sessions/${id}/runs`, { prompt: "mine again" });
+    expect(answer.status).toBe(409);
+    expect(((await answer.json()) as { error: { holder: string } }).error.holder).toMatch(
+      new RegExp(`:${hostB.child.pid}$`),
+    );
+    expect(await records()).toBe(before);
+    // B goes on with the session
+    expect((await run(hostB, id, "recall again")).at(-1)).toMatchObject({
+      text: "seen: start the watcher | recall everything | recall again",
+    });
   }, 180_000);
 
   it("a shutdown closes the sessions a host kept open: another host continues at once", async () => {
