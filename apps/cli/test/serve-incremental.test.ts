@@ -151,6 +151,20 @@ async function runWhenFree(
   throw new Error(`session ${id} was still held after 90 s: ${JSON.stringify(busy.at(-1))}`);
 }
 
+/** Two hosts on one new database (`onA` only for the first), the model, and a session made on the first. */
+async function twoHosts(env: Record<string, string>, onA: Record<string, string> = {}) {
+  const { home, project } = await tempWorld();
+  const url = await pg!.createDatabase();
+  const server = await model();
+  const hostA = await serve(
+    ["--store", url],
+    cleanEnv(home, { YOI_TRUST_PROJECT: "1", ...env, ...onA }),
+    project,
+  );
+  const hostB = await serve(["--store", url], cleanEnv(home, { YOI_TRUST_PROJECT: "1", ...env }), project);
+  return { server, hostA, hostB, id: await createSession(hostA, server) };
+}
+
 const stores = [
   { kind: "files", skip: false },
   { kind: "PostgreSQL", skip: !withPostgres },
@@ -187,16 +201,7 @@ describe.each(stores)("yoi serve keeps a session open between runs ($kind)", ({ 
 
 describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", () => {
   it("after the holder's idle time; the holder answers 409 until then and the taker sees every record", async () => {
-    const { home, project } = await tempWorld();
-    const url = await pg!.createDatabase();
-    const server = await model();
-    const hostA = await serve(
-      ["--store", url],
-      cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_IDLE_MS: "2000" }),
-      project,
-    );
-    const hostB = await serve(["--store", url], cleanEnv(home, { YOI_TRUST_PROJECT: "1" }), project);
-    const id = await createSession(hostA, server);
+    const { server, hostA, hostB, id } = await twoHosts({}, { YOI_SERVE_IDLE_MS: "2000" });
     expect((await run(hostA, id, "start the watcher")).at(-1)).toMatchObject({ status: "completed" });
     expect((await run(hostA, id, "remember apples")).at(-1)).toMatchObject({ status: "completed" });
 
@@ -226,13 +231,7 @@ describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", (
   }, 180_000);
 
   it("after a SIGKILL of the idle holder, once its lease expires, with every acknowledged record", async () => {
-    const { home, project } = await tempWorld();
-    const url = await pg!.createDatabase();
-    const server = await model();
-    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_LEASE_MS: "2000" });
-    const hostA = await startServe(["--store", url], env, project);
-    const hostB = await serve(["--store", url], env, project);
-    const id = await createSession(hostA, server);
+    const { hostA, hostB, id } = await twoHosts({ YOI_SERVE_LEASE_MS: "2000" });
     let acknowledged = -1;
     try {
       const first = await post(`${hostA.url}/v1/sessions/${id}/runs`, { prompt: "remember pears" });
@@ -260,13 +259,7 @@ describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", (
   }, 180_000);
 
   it("an idle holder stopped past its lease (SIGSTOP, SIGCONT) drops the session and appends nothing", async () => {
-    const { home, project } = await tempWorld();
-    const url = await pg!.createDatabase();
-    const server = await model();
-    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_LEASE_MS: "1500" });
-    const hostA = await serve(["--store", url], env, project);
-    const hostB = await serve(["--store", url], env, project);
-    const id = await createSession(hostA, server);
+    const { hostA, hostB, id } = await twoHosts({ YOI_SERVE_LEASE_MS: "1500" });
     expect((await run(hostA, id, "start the watcher")).at(-1)).toMatchObject({ status: "completed" });
     hostA.child.kill("SIGSTOP");
     let taken: Awaited<ReturnType<typeof runWhenFree>>;
@@ -299,14 +292,8 @@ describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", (
   }, 180_000);
 
   it("a shutdown closes the sessions a host kept open: another host continues at once", async () => {
-    const { home, project } = await tempWorld();
-    const url = await pg!.createDatabase();
-    const server = await model();
     // a lease far longer than the test: only a release lets B in
-    const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1", YOI_SERVE_LEASE_MS: "600000" });
-    const hostA = await startServe(["--store", url], env, project);
-    const hostB = await serve(["--store", url], env, project);
-    const id = await createSession(hostA, server);
+    const { hostA, hostB, id } = await twoHosts({ YOI_SERVE_LEASE_MS: "600000" });
     expect((await run(hostA, id, "remember plums")).at(-1)).toMatchObject({ status: "completed" });
     const busy = await post(`${hostB.url}/v1/sessions/${id}/runs`, { prompt: "too soon" });
     expect(busy.status).toBe(409);
@@ -317,17 +304,10 @@ describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", (
   }, 120_000);
 
   it("YOI_SERVE_IDLE_MS=0 closes a session after each run: any host takes the next one at once", async () => {
-    const { home, project } = await tempWorld();
-    const url = await pg!.createDatabase();
-    const server = await model();
-    const env = cleanEnv(home, {
-      YOI_TRUST_PROJECT: "1",
+    const { server, hostA, hostB, id } = await twoHosts({
       YOI_SERVE_IDLE_MS: "0",
       YOI_SERVE_LEASE_MS: "600000",
     });
-    const hostA = await serve(["--store", url], env, project);
-    const hostB = await serve(["--store", url], env, project);
-    const id = await createSession(hostA, server);
     expect((await run(hostA, id, "start the watcher")).at(-1)).toMatchObject({ status: "completed" });
     const check = await run(hostB, id, "check on it");
     expect(check.at(-1)).toMatchObject({ status: "completed" });
