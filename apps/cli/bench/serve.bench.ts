@@ -4,7 +4,9 @@
  * that answers at once. Reported: runs completed, and the p50/p99 latency
  * yoi adds per run (a run's time from POST to its `result` event, minus the
  * median time of the same streamed answer fetched from the model server
- * directly, 100 at once too). Skipped with a note when no PostgreSQL server
+ * directly, 100 at once too). Then one session's next run on a host that
+ * kept it open against one that reopens it for each run (YOI_SERVE_IDLE_MS=0:
+ * lease taken, log replayed). Skipped with a note when no PostgreSQL server
  * binaries are installed.
  *
  *   pnpm exec node --conditions=@yoi/source apps/cli/bench/serve.bench.ts
@@ -119,6 +121,43 @@ try {
     subject: percentile(added, 99),
     unit: "ms",
     note: "2 hosts on this machine's cores, the database and the model server beside them",
+  });
+
+  // ---- the next run of a session: kept open on its host vs reopened ----
+  // two fresh hosts: neither holds the sessions of the runs above
+  const keeping = await startServe(["--store", url], env, project);
+  const reopening = await startServe(["--store", url], { ...env, YOI_SERVE_IDLE_MS: "0" }, project);
+  hosts.push(keeping, reopening);
+  const TURNS = 40;
+  const runOnce = async (host: (typeof hosts)[number], id: string) => {
+    const start = performance.now();
+    const res = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "what is the answer?" });
+    for await (const { data } of sseEvents(res))
+      if (data.type === "result" && data.status !== "completed") throw new Error(JSON.stringify(data));
+    return performance.now() - start;
+  };
+  const sessionOn = async (host: (typeof hosts)[number]) => {
+    const res = await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: model.baseURL });
+    const { id } = (await res.json()) as { id: string };
+    for (let i = 0; i < TURNS; i++) await runOnce(host, id);
+    return id;
+  };
+  const keptId = await sessionOn(keeping);
+  const reopenedId = await sessionOn(reopening);
+  const kept: number[] = [];
+  const reopened: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    reopened.push(await runOnce(reopening, reopenedId));
+    kept.push(await runOnce(keeping, keptId));
+  }
+  report({
+    group: GROUP,
+    name: `serve: the next run of a ${TURNS}-run session, kept open vs reopened`,
+    subject: median(kept),
+    baseline: median(reopened),
+    baselineName: "YOI_SERVE_IDLE_MS=0 (lease and replay each run)",
+    unit: "ms",
+    note: "POST to result, model answers at once; median of 15 interleaved runs each",
   });
 } finally {
   await Promise.all(hosts.map((h) => h.stop()));
