@@ -2,6 +2,7 @@
  * The iterator `LlmClient.stream` returns: the one place that holds the
  * stream contract of `event.ts` and the one owner of retries.
  */
+import type { Context } from "@opentelemetry/api";
 import type { ModelCapabilities } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import type { Normalizer, ProviderAdapter } from "./adapters/adapter.ts";
@@ -13,6 +14,7 @@ import { pairToolResults } from "./history.ts";
 import { redactSecrets } from "./redact.ts";
 import type { ClientOptions, ClientWarning, Request, StreamOptions } from "./request.ts";
 import { decideRetry, type RetryPolicy, sleep } from "./retry.ts";
+import { activeContext, CallTelemetry } from "./telemetry.ts";
 import { Watchdog } from "./watchdog.ts";
 
 /** What a stream needs from its client. */
@@ -109,6 +111,10 @@ export class ClientStream implements AsyncIterableIterator<Event> {
   /** The current attempt delivered block events (a retry discards them). */
   private output = false;
   private delayMs = 0;
+  /** Where the call's span hangs: the context active when `stream` was called. */
+  private readonly parentContext: Context;
+  /** The call's span and metrics, from the moment the request is ready. */
+  private telemetry: CallTelemetry | undefined;
 
   constructor(
     settings: StreamSettings,
@@ -126,6 +132,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     };
     this.provider = settings.options.provider;
     this.onRawEvent = settings.options.onRawEvent;
+    this.parentContext = activeContext();
   }
 
   [Symbol.asyncIterator](): AsyncIterableIterator<Event> {
@@ -157,6 +164,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     this.head = 0;
     this.raw.length = 0;
     this.release();
+    this.telemetry?.end();
     if (following) await source?.return?.();
     return DONE;
   }
@@ -167,6 +175,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
       this.queue.length = 0;
       this.head = 0;
     }
+    this.telemetry?.event(value);
     return { value, done: false };
   }
 
@@ -241,7 +250,9 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     const raw = this.raw;
     // The common case, one text or argument delta per payload: nothing to track, no queue.
     if (raw.length === 1 && raw[0]!.type === "block_delta" && !this.ended) {
-      return { value: raw.pop()!, done: false };
+      const value = raw.pop()!;
+      if (this.telemetry?.wantsDeltas) this.telemetry.event(value);
+      return { value, done: false };
     }
     return this.serve();
   };
@@ -401,6 +412,8 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     }
     this.request = request;
     if (this.signal?.aborted) return this.cancel();
+    const { provider: kind, model, baseURL } = options;
+    this.telemetry = new CallTelemetry({ provider: kind, model, baseURL }, request, this.parentContext);
     try {
       this.adapter = await this.settings.getAdapter();
     } catch (error) {
