@@ -81,6 +81,11 @@ export interface WorkerOptions {
 /** Options of one `run` or `resume`. */
 export interface RunOptions {
   signal?: AbortSignal;
+  /**
+   * Who runs, for the run's `invoke_agent` span (OpenTelemetry): the
+   * agent's name and id and the conversation (session) id. Telemetry only.
+   */
+  agent?: { name?: string; id?: string; conversationId?: string };
 }
 
 export interface RunResult {

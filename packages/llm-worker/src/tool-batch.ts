@@ -6,6 +6,7 @@
  * no scheduling policy; tools that must not overlap wait on each other
  * themselves.
  */
+import { type Context, context } from "@opentelemetry/api";
 import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import type * as z from "zod";
@@ -13,6 +14,7 @@ import { type BlobStore, BlobStoreError } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent, ToolOutputDeltaEvent } from "./events.ts";
 import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";
 import { type OutputLimits, type ProcessedOutput, processToolReturn } from "./output-processing.ts";
+import { activeContext, startToolSpan } from "./telemetry.ts";
 import { type Tool, ToolError, type ToolExecutionContext, type ToolReturn } from "./tool.ts";
 import { isToolOutput } from "./tool-output.ts";
 import { byteLength } from "./utf8.ts";
@@ -156,9 +158,11 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
   }
   // Phase 2: calls start in order, at most `concurrency` running at once (no EMFILE from a thousand reads).
   const slot = pool(options.concurrency ?? Number.POSITIVE_INFINITY);
+  // Every call's span hangs under the run's, whichever call's end lets it start.
+  const parent = activeContext();
   const results = infos.map((info, i) => {
     const plan = plans[i]!;
-    const run = () => settle(options, options.calls[i]!, info, plan);
+    const run = () => settle(options, options.calls[i]!, info, plan, parent);
     return plan.kind === "run" ? slot(run) : run();
   });
   return { kind: "running", results, abortReason };
@@ -212,15 +216,24 @@ async function settle(
   call: BatchCall,
   info: ToolCallInfo,
   plan: Plan,
+  parent: Context,
 ): Promise<CallResult> {
+  const span = startToolSpan(info, options.batchSize, parent);
   try {
-    return await settleUnsafe(options, call, info, plan);
+    // In the call's context: what the tool does (a subagent's run, its own spans) hangs under its span.
+    const settled = await context.with(span.context, () => settleUnsafe(options, call, info, plan));
+    span.end(settled.outcome, settled.result.isError, settled.result.output);
+    return settled;
   } catch (error) {
     // A store that cannot write ends the run (the worker fails it with `storage`): nothing unrecorded goes on.
-    if (BlobStoreError.isInstance(error)) throw error;
+    if (BlobStoreError.isInstance(error)) {
+      span.end("error", true, "");
+      throw error;
+    }
     // A failing interceptor must not leave the call without a result.
     const output = `Tool call ${info.name} failed in the worker: ${errorMessage(error)}`;
     const processed: ProcessedOutput = { output, isError: true, full: output };
+    span.end("error", true, output);
     return { call, info, processed, outcome: "error", result: resultItem(info, processed) };
   }
 }

@@ -42,6 +42,7 @@ import type { Interceptor, TurnEndAction } from "./interceptor.ts";
 import { ModelCaller, type ModelCallOutcome, type ResponseLimits } from "./model-call.ts";
 import type { RunOptions, RunResult, WorkerOptions } from "./options.ts";
 import type { OutputLimits } from "./output-processing.ts";
+import { inAgentSpan } from "./telemetry.ts";
 import { type Tool, toolSpec } from "./tool.ts";
 import { type BatchCall, interruptedText, startBatch } from "./tool-batch.ts";
 import { sumUsage } from "./usage.ts";
@@ -234,6 +235,10 @@ export class Worker {
   async run(input: string | Item | readonly Item[], options: RunOptions = {}): Promise<RunResult> {
     const items = normalizeInput(input);
     const ctx = this.#begin(options);
+    return inAgentSpan(this.#client, ctx.runId, "run", options.agent, () => this.#run(ctx, items));
+  }
+
+  async #run(ctx: RunContext, items: Item[]): Promise<RunResult> {
     try {
       this.#emit({ type: "run_start", runId: ctx.runId, mode: "run", input: items });
       const extras: Item[] = [];
@@ -269,6 +274,10 @@ export class Worker {
    */
   async resume(options: RunOptions = {}): Promise<RunResult> {
     const ctx = this.#begin(options);
+    return inAgentSpan(this.#client, ctx.runId, "resume", options.agent, () => this.#resume(ctx));
+  }
+
+  async #resume(ctx: RunContext): Promise<RunResult> {
     try {
       this.#emit({ type: "run_start", runId: ctx.runId, mode: "resume", input: [] });
       this.#pauseReason = undefined;
