@@ -25,6 +25,7 @@ export type {
   WorkerConfig,
 } from "./config-schema.ts";
 export { CompactionSchema, ConfigSchema, parseModelRef, ToolOutputCacheSchema } from "./config-schema.ts";
+export { costOf, type TokenCounts } from "./cost.ts";
 export {
   type Credentials,
   CredentialsError,

@@ -236,7 +236,9 @@ export class Pod {
       if (mcp.configured) await abortable(mcp.ready(this.#s.mcpWaitMs), controller.signal);
       await submit.resolveRefs(segments, controller.signal);
       await prompt;
-      result = this.#withChildUsage(await this.worker.run(userMessage(text), { signal: controller.signal }));
+      result = this.#withChildUsage(
+        await this.worker.run(userMessage(text), { signal: controller.signal, agent: this.#agent() }),
+      );
     } finally {
       approved?.();
       submit.clear();
@@ -255,12 +257,19 @@ export class Pod {
     let result: RunResult;
     try {
       await this.#refreshPrompt();
-      result = this.#withChildUsage(await this.worker.resume({ signal: controller.signal }));
+      result = this.#withChildUsage(
+        await this.worker.resume({ signal: controller.signal, agent: this.#agent() }),
+      );
     } finally {
       this.#s.runs.controller = undefined;
       await this.flush();
     }
     return this.#recorded(result);
+  }
+
+  /** Who runs, for the run's `invoke_agent` span: yoi's main agent, in this session. */
+  #agent(): { name: string; conversationId: string } {
+    return { name: "yoi", conversationId: this.id };
   }
 
   /** Reads the instruction files and the environment again, together, for the run about to start. */

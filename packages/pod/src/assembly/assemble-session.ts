@@ -34,6 +34,7 @@ import type { PodOptions } from "../pod-options.ts";
 import type { PodSandbox } from "../sandbox/pod-sandbox.ts";
 import { RunState } from "../session/run-state.ts";
 import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
+import { recordCost } from "../telemetry/cost-metric.ts";
 import { BackgroundShells } from "../tools/background-shells.ts";
 import { DEFAULT_SHELL, defaultBashEnv } from "../tools/bash.ts";
 import { createBuiltinTools } from "../tools/builtin-tools.ts";
@@ -329,8 +330,10 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
                 const usage = info.event.usage;
                 runs.childUsage = sumUsage(runs.childUsage, usage);
                 // Logged with the child's model so the session's totals include it.
-                const childModel = info.model.slice(info.model.indexOf("/") + 1);
+                const slash = info.model.indexOf("/");
+                const childModel = info.model.slice(slash + 1);
                 log.append((w) => w.usage(usage, { model: childModel }));
+                recordCost(usage, info.model.slice(0, slash), childModel, model.catalog, "subagent");
               }
               events.emit({ type: "subagent", ...info });
             },
@@ -391,7 +394,10 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     reason: (event) => (event.reason === "interceptor" && input.fromRef(event.item) ? "file_ref" : undefined),
   });
   worker.subscribe((event) => {
-    if (event.type === "usage") runs.lastUsage = event.usage;
+    if (event.type === "usage") {
+      runs.lastUsage = event.usage;
+      recordCost(event.usage, model.client.provider, model.client.model, model.catalog, "main");
+    }
     const write = records.record(event);
     if (write) log.append(write);
     events.emit(event);

@@ -226,7 +226,7 @@ export function taskTool(options: TaskToolOptions): Tool {
       const unsubscribe = worker.subscribe((event) => options.onEvent?.({ ...who, event }));
       let result: RunResult;
       try {
-        result = await worker.run(prompt, { signal: ctx.signal });
+        result = await worker.run(prompt, { signal: ctx.signal, agent: { name: agent?.name ?? "task" } });
       } finally {
         unsubscribe();
       }
