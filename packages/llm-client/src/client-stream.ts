@@ -441,7 +441,8 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     let cancelled = false;
     const held: Event[] = [];
     try {
-      const stream = await this.adapter!.open(this.request!, controller.signal, this.warn);
+      const open = () => this.adapter!.open(this.request!, controller.signal, this.warn);
+      const stream = await (this.telemetry ? this.telemetry.within(open) : open());
       this.source = stream.payloads[Symbol.asyncIterator]();
       this.normalizer = stream.normalizer;
       let first = true;

@@ -106,6 +106,7 @@ export interface CallTelemetryOptions {
  */
 export class CallTelemetry {
   readonly #span: Span;
+  readonly #parent: Context;
   readonly #started = performance.now();
   readonly #attributes: Attributes;
   readonly #capture: boolean;
@@ -118,6 +119,7 @@ export class CallTelemetry {
 
   constructor(options: CallTelemetryOptions, request: Request, parent: Context) {
     const provider = genAiProviderName(options.provider);
+    this.#parent = parent;
     this.#attributes = {
       "gen_ai.operation.name": "chat",
       "gen_ai.provider.name": provider,
@@ -136,6 +138,11 @@ export class CallTelemetry {
     this.#span = trace
       .getTracer(SCOPE)
       .startSpan(`chat ${options.model}`, { kind: SpanKind.CLIENT, attributes }, parent);
+  }
+
+  /** Runs `fn` with the call's span active: what the provider SDK traces hangs under it. */
+  within<T>(fn: () => T): T {
+    return context.with(trace.setSpan(this.#parent, this.#span), fn);
   }
 
   /** Whether block deltas are wanted (only to capture the completion's text). */

@@ -100,6 +100,11 @@ describe("model call spans", () => {
       "gen_ai.response.finish_reasons": ["tool_use"],
       "server.address": "127.0.0.1",
     });
+    // The SDK's own call span (an HTTP-level detail) hangs under the chat span, without content.
+    const sdkSpans = spans.getFinishedSpans().filter((s) => s.name === "anthropic.messages.create");
+    expect(sdkSpans).toHaveLength(1);
+    expect(sdkSpans[0]!.parentSpanContext?.spanId).toBe(span!.spanContext().spanId);
+    expect(JSON.stringify(sdkSpans[0]!.attributes)).not.toContain("hello");
     // No prompt or completion text without the opt-in.
     expect(span!.attributes["gen_ai.input.messages"]).toBeUndefined();
     expect(span!.attributes["gen_ai.output.messages"]).toBeUndefined();

@@ -35,6 +35,15 @@ export const createAnthropicAdapter: AdapterFactory = (options): ProviderAdapter
     client = new MessagesClient({
       ...(apiKey ? { apiKey } : { apiKey: null, authToken: authToken ?? null }),
       ...stainlessClientOptions(options),
+      // The SDK's own call spans (under yoi's chat span) never carry prompt text: content goes only
+      // into yoi's spans, through the secret redaction. Its variables still turn them off.
+      openTelemetry: {
+        propagation: process.env.ANTHROPIC_OPEN_TELEMETRY_PROPAGATION?.toLowerCase() !== "false",
+        traces: {
+          enabled: process.env.ANTHROPIC_OPEN_TELEMETRY?.toLowerCase() !== "false",
+          contentMode: "metadata_only",
+        },
+      },
     });
     return client;
   };
