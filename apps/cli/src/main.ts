@@ -7,6 +7,8 @@ import { type Command, parseCommand } from "./args.ts";
 import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { HELP } from "./help.ts";
+import type { Telemetry } from "./telemetry/index.ts";
+import { telemetryRequested } from "./telemetry/otel-env.ts";
 import { cliVersion } from "./version.ts";
 
 /** Runs `yoi` with `argv` (without node and the script) and returns the exit code. */
@@ -17,11 +19,23 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     return fail(error);
   }
+  const telemetry =
+    command.kind !== "version" && command.kind !== "help" && telemetryRequested(process.env)
+      ? await startTelemetry()
+      : undefined;
   try {
     return await run(command);
   } catch (error) {
     return fail(error);
+  } finally {
+    // Bounded: a collector that does not answer holds the exit no longer than one export's limit.
+    await telemetry?.shutdown();
   }
+}
+
+/** The SDK and its exporters, loaded only when an OTLP endpoint is set. */
+async function startTelemetry(): Promise<Telemetry | undefined> {
+  return (await import("./telemetry/index.ts")).setupTelemetry(process.env);
 }
 
 async function run(command: Command): Promise<number> {

@@ -6,6 +6,7 @@
 
 import { errorMessage } from "@yoi/manifest/errors";
 import { scrub } from "../describe-error.ts";
+import { exitAfterFlush } from "../telemetry/exit.ts";
 
 const SHOW_CURSOR = "\x1b[?25h";
 const RESET = "\x1b[0m";
@@ -68,7 +69,7 @@ export function installTerminalGuard(secrets: () => readonly string[] = environm
       report = "\nyoi: internal error (the report could not be made safe to print)\n";
     }
     process.stderr.write(report);
-    process.exit(1);
+    exitAfterFlush(() => process.exit(1));
   };
   process.on("uncaughtException", crash);
   process.on("unhandledRejection", crash);
@@ -79,7 +80,7 @@ export function installTerminalGuard(secrets: () => readonly string[] = environm
   ] as const) {
     process.on(signal, () => {
       restoreTerminal();
-      process.exit(code);
+      exitAfterFlush(() => process.exit(code));
     });
   }
 }

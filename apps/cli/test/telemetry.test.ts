@@ -1,0 +1,220 @@
+/**
+ * OpenTelemetry from the shipped `yoi`: with OTEL_EXPORTER_OTLP_ENDPOINT
+ * pointing at a receiver on 127.0.0.1, a `yoi -p` run with tool calls
+ * exports its span tree and metrics, in both OTLP encodings, with the GenAI
+ * attributes and without the prompt's text; a collector that is down or
+ * stuck costs the run nothing but one line at exit; invalid variables give
+ * one line and the run goes on without telemetry.
+ */
+import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { type OtlpReceiver, startOtlpReceiver } from "./otlp-receiver.ts";
+
+const PROMPT_WORD = "zanzibar-quokka";
+const SECRET_HEADER = "collector-token-5b7e91";
+
+const SCRIPT: ScriptStep[] = [
+  {
+    type: "reply",
+    text: "Let me look.",
+    toolCalls: [
+      { id: "call_read", name: "read_file", arguments: { path: "notes/a.txt" } },
+      { id: "call_list", name: "list_dir", arguments: { path: "." } },
+    ],
+    options: { usage: { inputTokens: 1200, outputTokens: 30 } },
+  },
+  {
+    type: "reply",
+    text: "The note says hello.",
+    options: { usage: { inputTokens: 1400, outputTokens: 12 } },
+  },
+];
+
+const servers: ScriptedServer[] = [];
+const receivers: OtlpReceiver[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+  for (const r of receivers.splice(0)) await r.close();
+});
+
+async function printRun(otel: Record<string, string>) {
+  const server = await startScriptedServer({ provider: "anthropic", script: SCRIPT, validate: true });
+  servers.push(server);
+  const { home, project } = await tempWorld({ "notes/a.txt": "hello from a\n" });
+  const began = performance.now();
+  const result = await runYoi(
+    ["-p", "--model", "anthropic/claude-haiku-4-5", `read notes/a.txt for ${PROMPT_WORD}`],
+    {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.baseURL, ...otel }),
+    },
+  );
+  return { result, elapsedMs: performance.now() - began };
+}
+
+describe.each(["http/protobuf", "http/json"] as const)("OTLP %s", (protocol) => {
+  it("a yoi -p run with tool calls exports its span tree and metrics", async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const { result } = await printRun({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${SECRET_HEADER},x-team=yoi`,
+    });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("The note says hello.");
+
+    const wanted = protocol === "http/json" ? "application/json" : "application/x-protobuf";
+    expect(receiver.requests.map((r) => r.contentType)).toEqual(receiver.requests.map(() => wanted));
+    expect(receiver.requests[0]!.headers.authorization).toBe(`Bearer ${SECRET_HEADER}`);
+    expect(receiver.requests[0]!.headers["x-team"]).toBe("yoi");
+
+    const spans = receiver.spans;
+    const agent = spans.find((s) => s.name === "invoke_agent yoi");
+    expect(agent).toBeDefined();
+    expect(agent!.resource["service.name"]).toBe("yoi");
+    expect(agent!.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "yoi",
+      "gen_ai.provider.name": "anthropic",
+      "gen_ai.request.model": "claude-haiku-4-5",
+      "yoi.run.status": "completed",
+    });
+    expect(typeof agent!.attributes["gen_ai.conversation.id"]).toBe("string");
+
+    const chats = spans.filter((s) => s.name === "chat claude-haiku-4-5");
+    expect(chats).toHaveLength(2);
+    for (const chat of chats) {
+      expect(chat.parentSpanId).toBe(agent!.spanId);
+      expect(chat.traceId).toBe(agent!.traceId);
+      expect(chat.kind).toBe(3); // CLIENT
+      expect(chat.attributes).toMatchObject({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-haiku-4-5",
+        "gen_ai.response.model": expect.any(String),
+      });
+    }
+    const first = chats.find((c) => c.attributes["gen_ai.usage.input_tokens"] === 1200);
+    expect(first?.attributes["gen_ai.usage.output_tokens"]).toBe(30);
+    expect(first?.attributes["gen_ai.response.finish_reasons"]).toEqual(["tool_use"]);
+
+    const tools = spans.filter((s) => s.name.startsWith("execute_tool "));
+    expect(tools.map((t) => t.name).sort()).toEqual(["execute_tool list_dir", "execute_tool read_file"]);
+    const read = tools.find((t) => t.name === "execute_tool read_file")!;
+    expect(read.parentSpanId).toBe(agent!.spanId);
+    expect(read.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "read_file",
+      "gen_ai.tool.call.id": "call_read",
+      "yoi.tool.batch.index": 0,
+      "yoi.tool.batch.size": 2,
+      "yoi.tool.outcome": "ok",
+    });
+    expect(tools.find((t) => t.name === "execute_tool list_dir")!.attributes["yoi.tool.batch.index"]).toBe(1);
+    expect(read.attributes["yoi.tool.batch.id"]).toBe(
+      tools.find((t) => t.name === "execute_tool list_dir")!.attributes["yoi.tool.batch.id"],
+    );
+
+    // No prompt or completion text without the opt-in; the collector's token nowhere.
+    const everything = JSON.stringify(spans);
+    expect(everything).not.toContain(PROMPT_WORD);
+    expect(everything).not.toContain("The note says hello");
+    expect(everything).not.toContain("hello from a");
+    expect(everything).not.toContain(SECRET_HEADER);
+
+    const metric = (name: string) => receiver.metrics.find((m) => m.name === name);
+    const tokens = metric("gen_ai.client.token.usage");
+    expect(tokens?.unit).toBe("{token}");
+    const input = tokens!.points.find((p) => p.attributes["gen_ai.token.type"] === "input");
+    expect(input).toMatchObject({ count: 2, sum: 2600 });
+    expect(input!.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "anthropic",
+    });
+    expect(metric("gen_ai.client.operation.duration")?.points[0]?.count).toBe(2);
+    expect(metric("yoi.tool.duration")?.points.reduce((n, p) => n + (p.count ?? 0), 0)).toBe(2);
+    // claude-haiku-4-5 lists $1 / $5 per million: 2600 input and 42 output tokens.
+    const cost = metric("yoi.cost")?.points.find((p) => p.attributes["yoi.agent"] === "main");
+    expect(cost?.value).toBeCloseTo((2600 * 1 + 42 * 5) / 1e6, 9);
+  }, 60_000);
+});
+
+describe("a collector that cannot take the telemetry", () => {
+  it("down (connection refused): the run succeeds and says once how many spans were lost", async () => {
+    const receiver = await startOtlpReceiver();
+    const endpoint = receiver.endpoint;
+    await receiver.close();
+    const { result } = await printRun({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("The note says hello.");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^yoi: telemetry: \\d+ spans to ${endpoint}/v1/traces and 1 metric export to ${endpoint}/v1/metrics could not be delivered \\(.+\\)$`,
+      ),
+    );
+    expect(Number(/(\d+) spans/.exec(lines[0]!)![1])).toBeGreaterThanOrEqual(5);
+  }, 60_000);
+
+  it("stuck (never answers): the exit waits no longer than the export limit", async () => {
+    const receiver = await startOtlpReceiver({ hang: true });
+    receivers.push(receiver);
+    const quick = await printRun({});
+    const { result, elapsedMs } = await printRun({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_TIMEOUT: "400",
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("The note says hello.");
+    expect(result.stderr).toMatch(/^yoi: telemetry: \d+ spans to .* could not be delivered \(.+\)\n$/);
+    // Generous: the bound is 400 ms plus a margin; a hang would be the exporters' default 10 s or more.
+    expect(elapsedMs - quick.elapsedMs).toBeLessThan(8_000);
+  }, 60_000);
+});
+
+describe("invalid OTEL variables: one line, the run goes on without telemetry", () => {
+  const cases: [string, Record<string, string>, RegExp][] = [
+    ["a bad URL", { OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" }, /OTEL_EXPORTER_OTLP_ENDPOINT is not a URL/],
+    [
+      "a non-HTTP URL",
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "ftp://127.0.0.1/x" },
+      /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      "an unknown protocol",
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+      /OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not supported; use http\/protobuf or http\/json/,
+    ],
+    [
+      "malformed headers",
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+        OTEL_EXPORTER_OTLP_HEADERS: `api-key ${SECRET_HEADER}`,
+      },
+      /OTEL_EXPORTER_OTLP_HEADERS is malformed at entry 1; write it as key1=value1,key2=value2/,
+    ],
+    [
+      "a bad timeout",
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_TIMEOUT: "soon" },
+      /OTEL_EXPORTER_OTLP_TIMEOUT must be a positive whole number of milliseconds/,
+    ],
+  ];
+  it.each(cases)(
+    "%s",
+    async (_name, env, line) => {
+      const { result } = await printRun(env);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("The note says hello.");
+      const lines = result.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^yoi: telemetry is off: /);
+      expect(lines[0]).toMatch(line);
+      expect(result.stderr).not.toContain(SECRET_HEADER);
+    },
+    60_000,
+  );
+});
