@@ -6,10 +6,14 @@
  * stuck costs the run nothing but one line at exit; invalid variables give
  * one line and the run goes on without telemetry.
  */
+
+import { spawn } from "node:child_process";
+import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { CLI_DIR, cleanEnv, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "./otlp-receiver.ts";
+import { post, sseEvents, startServe } from "./serve-helpers.ts";
 
 const PROMPT_WORD = "zanzibar-quokka";
 const SECRET_HEADER = "collector-token-5b7e91";
@@ -217,4 +221,104 @@ describe("invalid OTEL variables: one line, the run goes on without telemetry", 
     },
     60_000,
   );
+});
+
+describe("the flush on other ways out", () => {
+  it("SIGTERM in the middle of a run: what has ended is still delivered, and the exit code is 143", async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      // The first answer asks for a tool; the second request is never answered.
+      script: [SCRIPT[0]!, { type: "silence" }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "notes/a.txt": "hello from a\n" });
+    const [node, ...argv] = yoiArgv();
+    const child = spawn(node!, [...argv, "-p", "--model", "anthropic/claude-haiku-4-5", "read notes/a.txt"], {
+      cwd: project,
+      env: cleanEnv(home, {
+        ANTHROPIC_API_KEY: "test-key",
+        ANTHROPIC_BASE_URL: server.baseURL,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const code = new Promise<number | null>((resolve) => child.on("close", resolve));
+    // Wait until the hanging second request has arrived: the first call and both tools have ended.
+    while (server.requests.length < 2) await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGTERM");
+    expect(await code).toBe(143);
+    const names = receiver.spans
+      .filter((s) => s.scope.startsWith("@yoi/"))
+      .map((s) => s.name)
+      .sort();
+    expect(names).toEqual(["chat claude-haiku-4-5", "execute_tool list_dir", "execute_tool read_file"]);
+  }, 60_000);
+
+  it("a crash report (the terminal guard) flushes before it exits 1", async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const src = (file: string) => JSON.stringify(path.join(CLI_DIR, "src", file));
+    const script = `
+      const { setupTelemetry } = await import(${src("telemetry/index.ts")});
+      const { installTerminalGuard } = await import(${src("ui/terminal-guard.ts")});
+      const { trace } = await import("@opentelemetry/api");
+      await setupTelemetry(process.env);
+      installTerminalGuard();
+      trace.getTracer("crash-test").startSpan("before the crash").end();
+      setTimeout(() => { throw new Error("boom"); });
+    `;
+    const child = spawn(process.execPath, ["--conditions=@yoi/source", "--input-type=module", "-e", script], {
+      cwd: CLI_DIR,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).toContain("yoi: internal error: Error: boom");
+    expect(code).toBe(1);
+    expect(receiver.spans.map((s) => s.name)).toEqual(["before the crash"]);
+  }, 60_000);
+
+  it("yoi serve exports each run's spans and flushes when it stops", async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const server = await startScriptedServer({
+      provider: "openai-chat",
+      script: () => ({ type: "reply", text: "Done: the answer is 42." }),
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "a.txt": "alpha\n" });
+    const host = await startServe(
+      [],
+      cleanEnv(home, {
+        YOI_TRUST_PROJECT: "1",
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      }),
+      project,
+    );
+    const created = await post(`${host.url}/v1/sessions`, {
+      model: "openai-chat/gpt-4.1-mini",
+      baseUrl: server.baseURL,
+    });
+    const { id } = (await created.json()) as { id: string };
+    let status = "";
+    for await (const { data } of sseEvents(
+      await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "hi" }),
+    ))
+      if (data.type === "result") status = String(data.status);
+    expect(status).toBe("completed");
+    expect(await host.stop()).toBe(0);
+    const agent = receiver.spans.find((s) => s.name === "invoke_agent yoi");
+    expect(agent?.attributes["gen_ai.conversation.id"]).toBe(id);
+    expect(agent?.attributes["gen_ai.provider.name"]).toBe("openai");
+    expect(receiver.spans.find((s) => s.name === "chat gpt-4.1-mini")?.parentSpanId).toBe(agent!.spanId);
+    expect(receiver.metrics.some((m) => m.name === "gen_ai.client.token.usage")).toBe(true);
+    expect(host.stderr()).not.toMatch(/telemetry/);
+  }, 60_000);
 });
