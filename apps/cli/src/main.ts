@@ -8,7 +8,6 @@ import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 import { HELP } from "./help.ts";
 import type { Telemetry } from "./telemetry/index.ts";
-import { telemetryRequested } from "./telemetry/otel-env.ts";
 import { cliVersion } from "./version.ts";
 
 /** Runs `yoi` with `argv` (without node and the script) and returns the exit code. */
@@ -20,7 +19,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return fail(error);
   }
   const telemetry =
-    command.kind !== "version" && command.kind !== "help" && telemetryRequested(process.env)
+    command.kind !== "version" && command.kind !== "help" && hasOtelVariables(process.env)
       ? await startTelemetry()
       : undefined;
   try {
@@ -31,6 +30,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     // Bounded: a collector that does not answer holds the exit no longer than one export's limit.
     await telemetry?.shutdown();
   }
+}
+
+/**
+ * Whether any OpenTelemetry variable is set: the start-up path's only cost
+ * of telemetry (the telemetry chunk decides whether they ask for export).
+ */
+function hasOtelVariables(env: NodeJS.ProcessEnv): boolean {
+  for (const name in env) if (name.startsWith("OTEL_")) return true;
+  return false;
 }
 
 /** The SDK and its exporters, loaded only when an OTLP endpoint is set. */

@@ -17,7 +17,7 @@ const SIGNALS = [
   ["SIGHUP", 129],
 ] as const;
 
-/** Starts telemetry as the environment asks; undefined when it is off or invalid. */
+/** Starts telemetry as the environment asks; undefined when it is off (no endpoint) or invalid. */
 export async function setupTelemetry(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<Telemetry | undefined> {
