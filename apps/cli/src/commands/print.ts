@@ -22,6 +22,7 @@ import { markStartup } from "../startup/trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";
+import { exitAfterFlush } from "../telemetry/exit.ts";
 import { jsonLine, sanitize } from "../terminal-text.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 import { pricingHint, UsageLedger } from "../usage-ledger.ts";
@@ -139,7 +140,11 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   let interrupts = 0;
   const onSigint = () => {
     interrupts += 1;
-    if (interrupts > 1) process.exit(EXIT.cancelled);
+    // A second Ctrl-C leaves now (after the telemetry flush, bounded, when telemetry is on).
+    if (interrupts > 1) {
+      exitAfterFlush(() => process.exit(EXIT.cancelled));
+      return;
+    }
     pod.cancel("cancelled by the user (Ctrl-C)");
   };
   process.on("SIGINT", onSigint);
