@@ -7,6 +7,7 @@ import type { CreateSessionOptions, FsyncPolicy, SessionStore } from "@yoi/worke
 import type { ScanLimits } from "./checkpoints/scope-scan.ts";
 import type { AutoReadOptions } from "./context/auto-read.ts";
 import type { EnvironmentOptions } from "./environment/session-environment.ts";
+import type { FileAccess } from "./fs/file-access.ts";
 import type { InstructionsOptions } from "./instructions/project-instructions.ts";
 import type { PermissionPrompt } from "./permissions/policy.ts";
 import type { Sandbox } from "./sandbox/sandbox.ts";
@@ -67,6 +68,12 @@ export interface PodOptions {
    * (with `fsync`); `yoi serve` passes a PostgreSQL store.
    */
   sessionStore?: SessionStore;
+  /**
+   * Where read_file, edit_file and write_file read and write file text
+   * instead of the disk (an editor's buffers: `yoi acp`), after the scope
+   * check and the read-before-write guard. Default: the disk.
+   */
+  fileAccess?: FileAccess;
   /** Options of the bash tool, or `false` to leave it out. */
   bash?: false | Omit<BashToolOptions, "fs">;
   /** Options of the grep tool (the regex time limit, default 10 s per file). */

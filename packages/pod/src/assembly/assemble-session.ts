@@ -101,7 +101,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   const alerts = new AlertBus();
   const events = new PodEventHub();
   const runs = new RunState(source.turn);
-  const view = new PodFsView(fs);
+  const view = new PodFsView(fs, options.fileAccess);
   const reads = new ReadTracker();
   const todos = new TodoList();
   // Set once the worker exists: MCP servers that come up later lend it their tools.

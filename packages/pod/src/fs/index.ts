@@ -1,3 +1,4 @@
+export type { FileAccess } from "./file-access.ts";
 export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from "./fs-view.ts";
 export { KeyedMutex } from "./keyed-mutex.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";

@@ -74,7 +74,7 @@ export function editFileTool(deps: BuiltinToolDeps) {
       const resolved = await guarded(() => fs.resolve(path, "write"));
       return deps.writeLocks.run(resolved.real, async () => {
         const st = await editable(deps, path);
-        const { bytes } = await guarded(() => fs.readFile(path));
+        const bytes = await guarded(() => deps.view.readBytes(path));
         const cls = classifyBytes(bytes.subarray(0, SNIFF_BYTES), bytes.length <= SNIFF_BYTES);
         if (cls.kind === "binary")
           throw new ToolError(`${path} ${cls.reason}; edit_file only changes UTF-8 text`);
@@ -105,7 +105,7 @@ export function editFileTool(deps: BuiltinToolDeps) {
           ? text.split(oldText).join(newText)
           : text.slice(0, at[0]!) + newText + text.slice(at[0]! + oldText.length);
         await guarded(() =>
-          fs.writeFile(path, bom + updated, { expect: { size: st.size, mtimeMs: st.mtimeMs } }),
+          deps.view.writeText(path, bom + updated, { expect: { size: st.size, mtimeMs: st.mtimeMs } }),
         );
         const after = await guarded(() => fs.stat(path, "write"));
         deps.reads.record(after.path.real, path, after);

@@ -69,7 +69,7 @@ export function writeFileTool(deps: BuiltinToolDeps) {
           existed = true;
           expect = { size: st.size, mtimeMs: st.mtimeMs };
         }
-        const written = await guarded(() => fs.writeFile(path, content, { expect }));
+        const written = await guarded(() => deps.view.writeText(path, content, { expect }));
         const after = await guarded(() => fs.stat(written.real, "write"));
         deps.reads.record(after.path.real, path, after);
         const size = Buffer.byteLength(content);
