@@ -28,6 +28,8 @@ import type { Extensions } from "./extensions/load-extensions.ts";
 import type { PodFsView } from "./fs/fs-view.ts";
 import type { ReadTracker } from "./fs/read-tracker.ts";
 import type { ScopedFs } from "./fs/scoped-fs.ts";
+import { checkImage, ImageError } from "./images/image-file.ts";
+import { imageLabel } from "./images/load-image.ts";
 import { abortable } from "./input/abortable.ts";
 import { flattenSegments, parseSegments, type Segment } from "./input/segments.ts";
 import type { McpManager } from "./mcp/mcp-manager.ts";
@@ -48,6 +50,14 @@ export interface PodRunOptions {
   allowTools?: readonly string[];
   /** Who sent the input (a user name of the host's), kept in the session log's `user_input` record. */
   author?: string;
+  /**
+   * Images handed over with the prompt (pasted into an editor: `yoi acp`),
+   * each checked (format, size, pixels) and sent as a user message of its
+   * own after the prompt, labelled `[Image: <label>]`. Rejects with an
+   * `ImageError` before anything is logged when the model cannot take
+   * images or an image is corrupt or too large.
+   */
+  images?: readonly { data: Uint8Array; label: string }[];
 }
 
 export class Pod {
@@ -208,6 +218,7 @@ export class Pod {
     const segments = typeof input === "string" ? parseSegments(input) : [...input];
     const text = flattenSegments(segments);
     if (text.trim() === "") throw new Error("Pod.run: the input is empty; type a message or an @path");
+    const images = options.images?.length ? await this.#attachedImages(options.images) : [];
     const { log, runs, input: submit, mcp } = this.#s;
     // A checkpoint opens each turn: a rewind goes back to just before it.
     const turn = ++runs.turn;
@@ -233,6 +244,7 @@ export class Pod {
       const started = this.#sessionStart;
       this.#sessionStart = undefined;
       if (started !== undefined) submit.add((await abortable(started, controller.signal)) ?? []);
+      submit.add(images);
       if (mcp.configured) await abortable(mcp.ready(this.#s.mcpWaitMs), controller.signal);
       await submit.resolveRefs(segments, controller.signal);
       await prompt;
@@ -246,6 +258,24 @@ export class Pod {
       await this.flush();
     }
     return this.#recorded(result);
+  }
+
+  async #attachedImages(images: NonNullable<PodRunOptions["images"]>): Promise<Item[]> {
+    const refusal = this.#s.model.imageRefusal();
+    if (refusal !== undefined) throw new ImageError("unsupported", refusal);
+    const items: Item[] = [];
+    for (const { data, label } of images) {
+      const image = await checkImage(data, label);
+      items.push({
+        type: "message",
+        role: "user",
+        content: [
+          { type: "text", text: imageLabel(label, image) },
+          { type: "image", mediaType: image.mediaType, data: image.data },
+        ],
+      });
+    }
+    return items;
   }
 
   /** Continues without new input (pending tool calls, a failed or paused run). */
