@@ -91,7 +91,9 @@ export type Command =
   | { kind: "setup"; flags: SessionFlags; provider?: string }
   | { kind: "logout"; flags: SessionFlags; provider?: string }
   /** `yoi permissions [remove <n>]`. */
-  | { kind: "permissions"; flags: SessionFlags; remove?: string };
+  | { kind: "permissions"; flags: SessionFlags; remove?: string }
+  /** `yoi acp`: an Agent Client Protocol agent on stdio (the editor gives each session's directory). */
+  | { kind: "acp"; flags: SessionFlags };
 
 export const SUBCOMMANDS = [
   "config",
@@ -105,6 +107,7 @@ export const SUBCOMMANDS = [
   "permissions",
   "setup",
   "logout",
+  "acp",
   "help",
 ] as const;
 
@@ -192,6 +195,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   permissions: ["cwd"],
   setup: ["provider", "cwd"],
   logout: ["provider"],
+  acp: ["model", "base-url", ...PERMISSION_OPTIONS],
   help: [],
 };
 
@@ -366,6 +370,10 @@ export function parseCommand(argv: readonly string[]): Command {
       noExtra("yoi permissions remove", rest.slice(1), 1);
       return { kind: "permissions", flags, remove: rest[1] };
     }
+    case "acp":
+      check("acp");
+      noExtra("yoi acp", rest, 0);
+      return { kind: "acp", flags };
     case "debug": {
       if (rest[0] !== "replay") {
         throw usageError(

@@ -24,6 +24,9 @@ Usage:
   yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>
                                   replay a recorded stream, print normalized events as JSON lines
   yoi demo                        a scripted session on a local fake provider (no API key needed)
+  yoi acp [-m <model>] [--permission-mode <mode>] ...
+                                  an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains,
+                                  Neovim); see the README
   yoi serve [--port 8080] [--host 127.0.0.1] [--store postgres://user@host/db] [--root DIR]...
             [--trust-project DIR]... [--token-file FILE] [permission flags]
                                   HTTP API hosting sessions (YOI_STORE, YOI_SERVE_TOKEN; see the README)

@@ -7,6 +7,7 @@ import { providerOfKind } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
   checkRefs,
+  type FileAccess,
   fileRefs,
   forkSession,
   PermissionModeError,
@@ -36,6 +37,8 @@ export interface OpenPodOptions {
   /** Start a new session copying this one's history (id or prefix), before `beforeTurn` when set. */
   fork?: { parent: string; beforeTurn?: number };
   ask?: PermissionPrompt;
+  /** Where file tools read and write file text instead of the disk (an editor's buffers: yoi acp). */
+  fileAccess?: FileAccess;
 }
 
 export interface OpenedPod {
@@ -50,7 +53,7 @@ export interface OpenedPod {
 /** Opens a pod for an existing setup (also used by `/model` and `/resume`). */
 export async function openPodWith(
   setup: ModelSetup,
-  options: Pick<OpenPodOptions, "continueLast" | "resume" | "fork" | "ask" | "env">,
+  options: Pick<OpenPodOptions, "continueLast" | "resume" | "fork" | "ask" | "env" | "fileAccess">,
 ): Promise<OpenedPod> {
   let pod: Pod;
   // The pod makes the client for the config's model (setup.config.model), its key from `env`.
@@ -61,6 +64,7 @@ export async function openPodWith(
     env: options.env ?? process.env,
     credentials: setup.credentials,
     ...(options.ask ? { ask: options.ask } : {}),
+    ...(options.fileAccess ? { fileAccess: options.fileAccess } : {}),
     // Custom commands and skills of the project and of the user's ~/.yoi.
     extensions: { homeDir: setup.homeDir },
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),

@@ -1,0 +1,465 @@
+/**
+ * One ACP session: a Pod opened the way every yoi session is
+ * (open-session.ts), its events turned into `session/update`s, its
+ * permission questions asked through `session/request_permission`, and its
+ * file text read and written through the editor when the editor offers it.
+ */
+import type * as acp from "@agentclientprotocol/sdk";
+import { RequestError } from "@agentclientprotocol/sdk";
+import { type Item, messageText, redactDeep } from "@yoi/llm-client";
+import type { RunResult } from "@yoi/llm-worker";
+import type { PermissionMode } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
+import {
+  bashPrefixRule,
+  type FileAccess,
+  ImageError,
+  type PermissionDecision,
+  type PermissionPrompt,
+  type PodEvent,
+} from "@yoi/pod";
+import { initPrompt } from "../commands/init-prompt.ts";
+import { describeAlert, describeError, describeFailure } from "../describe-error.ts";
+import type { OpenedPod } from "../open-session.ts";
+import { contextTokens } from "../stream-json.ts";
+import { createStreamTextRedaction } from "../stream-text-redaction.ts";
+import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
+import { promptInput } from "./prompt-input.ts";
+import {
+  parseArgs,
+  planEntries,
+  resultContent,
+  toolDiff,
+  toolKind,
+  toolLocations,
+  toolTitle,
+} from "./tool-calls.ts";
+
+/** The permission modes, as ACP session modes. */
+export const SESSION_MODES: readonly acp.SessionMode[] = [
+  { id: "default", name: "Default", description: "Ask before edits and commands" },
+  { id: "acceptEdits", name: "Accept edits", description: "Edit files in the project without asking" },
+  { id: "plan", name: "Plan", description: "Read and plan; no edits, no commands" },
+  {
+    id: "bypassPermissions",
+    name: "Bypass permissions",
+    description: "Run everything without asking (only inside the sandbox)",
+  },
+];
+
+/** Commands of yoi's own that work in an editor (the rest are the terminal UI's). */
+const BUILTIN_COMMANDS: readonly acp.AvailableCommand[] = [
+  {
+    name: "compact",
+    description: "Summarize the conversation so far, to free the context window",
+  },
+  {
+    name: "init",
+    description: "Write AGENTS.md: the instructions every session on this project starts with",
+    input: { hint: "what else to mention" },
+  },
+];
+
+interface CallState {
+  name: string;
+  args: unknown;
+  diff?: acp.ToolCallContent;
+}
+
+export interface AcpSessionOptions {
+  client: acp.AgentContext;
+  /** One line to stderr. */
+  log: (line: string) => void;
+}
+
+export class AcpSession {
+  readonly opened: OpenedPod;
+  readonly #client: acp.AgentContext;
+  readonly #log: (line: string) => void;
+  readonly #calls = new Map<string, CallState>();
+  /** Updates go out in order; a prompt answers after the updates it caused. */
+  #sent: Promise<void> = Promise.resolve();
+  #running = false;
+  #mode: PermissionMode;
+  #lastStop: string | undefined;
+  readonly #unsubscribe: () => void;
+
+  constructor(opened: OpenedPod, options: AcpSessionOptions) {
+    this.opened = opened;
+    this.#client = options.client;
+    this.#log = options.log;
+    this.#mode = opened.pod.permissions.mode;
+    const redact = createStreamTextRedaction();
+    this.#unsubscribe = opened.pod.subscribe((event) => {
+      for (const shown of redact(event)) this.#onEvent(shown);
+    });
+  }
+
+  get id(): string {
+    return this.opened.pod.id;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  get modes(): acp.SessionModeState {
+    return { currentModeId: this.opened.pod.permissions.mode, availableModes: [...SESSION_MODES] };
+  }
+
+  /** Sends one update (in order after the ones before it). Secrets are masked. */
+  update(update: acp.SessionUpdate): void {
+    const params = redactDeep({ sessionId: this.id, update }) as acp.SessionNotification;
+    this.#sent = this.#sent
+      .then(() => this.#client.notify("session/update", params))
+      .catch((error: unknown) => this.#log(`an update could not be sent: ${errorMessage(error)}`));
+  }
+
+  /** Resolves once every update so far is written. */
+  flushed(): Promise<void> {
+    return this.#sent;
+  }
+
+  /** The session's commands: yoi's own that make sense here, the project's and the user's, MCP prompts. */
+  sendCommands(): void {
+    const { pod } = this.opened;
+    const commands: acp.AvailableCommand[] = [
+      ...BUILTIN_COMMANDS,
+      ...pod.extensions.commands.map((c) => ({
+        name: c.name,
+        description: `${c.description} (${c.source})`,
+        ...(c.argumentHint ? { input: { hint: c.argumentHint } } : {}),
+      })),
+      ...pod.mcp.prompts().map((p) => {
+        const hint = (p.prompt.arguments ?? [])
+          .map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`))
+          .join(" ");
+        return {
+          name: p.command,
+          description: `${p.prompt.description ?? p.prompt.title ?? p.prompt.name} (mcp: ${p.server})`,
+          ...(hint ? { input: { hint } } : {}),
+        };
+      }),
+    ];
+    this.update({ sessionUpdate: "available_commands_update", availableCommands: commands });
+  }
+
+  /** Sends the history of a loaded session as the updates it was made of. */
+  replay(history: readonly Item[]): void {
+    const cwd = this.opened.pod.fs.cwd;
+    const calls = new Map<string, { name: string; args: unknown }>();
+    for (const item of history) {
+      switch (item.type) {
+        case "message": {
+          if (item.role === "system") break;
+          const text = messageText(item);
+          if (text === "") break;
+          this.update({
+            sessionUpdate: item.role === "user" ? "user_message_chunk" : "agent_message_chunk",
+            content: { type: "text", text },
+          });
+          break;
+        }
+        case "reasoning":
+          if (item.text !== "" && !item.redacted)
+            this.update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: item.text } });
+          break;
+        case "tool_call": {
+          const args = parseArgs(item.arguments);
+          calls.set(item.callId, { name: item.name, args });
+          this.update({
+            sessionUpdate: "tool_call",
+            toolCallId: item.callId,
+            title: toolTitle(item.name, args),
+            kind: toolKind(item.name),
+            status: "pending",
+            locations: toolLocations(item.name, args, cwd),
+            rawInput: args,
+          });
+          break;
+        }
+        case "tool_result": {
+          const call = calls.get(item.callId);
+          const diff = call && !item.isError ? toolDiff(call.name, call.args, cwd) : undefined;
+          this.update({
+            sessionUpdate: "tool_call_update",
+            toolCallId: item.callId,
+            status: item.isError ? "failed" : "completed",
+            content: resultContent(item.output, diff),
+          });
+          calls.delete(item.callId);
+          break;
+        }
+      }
+    }
+    // Calls the log has no result for (the session stopped before they ran) did not run.
+    for (const callId of calls.keys())
+      this.update({ sessionUpdate: "tool_call_update", toolCallId: callId, status: "failed" });
+    const todos = this.opened.pod.todos.items;
+    if (todos.length > 0) this.update({ sessionUpdate: "plan", entries: planEntries(todos) });
+  }
+
+  /** Runs a prompt to its end; the answer's stop reason, or a JSON-RPC error saying why it could not run. */
+  async prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
+    if (this.#running) {
+      throw RequestError.invalidRequest(
+        { sessionId: this.id },
+        `session ${this.id} is already answering a prompt; wait for its response or send session/cancel`,
+      );
+    }
+    this.#running = true;
+    try {
+      return await this.#prompt(blocks);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #prompt(blocks: readonly acp.ContentBlock[]): Promise<acp.PromptResponse> {
+    const { pod } = this.opened;
+    const input = promptInput(blocks, pod.fs.cwd);
+    let text = input.text;
+    if (text.trim() === "" && input.images.length === 0)
+      throw RequestError.invalidParams(undefined, "the prompt is empty; send text, an image or a file");
+    if (text.trim() === "") text = "See the attached image.";
+    let allowTools: readonly string[] | undefined;
+    const command = /^\/(\S+)\s*([\s\S]*)$/.exec(text.trim());
+    if (command?.[1] === "compact") return this.#compact();
+    if (command?.[1] === "init") text = initPrompt(command[2]);
+    else if (callsExtensionCommand(pod, text)) {
+      const expanded = await expandSlash(pod, text);
+      if (expanded.kind === "error")
+        throw RequestError.invalidParams(undefined, `${expanded.message} (nothing was sent)`);
+      text = expanded.text;
+      allowTools = expanded.allowTools;
+    }
+    this.#lastStop = undefined;
+    let result: RunResult;
+    try {
+      result = await pod.run(text, {
+        ...(allowTools ? { allowTools } : {}),
+        ...(input.images.length > 0 ? { images: input.images } : {}),
+      });
+    } catch (error) {
+      if (ImageError.isInstance(error)) throw RequestError.invalidParams(undefined, error.message);
+      throw error;
+    }
+    await this.flushed();
+    return { stopReason: this.#stopReason(result) };
+  }
+
+  #stopReason(result: RunResult): acp.StopReason {
+    switch (result.status) {
+      case "completed":
+        return this.#lastStop === "max_tokens" ? "max_tokens" : "end_turn";
+      case "cancelled":
+        return "cancelled";
+      case "max_turns":
+        return "max_turn_requests";
+      case "paused":
+        this.#log(`paused: ${result.reason ?? "by a hook"}`);
+        return "end_turn";
+      default: {
+        const message = result.error
+          ? describeFailure(result.error, this.opened.provider)
+          : (result.reason ?? "the run failed");
+        throw RequestError.internalError({ code: result.error?.code ?? "failed" }, message);
+      }
+    }
+  }
+
+  async #compact(): Promise<acp.PromptResponse> {
+    const replaced = await this.opened.pod.compact();
+    const text = replaced === undefined ? "Nothing to compact yet." : "Compacted the conversation.";
+    this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text } });
+    await this.flushed();
+    return { stopReason: "end_turn" };
+  }
+
+  /** Stops the running prompt, tools and open questions included; the prompt answers `cancelled`. */
+  cancel(): void {
+    if (this.opened.pod.running) this.opened.pod.cancel("cancelled by the editor");
+  }
+
+  setMode(modeId: string): void {
+    if (!SESSION_MODES.some((m) => m.id === modeId)) {
+      throw RequestError.invalidParams(
+        { modeId },
+        `unknown mode "${modeId}"; one of ${SESSION_MODES.map((m) => m.id).join(", ")}`,
+      );
+    }
+    try {
+      this.opened.pod.permissions.setMode(modeId as PermissionMode);
+    } catch (error) {
+      throw RequestError.invalidParams({ modeId }, describeError(error).message);
+    }
+    this.#mode = this.opened.pod.permissions.mode;
+  }
+
+  async close(): Promise<void> {
+    this.cancel();
+    this.#unsubscribe();
+    await this.opened.pod.close();
+  }
+
+  /** The pod's permission question, asked in the editor. */
+  readonly ask: PermissionPrompt = async (request) => {
+    const call = this.#announce(request.callId, request.tool, request.args);
+    const prefix =
+      request.tool === "bash" && request.subject !== undefined
+        ? await bashPrefixRule(request.subject).catch(() => undefined)
+        : undefined;
+    // Say what "always" grants, as the terminal does: bash, its prefix rule (or this exact command); other tools, the tool.
+    const always =
+      request.tool === "bash"
+        ? prefix !== undefined
+          ? `Always allow "${prefix}" in this session`
+          : "Always allow this command in this session"
+        : `Always allow ${request.tool} in this session`;
+    await this.flushed();
+    const response = await this.#client.request(
+      "session/request_permission",
+      redactDeep({
+        sessionId: this.id,
+        toolCall: {
+          toolCallId: request.callId,
+          title: toolTitle(request.tool, request.args),
+          kind: toolKind(request.tool),
+          status: "pending",
+          rawInput: request.args,
+          locations: toolLocations(request.tool, request.args, this.opened.pod.fs.cwd),
+          ...(call.diff ? { content: [call.diff] } : {}),
+        },
+        options: [
+          { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+          { optionId: "allow_always", name: always, kind: "allow_always" },
+          { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+        ],
+      }) as acp.RequestPermissionRequest,
+      // A cancelled turn stops waiting at once (the pod has moved on); a closed connection rejects: a denial.
+      { cancellationSignal: request.signal, stopWaitingOnCancel: true },
+    );
+    if (response.outcome.outcome !== "selected") return "deny";
+    const decision: PermissionDecision =
+      response.outcome.optionId === "allow_once"
+        ? "allow"
+        : response.outcome.optionId === "allow_always"
+          ? prefix !== undefined
+            ? { action: "allow_always", rule: prefix }
+            : "allow_always"
+          : "deny";
+    return decision;
+  };
+
+  /** Sends the `tool_call` of a call the first time it is seen (the model's response, or a question about it). */
+  #announce(callId: string, name: string, args: unknown): CallState {
+    const known = this.#calls.get(callId);
+    if (known !== undefined) return known;
+    const cwd = this.opened.pod.fs.cwd;
+    const call: CallState = { name, args };
+    const diff = toolDiff(name, args, cwd);
+    if (diff !== undefined) call.diff = diff;
+    this.#calls.set(callId, call);
+    this.update({
+      sessionUpdate: "tool_call",
+      toolCallId: callId,
+      title: toolTitle(name, args),
+      kind: toolKind(name),
+      status: "pending",
+      locations: toolLocations(name, args, cwd),
+      rawInput: args,
+      ...(diff ? { content: [diff] } : {}),
+    });
+    return call;
+  }
+
+  #onEvent(event: PodEvent): void {
+    switch (event.type) {
+      case "text_delta":
+        this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: event.text } });
+        return;
+      case "thinking_delta":
+        this.update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: event.text } });
+        return;
+      case "item_committed": {
+        const { item } = event;
+        if (item.type === "tool_call") this.#announce(item.callId, item.name, parseArgs(item.arguments));
+        else if (item.type === "tool_result") this.#finish(item.callId, item.output, item.isError);
+        return;
+      }
+      case "tool_call_start":
+        this.#announce(event.callId, event.name, event.args);
+        this.update({ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" });
+        return;
+      // Live bash output (`tool_output_delta`, when the pod streams it) belongs here: a
+      // tool_call_update whose content is the output so far.
+      case "tool_call_end":
+        // A tool may change the mode (plan mode's hand-over): the editor's selector follows.
+        if (this.opened.pod.permissions.mode !== this.#mode) {
+          this.#mode = this.opened.pod.permissions.mode;
+          this.update({ sessionUpdate: "current_mode_update", currentModeId: this.#mode });
+        }
+        return;
+      case "todos":
+        this.update({ sessionUpdate: "plan", entries: planEntries(event.todos) });
+        return;
+      case "usage":
+        this.update({
+          sessionUpdate: "usage_update",
+          used: contextTokens(event.usage),
+          size: this.opened.setup.window,
+        });
+        return;
+      case "turn_end":
+        this.#lastStop = event.stopReason;
+        return;
+      case "retry":
+        this.#log(
+          `retrying (attempt ${event.attempt}) in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}`,
+        );
+        return;
+      case "alert":
+        if (event.alert.level !== "info")
+          this.#log(`${event.alert.level}: ${describeAlert(event.alert, "print")}`);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #finish(callId: string, output: string, isError: boolean): void {
+    const call = this.#calls.get(callId);
+    this.#calls.delete(callId);
+    this.update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: callId,
+      status: isError ? "failed" : "completed",
+      content: resultContent(output, isError ? undefined : call?.diff),
+    });
+  }
+}
+
+/** Reads and writes of in-scope files through the editor, for what its `fs` capability offers. */
+export function editorFileAccess(
+  client: acp.AgentContext,
+  capabilities: acp.ClientCapabilities | undefined,
+  sessionId: () => string,
+): FileAccess | undefined {
+  const fs = capabilities?.fs;
+  if (!fs?.readTextFile && !fs?.writeTextFile) return undefined;
+  return {
+    ...(fs.readTextFile
+      ? {
+          readText: async (path: string) =>
+            (await client.request("fs/read_text_file", { sessionId: sessionId(), path })).content,
+        }
+      : {}),
+    ...(fs.writeTextFile
+      ? {
+          writeText: async (path: string, content: string) => {
+            await client.request("fs/write_text_file", { sessionId: sessionId(), path, content });
+          },
+        }
+      : {}),
+  };
+}

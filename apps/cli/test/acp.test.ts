@@ -1,0 +1,424 @@
+/**
+ * `yoi acp` as an editor runs it: the shipped bundle on stdio, driven by
+ * the official SDK's client side, against the scripted model servers.
+ */
+import { readFile } from "node:fs/promises";
+import * as path from "node:path";
+import type * as acp from "@agentclientprotocol/sdk";
+import {
+  anthropicWire,
+  frameLines,
+  type ScriptedServer,
+  type ScriptStep,
+  startScriptedServer,
+} from "@yoi/llm-client/testing";
+import { loadSession } from "@yoi/worker-persistence";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type AcpClient,
+  type AcpClientOptions,
+  FS_CAPABILITIES,
+  initialize,
+  startAcp,
+} from "./acp-client.ts";
+import { cleanEnv, tempWorld } from "./helpers.ts";
+
+const servers: ScriptedServer[] = [];
+
+const clients: AcpClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) {
+    c.child.kill("SIGKILL");
+    await c.close();
+  }
+  for (const s of servers.splice(0)) await s.close();
+});
+
+const MODEL = ["--model", "anthropic/claude-haiku-4-5"];
+
+async function world(script: ScriptStep[], files: Record<string, string> = { "a.txt": "one\ntwo\n" }) {
+  const server = await startScriptedServer({ provider: "anthropic", script, validate: true });
+  servers.push(server);
+  const { home, project } = await tempWorld(files);
+  const env = cleanEnv(home, {
+    ANTHROPIC_API_KEY: "test-key-acp-0123456789",
+    ANTHROPIC_BASE_URL: server.baseURL,
+  });
+  return { server, home, project, env };
+}
+
+function client(options: AcpClientOptions): AcpClient {
+  const c = startAcp({ ...options, args: [...MODEL, ...(options.args ?? [])] });
+  clients.push(c);
+  return c;
+}
+
+/** A model that streams `text` but never ends its answer (the connection stays open, silent). */
+function stalls(text: string): ScriptStep {
+  const lines = anthropicWire.response(text);
+  const lastDelta = lines.findLastIndex((l) => l.includes("text_delta"));
+  const sent = Buffer.byteLength(frameLines("anthropic", lines.slice(0, lastDelta + 1)));
+  return { type: "lines", lines, truncateBytes: sent, end: "hang" };
+}
+
+const allow = (optionId: string) => async () => ({ outcome: { outcome: "selected" as const, optionId } });
+
+function kinds(updates: readonly acp.SessionNotification[], kind: string) {
+  return updates.map((n) => n.update).filter((u) => u.sessionUpdate === kind);
+}
+
+function text(updates: readonly acp.SessionNotification[], kind = "agent_message_chunk"): string {
+  return kinds(updates, kind)
+    .map((u) =>
+      "content" in u && !Array.isArray(u.content) && u.content?.type === "text" ? u.content.text : "",
+    )
+    .join("");
+}
+
+/** stdout held JSON-RPC 2.0 messages and nothing else. */
+function onlyJsonRpc(c: AcpClient): void {
+  expect(c.stdoutLines.length).toBeGreaterThan(0);
+  for (const line of c.stdoutLines) expect((JSON.parse(line) as { jsonrpc?: string }).jsonrpc).toBe("2.0");
+}
+
+async function sessionLog(home: string, id: string) {
+  return loadSession({ dir: path.join(home, ".yoi"), id });
+}
+
+describe("yoi acp", () => {
+  it("advertises what it does, and a prompt reads, edits (asking, with a diff), runs bash and answers", async () => {
+    const { project, env, server } = await world([
+      {
+        type: "reply",
+        text: "Reading.",
+        toolCalls: [{ id: "c1", name: "read_file", arguments: { path: "a.txt" } }],
+      },
+      {
+        type: "reply",
+        toolCalls: [
+          { id: "c2", name: "edit_file", arguments: { path: "a.txt", old_string: "two", new_string: "2" } },
+        ],
+      },
+      { type: "reply", toolCalls: [{ id: "c3", name: "bash", arguments: { command: "echo hi-from-bash" } }] },
+      {
+        type: "reply",
+        text: "Done: a.txt now says 2.",
+        options: { usage: { inputTokens: 900, outputTokens: 12 } },
+      },
+    ]);
+    const c = client({ cwd: project, env, permission: allow("allow_once") });
+    const init = await initialize(c);
+    expect(init.protocolVersion).toBe(1);
+    expect(init.agentCapabilities).toMatchObject({
+      loadSession: true,
+      promptCapabilities: { image: true, embeddedContext: true },
+      mcpCapabilities: { http: true, sse: true },
+    });
+    const created = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    expect(created.modes?.currentModeId).toBe("default");
+    expect(created.modes?.availableModes.map((m) => m.id)).toEqual([
+      "default",
+      "acceptEdits",
+      "plan",
+      "bypassPermissions",
+    ]);
+    const response = await c.agent.request("session/prompt", {
+      sessionId: created.sessionId,
+      prompt: [{ type: "text", text: "change two to 2 in a.txt" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    expect(server.rejections).toEqual([]);
+    expect(await readFile(path.join(project, "a.txt"), "utf8")).toBe("one\n2\n");
+
+    const calls = kinds(c.updates, "tool_call") as (acp.ToolCall & { sessionUpdate: "tool_call" })[];
+    expect(calls.map((u) => [u.toolCallId, u.kind])).toEqual([
+      ["c1", "read"],
+      ["c2", "edit"],
+      ["c3", "execute"],
+    ]);
+    expect(calls[0]?.locations).toEqual([{ path: path.join(project, "a.txt"), line: 1 }]);
+    const diff = { type: "diff", path: path.join(project, "a.txt"), oldText: "two", newText: "2" };
+    expect(calls[1]?.content).toEqual([diff]);
+    // The edit and the command asked, each with allow once / allow always / reject.
+    expect(c.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c2", "c3"]);
+    expect(c.permissionRequests[0]?.toolCall.content).toEqual([diff]);
+    expect(c.permissionRequests[0]?.options.map((o) => o.kind)).toEqual([
+      "allow_once",
+      "allow_always",
+      "reject_once",
+    ]);
+    const finished = kinds(c.updates, "tool_call_update").filter(
+      (u) => "status" in u && u.status === "completed",
+    ) as acp.ToolCallUpdate[];
+    expect(finished.map((u) => u.toolCallId)).toEqual(["c1", "c2", "c3"]);
+    expect(finished[1]?.content).toEqual([diff]);
+    expect(JSON.stringify(finished[2]?.content)).toContain("hi-from-bash");
+    expect(text(c.updates)).toBe("Reading.Done: a.txt now says 2.");
+    expect(kinds(c.updates, "usage_update").at(-1)).toMatchObject({ used: 912 });
+    const commands = await c.waitForUpdate((u) => u.sessionUpdate === "available_commands_update");
+    expect("availableCommands" in commands && commands.availableCommands.map((x) => x.name)).toEqual([
+      "compact",
+      "init",
+    ]);
+    // Nothing on stdout but the protocol; the key is nowhere.
+    expect(await c.close()).toBe(0);
+    onlyJsonRpc(c);
+    expect(c.stdoutLines.join("\n")).not.toContain("test-key-acp");
+  }, 60_000);
+
+  it('"always" feeds the permission engine like the terminal\'s: the next such call does not ask', async () => {
+    const { project, env } = await world([
+      { type: "reply", toolCalls: [{ id: "b1", name: "bash", arguments: { command: "ls -a" } }] },
+      { type: "reply", toolCalls: [{ id: "b2", name: "bash", arguments: { command: "ls -la" } }] },
+      { type: "reply", text: "ok" },
+    ]);
+    const c = client({ cwd: project, env, permission: allow("allow_always") });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "go" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    expect(c.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["b1"]);
+    expect(c.permissionRequests[0]?.options[1]?.name).toBe('Always allow "ls *" in this session');
+    const done = kinds(c.updates, "tool_call_update") as acp.ToolCallUpdate[];
+    expect(done.filter((u) => u.status === "completed").map((u) => u.toolCallId)).toEqual(["b1", "b2"]);
+  }, 60_000);
+
+  it("session/cancel mid-stream: the prompt answers cancelled, and the log is whole", async () => {
+    const { project, env, home, server } = await world([
+      stalls("I am thinking about it, and the answer will take a while to write out in full."),
+    ]);
+    const c = client({ cwd: project, env });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const pending = c.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "go" }] });
+    await c.waitForUpdate((u) => u.sessionUpdate === "agent_message_chunk");
+    await c.agent.notify("session/cancel", { sessionId });
+    expect((await pending).stopReason).toBe("cancelled");
+    expect(server.requests).toHaveLength(1);
+    expect(await c.close()).toBe(0);
+    const log = await sessionLog(home, sessionId);
+    expect(log.warnings).toEqual([]);
+    expect(log.records.map((r) => r.type).at(-1)).toBe("cancel");
+  }, 60_000);
+
+  it("session/cancel mid-tool stops the command; cancel during a question counts as a denial", async () => {
+    const { project, env } = await world([
+      {
+        type: "reply",
+        toolCalls: [{ id: "s1", name: "bash", arguments: { command: "sleep 30; echo never" } }],
+      },
+      {
+        type: "reply",
+        toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "b.txt", content: "b" } }],
+      },
+    ]);
+    let asked = 0;
+    const c = client({
+      cwd: project,
+      env,
+      // The first question (bash) is allowed; the second (write_file) is never answered.
+      permission: async (_request, signal) => {
+        asked += 1;
+        if (asked === 1) return { outcome: { outcome: "selected", optionId: "allow_once" } };
+        await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        return { outcome: { outcome: "cancelled" } };
+      },
+    });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const started = Date.now();
+    const first = c.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "sleep" }] });
+    await c.waitForUpdate((u) => u.sessionUpdate === "tool_call_update" && u.status === "in_progress");
+    await c.agent.notify("session/cancel", { sessionId });
+    expect((await first).stopReason).toBe("cancelled");
+    // Well before the 30 s sleep would have ended.
+    expect(Date.now() - started).toBeLessThan(25_000);
+    const s1 = (kinds(c.updates, "tool_call_update") as acp.ToolCallUpdate[]).at(-1);
+    expect(s1).toMatchObject({ toolCallId: "s1", status: "failed" });
+    expect(JSON.stringify(s1?.content)).toContain("interrupted");
+
+    const second = c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "write" }],
+    });
+    await c.waitForUpdate((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "w1");
+    while (c.permissionRequests.length < 2) await new Promise((r) => setTimeout(r, 20));
+    await c.agent.notify("session/cancel", { sessionId });
+    expect((await second).stopReason).toBe("cancelled");
+    await expect(readFile(path.join(project, "b.txt"), "utf8")).rejects.toThrow(/ENOENT/);
+  }, 60_000);
+
+  it("session/load replays the history as updates, and the session goes on", async () => {
+    const { project, env } = await world([
+      {
+        type: "reply",
+        text: "Looking.",
+        toolCalls: [{ id: "r1", name: "read_file", arguments: { path: "a.txt" } }],
+      },
+      { type: "reply", text: "It says one and two." },
+      { type: "reply", text: "Still here." },
+    ]);
+    const first = client({ cwd: project, env });
+    await initialize(first);
+    const { sessionId } = await first.agent.request("session/new", { cwd: project, mcpServers: [] });
+    await first.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "what is in a.txt?" }],
+    });
+    expect(await first.close()).toBe(0);
+
+    const second = client({ cwd: project, env });
+    await initialize(second);
+    const loaded = await second.agent.request("session/load", { sessionId, cwd: project, mcpServers: [] });
+    expect(loaded.modes?.currentModeId).toBe("default");
+    // Everything replayed arrived before the response.
+    const replayed = second.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update);
+    expect(replayed.map((u) => u.sessionUpdate).filter((k) => k !== "available_commands_update")).toEqual([
+      "user_message_chunk",
+      "agent_message_chunk",
+      "tool_call",
+      "tool_call_update",
+      "agent_message_chunk",
+    ]);
+    expect(text(second.updates, "user_message_chunk")).toBe("what is in a.txt?");
+    expect(text(second.updates)).toBe("Looking.It says one and two.");
+    expect(replayed[2]).toMatchObject({ toolCallId: "r1", kind: "read", title: "Read a.txt" });
+    expect(replayed[3]).toMatchObject({ toolCallId: "r1", status: "completed" });
+    const again = await second.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "and?" }],
+    });
+    expect(again.stopReason).toBe("end_turn");
+    expect(text(second.updates)).toContain("Still here.");
+
+    const missing = await second.agent
+      .request("session/load", {
+        sessionId: "0193a1b2-0000-7000-8000-000000000000",
+        cwd: project,
+        mcpServers: [],
+      })
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ code: -32002 });
+    expect((missing as Error).message).toMatch(/no session "0193a1b2/);
+  }, 60_000);
+
+  it("reads and writes go through the editor's buffers when it offers fs, still scoped and guarded", async () => {
+    const { project, env } = await world(
+      [
+        {
+          type: "reply",
+          toolCalls: [
+            { id: "f1", name: "read_file", arguments: { path: "a.txt" } },
+            { id: "f2", name: "read_file", arguments: { path: "../outside.txt" } },
+          ],
+        },
+        {
+          type: "reply",
+          toolCalls: [
+            {
+              id: "f3",
+              name: "edit_file",
+              arguments: { path: "a.txt", old_string: "unsaved", new_string: "saved" },
+            },
+          ],
+        },
+        { type: "reply", text: "edited the buffer" },
+      ],
+      { "a.txt": "on disk\n", "../outside.txt": "secret\n" },
+    );
+    const file = path.join(project, "a.txt");
+    const buffers = new Map([[file, "unsaved buffer text\n"]]);
+    const c = client({ cwd: project, env, buffers, args: ["--permission-mode", "acceptEdits"] });
+    await initialize(c, FS_CAPABILITIES);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "edit" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    // The model saw the unsaved buffer; the outside path never reached the editor.
+    const results = kinds(c.updates, "tool_call_update") as acp.ToolCallUpdate[];
+    const read = results.find((u) => u.toolCallId === "f1" && u.status === "completed");
+    expect(JSON.stringify(read?.content)).toContain("unsaved buffer text");
+    expect(results.filter((u) => u.toolCallId === "f2").at(-1)?.status).toBe("failed");
+    expect(c.fsCalls).toEqual([`read ${file}`, `read ${file}`, `write ${file}`]);
+    expect(buffers.get(file)).toBe("saved buffer text\n");
+    // The editor holds the edit; the disk is the editor's to save.
+    expect(await readFile(file, "utf8")).toBe("on disk\n");
+  }, 60_000);
+
+  it("bad input gets JSON-RPC errors, never a crash, and the log keeps what was acknowledged", async () => {
+    const { project, env, home } = await world([
+      stalls("A slow answer that is still being written when the second prompt arrives."),
+    ]);
+    const c = client({ cwd: project, env });
+    await initialize(c);
+    c.writeRaw("this is not json\n");
+    const unknown = await c.agent.request("session/fly", {}).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ code: -32601 });
+    const relative = await c.agent
+      .request("session/new", { cwd: "project", mcpServers: [] })
+      .catch((e: unknown) => e);
+    expect(relative).toMatchObject({ code: -32602 });
+    expect((relative as Error).message).toMatch(/cwd must be an absolute path/);
+    const noSession = await c.agent
+      .request("session/prompt", { sessionId: "nope", prompt: [{ type: "text", text: "hi" }] })
+      .catch((e: unknown) => e);
+    expect(noSession).toMatchObject({ code: -32002, data: { sessionId: "nope" } });
+
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const badMode = await c.agent
+      .request("session/set_mode", { sessionId, modeId: "yolo" })
+      .catch((e: unknown) => e);
+    expect((badMode as Error).message).toMatch(/unknown mode "yolo"; one of default, acceptEdits, plan/);
+    const first = c.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "first" }] });
+    await c.waitForUpdate((u) => u.sessionUpdate === "agent_message_chunk");
+    const second = await c.agent
+      .request("session/prompt", { sessionId, prompt: [{ type: "text", text: "second" }] })
+      .catch((e: unknown) => e);
+    expect(second).toMatchObject({ code: -32600 });
+    expect((second as Error).message).toMatch(
+      /already answering a prompt; wait for its response or send session\/cancel/,
+    );
+    await c.agent.notify("session/cancel", { sessionId });
+    expect((await first).stopReason).toBe("cancelled");
+
+    // The malformed line got a parse error; the process lived on and exits cleanly.
+    expect(c.stdoutLines.some((l) => /"code":-32700/.test(l))).toBe(true);
+    expect(await c.close()).toBe(0);
+    onlyJsonRpc(c);
+    const log = await sessionLog(home, sessionId);
+    expect(log.warnings).toEqual([]);
+    const inputs = log.records.filter((r) => r.type === "user_input");
+    expect(inputs).toHaveLength(1);
+  }, 60_000);
+
+  it("set_mode plan refuses edits without asking; an unknown flag is a usage error", async () => {
+    const { project, env } = await world([
+      {
+        type: "reply",
+        toolCalls: [{ id: "p1", name: "write_file", arguments: { path: "c.txt", content: "c" } }],
+      },
+      { type: "reply", text: "planned" },
+    ]);
+    const c = client({ cwd: project, env, permission: allow("allow_once") });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    await c.agent.request("session/set_mode", { sessionId, modeId: "plan" });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "plan" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    expect(c.permissionRequests).toEqual([]);
+    await expect(readFile(path.join(project, "c.txt"), "utf8")).rejects.toThrow(/ENOENT/);
+
+    const bad = startAcp({ cwd: project, env, args: ["--output", "json"] });
+    clients.push(bad);
+    expect(await new Promise((resolve) => bad.child.on("close", resolve))).toBe(2);
+    expect(bad.stderr()).toMatch(/--output does not apply to yoi acp/);
+  }, 60_000);
+});
