@@ -4,6 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import type * as acp from "@agentclientprotocol/sdk";
 import {
   anthropicWire,
@@ -35,6 +36,9 @@ afterEach(async () => {
 });
 
 const MODEL = ["--model", "anthropic/claude-haiku-4-5"];
+const EVERYTHING = fileURLToPath(
+  new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
+);
 
 async function world(script: ScriptStep[], files: Record<string, string> = { "a.txt": "one\ntwo\n" }) {
   const server = await startScriptedServer({ provider: "anthropic", script, validate: true });
@@ -394,6 +398,41 @@ describe("yoi acp", () => {
     expect(log.warnings).toEqual([]);
     const inputs = log.records.filter((r) => r.type === "user_input");
     expect(inputs).toHaveLength(1);
+  }, 60_000);
+
+  it("the editor's MCP servers start like configured ones; commands are yoi's, the project's and MCP prompts", async () => {
+    const { project, env, server } = await world([{ type: "reply", text: "hello" }], {
+      ".yoi/commands/greet.md":
+        "---\ndescription: Greet someone\nargument-hint: <name> <language>\n---\nSay hello to $1 in $2.\n",
+    });
+    const c = client({ cwd: project, env });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", {
+      cwd: project,
+      mcpServers: [{ name: "ev", command: process.execPath, args: [EVERYTHING, "stdio"], env: [] }],
+    });
+    const withMcp = await c.waitForUpdate(
+      (u) =>
+        u.sessionUpdate === "available_commands_update" &&
+        u.availableCommands.some((x) => x.name === "mcp__ev__args-prompt"),
+    );
+    const names = "availableCommands" in withMcp ? withMcp.availableCommands.map((x) => x.name) : [];
+    expect(names.slice(0, 3)).toEqual(["compact", "init", "greet"]);
+    expect("availableCommands" in withMcp && withMcp.availableCommands[2]).toMatchObject({
+      description: "Greet someone (project)",
+      input: { hint: "<name> <language>" },
+    });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "/greet Ann French" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    expect(JSON.stringify(server.requests[0])).toContain("Say hello to Ann in French.");
+    const missing = await c.agent
+      .request("session/prompt", { sessionId, prompt: [{ type: "text", text: "/mcp__ev__args-prompt" }] })
+      .catch((e: unknown) => e);
+    expect(missing).toMatchObject({ code: -32602 });
+    expect((missing as Error).message).toMatch(/missing city.*nothing was sent/);
   }, 60_000);
 
   it("set_mode plan refuses edits without asking; an unknown flag is a usage error", async () => {
