@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as acp from "@agentclientprotocol/sdk";
 import {
   anthropicWire,
@@ -36,6 +36,9 @@ afterEach(async () => {
 });
 
 const MODEL = ["--model", "anthropic/claude-haiku-4-5"];
+/** A whole 1×1 PNG, as an editor pastes it (base64). */
+const ONE_PIXEL_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 const EVERYTHING = fileURLToPath(
   new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
 );
@@ -433,6 +436,68 @@ describe("yoi acp", () => {
       .catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: -32602 });
     expect((missing as Error).message).toMatch(/missing city.*nothing was sent/);
+  }, 60_000);
+
+  it("a prompt's image, linked file and embedded context reach the model; audio is refused", async () => {
+    const { project, env, server } = await world([{ type: "reply", text: "seen" }], {
+      "a.txt": "linked file text\n",
+    });
+    const c = client({ cwd: project, env });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [
+        { type: "text", text: "look at these" },
+        { type: "image", mimeType: "image/png", data: ONE_PIXEL_PNG },
+        { type: "resource_link", uri: pathToFileURL(path.join(project, "a.txt")).href, name: "a.txt" },
+        {
+          type: "resource",
+          resource: { uri: pathToFileURL(path.join(project, "b.ts")).href, text: "const unsaved = 1;\n" },
+        },
+      ],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    const sent = JSON.stringify(server.requests[0]);
+    expect(sent).toContain("[File: a.txt]");
+    expect(sent).toContain("linked file text");
+    expect(sent).toContain("[Context: b.ts]");
+    expect(sent).toContain("const unsaved = 1;");
+    expect(sent).toContain('"media_type":"image/png"');
+    expect(sent).toContain(ONE_PIXEL_PNG);
+    const audio = await c.agent
+      .request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }],
+      })
+      .catch((e: unknown) => e);
+    expect(audio).toMatchObject({ code: -32602 });
+    expect((audio as Error).message).toMatch(/does not take audio/);
+    const empty = await c.agent
+      .request("session/prompt", { sessionId, prompt: [{ type: "text", text: "  " }] })
+      .catch((e: unknown) => e);
+    expect((empty as Error).message).toMatch(/the prompt is empty/);
+  }, 60_000);
+
+  it("an editor that goes away while asking counts as a denial; the log is whole", async () => {
+    const { project, env, home } = await world([
+      {
+        type: "reply",
+        toolCalls: [{ id: "d1", name: "write_file", arguments: { path: "d.txt", content: "d" } }],
+      },
+    ]);
+    const c = client({ cwd: project, env, permission: () => new Promise(() => {}) });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    void c.agent
+      .request("session/prompt", { sessionId, prompt: [{ type: "text", text: "write" }] })
+      .catch(() => {});
+    while (c.permissionRequests.length === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(await c.close()).toBe(0);
+    await expect(readFile(path.join(project, "d.txt"), "utf8")).rejects.toThrow(/ENOENT/);
+    const log = await sessionLog(home, sessionId);
+    expect(log.warnings).toEqual([]);
+    expect(JSON.stringify(log.records)).not.toContain('"Created d.txt');
   }, 60_000);
 
   it("set_mode plan refuses edits without asking; an unknown flag is a usage error", async () => {
