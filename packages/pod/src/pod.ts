@@ -28,8 +28,8 @@ import type { Extensions } from "./extensions/load-extensions.ts";
 import type { PodFsView } from "./fs/fs-view.ts";
 import type { ReadTracker } from "./fs/read-tracker.ts";
 import type { ScopedFs } from "./fs/scoped-fs.ts";
-import { checkImage, ImageError } from "./images/image-file.ts";
-import { imageLabel } from "./images/load-image.ts";
+import { ImageError, inspectImage } from "./images/image-file.ts";
+import { fitImage, imageLabel } from "./images/load-image.ts";
 import { abortable } from "./input/abortable.ts";
 import { flattenSegments, parseSegments, type Segment } from "./input/segments.ts";
 import type { McpManager } from "./mcp/mcp-manager.ts";
@@ -52,7 +52,7 @@ export interface PodRunOptions {
   author?: string;
   /**
    * Images handed over with the prompt (pasted into an editor: `yoi acp`),
-   * each checked (format, size, pixels) and sent as a user message of its
+   * each checked like an `@pic.png` (downscaled when too large) and sent as a user message of its
    * own after the prompt, labelled `[Image: <label>]`. Rejects with an
    * `ImageError` before anything is logged when the model cannot take
    * images or an image is corrupt or too large.
@@ -265,7 +265,8 @@ export class Pod {
     if (refusal !== undefined) throw new ImageError("unsupported", refusal);
     const items: Item[] = [];
     for (const { data, label } of images) {
-      const image = await checkImage(data, label);
+      const bytes = Buffer.from(data);
+      const image = await fitImage(bytes, await inspectImage(bytes, label), label);
       items.push({
         type: "message",
         role: "user",

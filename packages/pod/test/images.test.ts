@@ -5,7 +5,7 @@ import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/
 import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PodEvent } from "../src/events/pod-events.ts";
-import { checkImage, IMAGE_MAX_BYTES } from "../src/images/image-file.ts";
+import { checkImage, IMAGE_MAX_BYTES, ImageError } from "../src/images/image-file.ts";
 import { Pod } from "../src/pod.ts";
 import { tempDir } from "./helpers.ts";
 import { gif, jpeg, png, webp } from "./image-fixtures.ts";
@@ -273,5 +273,35 @@ describe("read_file on an image", () => {
     expect(item?.type === "tool_result" && item.output).toContain(
       "pic.png is a damaged PNG image (the file is cut off)",
     );
+  });
+});
+
+describe("images handed over with the prompt (PodRunOptions.images)", () => {
+  it("are sent after the prompt, each labelled; a text-only model refuses them before anything is logged", async () => {
+    const { s, pod } = await podFor("anthropic", {});
+    await pod.run("what is this?", { images: [{ data: red, label: "pasted.png" }] });
+    const sent = JSON.stringify(s.requests[0]);
+    expect(sent).toContain("what is this?");
+    expect(sent).toContain("[Image: pasted.png");
+    expect(sent).toContain(b64);
+    expect(s.rejections).toEqual([]);
+
+    const textOnly = await podFor(
+      "anthropic",
+      {},
+      { models: { "claude-haiku-4-5": { provider: "anthropic", capabilities: { vision: false } } } },
+    );
+    const refused = await textOnly.pod
+      .run("and this?", { images: [{ data: red, label: "x.png" }] })
+      .catch((e) => e);
+    expect(ImageError.isInstance(refused)).toBe(true);
+    expect((refused as Error).message).toMatch(/does not accept images/);
+    expect(textOnly.s.requests).toHaveLength(0);
+    expect(textOnly.pod.log).toBeUndefined();
+    const corrupt = await pod
+      .run("and this?", { images: [{ data: Buffer.from("not an image"), label: "y.png" }] })
+      .catch((e) => e);
+    expect(ImageError.isInstance(corrupt)).toBe(true);
+    expect(s.requests).toHaveLength(1);
   });
 });

@@ -14,25 +14,31 @@ export const IMAGE_READ_MAX_BYTES = 50 * 1024 * 1024;
  */
 export async function loadImage(fs: ScopedFs, path: string): Promise<CheckedImage & { real: string }> {
   const { real, bytes, info } = await readImage(fs, path);
-  const read = { bytes };
-  const over = overLimits(info, read.bytes.length);
-  if (over === undefined) {
-    return { ...info, bytes: read.bytes.length, data: read.bytes.toString("base64"), real };
-  }
+  return { ...(await fitImage(bytes, info, path)), real };
+}
+
+/**
+ * An image's bytes ready to send (`info` from `inspectImage`): as they are
+ * within the size limits, else downscaled in a worker thread to fit.
+ * Rejects with ImageError when it cannot be made to fit. `display` names it.
+ */
+export async function fitImage(bytes: Buffer, info: ImageInfo, display: string): Promise<CheckedImage> {
+  const over = overLimits(info, bytes.length);
+  if (over === undefined) return { ...info, bytes: bytes.length, data: bytes.toString("base64") };
   let small: Awaited<ReturnType<typeof downscaleImage>>;
   try {
-    small = await downscaleImage(read.bytes);
+    small = await downscaleImage(bytes);
   } catch (error) {
     const why = errorMessage(error);
     throw new ImageError(
       "too_large",
-      `${path} is ${over}, and it could not be downscaled (${why}): shrink or crop it first`,
+      `${display} is ${over}, and it could not be downscaled (${why}): shrink or crop it first`,
     );
   }
   if (overLimits(small, small.bytes.length) !== undefined) {
     throw new ImageError(
       "too_large",
-      `${path} is ${over}, and even downscaled it is too large: shrink or crop it first`,
+      `${display} is ${over}, and even downscaled it is too large: shrink or crop it first`,
     );
   }
   return {
@@ -41,8 +47,7 @@ export async function loadImage(fs: ScopedFs, path: string): Promise<CheckedImag
     height: small.height,
     bytes: small.bytes.length,
     data: small.bytes.toString("base64"),
-    downscaledFrom: { width: info.width, height: info.height, bytes: read.bytes.length },
-    real,
+    downscaledFrom: { width: info.width, height: info.height, bytes: bytes.length },
   };
 }
 
