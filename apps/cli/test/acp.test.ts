@@ -146,6 +146,8 @@ describe("yoi acp", () => {
     expect(calls[0]?.locations).toEqual([{ path: path.join(project, "a.txt"), line: 1 }]);
     const diff = { type: "diff", path: path.join(project, "a.txt"), oldText: "two", newText: "2" };
     expect(calls[1]?.content).toEqual([diff]);
+    // The editor can follow along: the line of the text to change, then of the change.
+    expect(calls[1]?.locations).toEqual([{ path: path.join(project, "a.txt"), line: 2 }]);
     // The edit and the command asked, each with allow once / allow always / reject.
     expect(c.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c2", "c3"]);
     expect(c.permissionRequests[0]?.toolCall.content).toEqual([diff]);
@@ -159,6 +161,7 @@ describe("yoi acp", () => {
     ) as acp.ToolCallUpdate[];
     expect(finished.map((u) => u.toolCallId)).toEqual(["c1", "c2", "c3"]);
     expect(finished[1]?.content).toEqual([diff]);
+    expect(finished[1]?.locations).toEqual([{ path: path.join(project, "a.txt"), line: 2 }]);
     expect(JSON.stringify(finished[2]?.content)).toContain("hi-from-bash");
     expect(text(c.updates)).toBe("Reading.Done: a.txt now says 2.");
     expect(kinds(c.updates, "usage_update").at(-1)).toMatchObject({ used: 912 });
@@ -351,7 +354,9 @@ describe("yoi acp", () => {
     const read = results.find((u) => u.toolCallId === "f1" && u.status === "completed");
     expect(JSON.stringify(read?.content)).toContain("unsaved buffer text");
     expect(results.filter((u) => u.toolCallId === "f2").at(-1)?.status).toBe("failed");
-    expect(c.fsCalls).toEqual([`read ${file}`, `read ${file}`, `write ${file}`]);
+    // Reads of the buffer (read_file, edit_file, and where the edit is for the editor to follow), one write.
+    expect(c.fsCalls.filter((call) => call.startsWith("write"))).toEqual([`write ${file}`]);
+    expect(c.fsCalls.every((call) => call.endsWith(` ${file}`))).toBe(true);
     expect(buffers.get(file)).toBe("saved buffer text\n");
     // The editor holds the edit; the disk is the editor's to save.
     expect(await readFile(file, "utf8")).toBe("on disk\n");

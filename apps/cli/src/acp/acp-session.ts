@@ -107,11 +107,17 @@ export class AcpSession {
     return { currentModeId: this.opened.pod.permissions.mode, availableModes: [...SESSION_MODES] };
   }
 
-  /** Sends one update (in order after the ones before it). Secrets are masked. */
-  update(update: acp.SessionUpdate): void {
-    const params = redactDeep({ sessionId: this.id, update }) as acp.SessionNotification;
+  /**
+   * Sends one update, in order after the ones before it; `update` may be
+   * made when its turn comes (to read what it shows). Secrets are masked.
+   */
+  update(update: acp.SessionUpdate | (() => Promise<acp.SessionUpdate>)): void {
     this.#sent = this.#sent
-      .then(() => this.#client.notify("session/update", params))
+      .then(async () => {
+        const made = typeof update === "function" ? await update() : update;
+        const params = redactDeep({ sessionId: this.id, update: made }) as acp.SessionNotification;
+        await this.#client.notify("session/update", params);
+      })
       .catch((error: unknown) => this.#log(`an update could not be sent: ${errorMessage(error)}`));
   }
 
@@ -360,16 +366,16 @@ export class AcpSession {
     const diff = toolDiff(name, args, cwd);
     if (diff !== undefined) call.diff = diff;
     this.#calls.set(callId, call);
-    this.update({
+    this.update(async () => ({
       sessionUpdate: "tool_call",
       toolCallId: callId,
       title: toolTitle(name, args),
       kind: toolKind(name),
       status: "pending",
-      locations: toolLocations(name, args, cwd),
+      locations: await this.#locations(name, args, "old_string"),
       rawInput: args,
       ...(diff ? { content: [diff] } : {}),
-    });
+    }));
     return call;
   }
 
@@ -430,12 +436,39 @@ export class AcpSession {
   #finish(callId: string, output: string, isError: boolean): void {
     const call = this.#calls.get(callId);
     this.#calls.delete(callId);
-    this.update({
+    this.update(async () => ({
       sessionUpdate: "tool_call_update",
       toolCallId: callId,
       status: isError ? "failed" : "completed",
       content: resultContent(output, isError ? undefined : call?.diff),
-    });
+      // Where the edit landed, so the editor can follow along.
+      ...(call?.name === "edit_file" && !isError
+        ? { locations: await this.#locations(call.name, call.args, "new_string") }
+        : {}),
+    }));
+  }
+
+  /** A call's locations; for edit_file with the line where `text` (its old or new string) starts in the file now. */
+  async #locations(
+    name: string,
+    args: unknown,
+    text: "old_string" | "new_string",
+  ): Promise<acp.ToolCallLocation[]> {
+    const { pod } = this.opened;
+    const locations = toolLocations(name, args, pod.fs.cwd);
+    const wanted = (args as Record<string, unknown> | undefined)?.[text];
+    const file = (args as Record<string, unknown> | undefined)?.path;
+    if (name !== "edit_file" || typeof wanted !== "string" || wanted === "" || typeof file !== "string")
+      return locations;
+    try {
+      const content = (await pod.view.readBytes(file)).toString("utf8");
+      const at = content.indexOf(wanted);
+      if (at === -1) return locations;
+      const line = content.slice(0, at).split("\n").length;
+      return locations.map((l) => ({ ...l, line }));
+    } catch {
+      return locations; // out of scope or gone: the tool says so; the location stays the path
+    }
   }
 }
 
