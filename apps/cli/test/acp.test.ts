@@ -505,6 +505,23 @@ describe("yoi acp", () => {
     expect(JSON.stringify(log.records)).not.toContain('"Created d.txt');
   }, 60_000);
 
+  it("a request before initialize, and a session without a key, are errors that say what to do", async () => {
+    const { project, home } = await world([]);
+    const c = client({ cwd: project, env: cleanEnv(home) });
+    const early = await c.agent
+      .request("session/new", { cwd: project, mcpServers: [] })
+      .catch((e: unknown) => e);
+    expect(early).toMatchObject({ code: -32600 });
+    await initialize(c);
+    const noKey = await c.agent
+      .request("session/new", { cwd: project, mcpServers: [] })
+      .catch((e: unknown) => e);
+    expect(noKey).toMatchObject({ code: -32602 });
+    expect((noKey as Error).message).toContain("no API key for anthropic: set ANTHROPIC_API_KEY");
+    expect(await c.close()).toBe(0);
+    onlyJsonRpc(c);
+  }, 60_000);
+
   it("set_mode plan refuses edits without asking; an unknown flag is a usage error", async () => {
     const { project, env } = await world([
       {
