@@ -235,7 +235,7 @@ export class AcpSession {
     else if (callsExtensionCommand(pod, text)) {
       const expanded = await expandSlash(pod, text);
       if (expanded.kind === "error")
-        throw RequestError.invalidParams(undefined, `${expanded.message} (nothing was sent)`);
+        throw RequestError.invalidParams(undefined, `${expanded.message} — nothing was sent`);
       text = expanded.text;
       allowTools = expanded.allowTools;
     }
