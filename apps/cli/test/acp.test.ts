@@ -376,6 +376,10 @@ describe("yoi acp", () => {
       .catch((e: unknown) => e);
     expect(relative).toMatchObject({ code: -32602 });
     expect((relative as Error).message).toMatch(/cwd must be an absolute path/);
+    const gone = await c.agent
+      .request("session/new", { cwd: path.join(project, "nowhere"), mcpServers: [] })
+      .catch((e: unknown) => e);
+    expect((gone as Error).message).toMatch(/cwd \/.*\/nowhere is not a directory/);
     const noSession = await c.agent
       .request("session/prompt", { sessionId: "nope", prompt: [{ type: "text", text: "hi" }] })
       .catch((e: unknown) => e);

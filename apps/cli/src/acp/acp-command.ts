@@ -6,6 +6,7 @@
  * way print mode does (config, trust, model, permission flags); the
  * protocol's side is the official SDK's stable v1 entry point.
  */
+import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { Readable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -145,6 +146,8 @@ class AcpAgent {
         { cwd: params.cwd },
         `cwd must be an absolute path; got "${params.cwd}"`,
       );
+    if (!statSync(params.cwd, { throwIfNoEntry: false })?.isDirectory())
+      throw acp.RequestError.invalidParams({ cwd: params.cwd }, `cwd ${params.cwd} is not a directory`);
     let id = resume ?? "";
     let session: AcpSession | undefined;
     try {
