@@ -526,6 +526,72 @@ describe("yoi acp", () => {
     onlyJsonRpc(c);
   }, 60_000);
 
+  it("bash output streams into its tool call while the command runs", async () => {
+    const { project, env } = await world([
+      {
+        type: "reply",
+        toolCalls: [
+          { id: "o1", name: "bash", arguments: { command: "echo first-line; sleep 2; echo second-line" } },
+        ],
+      },
+      { type: "reply", text: "ran it" },
+    ]);
+    const c = client({ cwd: project, env, permission: allow("allow_once") });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "run" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    const updates = (kinds(c.updates, "tool_call_update") as acp.ToolCallUpdate[]).filter(
+      (u) => u.toolCallId === "o1",
+    );
+    const done = updates.findIndex((u) => u.status === "completed");
+    // Before the call completed, an update showed the first line and not yet the second.
+    const live = updates.slice(0, done).map((u) => JSON.stringify(u.content ?? ""));
+    expect(live.some((t) => t.includes("first-line") && !t.includes("second-line"))).toBe(true);
+    expect(JSON.stringify(updates[done]?.content)).toContain("second-line");
+  }, 60_000);
+
+  it("plan mode hands over through the editor: the chosen mode follows, and edits go on in it", async () => {
+    const { project, env } = await world([
+      {
+        type: "reply",
+        toolCalls: [{ id: "x1", name: "exit_plan_mode", arguments: { plan: "1. write c.txt" } }],
+      },
+      {
+        type: "reply",
+        toolCalls: [{ id: "x2", name: "write_file", arguments: { path: "c.txt", content: "c" } }],
+      },
+      { type: "reply", text: "done" },
+    ]);
+    const c = client({
+      cwd: project,
+      env,
+      permission: allow("acceptEdits"),
+      args: ["--permission-mode", "plan"],
+    });
+    await initialize(c);
+    const created = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    expect(created.modes?.currentModeId).toBe("plan");
+    const response = await c.agent.request("session/prompt", {
+      sessionId: created.sessionId,
+      prompt: [{ type: "text", text: "plan it, then do it" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    // One question, the plan's: the write then ran without asking, in acceptEdits.
+    expect(c.permissionRequests).toHaveLength(1);
+    const question = c.permissionRequests[0];
+    expect(question?.toolCall).toMatchObject({ kind: "switch_mode", title: "Ready to code?" });
+    expect(JSON.stringify(question?.toolCall.content)).toContain("1. write c.txt");
+    expect(question?.options.map((o) => o.optionId)).toEqual(["acceptEdits", "default", "reject"]);
+    expect(kinds(c.updates, "current_mode_update")).toEqual([
+      { sessionUpdate: "current_mode_update", currentModeId: "acceptEdits" },
+    ]);
+    expect(await readFile(path.join(project, "c.txt"), "utf8")).toBe("c");
+  }, 60_000);
+
   it("set_mode plan refuses edits without asking; an unknown flag is a usage error", async () => {
     const { project, env } = await world([
       {

@@ -12,6 +12,7 @@ import type { PermissionMode } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
   bashPrefixRule,
+  EXIT_PLAN_MODE_TOOL_NAME,
   type FileAccess,
   ImageError,
   type PermissionDecision,
@@ -26,6 +27,8 @@ import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 import { promptInput } from "./prompt-input.ts";
 import {
+  LIVE_OUTPUT_CHARS,
+  liveContent,
   parseArgs,
   planEntries,
   resultContent,
@@ -64,7 +67,18 @@ interface CallState {
   name: string;
   args: unknown;
   diff?: acp.ToolCallContent;
+  /** The end of the output streamed so far (bash), its whole length, and whether an update showing it is on its way. */
+  output?: string;
+  outputChars?: number;
+  outputQueued?: boolean;
 }
+
+/** The answers to `exit_plan_mode` (the plan hand-over), as the terminal offers them. */
+const PLAN_OPTIONS: acp.PermissionOption[] = [
+  { optionId: "acceptEdits", name: "Yes, and accept edits", kind: "allow_always" },
+  { optionId: "default", name: "Yes, and ask before edits", kind: "allow_once" },
+  { optionId: "reject", name: "No, keep planning", kind: "reject_once" },
+];
 
 export interface AcpSessionOptions {
   client: acp.AgentContext;
@@ -311,6 +325,7 @@ export class AcpSession {
   /** The pod's permission question, asked in the editor. */
   readonly ask: PermissionPrompt = async (request) => {
     const call = this.#announce(request.callId, request.tool, request.args);
+    const plan = request.tool === EXIT_PLAN_MODE_TOOL_NAME;
     const prefix =
       request.tool === "bash" && request.subject !== undefined
         ? await bashPrefixRule(request.subject).catch(() => undefined)
@@ -322,6 +337,14 @@ export class AcpSession {
           ? `Always allow "${prefix}" in this session`
           : "Always allow this command in this session"
         : `Always allow ${request.tool} in this session`;
+    const planText = (request.args as { plan?: unknown } | undefined)?.plan;
+    const content: acp.ToolCallContent[] = plan
+      ? typeof planText === "string"
+        ? [{ type: "content", content: { type: "text", text: planText } }]
+        : []
+      : call.diff
+        ? [call.diff]
+        : [];
     await this.flushed();
     const response = await this.#client.request(
       "session/request_permission",
@@ -334,22 +357,31 @@ export class AcpSession {
           status: "pending",
           rawInput: request.args,
           locations: toolLocations(request.tool, request.args, this.opened.pod.fs.cwd),
-          ...(call.diff ? { content: [call.diff] } : {}),
+          ...(content.length > 0 ? { content } : {}),
         },
-        options: [
-          { optionId: "allow_once", name: "Allow", kind: "allow_once" },
-          { optionId: "allow_always", name: always, kind: "allow_always" },
-          { optionId: "reject_once", name: "Reject", kind: "reject_once" },
-        ],
+        options: plan
+          ? PLAN_OPTIONS
+          : [
+              { optionId: "allow_once", name: "Allow", kind: "allow_once" },
+              { optionId: "allow_always", name: always, kind: "allow_always" },
+              { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+            ],
       }) as acp.RequestPermissionRequest,
       // A cancelled turn stops waiting at once (the pod has moved on); a closed connection rejects: a denial.
       { cancellationSignal: request.signal, stopWaitingOnCancel: true },
     );
     if (response.outcome.outcome !== "selected") return "deny";
+    const chosen = response.outcome.optionId;
+    if (plan) {
+      // The work goes on in the mode chosen (the policy switches to it); the editor's selector follows.
+      return chosen === "acceptEdits" || chosen === "default"
+        ? { action: "approve_plan", mode: chosen }
+        : "deny";
+    }
     const decision: PermissionDecision =
-      response.outcome.optionId === "allow_once"
+      chosen === "allow_once"
         ? "allow"
-        : response.outcome.optionId === "allow_always"
+        : chosen === "allow_always"
           ? prefix !== undefined
             ? { action: "allow_always", rule: prefix }
             : "allow_always"
@@ -397,8 +429,9 @@ export class AcpSession {
         this.#announce(event.callId, event.name, event.args);
         this.update({ sessionUpdate: "tool_call_update", toolCallId: event.callId, status: "in_progress" });
         return;
-      // Live bash output (`tool_output_delta`, when the pod streams it) belongs here: a
-      // tool_call_update whose content is the output so far.
+      case "tool_output_delta":
+        this.#streamOutput(event.callId, event.name, event.text);
+        return;
       case "tool_call_end":
         // A tool may change the mode (plan mode's hand-over): the editor's selector follows.
         if (this.opened.pod.permissions.mode !== this.#mode) {
@@ -446,6 +479,28 @@ export class AcpSession {
         ? { locations: await this.#locations(call.name, call.args, "new_string") }
         : {}),
     }));
+  }
+
+  /**
+   * A running command's output as the call's content. ACP replaces a
+   * call's content with each update, so the update carries the output so
+   * far; one update at a time is queued, and it shows what has come when it
+   * is sent.
+   */
+  #streamOutput(callId: string, name: string, text: string): void {
+    const call = this.#announce(callId, name, undefined);
+    call.output = ((call.output ?? "") + text).slice(-LIVE_OUTPUT_CHARS);
+    call.outputChars = (call.outputChars ?? 0) + text.length;
+    if (call.outputQueued) return;
+    call.outputQueued = true;
+    this.update(async () => {
+      call.outputQueued = false;
+      return {
+        sessionUpdate: "tool_call_update",
+        toolCallId: callId,
+        content: liveContent(call.output ?? "", call.outputChars ?? 0),
+      };
+    });
   }
 
   /** A call's locations; for edit_file with the line where `text` (its old or new string) starts in the file now. */

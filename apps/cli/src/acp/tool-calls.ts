@@ -6,7 +6,14 @@
  */
 import * as path from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
-import { TASK_TOOL_NAME, type TodoItem, WEB_FETCH_TOOL_NAME } from "@yoi/pod";
+import {
+  BASH_OUTPUT_TOOL_NAME,
+  EXIT_PLAN_MODE_TOOL_NAME,
+  KILL_BASH_TOOL_NAME,
+  TASK_TOOL_NAME,
+  type TodoItem,
+  WEB_FETCH_TOOL_NAME,
+} from "@yoi/pod";
 
 const TODO_WRITE = "todo_write";
 
@@ -28,9 +35,13 @@ export function toolKind(name: string): acp.ToolKind {
     case "tool_output_cache_grep":
       return "search";
     case "bash":
+    case BASH_OUTPUT_TOOL_NAME:
+    case KILL_BASH_TOOL_NAME:
       return "execute";
     case WEB_FETCH_TOOL_NAME:
       return "fetch";
+    case EXIT_PLAN_MODE_TOOL_NAME:
+      return "switch_mode";
     case TODO_WRITE:
     case TASK_TOOL_NAME:
     case "skill":
@@ -88,6 +99,8 @@ export function toolTitle(name: string, rawArgs: unknown): string {
       return `Fetch ${str(args, "url") ?? ""}`;
     case TODO_WRITE:
       return "Update the todo list";
+    case EXIT_PLAN_MODE_TOOL_NAME:
+      return "Ready to code?";
     case TASK_TOOL_NAME:
       return `Task: ${short(str(args, "description") ?? str(args, "prompt") ?? "subagent")}`;
     default:
@@ -152,6 +165,15 @@ export function resultContent(output: string, diff: acp.ToolCallContent | undefi
     output.length > OUTPUT_CHARS
       ? `${output.slice(0, OUTPUT_CHARS)}\n… [${output.length - OUTPUT_CHARS} more characters]`
       : output;
+  return [{ type: "content", content: { type: "text", text: fence(text) } }];
+}
+
+/** Characters of a running command's output kept to show (its end). */
+export const LIVE_OUTPUT_CHARS = OUTPUT_CHARS;
+
+/** A running command's output so far: `tail`, its last part, out of `total` characters. */
+export function liveContent(tail: string, total: number): acp.ToolCallContent[] {
+  const text = total > tail.length ? `… [${total - tail.length} earlier characters]\n${tail}` : tail;
   return [{ type: "content", content: { type: "text", text: fence(text) } }];
 }
 
