@@ -24,6 +24,14 @@ export interface TrustPrompt {
   onIgnored?: (settings: ProjectSettings) => void;
 }
 
+/**
+ * What a command that cannot ask says when a project's own settings were
+ * left out; `where` is how it names the project's directory to its user.
+ */
+export function untrustedNote(settings: ProjectSettings, where: "here" | "there" = "here"): string {
+  return `ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi ${where} once to trust it, or set YOI_TRUST_PROJECT=1`;
+}
+
 /** The trust decision for `loadConfig({ trust })`. */
 export function projectTrust(
   homeDir: string,

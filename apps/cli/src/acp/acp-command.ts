@@ -18,6 +18,7 @@ import { describeError } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { openPodWith, restoreWarnings } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
+import { untrustedNote } from "../project-trust.ts";
 import { applySessionFlags, loadProjectConfig, type ModelSetup, modelSetup } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { sanitize } from "../terminal-text.ts";
@@ -155,10 +156,7 @@ class AcpAgent {
         { cwd: params.cwd },
         {
           trust: {
-            onIgnored: (ignored) =>
-              this.#log(
-                `ignoring what ${ignored.file} sets for providers, scope, session, permissions, MCP servers or hooks (${ignored.lines.join("; ")}): this project is not trusted yet; run yoi there once to trust it, or set YOI_TRUST_PROJECT=1`,
-              ),
+            onIgnored: (ignored) => this.#log(untrustedNote(ignored, "there")),
           },
         },
       );

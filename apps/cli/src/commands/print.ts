@@ -16,6 +16,7 @@ import { EXIT } from "../exit-codes.ts";
 import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
+import { untrustedNote } from "../project-trust.ts";
 import { applySessionFlags, loadProjectConfig, modelSetup } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup/trace.ts";
@@ -40,12 +41,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   // Print mode cannot ask: a project's own settings that widen reach apply once trusted (YOI_TRUST_PROJECT=1, or a yes in interactive yoi).
   const base = await loadProjectConfig(command.flags, {
     trust: {
-      onIgnored: (ignored) =>
-        process.stderr.write(
-          sanitize(
-            `yoi: ignoring what ${ignored.file} sets for providers, scope, session, permissions, MCP servers or hooks (${ignored.lines.join("; ")}): this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
-          ),
-        ),
+      onIgnored: (ignored) => process.stderr.write(`yoi: ${sanitize(untrustedNote(ignored))}\n`),
     },
   });
   // The picker (only for `-r` without an id) is loaded when asked for: it lays out text, which print mode never does otherwise.
