@@ -12,6 +12,7 @@ import { realpathSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type PermissionRule, writePrivateFile } from "@yoi/manifest";
+import type { PermissionPolicy, PermissionRequest } from "@yoi/pod";
 import { CliError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
 
@@ -149,4 +150,53 @@ function damaged(file: string, why: string): CliError {
 
 async function writeFileOf(homeDir: string, all: ApprovalsFile): Promise<void> {
   await writePrivateFile(approvalsFile(homeDir), `${JSON.stringify(all, null, 2)}\n`);
+}
+
+/**
+ * The rules "always for this project" would store: bash, the prefix rule
+ * of each simple command (or the exact line when it holds no glob
+ * character); web_fetch, the host; another tool, every call of it. None for
+ * a question that asks every time (no sandbox, a line the parser cannot
+ * read, a protected path): no rule would answer it.
+ */
+export function projectRulesFor(
+  request: PermissionRequest,
+  prefixes: readonly string[] | undefined,
+): PermissionRule[] | undefined {
+  if (request.reason !== undefined) return undefined;
+  const subject = request.subject?.trim();
+  if (request.tool === "bash") {
+    if (prefixes !== undefined) return prefixes.map((match) => ({ tool: "bash", match, action: "allow" }));
+    if (subject === undefined || subject === "" || /[*?\n]/.test(subject)) return undefined;
+    return [{ tool: "bash", match: subject, action: "allow" }];
+  }
+  if (request.tool === "web_fetch")
+    return subject === undefined ? undefined : [{ tool: "web_fetch", match: subject, action: "allow" }];
+  return [{ tool: request.tool, action: "allow" }];
+}
+
+/** `"git log *"`, `"git log *" and "head *"`. */
+export function quoteRules(rules: readonly string[]): string {
+  const quoted = rules.map((r) => `"${r}"`);
+  return quoted.length <= 1 ? (quoted[0] ?? "") : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
+}
+
+/**
+ * "Always for this project": the rules go to the approvals file for every
+ * later session of the project and into this session's `policy` now.
+ * Throws when the file cannot be written (the caller still allows the call once).
+ */
+export async function approveForProject(
+  homeDir: string,
+  root: string,
+  policy: PermissionPolicy,
+  rules: readonly PermissionRule[],
+): Promise<void> {
+  for (const rule of rules) {
+    await addApproval(homeDir, root, rule);
+    const known = policy
+      .listRules()
+      .some((r) => r.source === APPROVALS_SOURCE && r.tool === rule.tool && r.match === rule.match);
+    if (!known) policy.addRule(rule, APPROVALS_SOURCE);
+  }
 }

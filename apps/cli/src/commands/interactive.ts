@@ -42,7 +42,7 @@ import {
 import { sandboxNotice } from "../permission-flags.ts";
 import { formatEntries, removeEntry, sessionEntries } from "../permission-list.ts";
 import { modeTag } from "../permission-mode-key.ts";
-import { APPROVALS_SOURCE, addApproval } from "../project-approvals.ts";
+import { approveForProject, projectRulesFor, quoteRules } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
 import { formatCountdown, formatReset } from "../rate-limit-reset.ts";
 import {
@@ -645,14 +645,7 @@ class InteractiveSession {
     const shown = rules.map((rule) => formatRuleSpec(rule)).join(", ");
     try {
       const root = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
-      const policy = this.#opened.pod.permissions;
-      for (const rule of rules) {
-        await addApproval(this.#setup.homeDir, root, rule);
-        const known = policy
-          .listRules()
-          .some((r) => r.source === APPROVALS_SOURCE && r.tool === rule.tool && r.match === rule.match);
-        if (!known) policy.addRule(rule, APPROVALS_SOURCE);
-      }
+      await approveForProject(this.#setup.homeDir, root, this.#opened.pod.permissions, rules);
       this.#finishAsk(
         "allow",
         `allowed: ${sanitizeLine(shown)}, always in this project (/permissions lists it)`,
@@ -1250,35 +1243,6 @@ async function askTrust(settings: ProjectSettings, style: Style): Promise<boolea
   } finally {
     rl.close();
   }
-}
-
-/**
- * The rules "always for this project" would store: bash, the prefix rule
- * of each simple command (or the exact line when it holds no glob
- * character); web_fetch, the host; another tool, every call of it. None for
- * a question that asks every time (no sandbox, a line the parser cannot
- * read, a protected path): no rule would answer it.
- */
-function projectRulesFor(
-  request: PermissionRequest,
-  prefixes: readonly string[] | undefined,
-): PermissionRule[] | undefined {
-  if (request.reason !== undefined) return undefined;
-  const subject = request.subject?.trim();
-  if (request.tool === "bash") {
-    if (prefixes !== undefined) return prefixes.map((match) => ({ tool: "bash", match, action: "allow" }));
-    if (subject === undefined || subject === "" || /[*?\n]/.test(subject)) return undefined;
-    return [{ tool: "bash", match: subject, action: "allow" }];
-  }
-  if (request.tool === "web_fetch")
-    return subject === undefined ? undefined : [{ tool: "web_fetch", match: subject, action: "allow" }];
-  return [{ tool: request.tool, action: "allow" }];
-}
-
-/** `"git log *"`, `"git log *" and "head *"`. */
-function quoteRules(rules: readonly string[]): string {
-  const quoted = rules.map((r) => `"${r}"`);
-  return quoted.length <= 1 ? (quoted[0] ?? "") : `${quoted.slice(0, -1).join(", ")} and ${quoted.at(-1)}`;
 }
 
 /** One line naming an attached ref and what it adds: `@src/a.ts (1.2 KB)`. */
