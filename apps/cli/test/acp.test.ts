@@ -151,10 +151,11 @@ describe("yoi acp", () => {
     // The edit and the command asked, each with allow once / allow always / reject.
     expect(c.permissionRequests.map((r) => r.toolCall.toolCallId)).toEqual(["c2", "c3"]);
     expect(c.permissionRequests[0]?.toolCall.content).toEqual([diff]);
-    expect(c.permissionRequests[0]?.options.map((o) => o.kind)).toEqual([
-      "allow_once",
-      "allow_always",
-      "reject_once",
+    expect(c.permissionRequests[0]?.options.map((o) => [o.optionId, o.name])).toEqual([
+      ["allow_once", "Allow"],
+      ["allow_always", "Always allow edit_file in this session"],
+      ["allow_project", "Always allow edit_file in this project"],
+      ["reject_once", "Reject"],
     ]);
     const finished = kinds(c.updates, "tool_call_update").filter(
       (u) => "status" in u && u.status === "completed",
@@ -194,6 +195,37 @@ describe("yoi acp", () => {
     expect(c.permissionRequests[0]?.options[1]?.name).toBe('Always allow "ls *" in this session');
     const done = kinds(c.updates, "tool_call_update") as acp.ToolCallUpdate[];
     expect(done.filter((u) => u.status === "completed").map((u) => u.toolCallId)).toEqual(["b1", "b2"]);
+  }, 60_000);
+
+  it('"always in this project" lasts: a later session of the project does not ask', async () => {
+    const { project, env, home } = await world([
+      { type: "reply", toolCalls: [{ id: "p1", name: "bash", arguments: { command: "ls -a" } }] },
+      { type: "reply", text: "listed" },
+      { type: "reply", toolCalls: [{ id: "p2", name: "bash", arguments: { command: "ls -la" } }] },
+      { type: "reply", text: "listed again" },
+    ]);
+    const first = client({ cwd: project, env, permission: allow("allow_project") });
+    await initialize(first);
+    const one = await first.agent.request("session/new", { cwd: project, mcpServers: [] });
+    await first.agent.request("session/prompt", {
+      sessionId: one.sessionId,
+      prompt: [{ type: "text", text: "ls" }],
+    });
+    expect(first.permissionRequests[0]?.options[2]?.name).toBe("Always allow bash(ls *) in this project");
+    expect(await first.close()).toBe(0);
+    expect(await readFile(path.join(home, ".yoi", "approvals.json"), "utf8")).toContain('"match": "ls *"');
+
+    const second = client({ cwd: project, env });
+    await initialize(second);
+    const two = await second.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await second.agent.request("session/prompt", {
+      sessionId: two.sessionId,
+      prompt: [{ type: "text", text: "ls again" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    expect(second.permissionRequests).toEqual([]);
+    const done = kinds(second.updates, "tool_call_update") as acp.ToolCallUpdate[];
+    expect(done.find((u) => u.toolCallId === "p2" && u.status === "completed")).toBeDefined();
   }, 60_000);
 
   it("session/cancel mid-stream: the prompt answers cancelled, and the log is whole", async () => {
@@ -521,7 +553,9 @@ describe("yoi acp", () => {
       .request("session/new", { cwd: project, mcpServers: [] })
       .catch((e: unknown) => e);
     expect(noKey).toMatchObject({ code: -32602 });
-    expect((noKey as Error).message).toContain("no API key for anthropic: set ANTHROPIC_API_KEY");
+    expect((noKey as Error).message).toMatch(
+      /no API key for anthropic: run yoi setup, or set ANTHROPIC_API_KEY/,
+    );
     expect(await c.close()).toBe(0);
     onlyJsonRpc(c);
   }, 60_000);

@@ -11,9 +11,10 @@ import type { RunResult } from "@yoi/llm-worker";
 import type { PermissionMode } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
-  bashPrefixRule,
+  bashPrefixRules,
   EXIT_PLAN_MODE_TOOL_NAME,
   type FileAccess,
+  formatRuleSpec,
   ImageError,
   type PermissionDecision,
   type PermissionPrompt,
@@ -22,6 +23,8 @@ import {
 import { initPrompt } from "../commands/init-prompt.ts";
 import { describeAlert, describeError, describeFailure } from "../describe-error.ts";
 import type { OpenedPod } from "../open-session.ts";
+import { approveForProject, projectRulesFor, quoteRules } from "../project-approvals.ts";
+import { projectRoot } from "../project-root.ts";
 import { contextTokens } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
@@ -322,19 +325,24 @@ export class AcpSession {
     await this.opened.pod.close();
   }
 
-  /** The pod's permission question, asked in the editor. */
+  /**
+   * The pod's permission question, asked in the editor with the terminal's
+   * answers: once, always in this session (bash: the prefix rule of each
+   * command of the line), always in this project (kept in
+   * ~/.yoi/approvals.json) where a rule can answer the question, or no.
+   */
   readonly ask: PermissionPrompt = async (request) => {
     const call = this.#announce(request.callId, request.tool, request.args);
     const plan = request.tool === EXIT_PLAN_MODE_TOOL_NAME;
-    const prefix =
+    const prefixes =
       request.tool === "bash" && request.subject !== undefined
-        ? await bashPrefixRule(request.subject).catch(() => undefined)
+        ? await bashPrefixRules(request.subject).catch(() => undefined)
         : undefined;
-    // Say what "always" grants, as the terminal does: bash, its prefix rule (or this exact command); other tools, the tool.
+    const project = plan ? undefined : projectRulesFor(request, prefixes);
     const always =
       request.tool === "bash"
-        ? prefix !== undefined
-          ? `Always allow "${prefix}" in this session`
+        ? prefixes !== undefined
+          ? `Always allow ${quoteRules(prefixes)} in this session`
           : "Always allow this command in this session"
         : `Always allow ${request.tool} in this session`;
     const planText = (request.args as { plan?: unknown } | undefined)?.plan;
@@ -364,6 +372,15 @@ export class AcpSession {
           : [
               { optionId: "allow_once", name: "Allow", kind: "allow_once" },
               { optionId: "allow_always", name: always, kind: "allow_always" },
+              ...(project !== undefined
+                ? [
+                    {
+                      optionId: "allow_project",
+                      name: `Always allow ${project.map((rule) => formatRuleSpec(rule)).join(", ")} in this project`,
+                      kind: "allow_always" as const,
+                    },
+                  ]
+                : []),
               { optionId: "reject_once", name: "Reject", kind: "reject_once" },
             ],
       }) as acp.RequestPermissionRequest,
@@ -378,12 +395,26 @@ export class AcpSession {
         ? { action: "approve_plan", mode: chosen }
         : "deny";
     }
+    if (chosen === "allow_project" && project !== undefined) {
+      const { setup, pod } = this.opened;
+      try {
+        await approveForProject(
+          setup.homeDir,
+          await projectRoot(setup.cwd, setup.config.scope.root),
+          pod.permissions,
+          project,
+        );
+      } catch (error) {
+        this.#log(`allowed this once; the approval was not saved: ${describeError(error).message}`);
+      }
+      return "allow";
+    }
     const decision: PermissionDecision =
       chosen === "allow_once"
         ? "allow"
         : chosen === "allow_always"
-          ? prefix !== undefined
-            ? { action: "allow_always", rule: prefix }
+          ? prefixes !== undefined
+            ? { action: "allow_always", rule: prefixes }
             : "allow_always"
           : "deny";
     return decision;
