@@ -1,4 +1,4 @@
-import type { FsyncPolicy } from "./session-log.ts";
+import type { FsyncPolicy, SyncedBefore } from "./session-log.ts";
 import { createSession, listSessions, loadSession, openSession, sessionsDir } from "./session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "./session-store-port.ts";
 
@@ -6,11 +6,25 @@ import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "./sess
 export class FileSessionStore implements SessionStore {
   readonly dir: string;
   readonly #fsync: FsyncPolicy | undefined;
+  readonly #blobs: SyncedBefore | undefined;
 
-  /** `dir`: the data directory (`<dir>/sessions/*.jsonl`); `fsync` default `"turn"`. */
-  constructor(options: { dir: string; fsync?: FsyncPolicy }) {
+  /**
+   * `dir`: the data directory (`<dir>/sessions/*.jsonl`); `fsync` default
+   * `"turn"`; `blobs`: a write-behind blob store (`FsBlobStore` with
+   * `deferSync`) the sessions' records reference, synced before each log fsync.
+   */
+  constructor(options: { dir: string; fsync?: FsyncPolicy; blobs?: SyncedBefore }) {
     this.dir = options.dir;
     this.#fsync = options.fsync;
+    this.#blobs = options.blobs;
+  }
+
+  #logOptions() {
+    return {
+      dir: this.dir,
+      ...(this.#fsync && { fsync: this.#fsync }),
+      ...(this.#blobs && { blobs: this.#blobs }),
+    };
   }
 
   get location(): string {
@@ -18,11 +32,11 @@ export class FileSessionStore implements SessionStore {
   }
 
   create(options: NewSessionOptions) {
-    return createSession({ ...options, dir: this.dir, ...(this.#fsync ? { fsync: this.#fsync } : {}) });
+    return createSession({ ...options, ...this.#logOptions() });
   }
 
   open(id: string): Promise<StoreOpenedSession> {
-    return openSession({ dir: this.dir, id, ...(this.#fsync ? { fsync: this.#fsync } : {}) });
+    return openSession({ ...this.#logOptions(), id });
   }
 
   load(id: string) {

@@ -25,6 +25,18 @@ export interface FsBlobStoreOptions {
    */
   fsync?: boolean;
   /**
+   * Write-behind durability (with `fsync`): `store` resolves once the blob
+   * is renamed into place, whole, which a process crash (SIGKILL) cannot
+   * undo; the fsyncs of the blob files and the directory run in the
+   * background, grouped (one directory fsync for every blob stored while the
+   * previous group ran), and `sync()` resolves once every blob stored so far
+   * is on disk. Until then a power loss can lose a blob or leave it torn, so
+   * whoever acknowledges records that reference blobs calls `sync()` first
+   * (the session log does, given this store as `blobs`). Default false: each
+   * `store` fsyncs before it resolves.
+   */
+  deferSync?: boolean;
+  /**
    * A temporary file whose writer is still alive is left alone by `cleanup()`
    * unless it is older than this (ms). Default 1 hour.
    */
@@ -58,7 +70,10 @@ const inFlight = new Set<string>();
  *   fsync, rename, fsync of the directory. A crash at any step leaves either
  *   no blob or a whole one; leftover temp files are removed by `cleanup()`,
  *   which runs when the store is opened (`FsBlobStore.open`, or lazily before
- *   the first operation of a constructed store).
+ *   the first operation of a constructed store). With `deferSync` the
+ *   fsyncs run after `store` resolves, grouped, and `sync()` waits for them:
+ *   a process crash still leaves no blob or a whole one; a power loss before
+ *   `sync()` resolved may not.
  * - `load`/`exists` validate the id before any path is built; ids compare
  *   case-insensitively. Symlinks in the blobs directory are never followed.
  * - Errors are `BlobStoreError`: `invalid_id`, `not_found`, `corrupt` (bytes
@@ -70,6 +85,7 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
   /** The directory holding the blob files. */
   readonly blobsDir: string;
   readonly #fsync: boolean;
+  readonly #deferSync: boolean;
   readonly #staleTempMs: number;
   #ready: Promise<void> | undefined;
   #dirMade = false;
@@ -80,6 +96,7 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     }
     this.blobsDir = join(options.dir, "blobs");
     this.#fsync = options.fsync ?? true;
+    this.#deferSync = this.#fsync && options.deferSync === true;
     this.#staleTempMs = options.staleTempMs ?? 60 * 60 * 1000;
   }
 
@@ -112,13 +129,16 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     );
     inFlight.add(tempPath);
     try {
-      await this.#writeTemp(tempPath, data);
+      await this.#writeTemp(tempPath, data, this.#fsync && !this.#deferSync);
       try {
         await rename(tempPath, finalPath);
       } catch (error) {
         throw blobIoError("rename a temporary file to", finalPath, error);
       }
-      if (this.#fsync) {
+      if (this.#deferSync) {
+        this.#unsynced.push(finalPath);
+        this.#startGroupSync();
+      } else if (this.#fsync) {
         try {
           await this.#syncDir();
         } catch (error) {
@@ -162,7 +182,46 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     return run;
   }
 
-  async #writeTemp(tempPath: string, data: string): Promise<void> {
+  // Write-behind (deferSync): blob files renamed into place and not yet fsynced, the group fsync running
+  // (it takes every file queued when it starts), and the first failure, which every later sync() reports.
+  #unsynced: string[] = [];
+  #groupSync: Promise<void> | undefined;
+  #groupFailure: BlobStoreError | undefined;
+
+  #startGroupSync(): void {
+    if (this.#groupSync !== undefined) return;
+    const run = this.#syncGroup().finally(() => {
+      this.#groupSync = undefined;
+      if (this.#unsynced.length > 0 && this.#groupFailure === undefined) this.#startGroupSync();
+    });
+    this.#groupSync = run;
+  }
+
+  async #syncGroup(): Promise<void> {
+    const files = this.#unsynced.splice(0);
+    try {
+      await Promise.all(files.map(fsyncFile));
+      await fsyncDir(this.blobsDir);
+    } catch (error) {
+      // An fsync that failed cannot be retried with any confidence (the kernel may have dropped the dirty pages).
+      this.#groupFailure ??= blobIoError("fsync blobs in", this.blobsDir, error);
+    }
+  }
+
+  /**
+   * Resolves once every blob stored so far is on disk (fsynced with its
+   * directory entry). Without `deferSync` each store already was: resolves
+   * at once. Rejects with an `io` error if a background fsync failed.
+   */
+  async sync(): Promise<void> {
+    while (this.#groupSync !== undefined || (this.#unsynced.length > 0 && this.#groupFailure === undefined)) {
+      this.#startGroupSync();
+      await this.#groupSync;
+    }
+    if (this.#groupFailure !== undefined) throw this.#groupFailure;
+  }
+
+  async #writeTemp(tempPath: string, data: string, sync: boolean): Promise<void> {
     let handle: Awaited<ReturnType<typeof open>>;
     try {
       handle = await this.#openTemp(tempPath);
@@ -171,7 +230,7 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     }
     try {
       await handle.writeFile(data, "utf8");
-      if (this.#fsync) await handle.sync();
+      if (sync) await handle.sync();
     } catch (error) {
       throw blobIoError("write", tempPath, error);
     } finally {
@@ -368,6 +427,22 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
       }
     }
     return { removed };
+  }
+}
+
+/** Fsyncs one file's data; a file deleted meanwhile (gc) has nothing left to sync. */
+async function fsyncFile(path: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if (errnoOf(error) === "ENOENT") return;
+    throw error;
+  }
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close().catch(() => {});
   }
 }
 

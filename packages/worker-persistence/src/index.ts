@@ -13,7 +13,7 @@ export { type CleanupResult, FsBlobStore, type FsBlobStoreOptions } from "./fs-b
 export { itemProblem } from "./item-problem.ts";
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from "./memory-blob-store.ts";
 export { checkSessionId, SessionLogError, type SessionLogErrorCode } from "./session-error.ts";
-export { type FsyncPolicy, SessionLog } from "./session-log.ts";
+export { type FsyncPolicy, SessionLog, type SyncedBefore } from "./session-log.ts";
 export {
   type AlertRecord,
   type CancelRecord,

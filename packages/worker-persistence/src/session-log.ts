@@ -1,4 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
+import { BlobStoreError } from "@yoi/llm-worker";
 import { SessionLogError, sessionIoError } from "./session-error.ts";
 import type { SessionLock } from "./session-lock.ts";
 import { SessionRecordWriter } from "./session-record-writer.ts";
@@ -16,6 +17,11 @@ import { type SessionRecord, serializeRecord } from "./session-records.ts";
  */
 export type FsyncPolicy = "always" | "turn" | "never";
 
+/** Storage the log's records point into (the blob store): synced before the log, so a synced record's blobs are on disk. */
+export interface SyncedBefore {
+  sync(): Promise<void>;
+}
+
 const BOUNDARY = new Set<string>(["session_start", "turn_end", "cancel", "error", "history_replaced"]);
 
 /**
@@ -29,6 +35,7 @@ export class SessionLog extends SessionRecordWriter {
   readonly fsync: FsyncPolicy;
   readonly #handle: FileHandle;
   readonly #lock: SessionLock;
+  readonly #blobs: SyncedBefore | undefined;
   #size: number;
   #dirty = false;
 
@@ -39,6 +46,8 @@ export class SessionLog extends SessionRecordWriter {
     fsync: FsyncPolicy;
     handle: FileHandle;
     lock: SessionLock;
+    /** A write-behind blob store the records reference: each fsync of the log waits for its `sync()` first. */
+    blobs?: SyncedBefore;
     nextSeq: number;
     size: number;
     historyLength: number;
@@ -47,6 +56,7 @@ export class SessionLog extends SessionRecordWriter {
     this.fsync = init.fsync;
     this.#handle = init.handle;
     this.#lock = init.lock;
+    this.#blobs = init.blobs;
     this.#size = init.size;
   }
 
@@ -89,6 +99,13 @@ export class SessionLog extends SessionRecordWriter {
 
   async #sync(): Promise<void> {
     if (!this.#dirty) return;
+    try {
+      await this.#blobs?.sync();
+    } catch (error) {
+      // The blob store's io error wraps the fs error, whose errno the message names.
+      const cause = BlobStoreError.isInstance(error) ? error.cause : error;
+      throw sessionIoError("fsync the blobs referenced by the session log", this.path, cause);
+    }
     try {
       await this.#handle.datasync();
       this.#dirty = false;

@@ -12,7 +12,7 @@ import { fsyncDir } from "./durable-fs.ts";
 import { errnoOf } from "./fs-errors.ts";
 import { checkSessionId, SessionLogError, sessionIoError } from "./session-error.ts";
 import { SessionLock } from "./session-lock.ts";
-import { type FsyncPolicy, SessionLog } from "./session-log.ts";
+import { type FsyncPolicy, SessionLog, type SyncedBefore } from "./session-log.ts";
 import { type SessionRecord, type SessionStartFields, sessionStartInput } from "./session-records.ts";
 import { type SessionMeta, SessionReplay, titleFromInput } from "./session-replay.ts";
 import { type ScanResult, type SessionWarning, scanSessionFile } from "./session-scan.ts";
@@ -43,6 +43,8 @@ export interface CreateSessionOptions extends SessionStartFields {
   id?: string;
   /** Default `"turn"`. */
   fsync?: FsyncPolicy;
+  /** A write-behind blob store its records reference: the log syncs it before each of its own fsyncs. */
+  blobs?: SyncedBefore;
 }
 
 /**
@@ -80,7 +82,17 @@ export async function createSession(options: CreateSessionOptions): Promise<Sess
       }
       throw sessionIoError("create the session log", path, error);
     }
-    log = new SessionLog({ id, path, fsync, handle, lock, nextSeq: 0, size: 0, historyLength: 0 });
+    log = new SessionLog({
+      id,
+      path,
+      fsync,
+      handle,
+      lock,
+      ...(options.blobs !== undefined && { blobs: options.blobs }),
+      nextSeq: 0,
+      size: 0,
+      historyLength: 0,
+    });
     // the new directory entry must be durable before anything depends on it
     if (fsync !== "never")
       await fsyncDir(dir).catch((error) => Promise.reject(sessionIoError("fsync", dir, error)));
@@ -98,6 +110,8 @@ export interface OpenSessionOptions {
   id: string;
   /** Default `"turn"`. */
   fsync?: FsyncPolicy;
+  /** As for `createSession`. */
+  blobs?: SyncedBefore;
 }
 
 /** A session opened for appending, with the state its log describes. */
@@ -155,6 +169,7 @@ export async function openSession(options: OpenSessionOptions): Promise<OpenedSe
       fsync,
       handle,
       lock,
+      ...(options.blobs !== undefined && { blobs: options.blobs }),
       nextSeq: replay.meta.lastSeq + 1,
       size: scan.validBytes,
       historyLength: replay.history.length,

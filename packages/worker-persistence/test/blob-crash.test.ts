@@ -15,52 +15,59 @@ const root = mkdtempSync(join(tmpdir(), "yoi-blob-crash-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
 
 describe("FsBlobStore under SIGKILL", () => {
-  it("keeps every blob whose store() returned, whole, across repeated kills; cleanup leaves no temp file", async () => {
-    const dir = join(root, "store");
-    const blobs = join(dir, "blobs");
-    const temps = (): number =>
-      existsSync(blobs) ? readdirSync(blobs).filter((name) => name.endsWith(".tmp")).length : 0;
-    const confirmed = new Map<string, number>();
-    let tempSeen = 0;
-    // At least MIN_KILLS kills, and more (up to MAX_KILLS) until one of them has torn a store: where a
-    // kill lands is up to the scheduler, so the test keeps killing instead of betting on a count.
-    for (let kill = 0; kill < MAX_KILLS && (kill < MIN_KILLS || tempSeen === 0); kill++) {
-      const child = spawnChild(["blob", dir]);
-      await child.waitForLines(1); // "ready": cleanup of the previous crash is done
-      await child.waitForLines(1 + (kill % 4));
-      if (kill % 2 === 0) {
-        // aim inside a write: kill as soon as a temporary file is there (bounded, then anyway)
-        const until = Date.now() + 2000;
-        while (temps() === 0 && Date.now() < until) await new Promise((r) => setImmediate(r));
-      } else {
-        await sleep(Math.floor(Math.random() * 25));
+  it.each([
+    ["fsyncs each store", false],
+    ["write-behind fsyncs (deferSync)", true],
+  ])(
+    "%s: keeps every blob whose store() returned, whole, across repeated kills; cleanup leaves no temp file",
+    async (_name, defer) => {
+      const dir = join(root, defer ? "store-deferred" : "store");
+      const blobs = join(dir, "blobs");
+      const temps = (): number =>
+        existsSync(blobs) ? readdirSync(blobs).filter((name) => name.endsWith(".tmp")).length : 0;
+      const confirmed = new Map<string, number>();
+      let tempSeen = 0;
+      // At least MIN_KILLS kills, and more (up to MAX_KILLS) until one of them has torn a store: where a
+      // kill lands is up to the scheduler, so the test keeps killing instead of betting on a count.
+      for (let kill = 0; kill < MAX_KILLS && (kill < MIN_KILLS || tempSeen === 0); kill++) {
+        const child = spawnChild(["blob", dir, ...(defer ? ["defer"] : [])]);
+        await child.waitForLines(1); // "ready": cleanup of the previous crash is done
+        await child.waitForLines(1 + (kill % 4));
+        if (kill % 2 === 0) {
+          // aim inside a write: kill as soon as a temporary file is there (bounded, then anyway)
+          const until = Date.now() + 2000;
+          while (temps() === 0 && Date.now() < until) await new Promise((r) => setImmediate(r));
+        } else {
+          await sleep(Math.floor(Math.random() * 25));
+        }
+        await child.kill();
+        for (const line of child.lines.slice(1)) {
+          const [id, n] = line.split(" ");
+          confirmed.set(id as string, Number(n));
+        }
+        tempSeen += temps();
       }
-      await child.kill();
-      for (const line of child.lines.slice(1)) {
-        const [id, n] = line.split(" ");
-        confirmed.set(id as string, Number(n));
+      // the kills really landed inside stores
+      expect(tempSeen).toBeGreaterThan(0);
+      const store = await FsBlobStore.open({ dir });
+      expect(readdirSync(join(dir, "blobs")).filter((name) => name.startsWith("."))).toEqual([]);
+      for (const [id, n] of confirmed) {
+        const content = await store.load(id);
+        if (n % 3 === 2) expect(content).toEqual({ kind: "structured", value: { n, text: blobText(n) } });
+        else expect(content).toEqual({ kind: "text", text: blobText(n) });
       }
-      tempSeen += temps();
-    }
-    // the kills really landed inside stores
-    expect(tempSeen).toBeGreaterThan(0);
-    const store = await FsBlobStore.open({ dir });
-    expect(readdirSync(join(dir, "blobs")).filter((name) => name.startsWith("."))).toEqual([]);
-    for (const [id, n] of confirmed) {
-      const content = await store.load(id);
-      if (n % 3 === 2) expect(content).toEqual({ kind: "structured", value: { n, text: blobText(n) } });
-      else expect(content).toEqual({ kind: "text", text: blobText(n) });
-    }
-    // nothing half-written is visible: every blob file holds a whole blob
-    const listed = await store.list();
-    for (const blob of listed) {
-      const content = await store.load(blob.id);
-      const text = content.kind === "text" ? content.text : (content.value as { text: string }).text;
-      const n = Number(/^blob (\d+) /.exec(text)?.[1]);
-      expect(text).toBe(blobText(n));
-    }
-    expect(listed.length).toBeGreaterThanOrEqual(confirmed.size);
-  }, 300_000); // each kill spawns a Node process: seconds apiece on a loaded machine
+      // nothing half-written is visible: every blob file holds a whole blob
+      const listed = await store.list();
+      for (const blob of listed) {
+        const content = await store.load(blob.id);
+        const text = content.kind === "text" ? content.text : (content.value as { text: string }).text;
+        const n = Number(/^blob (\d+) /.exec(text)?.[1]);
+        expect(text).toBe(blobText(n));
+      }
+      expect(listed.length).toBeGreaterThanOrEqual(confirmed.size);
+    },
+    300_000,
+  ); // each kill spawns a Node process: seconds apiece on a loaded machine
 
   it("surfaces EACCES with path and errno for an unprivileged writer", async () => {
     const dir = join(root, "denied");

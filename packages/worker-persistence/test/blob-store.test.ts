@@ -49,6 +49,7 @@ const samples: Content[] = [
 type Store = BlobStore & ManagedBlobStore;
 const factories: Array<[string, () => Promise<Store>]> = [
   ["FsBlobStore", () => FsBlobStore.open({ dir: tempDir() })],
+  ["FsBlobStore (deferSync)", () => FsBlobStore.open({ dir: tempDir(), deferSync: true })],
   ["MemoryBlobStore", async () => new MemoryBlobStore()],
 ];
 
@@ -220,6 +221,87 @@ describe("FsBlobStore on disk", () => {
     expect(sequential).toBe(10); // file + directory, each time
     expect(concurrent).toBeGreaterThanOrEqual(41); // 40 files + at least one directory sync
     expect(concurrent).toBeLessThan(80);
+  });
+
+  it("deferSync: store resolves before any fsync; sync() fsyncs every stored file and the directory", async () => {
+    const dir = tempDir();
+    const store = await FsBlobStore.open({ dir, deferSync: true });
+    await store.store({ kind: "text", text: "creates the directory" });
+    await store.sync();
+    const { open } = await import("node:fs/promises");
+    const probe = await open(join(dir, "probe"), "w");
+    await probe.close();
+    const proto = Object.getPrototypeOf(probe) as {
+      sync: () => Promise<void>;
+      datasync: () => Promise<void>;
+    };
+    const fsyncs: string[] = [];
+    const original = { sync: proto.sync };
+    // File fsyncs are held until the test lets them go, so what ran before store() resolved is seen.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const datasync = proto.datasync;
+    const spies = [
+      vi.spyOn(proto, "datasync").mockImplementation(async function (this: unknown) {
+        fsyncs.push("datasync");
+        await gate;
+        return datasync.call(this);
+      }),
+      vi.spyOn(proto, "sync").mockImplementation(async function (this: unknown) {
+        fsyncs.push("sync");
+        return original.sync.call(this);
+      }),
+    ];
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(await store.store({ kind: "text", text: `blob ${i}` }));
+      // all five resolved, whole and readable, while the file fsyncs are held
+      for (const [i, id] of ids.entries())
+        expect(await store.load(id)).toEqual({ kind: "text", text: `blob ${i}` });
+      expect(fsyncs).toEqual(["datasync"]); // the first group's file fsync, held: no directory fsync yet
+      await store.delete(ids[4] as string); // a blob deleted before its fsync: nothing left to sync, no error
+      const synced = store.sync();
+      release();
+      await synced;
+      // the first group took the first blob, the next the other four: 5 file fsyncs, 2 directory fsyncs at most
+      expect(fsyncs.filter((name) => name === "datasync").length).toBeLessThanOrEqual(5);
+      expect(fsyncs.filter((name) => name === "datasync").length).toBeGreaterThanOrEqual(4);
+      expect(fsyncs.filter((name) => name === "sync").length).toBeGreaterThanOrEqual(1);
+      fsyncs.length = 0;
+      await store.sync(); // nothing stored since: nothing to do
+      expect(fsyncs).toEqual([]);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+  });
+
+  it("deferSync: a background fsync that failed is reported by sync(), with path and errno", async () => {
+    const dir = tempDir();
+    const store = await FsBlobStore.open({ dir, deferSync: true });
+    await store.store({ kind: "text", text: "creates the directory" });
+    await store.sync();
+    const { open } = await import("node:fs/promises");
+    const probe = await open(join(dir, "probe"), "w");
+    await probe.close();
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    const spy = vi
+      .spyOn(proto, "datasync")
+      .mockRejectedValue(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+    try {
+      const id = await store.store({ kind: "text", text: "stored, never synced" });
+      const error = await rejection(store.sync());
+      expect(error.code).toBe("io");
+      expect(error.errno).toBe("EIO");
+      expect(error.message).toContain(join(dir, "blobs"));
+      // the blob itself is there for this process; the failure stays (a failed fsync is not retried)
+      expect(await store.load(id)).toEqual({ kind: "text", text: "stored, never synced" });
+      spy.mockRestore();
+      expect((await rejection(store.sync())).code).toBe("io");
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("uses gc's age from the file time", async () => {

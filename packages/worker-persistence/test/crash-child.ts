@@ -3,7 +3,7 @@
  * to stdout (synchronously) after each operation *returned*; the parent
  * SIGKILLs it at a random moment and checks that everything printed survived.
  *
- *   crash-child.ts blob <dir>             store blobs; prints "<id> <n>"
+ *   crash-child.ts blob <dir> [defer]     store blobs (write-behind fsyncs with `defer`); prints "<id> <n>"
  *   crash-child.ts log <dir> <id> <fsync> append to a session log; prints "<seq>"
  *   crash-child.ts log-big <dir> <id>     append 32 MB records; prints "<seq>"
  *   crash-child.ts fill <dir> <id>        append until a write fails (run under ulimit -f)
@@ -17,7 +17,7 @@ const [mode, dir] = process.argv.slice(2);
 if (!mode || !dir) throw new Error("usage: crash-child.ts <mode> <dir> ...");
 
 if (mode === "blob") {
-  const store = await FsBlobStore.open({ dir });
+  const store = await FsBlobStore.open({ dir, deferSync: process.argv[4] === "defer" });
   writeSync(1, "ready\n");
   for (let n = 0; ; n++) {
     const id =

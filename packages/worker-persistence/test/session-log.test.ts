@@ -346,6 +346,71 @@ describe("fsync policy", () => {
   });
 });
 
+describe("a log over a write-behind blob store", () => {
+  const blobResult = (id: string): Item => ({
+    type: "tool_result",
+    callId: "c1",
+    output: `[blob:${id}] a tool output`,
+    isError: false,
+    outputRef: { id, byteSize: 13 },
+  });
+  async function setup() {
+    const dir = tempDir();
+    const blobs = await FsBlobStore.open({ dir, deferSync: true });
+    const probe = await open(join(dir, "probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+    await probe.close();
+    const log = await create(dir, { blobs });
+    return { blobs, proto, log };
+  }
+
+  it("syncs the blobs before each of its own fsyncs, so a synced record never points at a blob that is not", async () => {
+    const { blobs, proto, log } = await setup();
+    const events: string[] = [];
+    const blobSync = blobs.sync.bind(blobs);
+    vi.spyOn(blobs, "sync").mockImplementation(async () => {
+      events.push("blobs.sync");
+      await blobSync();
+      events.push("blobs synced");
+    });
+    const datasync = vi.spyOn(proto, "datasync");
+    const id = await blobs.store({ kind: "text", text: "a tool output" });
+    await log.item(blobResult(id), "tool_result");
+    expect(events).toEqual([]); // not a boundary: neither the log nor the blobs are synced
+    const before = datasync.mock.calls.length;
+    await log.turnEnd({ turn: 0 });
+    expect(events).toEqual(["blobs.sync", "blobs synced"]);
+    // the blob's own fsync came inside blobs.sync (or before it, in the background); the log's came last
+    expect(datasync.mock.calls.length).toBeGreaterThan(before);
+    const logSync = datasync.mock.invocationCallOrder.at(-1) ?? 0;
+    expect(logSync).toBeGreaterThan(Math.max(...vi.mocked(blobs.sync).mock.invocationCallOrder));
+  });
+
+  it("a blob fsync that failed fails the boundary record with io and its errno; the records stay in the file", async () => {
+    const { blobs, proto, log } = await setup();
+    vi.spyOn(proto, "datasync").mockRejectedValue(
+      Object.assign(new Error("EIO: i/o error"), { code: "EIO" }),
+    );
+    const id = await blobs.store({ kind: "text", text: "a tool output" });
+    await log.item(blobResult(id), "tool_result");
+    const error = await rejection(log.turnEnd({ turn: 0 }));
+    expect(error.code).toBe("io");
+    expect(error.errno).toBe("EIO");
+    expect(error.message).toContain("blobs");
+    expect(error.message).toContain(log.path);
+    vi.restoreAllMocks();
+    // the failure stays: closing says so too (and still releases the lock)
+    expect((await rejection(log.close())).code).toBe("io");
+    logs.splice(logs.indexOf(log), 1);
+    const lines = readFileSync(log.path, "utf8").trim().split("\n");
+    expect(lines.map((line) => (JSON.parse(line) as { type: string }).type)).toEqual([
+      "session_start",
+      "item",
+      "turn_end",
+    ]);
+  });
+});
+
 describe("single-writer lock", () => {
   it("a second opener in this process gets a clear error; after close it can open", async () => {
     const dir = tempDir();

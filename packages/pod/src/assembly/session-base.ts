@@ -35,12 +35,19 @@ export async function openSessionBase(options: PodOptions): Promise<SessionBase>
   const fs = await scopeFromConfig(config.scope, cwd);
   const root = path.resolve(cwd, config.scope.root ?? ".");
   const dataDir = path.resolve(cwd, options.dataDir ?? config.session.dir ?? path.join(homedir(), ".yoi"));
-  const blobStore = options.blobStore ?? new FsBlobStore({ dir: dataDir });
+  // Blobs and session logs of one data directory: the blobs' fsyncs run behind the tool loop (write-behind),
+  // and each fsync of the log waits for them, so a record on disk never points at a blob that is not.
+  const ownBlobs =
+    options.blobStore === undefined && options.sessionStore === undefined
+      ? new FsBlobStore({ dir: dataDir, deferSync: true })
+      : undefined;
+  const blobStore = options.blobStore ?? ownBlobs ?? new FsBlobStore({ dir: dataDir });
   const sessions =
     options.sessionStore ??
     new FileSessionStore({
       dir: dataDir,
       ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
+      ...(ownBlobs !== undefined && { blobs: ownBlobs }),
     });
   const sandbox = await podSandbox({
     settings: sandboxSettings(config.sandbox),
