@@ -6,6 +6,8 @@
  *   crash-child.ts blob <dir> [defer]     store blobs (write-behind fsyncs with `defer`); prints "<id> <n>"
  *   crash-child.ts log <dir> <id> <fsync> append to a session log; prints "<seq>"
  *   crash-child.ts log-big <dir> <id>     append 32 MB records; prints "<seq>"
+ *   crash-child.ts turns <dir> <id>       tool turns over a write-behind blob store: blob, item citing it,
+ *                                         turn_end; prints "<seq of turn_end> <blob id> <n>" once turn_end returned
  *   crash-child.ts fill <dir> <id>        append until a write fails (run under ulimit -f)
  *   crash-child.ts try-blob <dir>         one store, prints "ok <id>" or "error <code> <errno>"
  */
@@ -50,6 +52,32 @@ if (mode === "blob") {
   for (;;) {
     const record = await log.append(recordFor(log.nextSeq, log.historyLength));
     writeSync(1, `${record.seq}\n`);
+  }
+} else if (mode === "turns") {
+  const [id] = process.argv.slice(4) as [string];
+  const blobs = await FsBlobStore.open({ dir, deferSync: true });
+  let log: SessionLog;
+  try {
+    log = (await openSession({ dir, id, blobs })).log;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "not_found") throw error;
+    log = await createSession({ dir, id, blobs, model: "test-model", cwd: "/work" });
+  }
+  writeSync(1, "open\n");
+  for (let n = 0; ; n++) {
+    const blob = await blobs.store({ kind: "text", text: blobText(n) });
+    void log.item(
+      {
+        type: "tool_result",
+        callId: `call_${n}`,
+        output: `[blob:${blob}] blob ${n}`,
+        isError: false,
+        outputRef: { id: blob },
+      },
+      "tool_result",
+    );
+    const end = await log.turnEnd({ turn: n });
+    writeSync(1, `${end.seq} ${blob} ${n}\n`);
   }
 } else if (mode === "log-big") {
   // 32 MB records: a write takes milliseconds, so a kill often tears one

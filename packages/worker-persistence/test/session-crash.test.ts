@@ -4,9 +4,16 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type FsyncPolicy, loadSession, openSession, type SessionRecord, sessionsDir } from "../src/index.ts";
+import {
+  FsBlobStore,
+  type FsyncPolicy,
+  loadSession,
+  openSession,
+  type SessionRecord,
+  sessionsDir,
+} from "../src/index.ts";
 import { CHILD_SCRIPT, sleep, spawnChild } from "./child-harness.ts";
-import { recordFor } from "./crash-data.ts";
+import { blobText, recordFor } from "./crash-data.ts";
 
 const root = mkdtempSync(join(tmpdir(), "yoi-log-crash-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -57,6 +64,34 @@ describe("session log under SIGKILL", () => {
     },
     120_000,
   );
+
+  it("tool turns over a write-behind blob store: every acknowledged turn's record and blob survive 10 kills", async () => {
+    const dir = join(root, "turns");
+    const id = "crash-turns";
+    /** turn_end seq -> the blob its turn stored and that blob's n. */
+    const confirmed = new Map<number, { blob: string; n: number }>();
+    for (let kill = 0; kill < 10; kill++) {
+      const child = spawnChild(["turns", dir, id]);
+      await child.waitForLines(1); // "open"
+      await child.waitForLines(1 + (kill % 5));
+      await sleep(Math.floor(Math.random() * 30));
+      await child.kill();
+      for (const line of child.lines.slice(1)) {
+        const [seq, blob, n] = line.split(" ");
+        confirmed.set(Number(seq), { blob: blob as string, n: Number(n) });
+      }
+    }
+    expect(confirmed.size).toBeGreaterThan(0);
+    const records = (await loadSession({ dir, id })).records;
+    const bySeq = new Map(records.map((r) => [r.seq, r]));
+    const blobs = await FsBlobStore.open({ dir });
+    for (const [seq, { blob, n }] of confirmed) {
+      expect(bySeq.get(seq)?.type, `turn_end ${seq} was acknowledged`).toBe("turn_end");
+      const item = bySeq.get(seq - 1);
+      expect(item?.type === "item" && item.item.type === "tool_result" && item.item.outputRef?.id).toBe(blob);
+      expect(await blobs.load(blob)).toEqual({ kind: "text", text: blobText(n) });
+    }
+  }, 120_000);
 
   it("kills during 32 MB appends and recovers: torn tail truncated, confirmed records intact", async () => {
     let torn = 0;
