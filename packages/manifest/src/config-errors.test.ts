@@ -67,6 +67,9 @@ describe("malformed config files", () => {
     expect(await userFileMessage(`{ "providers": { "mine": { "kind": "openai" } } }`)).toBe(
       `${USER}:1:36: providers.mine.kind: expected one of "openai-responses", "openai-chat", "anthropic", "gemini", found "openai"`,
     );
+    expect(await userFileMessage(`{ "theme": "solarized" }`)).toBe(
+      `${USER}:1:12: theme: expected one of "auto", "dark", "light", "dark-colorblind", "light-colorblind", "ansi", found "solarized"`,
+    );
   });
 
   it("5. negative and fractional numbers", async () => {

@@ -228,6 +228,19 @@ const ScopeSchema = obj({
   writeRoots: stringList("an array of directory paths").optional(),
 });
 
+/** The colour themes of the terminal UI (`theme` in the config; `auto` follows the terminal's background). */
+export const THEME_NAMES = ["dark", "light", "dark-colorblind", "light-colorblind", "ansi"] as const;
+/** One of {@link THEME_NAMES}. */
+export type ThemeName = (typeof THEME_NAMES)[number];
+
+const ThemeSchema = z
+  .enum(["auto", ...THEME_NAMES], expecting(`one of "auto", ${THEME_NAMES.map((t) => `"${t}"`).join(", ")}`))
+  .default("auto")
+  .meta({
+    description:
+      'Colours of the terminal UI: "auto" (dark or light, as the terminal\'s background answers; dark when it does not), "dark", "light", "dark-colorblind", "light-colorblind" (blue and orange instead of green and red) or "ansi" (the terminal\'s own 16 colours). NO_COLOR turns colour off whatever this says.',
+  });
+
 const SessionSchema = obj({
   dir: nonEmpty("a directory path").optional().meta({ description: "Where session logs are written." }),
 });
@@ -262,6 +275,7 @@ export const ConfigLayerSchema = obj({
   mcpServers: McpServersSchema,
   hooks: HooksSchema,
   task: TaskSchema.prefault({}),
+  theme: ThemeSchema,
 });
 
 /** A config as one source writes it: every field optional. */

@@ -19,12 +19,19 @@ export type {
   ScopeConfig,
   SessionConfig,
   TaskConfig,
+  ThemeName,
   ToolOutputCacheConfig,
   ToolOutputCacheConfigInput,
   ToolOutputConfig,
   WorkerConfig,
 } from "./config-schema.ts";
-export { CompactionSchema, ConfigSchema, parseModelRef, ToolOutputCacheSchema } from "./config-schema.ts";
+export {
+  CompactionSchema,
+  ConfigSchema,
+  parseModelRef,
+  THEME_NAMES,
+  ToolOutputCacheSchema,
+} from "./config-schema.ts";
 export { costOf, type TokenCounts } from "./cost.ts";
 export {
   type Credentials,

@@ -25,6 +25,7 @@ describe("config JSON Schema", () => {
       "mcpServers",
       "hooks",
       "task",
+      "theme",
     ]);
     expect(schema.properties.worker?.properties?.maxTurns?.default).toBe(50);
     expect(schema.properties.compaction?.properties?.thresholdRatio?.default).toBe(0.8);
