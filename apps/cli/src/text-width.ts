@@ -92,22 +92,205 @@ export function truncate(text: string, width: number): string {
 }
 
 /**
- * Word-wraps text (ANSI styles allowed) to lines of at most `width`
- * columns, breaking at spaces. A word longer than a line is cut to it
- * (`cut`, the default) or left whole on a line of its own.
+ * Lays styled text out in lines of at most `width` columns. Lines break at
+ * spaces and between East Asian ideographs (never before a closing mark
+ * like 。 or after an opening one like 「); a `\n` in the text is a break
+ * of its own. A word wider than a line is broken across lines at
+ * grapheme-cluster boundaries (`cut`, the default; nothing is lost) or left
+ * whole on a line of its own for the terminal to wrap. The spaces where a
+ * line breaks are dropped. A style open where a line ends is closed there
+ * and opened again at the start of the next line, so each line stands on
+ * its own (a prefix put before it, a quote bar, is not painted).
  */
 export function wrapWords(text: string, width: number, { cut = true }: { cut?: boolean } = {}): string[] {
-  const lines: string[] = [];
-  let current = "";
-  for (const word of text.split(/ +/)) {
-    const candidate = current === "" ? word : `${current} ${word}`;
-    if (visibleWidth(candidate) <= width) {
-      current = candidate;
+  const room = Math.max(1, width);
+  const out: string[] = [];
+  const sgr = new SgrState();
+  for (const hard of text.split("\n")) {
+    if (!hard.includes("\x1b") && SIMPLE.test(hard) && hard.length <= room && sgr.open() === "") {
+      out.push(hard.replace(/ +$/, ""));
       continue;
     }
-    if (current !== "") lines.push(current);
-    current = !cut || visibleWidth(word) <= width ? word : truncate(word, width);
+    layLine(hard, room, cut, sgr, out);
   }
-  lines.push(current);
-  return lines;
+  return out;
+}
+
+/** One piece of a line: a run of text with no break opportunity inside it, or the spaces between two. */
+interface Piece {
+  /** Text and the escapes inside it. */
+  text: string;
+  width: number;
+  space: boolean;
+}
+
+/** Lays out one line of text without `\n` into `out`, carrying the open styles in `sgr` across breaks. */
+function layLine(text: string, width: number, cut: boolean, sgr: SgrState, out: string[]): void {
+  let line = sgr.open();
+  let used = 0;
+  /** Spaces seen since the last word, held until the next word decides whether they stay. */
+  let spaces = "";
+  let spacesWidth = 0;
+  /** A line was broken here: spaces at the start of the next line are dropped (those that start the text stay). */
+  let broken = false;
+  const breakLine = () => {
+    broken = true;
+    out.push(line.replace(/ +((?:\x1b\[[0-?]*[ -/]*[@-~])*)$/, "$1") + sgr.close());
+    line = sgr.open();
+    used = 0;
+  };
+  for (const piece of pieces(text)) {
+    if (piece.space) {
+      spaces += piece.text;
+      spacesWidth += piece.width;
+      continue;
+    }
+    const drop = used === 0 && broken;
+    const gap = drop ? 0 : spacesWidth;
+    const gapText = drop ? spaces.replace(/ /g, "") : spaces;
+    spaces = "";
+    spacesWidth = 0;
+    if (used + gap + piece.width <= width) {
+      line += gapText + piece.text;
+      used += gap + piece.width;
+      sgr.track(gapText + piece.text);
+      continue;
+    }
+    // The spaces at the break go (an indent too wide for the word with it, too); the styles they carried stay.
+    line += gapText.replace(/ /g, "");
+    sgr.track(gapText);
+    if (used > 0) breakLine();
+    if (piece.width <= width || !cut) {
+      line += piece.text;
+      used = piece.width;
+      sgr.track(piece.text);
+      continue;
+    }
+    // A word longer than a line: as much as fits on each line, cluster by cluster.
+    for (const part of clusters(piece.text)) {
+      if (part.width > 0 && used + part.width > width && used > 0) breakLine();
+      line += part.text;
+      used += part.width;
+      sgr.track(part.text);
+    }
+  }
+  // Trailing spaces are dropped; escapes among them are kept.
+  line += spaces.replace(/ /g, "");
+  sgr.track(spaces);
+  out.push(line + sgr.close());
+}
+
+/** Ideographs and kana: a line may break before and after each. */
+const IDEOGRAPHIC = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uff60]/u;
+/** Marks a line may not start with (、。，．：；！？）」』】〉》〕｝’”・ー〜… and their ASCII kin). */
+const NO_BREAK_BEFORE =
+  /^[\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09\u300d\u300f\u3011\u3009\u300b\u3015\uff5d\u2019\u201d\u30fb\u30fc\u301c\u2026,.:;!?)\]}]/u;
+/** Marks a line may not end with (（「『【〈《〔｛‘“ and their ASCII kin). */
+const NO_BREAK_AFTER = /^[\uff08\u300c\u300e\u3010\u3008\u300a\u3014\uff5b\u2018\u201c([{]/u;
+
+/** Splits a line into words, the spaces between them, and the ideographs each on its own. */
+function* pieces(text: string): Generator<Piece> {
+  let current: Piece | undefined;
+  let prev = "";
+  for (const part of clusters(text)) {
+    if (part.width === 0 && part.text.startsWith("\x1b")) {
+      // An escape goes with the text after it (a colour opens the word it paints).
+      if (current === undefined || current.space) {
+        if (current) yield current;
+        current = { text: part.text, width: 0, space: false };
+      } else current.text += part.text;
+      continue;
+    }
+    const space = part.text === " ";
+    const ideo = IDEOGRAPHIC.test(part.text) || IDEOGRAPHIC.test(prev);
+    const breakHere =
+      current === undefined ||
+      current.space !== space ||
+      (!space && current.width > 0 && ideo && !NO_BREAK_BEFORE.test(part.text) && !NO_BREAK_AFTER.test(prev));
+    if (breakHere) {
+      if (current) yield current;
+      current = { text: part.text, width: part.width, space };
+    } else {
+      current!.text += part.text;
+      current!.width += part.width;
+    }
+    prev = part.text;
+  }
+  if (current) yield current;
+}
+
+/** The escapes and grapheme clusters of `text` with their widths. */
+function* clusters(text: string): Generator<{ text: string; width: number }> {
+  for (let i = 0; i < text.length; ) {
+    if (text.charCodeAt(i) === 0x1b) {
+      CSI_AT.lastIndex = i;
+      const ansi = CSI_AT.exec(text);
+      // Any other escape: its one character, no columns (string-width agrees).
+      const seq = ansi ? ansi[0] : "\x1b";
+      yield { text: seq, width: 0 };
+      i += seq.length;
+      continue;
+    }
+    const next = text.indexOf("\x1b", i);
+    const run = text.slice(i, next === -1 ? undefined : next);
+    if (SIMPLE.test(run)) for (const ch of run) yield { text: ch, width: 1 };
+    else for (const { segment } of graphemes(run)) yield { text: segment, width: visibleWidth(segment) };
+    i += run.length;
+  }
+}
+
+/** SGR parameters that end an attribute, and which attributes each ends. */
+const SGR_CLOSES: Record<string, readonly string[]> = {
+  "22": ["1", "2"],
+  "23": ["3"],
+  "24": ["4"],
+  "25": ["5"],
+  "27": ["7"],
+  "28": ["8"],
+  "29": ["9"],
+  "39": ["fg"],
+  "49": ["bg"],
+};
+
+/**
+ * The text attributes (SGR) open at a point of a line: fed every escape as
+ * the line is laid out, it can close them at a line's end and open them
+ * again at the next line's start.
+ */
+class SgrState {
+  /** Attribute → the escape that set it. */
+  readonly #open = new Map<string, string>();
+
+  track(text: string): void {
+    if (!text.includes("\x1b[")) return;
+    for (const m of text.matchAll(/\x1b\[([0-9;]*)m/g)) this.#apply(m[1] ?? "", m[0]);
+  }
+
+  #apply(params: string, seq: string): void {
+    const codes = params === "" ? ["0"] : params.split(";");
+    for (let i = 0; i < codes.length; i++) {
+      const code = codes[i]!;
+      const n = Number(code);
+      if (n === 0) this.#open.clear();
+      else if (SGR_CLOSES[code]) for (const key of SGR_CLOSES[code]) this.#open.delete(key);
+      else if (n === 38 || n === 48) {
+        // 38;5;n or 38;2;r;g;b: one attribute, several parameters.
+        const take = codes[i + 1] === "5" ? 2 : codes[i + 1] === "2" ? 4 : 0;
+        this.#open.set(n === 38 ? "fg" : "bg", `\x1b[${codes.slice(i, i + 1 + take).join(";")}m`);
+        i += take;
+      } else if ((n >= 30 && n <= 37) || (n >= 90 && n <= 97)) this.#open.set("fg", `\x1b[${code}m`);
+      else if ((n >= 40 && n <= 47) || (n >= 100 && n <= 107)) this.#open.set("bg", `\x1b[${code}m`);
+      else this.#open.set(code, codes.length === 1 ? seq : `\x1b[${code}m`);
+    }
+  }
+
+  /** The escapes that open what is open now. */
+  open(): string {
+    return [...this.#open.values()].join("");
+  }
+
+  /** A reset when anything is open (the state is kept for {@link open}). */
+  close(): string {
+    return this.#open.size > 0 ? "\x1b[0m" : "";
+  }
 }

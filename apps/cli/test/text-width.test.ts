@@ -56,15 +56,63 @@ describe("text width", () => {
 });
 
 describe("wrapWords", () => {
-  it("breaks at spaces, counts colour codes as nothing, and cuts or keeps a word wider than a line", () => {
+  it("breaks at spaces, counts colour codes as nothing, and breaks or keeps a word wider than a line", () => {
     expect(wrapWords("one two three four", 9)).toEqual(["one two", "three", "four"]);
     expect(wrapWords("\x1b[2mone two\x1b[22m three", 7)).toEqual(["\x1b[2mone two\x1b[22m", "three"]);
-    expect(wrapWords("a https://example.com/a/long/path b", 10)).toEqual(["a", "https://e…", "b"]);
+    // Broken over lines, nothing lost.
+    expect(wrapWords("a https://example.com/a/long/path b", 10)).toEqual([
+      "a",
+      "https://ex",
+      "ample.com/",
+      "a/long/pat",
+      "h b",
+    ]);
     expect(wrapWords("a https://example.com/a/long/path b", 10, { cut: false })).toEqual([
       "a",
       "https://example.com/a/long/path",
       "b",
     ]);
     expect(wrapWords("宽字符 wide", 6)).toEqual(["宽字符", "wide"]);
+  });
+
+  it("keeps every word whole: Latin, CJK between ideographs, emoji sequences, combining marks", () => {
+    const text =
+      "Résumé naïve façade — 日本語の文章を折り返します。 Family 👨‍👩‍👧 thumbs 👍🏽 flags 🇯🇵 e\u0301te\u0301 done";
+    for (const width of [12, 17, 25, 40]) {
+      const lines = wrapWords(text, width);
+      for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+      // The words of the text, in order, each on one line.
+      const words = lines.join(" ").split(/\s+/).join(" ");
+      for (const word of ["Résumé", "naïve", "façade", "Family", "👨‍👩‍👧", "👍🏽", "🇯🇵", "e\u0301te\u0301"])
+        expect(lines.some((l) => l.includes(word))).toBe(true);
+      // The CJK run breaks only between ideographs: joined back it is whole.
+      expect(lines.join("").replace(/\s/g, "")).toContain("日本語の文章を折り返します。");
+      expect(words.replace(/\s/g, "")).toBe(text.replace(/\s/g, ""));
+    }
+    // A closing mark never starts a line.
+    for (const line of wrapWords("これは長い文章です。とても長い。", 6))
+      expect(line.startsWith("。")).toBe(false);
+  });
+
+  it("closes a style at each line's end and opens it again on the next line", () => {
+    const lines = wrapWords("\x1b[1mbold words that wrap over lines\x1b[22m end", 10);
+    expect(lines).toEqual([
+      "\x1b[1mbold words\x1b[0m",
+      "\x1b[1mthat wrap\x1b[0m",
+      "\x1b[1mover lines\x1b[22m",
+      "end",
+    ]);
+    // 256-colour foregrounds are carried whole.
+    expect(wrapWords("\x1b[38;5;203mred text here\x1b[39m", 8)).toEqual([
+      "\x1b[38;5;203mred text\x1b[0m",
+      "\x1b[38;5;203mhere\x1b[39m",
+    ]);
+  });
+
+  it("keeps a line's leading indent and its hard breaks, and drops the spaces where it breaks", () => {
+    expect(wrapWords("  indented text that wraps", 12)).toEqual(["  indented", "text that", "wraps"]);
+    expect(wrapWords("one\ntwo three", 5)).toEqual(["one", "two", "three"]);
+    expect(wrapWords("a    b", 3)).toEqual(["a", "b"]);
+    expect(wrapWords("", 10)).toEqual([""]);
   });
 });
