@@ -94,8 +94,12 @@ function walk(value: unknown, depth: number): unknown {
   return copy ?? value;
 }
 
-/** An SGR sequence (colour and attributes): the only escape yoi's own styling writes. */
-const SGR = /\x1b\[[0-9;]*m/y;
+/**
+ * An SGR sequence (colour and attributes) or an erase to the end of the
+ * line (which paints a code block's background to the edge): the only
+ * escapes yoi's own styling writes.
+ */
+const SGR = /\x1b\[[0-9;]*m|\x1b\[K/y;
 
 /**
  * For text about to be written to the terminal that may hold yoi's own

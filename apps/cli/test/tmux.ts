@@ -75,13 +75,18 @@ export class TmuxSession {
     this.#tmux(["paste-buffer", ...(bracketed ? ["-p"] : []), "-d", "-b", "yoi-paste", "-t", this.name]);
   }
 
-  /** The screen and 200 lines of scrollback; with `escapes`, colour and attribute sequences kept. */
-  screen(options: { escapes?: boolean } = {}): string {
+  /**
+   * The screen and 200 lines of scrollback; with `escapes`, colour and
+   * attribute sequences kept; with `joined`, lines the terminal soft-wrapped
+   * joined again (`capture-pane -J`, what a mouse copy gets).
+   */
+  screen(options: { escapes?: boolean; joined?: boolean } = {}): string {
     try {
       return this.#tmux([
         "capture-pane",
         "-p",
         ...(options.escapes ? ["-e"] : []),
+        ...(options.joined ? ["-J"] : []),
         "-t",
         this.name,
         "-S",

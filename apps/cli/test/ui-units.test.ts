@@ -74,7 +74,7 @@ describe("MarkdownStream", () => {
     let out = "";
     const md = new MarkdownStream(
       rich,
-      () => ({ width: 40 }),
+      () => ({ width: 40, style: createStyle(true) }),
       (t) => (out += t),
     );
     return { md, out: () => out };
@@ -206,7 +206,7 @@ describe("Renderer.hanging", () => {
 });
 
 describe("Renderer while Markdown streams", () => {
-  it("previews a block still being written on a live line, then prints it rendered", async () => {
+  it("previews a block still being written on live lines, rendered and wrapped, then prints it", async () => {
     const { Renderer } = await import("../src/ui/renderer.ts");
     let text = "";
     const renderer = new Renderer({
@@ -220,13 +220,26 @@ describe("Renderer while Markdown streams", () => {
     const delta = (t: string) =>
       renderer.handle({ type: "text_delta", text: t, turnIndex: 0, blockIndex: 0 } as never);
     delta("A **long** para");
-    expect(stripVTControlCharacters(text)).toContain("A **long** para");
+    // The preview is the block as it will be printed: rendered, not the Markdown source.
+    expect(stripVTControlCharacters(text)).toContain("A long para");
+    expect(text).not.toContain("**");
     const before = text.length;
     delta("graph.\n\nNext");
     const after = stripVTControlCharacters(text.slice(before));
-    // The block printed rendered, then the preview line holds only what is still pending.
-    expect(after).toMatch(/A long paragraph\.\n\n\S+ Next\n$/);
+    // The block printed rendered, then the preview holds only what is still pending.
+    expect(after).toMatch(/A long paragraph\.\n\nNext\n$/);
     expect(after).not.toContain("**");
+    // A paragraph longer than the line is previewed on several lines, wrapped at spaces.
+    const start = text.length;
+    delta(" and then a sentence that goes on and on, longer than the eighty columns of this terminal");
+    // The live region's timer draws it (every 80 ms).
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const preview = stripVTControlCharacters(text.slice(start))
+      .split("\n")
+      .filter((l) => l.trim() !== "");
+    expect(preview.length).toBeGreaterThanOrEqual(2);
+    for (const line of preview) expect(line.length).toBeLessThan(80);
+    expect(preview.join(" ")).toContain("the eighty columns of this terminal");
     renderer.dispose();
   });
 });

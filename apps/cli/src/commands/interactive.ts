@@ -61,9 +61,9 @@ import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup/trace.ts";
 import { contextTokens } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
-import { colorEnabled, createStyle, type Style } from "../style.ts";
+import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
-import { truncate } from "../text-width.ts";
+import { truncate, visibleWidth } from "../text-width.ts";
 import { bashesLines } from "../ui/bashes-view.ts";
 import { complete } from "../ui/completer.ts";
 import {
@@ -89,13 +89,20 @@ import {
   type SlashCommand,
   slashHelp,
 } from "../ui/slash-commands.ts";
+import { type Background, backgroundFromEnv, queryBackground } from "../ui/terminal-background.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
+import { themeCommand } from "../ui/theme-command.ts";
 import { formatBytes } from "../ui/tool-summary.ts";
 import { pricingHint, UsageLedger } from "../usage-ledger.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
 import { formatMcpStatus } from "./mcp.ts";
 import { formatSessionTable } from "./sessions.ts";
+
+/** Colours the terminal shows (bits: 4 is 16 colours, 8 is 256, 24 true colour), as Node reads TERM and the like. */
+function colorDepth(): number {
+  return process.stdout.getColorDepth?.() ?? 8;
+}
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
 const DOUBLE_INTERRUPT_MS = 2000;
@@ -116,11 +123,20 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
     },
   });
   const plan = await chatSessionPlan(command, base, (sessions) => pickSession(sessions, style));
-  const setup = await modelSetup(await offerSetup(await applySessionFlags(base, plan.flags), style));
+  const flagged = await offerSetup(await applySessionFlags(base, plan.flags), style);
+  // The terminal's background, for the `auto` theme: asked now (the answer comes in on stdin, which
+  // nothing else reads until the prompt starts) and awaited only before the header is painted.
+  const background =
+    base.config.theme === "auto" && style.enabled
+      ? queryBackground({ input: process.stdin, output: process.stdout }).then(
+          (answer) => answer ?? backgroundFromEnv(process.env),
+        )
+      : Promise.resolve(undefined);
+  const setup = await modelSetup(flagged);
   markStartup("interactive: config and model set up");
   const project = await projectRoot(setup.cwd, setup.config.scope.root);
   const history = await PromptHistory.load(path.join(setup.homeDir, ".yoi", "history"), project);
-  const session = new InteractiveSession(base, setup, command, style, history, plan.open);
+  const session = new InteractiveSession(base, setup, command, style, history, plan.open, background);
   return session.start();
 }
 
@@ -165,6 +181,8 @@ class InteractiveSession {
   readonly #notes = new Set<string>();
   /** The provider a `--base-url` flag was given for. */
   readonly #baseURLProvider: string;
+  /** The terminal's background as it answered (OSC 11), for the `auto` theme and `/theme`. */
+  readonly #background: Promise<Background | undefined>;
   /** Which session to open: a chosen one (`-c`, `-r`, `--resume`) or a fork. */
   readonly #open: Pick<OpenPodOptions, "resume" | "fork">;
 
@@ -175,8 +193,10 @@ class InteractiveSession {
     style: Style,
     history: PromptHistory,
     open: Pick<OpenPodOptions, "resume" | "fork"> = {},
+    background: Promise<Background | undefined> = Promise.resolve(undefined),
   ) {
     this.#open = open;
+    this.#background = background;
     this.#base = base;
     this.#setup = setup;
     this.#command = command;
@@ -213,6 +233,9 @@ class InteractiveSession {
         write: (text: string) => editor.print(text),
         get columns() {
           return process.stdout.columns;
+        },
+        get rows() {
+          return process.stdout.rows;
         },
         isTTY: process.stdout.isTTY === true,
       },
@@ -252,6 +275,8 @@ class InteractiveSession {
     );
     // The branch for the header: read when the pod opened, bounded by the environment's git time limit.
     const environment = await opened.pod.environment();
+    this.#style.theme = resolveTheme(this.#base.config.theme, await this.#background, colorDepth());
+    this.#editor.prompt = this.#prompt;
     this.#banner(environment && branchLabel(environment));
     const exited = new Promise<number>((resolve) => {
       this.#done = resolve;
@@ -530,7 +555,19 @@ class InteractiveSession {
             : "this command"
           : sanitizeLine(request.tool);
       const here = project === undefined ? "" : ` · [p]roject: always, here`;
-      const choices = `[y]es · [n]o · [a]lways ${always} this session${here} · [t]ell the model why not`;
+      let choices = `[y]es · [n]o · [a]lways ${always} this session${here} · [t]ell the model why not`;
+      // A narrow terminal: what the keys mean goes on lines above, the keys stay on one line.
+      const columns = process.stdout.columns ?? 80;
+      if (visibleWidth(choices) + 5 >= columns) {
+        const inProject = here === "" ? "" : " · p: always, in this project";
+        this.#renderer.hanging(
+          "",
+          s.dim(`  a: always allow ${always} this session${inProject} · t: tell the model why not`),
+          0,
+        );
+        const short = `[y]es · [n]o · [a]lways${here === "" ? "" : " · [p]roject"} · [t]ell`;
+        choices = visibleWidth(short) + 5 < columns ? short : here === "" ? "y n a t" : "y n a p t";
+      }
       this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
   };
@@ -782,6 +819,21 @@ class InteractiveSession {
       name: "/permissions",
       summary: "rules and approvals in force and where each comes from (/permissions remove <n>)",
       run: (arg) => this.#permissions(arg),
+    },
+    {
+      name: "/theme",
+      args: "[name]",
+      summary: "show the colour themes with a preview, or switch to one",
+      run: async (arg) => {
+        themeCommand(arg, {
+          style: this.#style,
+          background: await this.#background,
+          colorDepth: colorDepth(),
+          print: (head, body, indent) => this.#renderer.hanging(head, body, indent),
+        });
+        // The prompt is painted once, when it is set: paint it anew in the theme.
+        this.#editor.prompt = this.#prompt;
+      },
     },
     {
       name: "/exit",

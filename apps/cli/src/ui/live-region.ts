@@ -1,9 +1,13 @@
 /**
- * A few status lines (running tools with spinners, a running command's
- * last lines of output) kept at the bottom of the output while permanent
- * text scrolls above them. An entry may render several lines (split at
- * `\n`); each line is cut to the terminal width so it takes one row; on a resize the rows the old
- * lines now occupy are recomputed before clearing.
+ * What is still changing, kept at the bottom of the output while permanent
+ * text scrolls above it: status lines (running tools with spinners, a
+ * running command's last lines of output) and the block of an answer
+ * still being written, laid out anew at each draw
+ * (so a resize re-flows it). An entry may draw several lines; each is cut
+ * to the terminal width so it takes one row, and the region never takes
+ * more rows than the screen leaves (the oldest lines of a tall entry give
+ * way: rows scrolled off could not be cleared). On a resize the rows the
+ * old lines now occupy are recomputed before clearing.
  */
 import { guardStyled } from "../terminal-text.ts";
 import { truncate, visibleWidth } from "../text-width.ts";
@@ -13,8 +17,12 @@ const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 export interface LiveOutput {
   write(text: string): unknown;
   columns?: number;
+  rows?: number;
   isTTY?: boolean;
 }
+
+/** Rows of the screen the region leaves to the rest (the prompt, a line of context above). */
+const SPARE_ROWS = 4;
 
 export class LiveRegion {
   readonly #out: LiveOutput;
@@ -34,6 +42,7 @@ export class LiveRegion {
     return this.#lines.size;
   }
 
+  /** Adds or replaces an entry; `render` may return several lines (joined by `\n`). */
   set(key: string, render: (frame: string) => string): void {
     this.#lines.set(key, render);
     if (!this.#animate) return;
@@ -107,14 +116,19 @@ export class LiveRegion {
     if (this.#lines.size === 0) return;
     const cols = Math.max(10, (this.#out.columns ?? 80) - 1);
     const frame = FRAMES[this.#frame] ?? "-";
+    let lines: string[] = [];
+    for (const render of this.#lines.values()) {
+      const text = render(frame);
+      lines.push(...(text.includes("\n") ? text.split("\n") : [text]));
+    }
+    const room = Math.max(1, (this.#out.rows ?? 24) - SPARE_ROWS);
+    if (lines.length > room) lines = lines.slice(-room);
     let out = "\x1b[?25l";
     const widths: number[] = [];
-    for (const render of this.#lines.values()) {
-      for (const part of render(frame).split("\n")) {
-        const line = truncate(guardStyled(part), cols);
-        widths.push(visibleWidth(line));
-        out += `${line}\n`;
-      }
+    for (const text of lines) {
+      const line = truncate(guardStyled(text), cols);
+      widths.push(visibleWidth(line));
+      out += `${line}\n`;
     }
     this.#out.write(out);
     this.#drawn = widths;

@@ -9,7 +9,7 @@
 import type { PermissionRequest } from "@yoi/pod";
 import type { Style } from "../style.ts";
 import { sanitize, sanitizeDeep } from "../terminal-text.ts";
-import { truncate, visibleWidth } from "../text-width.ts";
+import { truncate, visibleWidth, wrapWords } from "../text-width.ts";
 import { permissionPreview } from "./permission-preview.ts";
 import type { RichOutput } from "./rich-output.ts";
 import { formatBytes } from "./tool-summary.ts";
@@ -42,18 +42,22 @@ export function permissionQuestion(
 ): PermissionQuestion {
   const request = sanitizeDeep(raw);
   const columns = Math.max(20, screen.columns);
-  const reason = request.reason === undefined ? [] : [style.dim(`  asking because ${request.reason}`)];
+  // Our own lines are word-wrapped one short of the width; a preview's lines (code, a diff) are the terminal's to wrap.
+  const fit = (text: string) => wrapWords(text, columns - 1);
+  const reason = request.reason === undefined ? [] : fit(style.dim(`  asking because ${request.reason}`));
   const budget = Math.max(4, screen.rows - RESERVED_ROWS - rowsOf(reason, columns));
   let cut = false;
   // The summary: the tool and the first line of its subject (a command, a path).
   const subject = request.subject?.split("\n")[0];
-  let summary = `${style.yellow("?")} ${style.bold("allow")} ${request.tool}${subject === undefined ? "" : `: ${subject}`}`;
+  let summary = fit(
+    `${style.yellow("?")} ${style.bold("allow")} ${request.tool}${subject === undefined ? "" : `: ${subject}`}`,
+  );
   const summaryRows = Math.min(SUMMARY_ROWS, budget - 1);
-  if (visibleWidth(summary) > summaryRows * columns - 1) {
-    summary = truncate(summary, summaryRows * columns - 1);
+  if (summary.length > summaryRows) {
+    summary = [...summary.slice(0, summaryRows - 1), truncate(`${summary[summaryRows - 1]}…`, columns - 1)];
     cut = true;
   }
-  const lines = [summary];
+  const lines = [...summary];
   let left = budget - rowsOf(lines, columns);
   const preview = permissionPreview(request, style, rich, root, Math.max(1, left));
   if (preview !== undefined) {
@@ -73,7 +77,9 @@ export function permissionQuestion(
   if (cut) {
     const size = formatBytes(Buffer.byteLength(JSON.stringify(raw.args) ?? ""));
     lines.push(
-      style.dim(`    … cut to fit the screen (the call's arguments are ${size}); ctrl+o shows it whole`),
+      ...fit(
+        style.dim(`    … cut to fit the screen (the call's arguments are ${size}); ctrl+o shows it whole`),
+      ),
     );
   }
   lines.push(...reason);

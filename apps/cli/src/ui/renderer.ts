@@ -18,6 +18,7 @@ import { type LiveOutput, LiveRegion } from "./live-region.ts";
 import { MarkdownStream } from "./markdown/markdown-stream.ts";
 import type { RichOutput } from "./rich-output.ts";
 import { SubagentView } from "./subagent-view.ts";
+import { PlainStream } from "./text-stream.ts";
 import { TodoView } from "./todo-view.ts";
 import { formatDuration, formatTokens, shortArgs, toolSize } from "./tool-summary.ts";
 
@@ -34,6 +35,9 @@ export interface RendererOptions {
   /** Prices of the model in use (undefined: unknown, cost shown as `$?`). */
   pricing?: ModelPricing | undefined;
 }
+
+/** A streamed block held until it can be laid out. */
+type StreamBlock = Pick<MarkdownStream, "pending" | "preview" | "push" | "end">;
 
 /** Diff lines shown after an edit before the rest is collapsed. */
 const DIFF_MAX_LINES = 24;
@@ -95,7 +99,8 @@ export class Renderer {
   readonly #approved = new Set<string>();
   /** Warning codes already shown: each is said once a session. */
   readonly #warned = new Set<string>();
-  #markdown: MarkdownStream | undefined;
+  /** The streamed block being held until it can be laid out (Markdown or plain lines). */
+  #block: StreamBlock | undefined;
   /** The live line previewing a block still being written is on screen. */
   #pendingShown = false;
   /** The full output of the last tool (what the model saw), for the expand key. */
@@ -465,6 +470,33 @@ export class Renderer {
     this.line(s.dim(this.usageLine(result)));
   }
 
+  /**
+   * Fits a line made of ` · `-separated facts to the terminal: each fact
+   * whole, further lines indented under the first fact (a fact wider than
+   * the line is wrapped at its spaces).
+   */
+  #fitFacts(text: string, indent: number): string {
+    const columns = this.#o.out.columns;
+    if (columns === undefined || visibleWidth(text) < columns) return text;
+    const width = this.#width();
+    const pad = " ".repeat(indent);
+    const lines: string[] = [];
+    let current = "";
+    for (const fact of text.split(" · ")) {
+      const candidate = current === "" ? fact : `${current} · ${fact}`;
+      if (visibleWidth(candidate) <= width - (lines.length > 0 ? indent : 0)) {
+        current = candidate;
+        continue;
+      }
+      if (current !== "") lines.push(current);
+      current = fact;
+    }
+    lines.push(current);
+    return lines
+      .flatMap((l, i) => wrapWords(l, width - (i > 0 ? indent : 0)).map((w) => (i > 0 ? pad + w : w)))
+      .join("\n");
+  }
+
   usageLine(result: RunResult): string {
     const total = result.usage;
     const parts = [
@@ -485,7 +517,7 @@ export class Renderer {
       cost === undefined || this.#sessionCost === undefined ? undefined : this.#sessionCost + cost;
     parts.push(`${formatCost(cost)} (session ${formatCost(this.#sessionCost)})`);
     if (this.#runStarted > 0) parts.push(formatDuration(Date.now() - this.#runStarted));
-    return `─ ${parts.join(" · ")}`;
+    return this.#fitFacts(`─ ${parts.join(" · ")}`, 2);
   }
 
   /** Under a finished call: a diff for edits and writes, first and last lines for bash, one line otherwise. */
@@ -549,28 +581,44 @@ export class Renderer {
       this.#endBlock();
       if (mode === "thinking") this.#write(s.dim("✻ thinking\n"));
       this.#mode = mode;
-      const rich = this.#rich;
-      if (mode === "text" && rich && s.enabled) {
-        this.#markdown = new MarkdownStream(
-          rich,
-          () => ({
-            width: Math.max(20, (this.#o.out.columns ?? 80) - 1),
-            highlight: rich.highlightCode,
-          }),
-          (rendered) => this.#write(rendered),
-        );
-      }
+      this.#block = this.#openBlock(mode);
     }
-    if (mode === "text" && this.#markdown) {
-      this.#markdown.push(text);
+    if (this.#block) {
+      this.#block.push(text);
       this.#previewPending();
     } else this.#write(mode === "thinking" ? s.dim(text) : text);
   }
 
-  /** The text of a block still being written, on a live line until the block is rendered. */
+  /** Columns the text is laid out in: one short of the terminal's, so no line ends on the last column. */
+  #width(): number {
+    return Math.max(20, (this.#o.out.columns ?? 80) - 1);
+  }
+
+  /**
+   * How a streamed block is held until it can be laid out: Markdown once
+   * the renderer is loaded, otherwise lines, word-wrapped. Not a terminal
+   * (no width): nothing is held, the text goes out as it comes.
+   */
+  #openBlock(mode: Exclude<Mode, "none">): StreamBlock | undefined {
+    if (this.#o.out.columns === undefined) return undefined;
+    const s = this.#o.style;
+    const write = (rendered: string) => this.#write(rendered);
+    const rich = this.#rich;
+    if (mode === "text" && rich) {
+      return new MarkdownStream(
+        rich,
+        () => ({ width: this.#width(), style: s, highlight: rich.highlightCode }),
+        write,
+      );
+    }
+    const paint = mode === "thinking" ? s.dim : (t: string) => t;
+    return new PlainStream((t) => wrapWords(paint(t), this.#width()).join("\n"), write);
+  }
+
+  /** The block still being written, laid out on live lines (anew at each draw: a resize re-flows it) until it is complete. */
   #previewPending(): void {
     if (!this.#o.animate) return;
-    const pending = this.#markdown?.pending ?? "";
+    const pending = this.#block?.pending ?? "";
     if (pending.trim() === "") {
       if (this.#pendingShown) this.#live.delete("pending");
       this.#pendingShown = false;
@@ -579,12 +627,7 @@ export class Renderer {
     // Set once; the spinner's timer redraws it with the text as it grows.
     if (this.#pendingShown) return;
     this.#pendingShown = true;
-    const s = this.#o.style;
-    this.#live.set("pending", (frame) => {
-      const text = (this.#markdown?.pending ?? "").replace(/\s+/g, " ").trim();
-      const room = Math.max(10, (this.#o.out.columns ?? 80) - 6);
-      return `${s.cyan(frame)} ${s.dim(text.length > room ? `…${text.slice(-(room - 1))}` : text)}`;
-    });
+    this.#live.set("pending", () => this.#block?.preview() ?? "");
   }
 
   #write(text: string): void {
@@ -595,12 +638,12 @@ export class Renderer {
 
   /** Ends a streamed block on a line of its own. */
   #endBlock(): void {
-    if (this.#markdown) {
-      const md = this.#markdown;
-      this.#markdown = undefined;
+    if (this.#block) {
+      const block = this.#block;
+      this.#block = undefined;
       if (this.#pendingShown) this.#live.delete("pending");
       this.#pendingShown = false;
-      md.end();
+      block.end();
     }
     if (!this.#atLineStart) this.#write("\n");
     this.#mode = "none";

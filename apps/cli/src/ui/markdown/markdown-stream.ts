@@ -31,6 +31,12 @@ export class MarkdownStream {
     return this.#pending;
   }
 
+  /** The pending text rendered as it would be if it ended now (a live preview of the block being written). */
+  preview(): string {
+    if (this.#pending.trim() === "") return "";
+    return this.#md.renderTokens(this.#md.lexMarkdown(this.#pending), this.#options()).replace(/\n+$/, "");
+  }
+
   push(delta: string): void {
     this.#pending += delta;
     if (delta.includes("\n")) this.#drain(false);

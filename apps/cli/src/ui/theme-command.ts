@@ -1,0 +1,66 @@
+/**
+ * `/theme`: without an argument, every theme with a preview line painted in
+ * it (the current one marked); with a name, switches to it for the rest of
+ * the session. `auto` goes back to following the terminal's background.
+ */
+import { createStyle, resolveTheme, type Style, THEME_NAMES, type ThemeName } from "../style.ts";
+import type { Background } from "./terminal-background.ts";
+
+export interface ThemeContext {
+  style: Style;
+  /** What the terminal said its background is (undefined: it did not say). */
+  background: Background | undefined;
+  /** Colours the terminal has (bits: 4 is 16 colours, 8 is 256). */
+  colorDepth: number;
+  /** Prints `body` after `head`, word-wrapped to the terminal with its further lines at `indent` (Renderer.hanging). */
+  print(head: string, body: string, indent: number): void;
+}
+
+/** A line of what the UI paints, in `s`'s theme. */
+export function themePreview(s: Style): string {
+  return [
+    s.green("✓ done"),
+    s.red("✗ failed"),
+    s.green("+ added"),
+    s.red("- removed"),
+    s.yellow("! warning"),
+    s.cyan("› accent"),
+    s.blue(s.underline("link")),
+    s.dim("dim"),
+  ].join("  ");
+}
+
+export function themeCommand(arg: string, ctx: ThemeContext): void {
+  const s = ctx.style;
+  if (!s.enabled) {
+    ctx.print(
+      "",
+      s.dim("· colour is off (NO_COLOR, --no-color, TERM=dumb or not a terminal): themes do not apply"),
+      0,
+    );
+    return;
+  }
+  if (arg === "") {
+    const width = Math.max(...THEME_NAMES.map((n) => n.length)) + 2;
+    for (const name of THEME_NAMES) {
+      const mark = name === s.theme ? s.cyan("●") : " ";
+      ctx.print(`${mark} ${name}`, themePreview(createStyle(true, name)), width + 2);
+    }
+    ctx.print(
+      "",
+      s.dim(
+        `· /theme <name> switches, /theme auto follows the terminal (${ctx.background ?? "unknown"} background); "theme" in the config keeps one`,
+      ),
+      0,
+    );
+    return;
+  }
+  if (arg !== "auto" && !(THEME_NAMES as readonly string[]).includes(arg)) {
+    ctx.print("", s.red(`✗ unknown theme "${arg}": one of auto, ${THEME_NAMES.join(", ")}`), 0);
+    return;
+  }
+  const chosen = resolveTheme(arg as ThemeName | "auto", ctx.background, ctx.colorDepth);
+  s.theme = chosen;
+  const how = chosen === arg ? "" : ` (${arg === "auto" ? "auto" : `${arg} needs 256 colours`})`;
+  ctx.print(`${s.green("✓")} theme ${chosen}${how}`, themePreview(s), 0);
+}
