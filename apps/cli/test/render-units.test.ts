@@ -95,6 +95,23 @@ describe("Markdown at a width", () => {
   });
 });
 
+describe("code highlighting", () => {
+  it("paints a known language in the theme's colours, escapes decoded, each line on its own", () => {
+    const s = createStyle(true, "dark");
+    const out = rich.highlightCode('const a = b < 2 && "x";\n/* one\ntwo */', "ts", s) ?? "";
+    expect(stripVTControlCharacters(out)).toBe('const a = b < 2 && "x";\n/* one\ntwo */');
+    expect(out).toContain(s.magenta("const"));
+    expect(out).toContain(s.green('"x"'));
+    // The comment spans two lines: each is painted on its own.
+    expect(out.split("\n")[1]).toBe(s.gray("/* one"));
+    expect(out.split("\n")[2]).toBe(s.gray("two */"));
+    s.theme = "light";
+    expect(rich.highlightCode("const a = 1;", "js", s)).toContain(s.magenta("const"));
+    expect(rich.highlightCode("x", "no-such-language", s)).toBeUndefined();
+    expect(rich.highlightCode("const a = 1;", "ts", createStyle(false))).toBeUndefined();
+  });
+});
+
 describe("themes", () => {
   it("paints each role in the theme's colour, switches in place, and paints nothing without colour", () => {
     const s = createStyle(true, "dark");

@@ -1,6 +1,6 @@
 /**
  * The UI's heavy modules in one lazy import: Markdown (marked), code
- * highlighting (cli-highlight), diffs (jsdiff). The interactive session
+ * highlighting (highlight.js), diffs (jsdiff). The interactive session
  * loads this in the background once its prompt is up; `--version`,
  * `--help` and print mode never do.
  */

@@ -1,19 +1,189 @@
 /**
- * Syntax colours for code blocks, by language, through cli-highlight
- * (highlight.js grammars). The colours are the theme's (through yoi's
- * Style), so they follow the theme and yoi's colour decision rather than
- * the library's own terminal detection. Loaded lazily: it is the heaviest
- * module of the UI.
+ * Syntax colours for code blocks, by language: highlight.js's core with
+ * its common languages (some 36: the C family, Go, Rust, Java, Kotlin, Swift,
+ * JavaScript and TypeScript, Python, Ruby, PHP, shell, SQL, JSON, YAML,
+ * XML/HTML, CSS, Markdown, diff ...). Its HTML is turned into the theme's
+ * colours here (through yoi's Style, so they follow the theme and yoi's
+ * colour decision): the spans it writes are the only markup, so a small
+ * walk over them does what an HTML parser would. Loaded lazily: it is the
+ * heaviest module of the UI, and all of highlight.js's 190 grammars
+ * would take several times as long to load.
+ *
+ * A grammar that embeds another (HTML's scripts and styles, Markdown's
+ * code) finds it only once that one is registered; until then the
+ * embedded part is left plain.
  */
 
-import { highlight, supportsLanguage } from "cli-highlight";
+import hljs from "highlight.js/lib/core";
+import bash from "highlight.js/lib/languages/bash";
+import c from "highlight.js/lib/languages/c";
+import cpp from "highlight.js/lib/languages/cpp";
+import csharp from "highlight.js/lib/languages/csharp";
+import css from "highlight.js/lib/languages/css";
+import diff from "highlight.js/lib/languages/diff";
+import go from "highlight.js/lib/languages/go";
+import graphql from "highlight.js/lib/languages/graphql";
+import ini from "highlight.js/lib/languages/ini";
+import java from "highlight.js/lib/languages/java";
+import javascript from "highlight.js/lib/languages/javascript";
+import json from "highlight.js/lib/languages/json";
+import kotlin from "highlight.js/lib/languages/kotlin";
+import less from "highlight.js/lib/languages/less";
+import lua from "highlight.js/lib/languages/lua";
+import makefile from "highlight.js/lib/languages/makefile";
+import markdown from "highlight.js/lib/languages/markdown";
+import objectivec from "highlight.js/lib/languages/objectivec";
+import perl from "highlight.js/lib/languages/perl";
+import php from "highlight.js/lib/languages/php";
+import php_template from "highlight.js/lib/languages/php-template";
+import plaintext from "highlight.js/lib/languages/plaintext";
+import python from "highlight.js/lib/languages/python";
+import python_repl from "highlight.js/lib/languages/python-repl";
+import r from "highlight.js/lib/languages/r";
+import ruby from "highlight.js/lib/languages/ruby";
+import rust from "highlight.js/lib/languages/rust";
+import scss from "highlight.js/lib/languages/scss";
+import shell from "highlight.js/lib/languages/shell";
+import sql from "highlight.js/lib/languages/sql";
+import swift from "highlight.js/lib/languages/swift";
+import typescript from "highlight.js/lib/languages/typescript";
+import vbnet from "highlight.js/lib/languages/vbnet";
+import wasm from "highlight.js/lib/languages/wasm";
+import xml from "highlight.js/lib/languages/xml";
+import yaml from "highlight.js/lib/languages/yaml";
 import type { Style } from "../../style.ts";
 
-type Theme = Record<string, (text: string) => string>;
+type Grammar = Parameters<typeof hljs.registerLanguage>[1];
 
-/** highlight.js classes → the Style's colours. */
-function themeOf(s: Style): Theme {
-  const plain = (text: string) => text;
+/**
+ * highlight.js's common languages. Each is registered the first time a
+ * block asks for it: registering runs the grammar's definition, and doing
+ * that for all of them up front cost more than highlighting an answer.
+ */
+const GRAMMARS: Record<string, Grammar> = {
+  bash,
+  c,
+  cpp,
+  csharp,
+  css,
+  diff,
+  go,
+  graphql,
+  ini,
+  java,
+  javascript,
+  json,
+  kotlin,
+  less,
+  lua,
+  makefile,
+  markdown,
+  objectivec,
+  perl,
+  php,
+  "php-template": php_template,
+  plaintext,
+  python,
+  "python-repl": python_repl,
+  r,
+  ruby,
+  rust,
+  scss,
+  shell,
+  sql,
+  swift,
+  typescript,
+  vbnet,
+  wasm,
+  xml,
+  yaml,
+};
+
+/** The names code fences use for them (what each grammar declares as its aliases). */
+const ALIASES: Record<string, string> = {
+  sh: "bash",
+  zsh: "bash",
+  h: "c",
+  cc: "cpp",
+  "c++": "cpp",
+  "h++": "cpp",
+  hpp: "cpp",
+  hh: "cpp",
+  hxx: "cpp",
+  cxx: "cpp",
+  cs: "csharp",
+  "c#": "csharp",
+  patch: "diff",
+  golang: "go",
+  gql: "graphql",
+  toml: "ini",
+  jsp: "java",
+  js: "javascript",
+  jsx: "javascript",
+  mjs: "javascript",
+  cjs: "javascript",
+  jsonc: "json",
+  json5: "json",
+  kt: "kotlin",
+  kts: "kotlin",
+  mk: "makefile",
+  mak: "makefile",
+  make: "makefile",
+  md: "markdown",
+  mkdown: "markdown",
+  mkd: "markdown",
+  mm: "objectivec",
+  objc: "objectivec",
+  "obj-c": "objectivec",
+  "obj-c++": "objectivec",
+  "objective-c++": "objectivec",
+  pl: "perl",
+  pm: "perl",
+  text: "plaintext",
+  txt: "plaintext",
+  py: "python",
+  gyp: "python",
+  ipython: "python",
+  pycon: "python-repl",
+  rb: "ruby",
+  gemspec: "ruby",
+  podspec: "ruby",
+  thor: "ruby",
+  irb: "ruby",
+  rs: "rust",
+  console: "shell",
+  shellsession: "shell",
+  ts: "typescript",
+  tsx: "typescript",
+  mts: "typescript",
+  cts: "typescript",
+  vb: "vbnet",
+  html: "xml",
+  xhtml: "xml",
+  rss: "xml",
+  atom: "xml",
+  xjb: "xml",
+  xsd: "xml",
+  xsl: "xml",
+  plist: "xml",
+  wsf: "xml",
+  svg: "xml",
+  yml: "yaml",
+};
+
+/** The registered name of `lang` (registering it now if it is one of ours), or undefined. */
+function language(lang: string): string | undefined {
+  const name = lang.toLowerCase();
+  const grammarName = Object.hasOwn(GRAMMARS, name) ? name : ALIASES[name];
+  if (grammarName === undefined) return undefined;
+  if (hljs.getLanguage(grammarName) === undefined) hljs.registerLanguage(grammarName, GRAMMARS[grammarName]!);
+  return grammarName;
+}
+
+type Paint = (text: string) => string;
+
+/** highlight.js scopes (the first class after `hljs-`) → the Style's colours. */
+function themeOf(s: Style): Record<string, Paint | undefined> {
   return {
     keyword: s.magenta,
     built_in: s.cyan,
@@ -22,34 +192,71 @@ function themeOf(s: Style): Theme {
     number: s.yellow,
     regexp: s.red,
     string: s.green,
-    subst: plain,
     symbol: s.yellow,
     class: s.cyan,
     function: s.yellow,
     title: s.yellow,
-    params: plain,
     comment: s.gray,
     doctag: s.gray,
     meta: s.gray,
-    "meta-keyword": s.magenta,
-    "meta-string": s.green,
+    quote: s.gray,
     tag: s.blue,
     name: s.blue,
     attr: s.cyan,
     attribute: s.cyan,
+    property: s.cyan,
     variable: s.red,
+    "template-variable": s.red,
+    "selector-tag": s.magenta,
+    "selector-class": s.yellow,
+    "selector-id": s.yellow,
     addition: s.green,
     deletion: s.red,
     section: s.bold,
     bullet: s.yellow,
+    link: s.blue,
+    emphasis: s.italic,
+    strong: s.bold,
   };
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#x27": "'", "#39": "'" };
+const decode = (text: string) =>
+  text.includes("&")
+    ? text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (_, e: string) => ENTITIES[e] ?? "")
+    : text;
+
+/** highlight.js's HTML (spans with classes, escaped text) as text painted by `theme`, each line on its own. */
+function paintHtml(html: string, theme: Record<string, Paint | undefined>): string {
+  let out = "";
+  // The paint of each open span (undefined: a scope without a colour, the enclosing one's goes on).
+  const open: (Paint | undefined)[] = [];
+  for (const m of html.matchAll(/<span class="([^"]*)">|<\/span>|[^<]+/g)) {
+    if (m[1] !== undefined) {
+      const scope = /^hljs-([\w-]+)/.exec(m[1])?.[1] ?? "";
+      open.push(theme[scope]);
+    } else if (m[0] === "</span>") open.pop();
+    else {
+      const paint = open.findLast((p) => p !== undefined);
+      const text = decode(m[0]);
+      // Each line painted on its own: a code block's lines are drawn one by one.
+      out += paint
+        ? text
+            .split("\n")
+            .map((line) => (line === "" ? line : paint(line)))
+            .join("\n")
+        : text;
+    }
+  }
+  return out;
 }
 
 /** Colours `code` when its language is known; undefined otherwise (shown plain). */
 export function highlightCode(code: string, lang: string | undefined, style: Style): string | undefined {
-  if (!style.enabled || lang === undefined || !supportsLanguage(lang)) return undefined;
+  const name = style.enabled && lang !== undefined ? language(lang) : undefined;
+  if (name === undefined) return undefined;
   try {
-    return highlight(code, { language: lang, theme: themeOf(style), ignoreIllegals: true });
+    return paintHtml(hljs.highlight(code, { language: name, ignoreIllegals: true }).value, themeOf(style));
   } catch {
     return undefined;
   }
