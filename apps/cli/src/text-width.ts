@@ -192,7 +192,7 @@ const NO_BREAK_AFTER = /^[\uff08\u300c\u300e\u3010\u3008\u300a\u3014\uff5b\u2018
 function* pieces(text: string): Generator<Piece> {
   let current: Piece | undefined;
   let prev = "";
-  for (const part of clusters(text)) {
+  for (const part of clusters(text, true)) {
     if (part.width === 0 && part.text.startsWith("\x1b")) {
       // An escape goes with the text after it (a colour opens the word it paints).
       if (current === undefined || current.space) {
@@ -201,7 +201,7 @@ function* pieces(text: string): Generator<Piece> {
       } else current.text += part.text;
       continue;
     }
-    const space = part.text === " ";
+    const space = part.text.charCodeAt(0) === 0x20;
     const ideo = IDEOGRAPHIC.test(part.text) || IDEOGRAPHIC.test(prev);
     const breakHere =
       current === undefined ||
@@ -214,13 +214,17 @@ function* pieces(text: string): Generator<Piece> {
       current!.text += part.text;
       current!.width += part.width;
     }
-    prev = part.text;
+    prev = part.text.length > 1 && part.width === part.text.length ? part.text.slice(-1) : part.text;
   }
   if (current) yield current;
 }
 
-/** The escapes and grapheme clusters of `text` with their widths. */
-function* clusters(text: string): Generator<{ text: string; width: number }> {
+/**
+ * The escapes and grapheme clusters of `text` with their widths; with
+ * `words`, runs of one-column characters come whole (a word, or spaces),
+ * which is all a line break needs to know of them.
+ */
+function* clusters(text: string, words = false): Generator<{ text: string; width: number }> {
   for (let i = 0; i < text.length; ) {
     if (text.charCodeAt(i) === 0x1b) {
       CSI_AT.lastIndex = i;
@@ -233,8 +237,11 @@ function* clusters(text: string): Generator<{ text: string; width: number }> {
     }
     const next = text.indexOf("\x1b", i);
     const run = text.slice(i, next === -1 ? undefined : next);
-    if (SIMPLE.test(run)) for (const ch of run) yield { text: ch, width: 1 };
-    else for (const { segment } of graphemes(run)) yield { text: segment, width: visibleWidth(segment) };
+    if (SIMPLE.test(run)) {
+      // One column a character: with `words`, a run of them between spaces (or of spaces) at once.
+      if (words) for (const m of run.matchAll(/ +|[^ ]+/g)) yield { text: m[0], width: m[0].length };
+      else for (const ch of run) yield { text: ch, width: 1 };
+    } else for (const { segment } of graphemes(run)) yield { text: segment, width: visibleWidth(segment) };
     i += run.length;
   }
 }

@@ -29,6 +29,8 @@ export class LiveRegion {
   readonly #lines = new Map<string, (frame: string) => string>();
   /** Widths of the lines on screen now. */
   #drawn: number[] = [];
+  /** What drew them. */
+  #shown = "";
   #frame = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #animate: boolean;
@@ -49,7 +51,7 @@ export class LiveRegion {
     this.#redraw();
     this.#timer ??= setInterval(() => {
       this.#frame = (this.#frame + 1) % FRAMES.length;
-      this.#redraw();
+      this.#tick();
     }, 80);
   }
 
@@ -67,18 +69,17 @@ export class LiveRegion {
       this.#out.write(text);
       return;
     }
-    this.#clear();
-    this.#out.write(text);
-    if (text.endsWith("\n")) this.#draw();
+    // One write: clearing, the text and the region drawn again reach the terminal together.
+    this.#out.write(this.#clear() + text + (text.endsWith("\n") ? this.#draw() : ""));
   }
 
   /** Clears the region (before a prompt or question); `resume()` draws it again. */
   suspend(): void {
-    if (this.#animate) this.#clear();
+    if (this.#animate) this.#write(this.#clear());
   }
 
   resume(): void {
-    if (this.#animate && this.#lines.size > 0) this.#draw();
+    if (this.#animate && this.#lines.size > 0) this.#write(this.#draw());
   }
 
   /** The terminal was resized: clear what the old lines now cover, draw again. */
@@ -90,7 +91,7 @@ export class LiveRegion {
   dispose(): void {
     this.#stop();
     this.#lines.clear();
-    if (this.#animate) this.#clear();
+    if (this.#animate) this.#write(this.#clear());
   }
 
   #stop(): void {
@@ -100,27 +101,43 @@ export class LiveRegion {
   }
 
   #redraw(): void {
-    this.#clear();
-    this.#draw();
+    this.#write(this.#clear() + this.#draw());
   }
 
-  #clear(): void {
-    if (this.#drawn.length === 0) return;
+  /** A timer's redraw: nothing is written when the lines are what is on screen already. */
+  #tick(): void {
+    const shown = this.#shown;
+    const clear = this.#clear();
+    const draw = this.#draw();
+    if (clear !== "" && draw === shown) return;
+    this.#write(clear + draw);
+  }
+
+  #write(text: string): void {
+    if (text !== "") this.#out.write(text);
+  }
+
+  /** What clears the region's lines from the screen (they are forgotten). */
+  #clear(): string {
+    if (this.#drawn.length === 0) return "";
     const cols = Math.max(1, this.#out.columns ?? 80);
     const rows = this.#drawn.reduce((sum, w) => sum + Math.max(1, Math.ceil(w / cols)), 0);
-    this.#out.write(`\x1b[${rows}F\x1b[J`);
     this.#drawn = [];
+    this.#shown = "";
+    return `\x1b[${rows}F\x1b[J`;
   }
 
-  #draw(): void {
-    if (this.#lines.size === 0) return;
+  /** What draws the region's lines (an entry that renders nothing takes no line). */
+  #draw(): string {
+    if (this.#lines.size === 0) return "";
     const cols = Math.max(10, (this.#out.columns ?? 80) - 1);
     const frame = FRAMES[this.#frame] ?? "-";
     let lines: string[] = [];
     for (const render of this.#lines.values()) {
       const text = render(frame);
-      lines.push(...(text.includes("\n") ? text.split("\n") : [text]));
+      if (text !== "") lines.push(...(text.includes("\n") ? text.split("\n") : [text]));
     }
+    if (lines.length === 0) return "";
     const room = Math.max(1, (this.#out.rows ?? 24) - SPARE_ROWS);
     if (lines.length > room) lines = lines.slice(-room);
     let out = "\x1b[?25l";
@@ -130,7 +147,8 @@ export class LiveRegion {
       widths.push(visibleWidth(line));
       out += `${line}\n`;
     }
-    this.#out.write(out);
     this.#drawn = widths;
+    this.#shown = out;
+    return out;
   }
 }

@@ -615,17 +615,14 @@ export class Renderer {
     return new PlainStream((t) => wrapWords(paint(t), this.#width()).join("\n"), write);
   }
 
-  /** The block still being written, laid out on live lines (anew at each draw: a resize re-flows it) until it is complete. */
+  /**
+   * The block still being written, laid out on live lines (anew at each
+   * draw: a resize re-flows it) until it is complete. The entry stays while
+   * the block streams; with nothing pending it draws no line.
+   */
   #previewPending(): void {
-    if (!this.#o.animate) return;
-    const pending = this.#block?.pending ?? "";
-    if (pending.trim() === "") {
-      if (this.#pendingShown) this.#live.delete("pending");
-      this.#pendingShown = false;
-      return;
-    }
-    // Set once; the spinner's timer redraws it with the text as it grows.
-    if (this.#pendingShown) return;
+    if (!this.#o.animate || this.#pendingShown) return;
+    if ((this.#block?.pending ?? "").trim() === "") return;
     this.#pendingShown = true;
     this.#live.set("pending", () => this.#block?.preview() ?? "");
   }

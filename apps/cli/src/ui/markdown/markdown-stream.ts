@@ -14,11 +14,18 @@ export interface MarkdownModule {
   renderTokens(tokens: readonly Token[], options: MarkdownOptions): string;
 }
 
+/** A line that can end a block: blank, or a code fence. */
+const BLOCK_END = /(^|\n)[ \t]*(\n|(```|~~~)[^\n]*\n)/;
+
 export class MarkdownStream {
   readonly #md: MarkdownModule;
   readonly #options: () => MarkdownOptions;
   readonly #write: (text: string) => void;
   #pending = "";
+  /** The last preview, with the text and layout it was rendered from. */
+  #preview: { source: string; key: string; text: string } | undefined;
+  /** How far into `pending` the lines were looked at for a block's end. */
+  #checked = 0;
 
   constructor(md: MarkdownModule, options: () => MarkdownOptions, write: (text: string) => void) {
     this.#md = md;
@@ -34,12 +41,29 @@ export class MarkdownStream {
   /** The pending text rendered as it would be if it ended now (a live preview of the block being written). */
   preview(): string {
     if (this.#pending.trim() === "") return "";
-    return this.#md.renderTokens(this.#md.lexMarkdown(this.#pending), this.#options()).replace(/\n+$/, "");
+    const options = this.#options();
+    const key = `${options.width} ${options.style.theme}`;
+    // Drawn again on every frame: rendered again only when the text or the layout changed.
+    if (this.#preview?.source !== this.#pending || this.#preview.key !== key) {
+      const text = this.#md.renderTokens(this.#md.lexMarkdown(this.#pending), options).replace(/\n+$/, "");
+      this.#preview = { source: this.#pending, key, text };
+    }
+    return this.#preview.text;
   }
 
   push(delta: string): void {
     this.#pending += delta;
-    if (delta.includes("\n")) this.#drain(false);
+    if (!delta.includes("\n")) return;
+    // Lexing is what costs: it is done only when a line that can end a block came (a blank line, a
+    // fence). A block followed directly by another (a heading, then its paragraph) goes out with the
+    // next one; until then the live preview shows it.
+    const end = this.#pending.lastIndexOf("\n") + 1;
+    const lines = this.#pending.slice(this.#checked, end);
+    this.#checked = end;
+    if (BLOCK_END.test(lines)) {
+      this.#drain(false);
+      this.#checked = this.#pending.lastIndexOf("\n") + 1;
+    }
   }
 
   /** The message ended: render what is left. */
@@ -81,7 +105,10 @@ export class MarkdownStream {
     // `pending` first: a writer that shows what is pending (a live preview line) must not show this block twice.
     this.#pending = this.#pending.slice(consumed.length);
     const rest = final ? this.#pending : "";
-    if (final) this.#pending = "";
+    if (final) {
+      this.#pending = "";
+      this.#checked = 0;
+    }
     this.#write(this.#md.renderTokens(tokens.slice(0, take), this.#options()));
     if (rest !== "") this.#write(rest.endsWith("\n") ? rest : `${rest}\n`);
   }

@@ -21,7 +21,7 @@
  * `--help` and print mode never load it.
  */
 
-import { marked, type Token, type Tokens } from "marked";
+import { Marked, type Token, type Tokens } from "marked";
 import type { Style } from "../../style.ts";
 import { visibleWidth, wrapWords } from "../../text-width.ts";
 
@@ -34,9 +34,19 @@ export interface MarkdownOptions {
   highlight?: (code: string, lang: string | undefined, style: Style) => string | undefined;
 }
 
+/**
+ * The lexer: GitHub-flavoured, without HTML blocks and setext headings
+ * (`Title` over a line of `===` or `---`). Those two rules were most of
+ * the lexer's time on a streamed answer (each is tried at every block, the
+ * second with a look-ahead that grows with the paragraph); models write
+ * neither, and what they would have been still shows: HTML as the text it
+ * is, a setext heading as its line and a rule under it.
+ */
+const markdown = new Marked({ gfm: true, tokenizer: { html: () => undefined, lheading: () => undefined } });
+
 /** Splits markdown into top-level tokens (each with its `raw` source). */
 export function lexMarkdown(source: string): Token[] {
-  return marked.lexer(source, { gfm: true });
+  return markdown.lexer(source);
 }
 
 /** Renders top-level tokens as terminal lines (joined, ending with a newline when non-empty). */
