@@ -225,8 +225,11 @@ describe("Renderer while Markdown streams", () => {
     expect(text).not.toContain("**");
     const before = text.length;
     delta("graph.\n\nNext");
+    // The block printed rendered, then (drawn by the next frame, within 80 ms) the preview holds only
+    // what is still pending.
+    expect(stripVTControlCharacters(text.slice(before))).toMatch(/A long paragraph\.\n\n$/);
+    await new Promise((resolve) => setTimeout(resolve, 250));
     const after = stripVTControlCharacters(text.slice(before));
-    // The block printed rendered, then the preview holds only what is still pending.
     expect(after).toMatch(/A long paragraph\.\n\nNext\n$/);
     expect(after).not.toContain("**");
     // A paragraph longer than the line is previewed on several lines, wrapped at spaces.

@@ -69,8 +69,10 @@ export class LiveRegion {
       this.#out.write(text);
       return;
     }
-    // One write: clearing, the text and the region drawn again reach the terminal together.
-    this.#out.write(this.#clear() + text + (text.endsWith("\n") ? this.#draw() : ""));
+    // The region is drawn again by the timer's next frame (within 80 ms), not now: while an answer
+    // streams, text is printed block after block, and drawing the region (the next block's preview)
+    // after each would be most of the cost of showing the answer.
+    this.#out.write(this.#clear() + text);
   }
 
   /** Clears the region (before a prompt or question); `resume()` draws it again. */
