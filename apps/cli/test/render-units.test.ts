@@ -236,6 +236,25 @@ describe("at 40 columns", () => {
     expect(text).toMatch(/context \d+(\.\d)?% of 200k/);
   });
 
+  it("the answer keys shorten as the terminal narrows, what they do said above them", async () => {
+    const { permissionChoices } = await import("../src/ui/permission-question.ts");
+    const always = '"git status *"';
+    expect(permissionChoices(always, true, 120)).toEqual({
+      keys: '[y]es · [n]o · [a]lways "git status *" this session · [p]roject: always, here · [t]ell the model why not',
+      note: "",
+    });
+    expect(permissionChoices(always, true, 80)).toEqual({
+      keys: '[y]es · [n]o · [a]lways "git status *" this session · [p]roject · [t]ell',
+      note: "p: always, in this project · t: tell the model why not",
+    });
+    const narrow = permissionChoices(always, false, 40);
+    expect(narrow.keys).toBe("[y]es · [n]o · [a]lways · [t]ell");
+    expect(narrow.note).toBe('a: always allow "git status *" this session · t: tell the model why not');
+    expect(permissionChoices(always, true, 30).keys).toBe("y n a p t");
+    for (const columns of [30, 40, 60, 80, 120])
+      expect(visibleWidth(permissionChoices(always, true, columns).keys) + 5).toBeLessThan(columns);
+  });
+
   it("a permission question is word-wrapped to the width", async () => {
     const { permissionQuestion } = await import("../src/ui/permission-question.ts");
     const question = permissionQuestion(

@@ -63,7 +63,7 @@ import { contextTokens } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
-import { truncate, visibleWidth } from "../text-width.ts";
+import { truncate } from "../text-width.ts";
 import { bashesLines } from "../ui/bashes-view.ts";
 import { complete } from "../ui/completer.ts";
 import {
@@ -76,7 +76,7 @@ import { headerLine } from "../ui/header.ts";
 import type { Key } from "../ui/keys.ts";
 import { LineEditor } from "../ui/line-editor.ts";
 import { modelChoices } from "../ui/model-choices.ts";
-import { permissionQuestion } from "../ui/permission-question.ts";
+import { permissionChoices, permissionQuestion } from "../ui/permission-question.ts";
 import { planChoices, planQuestion } from "../ui/plan-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
@@ -554,20 +554,12 @@ class InteractiveSession {
             ? truncate(sanitizeLine(quoteRules(prefixes)), 60)
             : "this command"
           : sanitizeLine(request.tool);
-      const here = project === undefined ? "" : ` · [p]roject: always, here`;
-      let choices = `[y]es · [n]o · [a]lways ${always} this session${here} · [t]ell the model why not`;
-      // A narrow terminal: what the keys mean goes on lines above, the keys stay on one line.
-      const columns = process.stdout.columns ?? 80;
-      if (visibleWidth(choices) + 5 >= columns) {
-        const inProject = here === "" ? "" : " · p: always, in this project";
-        this.#renderer.hanging(
-          "",
-          s.dim(`  a: always allow ${always} this session${inProject} · t: tell the model why not`),
-          0,
-        );
-        const short = `[y]es · [n]o · [a]lways${here === "" ? "" : " · [p]roject"} · [t]ell`;
-        choices = visibleWidth(short) + 5 < columns ? short : here === "" ? "y n a t" : "y n a p t";
-      }
+      const { keys: choices, note } = permissionChoices(
+        always,
+        project !== undefined,
+        process.stdout.columns ?? 80,
+      );
+      if (note !== "") this.#renderer.hanging("", s.dim(`  ${note}`), 0);
       this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
   };

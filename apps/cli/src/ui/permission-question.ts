@@ -86,6 +86,42 @@ export function permissionQuestion(
   return { lines, cut, whole: wholeCall(request.tool, request.args) };
 }
 
+/**
+ * The answer keys of a question and what they do, as long as fits one line
+ * of `columns` (the prompt adds 5): whole, then with short names and what
+ * `p` and `t` do in `note` (a line printed above), then with what `a` grants
+ * there too, then the letters alone. `always` is what "always" grants;
+ * `project` whether `p` (always, in this project) is offered.
+ */
+export function permissionChoices(
+  always: string,
+  project: boolean,
+  columns: number,
+): { keys: string; note: string } {
+  const p = project ? " · [p]roject" : "";
+  const pNote = project ? "p: always, in this project · " : "";
+  const forms = [
+    {
+      keys: `[y]es · [n]o · [a]lways ${always} this session${project ? " · [p]roject: always, here" : ""} · [t]ell the model why not`,
+      note: "",
+    },
+    {
+      keys: `[y]es · [n]o · [a]lways ${always} this session${p} · [t]ell`,
+      note: `${pNote}t: tell the model why not`,
+    },
+    {
+      keys: `[y]es · [n]o · [a]lways${p} · [t]ell`,
+      note: `a: always allow ${always} this session · ${pNote}t: tell the model why not`,
+    },
+  ];
+  return (
+    forms.find((f) => visibleWidth(f.keys) + 5 < columns) ?? {
+      keys: project ? "y n a p t" : "y n a t",
+      note: `y: yes · n: no · ${forms[2]?.note ?? ""}`,
+    }
+  );
+}
+
 /** Terminal rows `lines` take at `columns` (a line wider than the screen wraps). */
 function rowsOf(lines: readonly string[], columns: number): number {
   return lines.reduce((sum, line) => sum + Math.max(1, Math.ceil(visibleWidth(line) / columns)), 0);
