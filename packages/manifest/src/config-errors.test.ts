@@ -72,6 +72,33 @@ describe("malformed config files", () => {
     );
   });
 
+  it("4b. terminal settings: editor mode, status line, notifications", async () => {
+    expect(await userFileMessage(`{ "editorMode": "vi" }`)).toBe(
+      `${USER}:1:17: editorMode: expected one of "emacs", "vim", found "vi"`,
+    );
+    expect(await userFileMessage(`{ "statusLine": { "type": "command", "command": "  " } }`)).toMatch(
+      /statusLine\.command: expected a non-empty shell command/,
+    );
+    expect(await userFileMessage(`{ "statusLine": { "type": "script", "command": "x" } }`)).toMatch(
+      /statusLine\.type: expected "command", found "script"/,
+    );
+    expect(await userFileMessage(`{ "notifications": { "method": "toast" } }`)).toMatch(
+      /notifications\.method: expected one of "auto", "osc9", "osc777", "bell"/,
+    );
+    dirs.writeUser(`{ "statusLine": { "type": "command", "command": "echo hi" }, "editorMode": "vim" }`);
+    const { config } = await loadConfig({ homeDir: dirs.home, cwd: dirs.cwd, env: {} });
+    expect(config.statusLine).toEqual({
+      type: "command",
+      command: "echo hi",
+      padding: 0,
+      timeoutMs: 5000,
+      debounceMs: 300,
+    });
+    expect(config.editorMode).toBe("vim");
+    expect(config.notifications).toEqual({ enabled: true, longTurnSeconds: 30, method: "auto" });
+    expect(config.paste).toEqual({ collapseLines: 10 });
+  });
+
   it("5. negative and fractional numbers", async () => {
     expect(await userFileMessage(`{ "toolOutput": { "maxBytes": -1 } }`)).toBe(
       `${USER}:1:31: toolOutput.maxBytes: expected a positive integer, found -1`,

@@ -37,6 +37,7 @@ import {
   text,
 } from "./schema-helpers.ts";
 import { TaskSchema } from "./task-schema.ts";
+import { EditorModeSchema, NotificationsSchema, PasteSchema, StatusLineSchema } from "./terminal-schema.ts";
 
 const stringList = (what = "an array of strings") =>
   z.array(text("a string"), expecting(what)).meta({ description: "Replaced as a whole by a later source." });
@@ -276,6 +277,10 @@ export const ConfigLayerSchema = obj({
   hooks: HooksSchema,
   task: TaskSchema.prefault({}),
   theme: ThemeSchema,
+  editorMode: EditorModeSchema.default("emacs"),
+  statusLine: StatusLineSchema.optional(),
+  notifications: NotificationsSchema.prefault({}),
+  paste: PasteSchema.prefault({}),
 });
 
 /** A config as one source writes it: every field optional. */
@@ -419,3 +424,5 @@ export type ScopeConfig = Config["scope"];
 export type SandboxConfig = Config["sandbox"];
 export type SessionConfig = Config["session"];
 export type TaskConfig = Config["task"];
+export type StatusLineConfig = NonNullable<Config["statusLine"]>;
+export type NotificationsConfig = Config["notifications"];

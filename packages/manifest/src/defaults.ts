@@ -127,3 +127,12 @@ export const TOOLS_WARN_BYTES = 256 * 1024;
 export const CONFIG_DIR_NAME = ".yoi";
 /** Config file name inside {@link CONFIG_DIR_NAME} (JSON with comments and trailing commas). */
 export const CONFIG_FILE_NAME = "config.jsonc";
+
+/** Terminal: a turn that took at least this many seconds notifies when it ends. */
+export const NOTIFY_LONG_TURN_SECONDS = 30;
+/** Terminal: a paste of more lines than this is shown collapsed in the prompt editor. */
+export const PASTE_COLLAPSE_LINES = 10;
+/** Terminal: a status line command running longer than this is stopped. */
+export const STATUS_LINE_TIMEOUT_MS = 5000;
+/** Terminal: state changes within this time cause one status line run. */
+export const STATUS_LINE_DEBOUNCE_MS = 300;

@@ -18,6 +18,8 @@ export type {
   SandboxConfig,
   ScopeConfig,
   SessionConfig,
+  StatusLineConfig,
+  NotificationsConfig,
   TaskConfig,
   ThemeName,
   ToolOutputCacheConfig,

@@ -26,6 +26,10 @@ describe("config JSON Schema", () => {
       "hooks",
       "task",
       "theme",
+      "editorMode",
+      "statusLine",
+      "notifications",
+      "paste",
     ]);
     expect(schema.properties.worker?.properties?.maxTurns?.default).toBe(50);
     expect(schema.properties.compaction?.properties?.thresholdRatio?.default).toBe(0.8);

@@ -6,7 +6,8 @@
  *   `acceptEdits` or `bypassPermissions` mode;
  * - the bash sandbox turned off or its network on;
  * - `providers` (a base URL would receive your API key), `scope` roots, the
- *   `session` directory, `mcpServers` and `hooks` (both run commands).
+ *   `session` directory, `mcpServers`, `hooks` and `statusLine` (all run
+ *   commands).
  * Everything else of the project file applies always, and so do its rules
  * and defaults that deny or ask: they only take power away.
  */
@@ -35,7 +36,7 @@ export interface ProjectSettings {
 export type ProjectTrust = boolean | ((settings: ProjectSettings) => boolean | Promise<boolean>);
 
 /** Sections that widen reach whatever they hold: every value the project sets there is listed. */
-const SENSITIVE_SECTIONS = ["providers", "scope", "session", "mcpServers", "hooks"] as const;
+const SENSITIVE_SECTIONS = ["providers", "scope", "session", "mcpServers", "hooks", "statusLine"] as const;
 
 /** Modes a project may start a session in without trust: neither lets more run than the default. */
 const SAFE_MODES: ReadonlySet<string> = new Set<(typeof PERMISSION_MODES)[number]>(["default", "plan"]);
