@@ -85,11 +85,11 @@ describe.skipIf(!TmuxSession.available())("the prompt's input in a real terminal
     await tty.waitFor("reply 0");
     expect(replies[0]).toBe("line one\nline two\nline three\nfourth\nfifth\nsixth");
 
-    // 2. A bracketed paste of 50 lines: one prompt, one request.
+    // 2. A bracketed paste of 50 lines: one prompt (shown collapsed), one request with all of it.
     const fifty = Array.from({ length: 50 }, (_, i) => `pasted ${i + 1}`).join("\n");
     await tty.waitFor(PROMPT);
     tty.paste(fifty);
-    await tty.waitFor("pasted 50");
+    await tty.waitFor("› [Pasted text #1 +50 lines]");
     tty.keys("Enter");
     await tty.waitFor("reply 1");
     expect(replies[1]).toBe(fifty);

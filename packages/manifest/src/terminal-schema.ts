@@ -44,7 +44,8 @@ const NOTIFY_METHODS = ["auto", "osc9", "osc777", "bell"] as const;
 /** `notifications`: tell the terminal when a long turn ends or a question waits. */
 export const NotificationsSchema = obj({
   enabled: bool().default(true).meta({
-    description: "Off also when YOI_NO_NOTIFY is set (or NO_COLOR-style opt-outs), or stdout is not a terminal.",
+    description:
+      "Off also when YOI_NO_NOTIFY is set (or NO_COLOR-style opt-outs), or stdout is not a terminal.",
   }),
   longTurnSeconds: nonNegativeInt()
     .default(NOTIFY_LONG_TURN_SECONDS)

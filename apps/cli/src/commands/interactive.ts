@@ -70,12 +70,14 @@ import {
   type ExpandedCommand,
   expandSlash,
   extensionHelpRows,
-  extensionSlashNames,
+  extensionMenuCommands,
 } from "../ui/extension-commands.ts";
+import { FileFinder } from "../ui/file-finder.ts";
 import { headerLine } from "../ui/header.ts";
 import type { Key } from "../ui/keys.ts";
 import { LineEditor } from "../ui/line-editor.ts";
 import { modelChoices } from "../ui/model-choices.ts";
+import { Notifier } from "../ui/notify.ts";
 import { permissionChoices, permissionQuestion } from "../ui/permission-question.ts";
 import { planChoices, planQuestion } from "../ui/plan-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
@@ -85,9 +87,11 @@ import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
 import {
   findSlashCommand,
   HELP_COLUMN,
+  type MenuCommand,
   parseSlash,
   type SlashCommand,
   slashHelp,
+  slashMenu,
 } from "../ui/slash-commands.ts";
 import { type Background, backgroundFromEnv, queryBackground } from "../ui/terminal-background.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
@@ -185,6 +189,9 @@ class InteractiveSession {
   readonly #background: Promise<Background | undefined>;
   /** Which session to open: a chosen one (`-c`, `-r`, `--resume`) or a fork. */
   readonly #open: Pick<OpenPodOptions, "resume" | "fork">;
+  /** The `@` file finder over the session's scope. */
+  #files: FileFinder | undefined;
+  readonly #notifier: Notifier;
 
   constructor(
     base: CliConfig,
@@ -208,12 +215,17 @@ class InteractiveSession {
       output: process.stdout,
       style,
       history,
-      complete: (line) =>
-        complete(line, this.#opened.pod.fs, [
-          ...this.#commands,
-          ...extensionSlashNames(this.#opened.pod).map((name) => ({ name })),
-        ]),
+      complete: (line) => complete(line, this.#opened.pod.fs, this.#allCommands()),
+      suggest: async (text, cursor) =>
+        slashMenu(text, cursor, this.#allCommands()) ?? this.#files?.menu(text, cursor),
       onHiddenEdit: (text) => this.#renderer.typeahead(text),
+      pasteCollapseLines: setup.config.paste.collapseLines,
+      vim: setup.config.editorMode === "vim",
+    });
+    this.#notifier = new Notifier(setup.config.notifications, {
+      env: process.env,
+      isTTY: process.stdout.isTTY === true,
+      write: (text) => process.stdout.write(text),
     });
     this.#editor.prompt = this.#prompt;
     this.#editor.bind("ctrl+o", () => this.#renderer.expandLast());
@@ -307,6 +319,7 @@ class InteractiveSession {
   #attach(opened: OpenedPod): void {
     this.#unsubscribe?.();
     this.#opened = opened;
+    this.#files = new FileFinder(opened.pod.fs);
     this.#renderer.window = opened.setup.window;
     this.#renderer.provider = opened.provider;
     this.#renderer.root = opened.pod.fs.cwd;
@@ -394,6 +407,7 @@ class InteractiveSession {
         context.length === 0
           ? line
           : [{ type: "text" as const, text: `${context.join("\n\n")}\n\n` }, ...parseSegments(line)];
+      const started = Date.now();
       let result = await this.#opened.pod.run(input, {
         signal: this.#controller?.signal,
         ...(allowTools ? { allowTools } : {}),
@@ -406,6 +420,7 @@ class InteractiveSession {
         result = await this.#opened.pod.resume({ signal: this.#controller?.signal });
         this.#renderer.finish(result);
       }
+      this.#notifier.turnEnded(Date.now() - started, turnOutcome(result.status));
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
     } finally {
@@ -535,6 +550,9 @@ class InteractiveSession {
       this.#pendingAsk = { request, resolve, prefixes, project, question };
       this.#renderer.suspend();
       for (const line of question.lines) this.#renderer.line(line);
+      this.#notifier.waiting(
+        `${request.tool}${request.subject ? ` ${truncate(sanitizeLine(request.subject), 80)}` : ""}`,
+      );
       request.signal.addEventListener(
         "abort",
         () => {
@@ -828,12 +846,29 @@ class InteractiveSession {
       },
     },
     {
+      name: "/vim",
+      summary: "vim keys at the prompt on or off (editorMode in the config sets the default)",
+      run: () => {
+        this.#editor.vim = !this.#editor.vim;
+        this.#renderer.line(
+          this.#style.dim(
+            this.#editor.vim ? "· vim keys on (Esc: normal mode, i: insert)" : "· vim keys off (emacs keys)",
+          ),
+        );
+      },
+    },
+    {
       name: "/exit",
       aliases: ["/quit"],
       summary: "leave (also Ctrl-D, or Ctrl-C twice)",
       run: () => this.#exit(EXIT.ok),
     },
   ];
+
+  /** Every command the `/` menu and Tab offer: the built-in ones, then the session's own. */
+  #allCommands(): MenuCommand[] {
+    return [...this.#commands, ...extensionMenuCommands(this.#opened.pod)];
+  }
 
   /** Runs a built-in command, or returns what a custom command or an MCP prompt submits. */
   async #slash(text: string): Promise<ExpandedCommand | undefined> {
@@ -1287,6 +1322,13 @@ async function askTrust(settings: ProjectSettings, style: Style): Promise<boolea
   } finally {
     rl.close();
   }
+}
+
+/** How a notification names the end of a turn. */
+function turnOutcome(status: string): string {
+  if (status === "cancelled") return "turn cancelled";
+  if (status === "failed") return "turn failed";
+  return "turn finished";
 }
 
 /** One line naming an attached ref and what it adds: `@src/a.ts (1.2 KB)`. */

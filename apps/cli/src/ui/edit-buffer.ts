@@ -18,6 +18,8 @@ function boundaries(text: string): number[] {
 export class EditBuffer {
   #text = "";
   #cursor = 0;
+  /** Texts edited as one unit (collapsed pastes): a move or a delete takes the whole of one. */
+  #atoms: readonly string[] = [];
 
   get text(): string {
     return this.#text;
@@ -28,10 +30,26 @@ export class EditBuffer {
     return this.#cursor;
   }
 
-  /** Replaces the text; the cursor goes to its end. */
-  set(text: string): void {
+  /** Replaces the text; the cursor goes to its end (or to `cursor`). */
+  set(text: string, cursor = text.length): void {
     this.#text = text;
-    this.#cursor = text.length;
+    this.#cursor = this.#snap(Math.max(0, Math.min(cursor, text.length)));
+  }
+
+  /** Moves the cursor to `offset` (snapped to a grapheme boundary). */
+  moveTo(offset: number): void {
+    this.#cursor = this.#snap(Math.max(0, Math.min(offset, this.#text.length)));
+  }
+
+  /** Replaces `[start, end)` with `text`; the cursor goes after it. */
+  splice(start: number, end: number, text: string): void {
+    this.#text = this.#text.slice(0, start) + text + this.#text.slice(end);
+    this.#cursor = start + text.length;
+  }
+
+  /** Sets the texts that are edited as units (see #atoms). */
+  set atoms(list: readonly string[]) {
+    this.#atoms = list;
   }
 
   insert(text: string): void {
@@ -55,6 +73,20 @@ export class EditBuffer {
 
   deleteForward(): void {
     this.#text = this.#text.slice(0, this.#cursor) + this.#text.slice(this.#next());
+  }
+
+  /** The atom that ends at `offset` (for moves and deletes to the left), if any. */
+  #atomBefore(offset: number): number | undefined {
+    for (const atom of this.#atoms)
+      if (atom !== "" && this.#text.slice(offset - atom.length, offset) === atom) return offset - atom.length;
+    return undefined;
+  }
+
+  /** The end of the atom that starts at `offset`, if any. */
+  #atomAfter(offset: number): number | undefined {
+    for (const atom of this.#atoms)
+      if (atom !== "" && this.#text.startsWith(atom, offset)) return offset + atom.length;
+    return undefined;
   }
 
   /** To the start of the current line. */
@@ -141,6 +173,8 @@ export class EditBuffer {
   }
 
   #prev(): number {
+    const atom = this.#atomBefore(this.#cursor);
+    if (atom !== undefined) return atom;
     let prev = 0;
     for (const b of boundaries(this.#text)) {
       if (b >= this.#cursor) break;
@@ -150,6 +184,8 @@ export class EditBuffer {
   }
 
   #next(): number {
+    const atom = this.#atomAfter(this.#cursor);
+    if (atom !== undefined) return atom;
     for (const b of boundaries(this.#text)) if (b > this.#cursor) return b;
     return this.#text.length;
   }

@@ -10,7 +10,7 @@ import type { Pod } from "@yoi/pod";
 import { expandCommand } from "@yoi/pod";
 import type { Style } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
-import { HELP_COLUMN, type HelpRow } from "./slash-commands.ts";
+import { HELP_COLUMN, type HelpRow, type MenuCommand } from "./slash-commands.ts";
 
 /** What a slash command submits. */
 export interface ExpandedCommand {
@@ -103,11 +103,24 @@ export function extensionHelpRows(pod: Pod, style: Style): HelpRow[] {
   return rows;
 }
 
-/** Slash commands to offer on Tab besides the built-in ones. */
-export function extensionSlashNames(pod: Pod): string[] {
+/** The session's own commands (custom commands, MCP prompts) for the `/` menu. */
+export function extensionMenuCommands(pod: Pod): MenuCommand[] {
   return [
-    ...pod.extensions.commands.map((c) => `/${c.name}`),
-    ...pod.mcp.prompts().map((p) => `/${p.command}`),
+    ...pod.extensions.commands.map((c) => ({
+      name: sanitizeLine(`/${c.name}`),
+      ...(c.argumentHint ? { args: sanitizeLine(c.argumentHint) } : {}),
+      summary: `${sanitizeLine(c.description)} (${c.source})`,
+    })),
+    ...pod.mcp.prompts().map((p) => {
+      const args = (p.prompt.arguments ?? [])
+        .map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`))
+        .join(" ");
+      return {
+        name: sanitizeLine(`/${p.command}`),
+        ...(args ? { args: sanitizeLine(args) } : {}),
+        summary: `${sanitizeLine(p.prompt.description ?? p.prompt.title ?? "")} (mcp: ${sanitizeLine(p.server)})`,
+      };
+    }),
   ];
 }
 

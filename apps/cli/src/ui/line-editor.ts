@@ -3,19 +3,25 @@
  * drawn at the bottom of the output. Bracketed paste arrives whole (newlines
  * kept); Shift+Enter, Alt+Enter, Ctrl-J and a trailing `\` insert a newline;
  * Up/Down walk the lines, then the history; Ctrl-R searches the history;
- * Tab completes through a callback. The same editor asks single-key
- * questions (`choose`) and one-line ones (`ask`) for permission prompts.
+ * Tab completes through a callback. A menu of suggestions (slash commands,
+ * files for `@`) opens under the input as you type; Up/Down choose in it,
+ * Tab or Enter take the choice, Esc closes it. A paste of many lines shows
+ * as one `[Pasted text #N +L lines]` unit and is sent whole. Vim keys are
+ * an option (vim.ts). A status line can be shown under the input. The same
+ * editor asks single-key questions (`choose`) and one-line ones (`ask`) for
+ * permission prompts.
  *
  * While the session is busy the editor is hidden but still takes keys, so
  * what is typed ahead is kept (and Enter hands it over to be queued).
  */
 import type { Style } from "../style.ts";
 import { guardStyled, sanitize } from "../terminal-text.ts";
-import { graphemes, visibleWidth } from "../text-width.ts";
+import { graphemes, truncate, visibleWidth } from "../text-width.ts";
 import type { Completion } from "./completer.ts";
 import { EditBuffer } from "./edit-buffer.ts";
 import { type Key, KeyDecoder } from "./keys.ts";
 import type { PromptHistory } from "./prompt-history.ts";
+import { VimKeys } from "./vim.ts";
 
 export interface EditorInput {
   on(event: "data", listener: (chunk: Buffer | string) => void): unknown;
@@ -41,7 +47,39 @@ export interface LineEditorOptions {
   complete?: (line: string) => Promise<Completion>;
   /** Told the input's text when it changes while the editor is hidden (typing ahead during a turn). */
   onHiddenEdit?: (text: string) => void;
+  /** Suggestions for the text as typed (the cursor at `cursor`), shown as a menu under the input. */
+  suggest?: (text: string, cursor: number) => Promise<Menu | undefined>;
+  /** A paste of more lines than this is shown collapsed. Default 10. */
+  pasteCollapseLines?: number;
+  /** Vim keys from the start. */
+  vim?: boolean;
 }
+
+/** One entry of the suggestion menu. */
+export interface MenuItem {
+  /** What replaces the text from the menu's `from` to the cursor. */
+  value: string;
+  /** What the menu shows (plain text). */
+  label: string;
+  /** A dim description after the label. */
+  detail?: string;
+  /** Enter on it sends the input at once (a slash command without arguments). */
+  run?: boolean;
+}
+
+/** Suggestions for the token that starts at `from` and ends at the cursor. */
+export interface Menu {
+  from: number;
+  items: readonly MenuItem[];
+  /**
+   * Enter takes the highlighted item even before Up/Down chose one (the `/`
+   * menu). Otherwise Enter sends the input as typed until an item is chosen.
+   */
+  enterTakes?: boolean;
+}
+
+/** Rows of the suggestion menu shown at once. */
+const MENU_ROWS = 8;
 
 /** Handlers the session sets. */
 export interface LineEditorHandlers {
@@ -98,12 +136,46 @@ export class LineEditor {
   /** Position in the history while walking it (entries.length: the draft). */
   #historyPos = -1;
   #draft = "";
+  /** The suggestion menu on screen, and the text it was dismissed for (Esc) so it stays closed. */
+  #menu: (Menu & { index: number; moved: boolean }) | undefined;
+  #menuDismissed: string | undefined;
+  #menuRequest = 0;
+  /** Collapsed pastes: placeholder text → what was pasted. */
+  readonly #pastes = new Map<string, string>();
+  #pasteCount = 0;
+  #vim: VimKeys | undefined;
+  /** The status line under the input (styled text, one row). */
+  #status: string | undefined;
   readonly #onData = (chunk: Buffer | string) => {
     for (const key of this.#decoder.feed(chunk.toString())) this.#key(key);
   };
 
   constructor(options: LineEditorOptions) {
     this.#o = options;
+    if (options.vim) this.#vim = new VimKeys();
+  }
+
+  /** Whether vim keys are on. */
+  get vim(): boolean {
+    return this.#vim !== undefined;
+  }
+
+  set vim(on: boolean) {
+    if (on === this.vim) return;
+    this.#vim = on ? new VimKeys() : undefined;
+    if (this.#visible) this.#render();
+  }
+
+  /** The vim mode, when vim keys are on. */
+  get vimMode(): "normal" | "insert" | undefined {
+    return this.#vim?.mode;
+  }
+
+  /** A line shown under the input (undefined: none). */
+  set status(line: string | undefined) {
+    if (line === this.#status) return;
+    this.#status = line;
+    if (this.#visible && this.#mode.kind === "edit") this.#render();
   }
 
   /** Takes the keyboard: raw mode, bracketed paste on. */
@@ -142,7 +214,16 @@ export class LineEditor {
   set text(value: string) {
     this.#buffer.set(value);
     this.#historyPos = -1;
+    this.#menu = undefined;
+    this.#vim?.clearUndo();
     if (this.#visible) this.#render();
+  }
+
+  /** The input with collapsed pastes put back whole: what is sent. */
+  expand(text: string): string {
+    let out = text;
+    for (const [placeholder, pasted] of this.#pastes) out = out.split(placeholder).join(pasted);
+    return out;
   }
 
   get visible(): boolean {
@@ -265,24 +346,125 @@ export class LineEditor {
     }
     const hadHint = this.#hint.length > 0;
     this.#hint = [];
+    if (this.#menu !== undefined && this.#visible && this.#vim?.mode !== "normal" && this.#menuKey(key))
+      return;
     const bound = this.#bindings.get(keyId(key));
     if (bound) {
       bound();
       return;
     }
     const before = this.#buffer.text;
+    const cursorBefore = this.#buffer.cursor;
+    if (this.#vim !== undefined && this.#visible) {
+      const modeBefore = this.#vim.mode;
+      const outcome = this.#vim.handle(key, this.#buffer);
+      if (outcome.handled) {
+        if (outcome.submit) {
+          this.#onEnter();
+          return;
+        }
+        if (outcome.history !== undefined) this.#walkHistory(outcome.history);
+        if (this.#vim.mode !== modeBefore) this.#menu = undefined;
+        this.#render();
+        if (this.#vim.mode === "insert" && this.#buffer.text !== before) this.#refreshMenu();
+        return;
+      }
+    }
     if (!this.#edit(this.#buffer, key, true)) {
       if (key.name === "enter" && !key.shift && !key.meta && !key.ctrl) this.#onEnter();
       else if (hadHint && this.#visible) this.#render();
-    } else if (this.#visible) this.#render();
+    } else if (this.#visible) {
+      this.#render();
+      if (this.#buffer.text !== before || this.#buffer.cursor !== cursorBefore) this.#refreshMenu();
+    }
     if (!this.#visible && this.#mode.kind === "edit" && this.#buffer.text !== before) {
       this.#o.onHiddenEdit?.(this.#buffer.text);
     }
   }
 
+  /** A key while the menu is open: returns true when the menu took it. */
+  #menuKey(key: Key): boolean {
+    const menu = this.#menu;
+    if (menu === undefined) return false;
+    const plain = !key.ctrl && !key.meta && !key.shift;
+    if ((key.name === "up" && plain) || (key.ctrl && key.name === "p")) {
+      menu.index = (menu.index - 1 + menu.items.length) % menu.items.length;
+      menu.moved = true;
+    } else if ((key.name === "down" && plain) || (key.ctrl && key.name === "n")) {
+      menu.index = (menu.index + 1) % menu.items.length;
+      menu.moved = true;
+    } else if ((key.name === "tab" || key.name === "enter") && plain) {
+      const item = menu.items[menu.index];
+      const token = this.#buffer.text.slice(menu.from, this.#buffer.cursor);
+      // Enter sends the input as typed unless an item was chosen (or the menu takes Enter), or it is typed already.
+      if (key.name === "enter" && (!(menu.enterTakes || menu.moved) || item?.value.trimEnd() === token)) {
+        this.#menu = undefined;
+        return false;
+      }
+      this.#menu = undefined;
+      if (item === undefined) return false;
+      this.#buffer.splice(menu.from, this.#buffer.cursor, item.value);
+      if (key.name === "enter" && item.run) {
+        this.#onEnter();
+        return true;
+      }
+      this.#refreshMenu();
+    } else if (key.name === "escape" && plain) {
+      this.#menu = undefined;
+      this.#menuDismissed = this.#buffer.text;
+    } else {
+      return false;
+    }
+    this.#render();
+    return true;
+  }
+
+  /** Asks for suggestions for the input as it is now; a newer request wins. */
+  #refreshMenu(): void {
+    const suggest = this.#o.suggest;
+    if (suggest === undefined) return;
+    const text = this.#buffer.text;
+    const cursor = this.#buffer.cursor;
+    const request = ++this.#menuRequest;
+    if (this.#menuDismissed !== undefined && this.#menuDismissed !== text) this.#menuDismissed = undefined;
+    suggest(text, cursor).then(
+      (menu) => {
+        if (request !== this.#menuRequest || this.#mode.kind !== "edit") return;
+        if (this.#buffer.text !== text || this.#buffer.cursor !== cursor) return;
+        // A menu offering only what is typed already has nothing to add.
+        const token = menu === undefined ? "" : text.slice(menu.from, cursor);
+        const useful =
+          menu !== undefined &&
+          menu.items.length > 0 &&
+          !(menu.items.length === 1 && menu.items[0]?.value === token);
+        const shown =
+          useful && this.#menuDismissed !== text ? { ...menu, index: 0, moved: false } : undefined;
+        if (shown === undefined && this.#menu === undefined) return;
+        this.#menu = shown;
+        if (this.#visible) this.#render();
+      },
+      () => {},
+    );
+  }
+
+  /** A paste: more lines than the limit become one placeholder, expanded when the input is sent. */
+  #pasted(text: string): string {
+    const lines = text.replace(/\n$/, "").split("\n").length;
+    if (lines <= (this.#o.pasteCollapseLines ?? 10)) return text;
+    this.#pasteCount += 1;
+    const placeholder = `[Pasted text #${this.#pasteCount} +${lines} lines]`;
+    this.#pastes.set(placeholder, text);
+    this.#buffer.atoms = [...this.#pastes.keys()];
+    return placeholder;
+  }
+
   /** Applies an editing key to `buffer`; returns false for keys it does not handle. */
   #edit(buffer: EditBuffer, key: Key, main: boolean): boolean {
     const h = this.#handlers;
+    if (key.name === "paste" && main) {
+      buffer.insert(this.#pasted(key.text));
+      return true;
+    }
     if (key.name === "text" || key.name === "paste") {
       buffer.insert(key.text);
       return true;
@@ -418,9 +600,11 @@ export class LineEditor {
 
   /** Enter on the main input: the text is shown as sent, recorded, and handed over. */
   #onEnter(): void {
-    const text = this.#buffer.text;
+    const text = this.expand(this.#buffer.text);
     this.#o.history?.add(text);
     this.#historyPos = -1;
+    this.#menu = undefined;
+    this.#menuDismissed = undefined;
     if (this.#visible) {
       this.#render({ final: true });
       this.#o.output.write("\r\n");
@@ -429,6 +613,10 @@ export class LineEditor {
       this.#visible = false;
     }
     this.#buffer.set("");
+    this.#pastes.clear();
+    this.#buffer.atoms = [];
+    this.#vim?.reset();
+    this.#vim?.clearUndo();
     this.#handlers?.submit(text);
   }
 
@@ -593,7 +781,8 @@ export class LineEditor {
       const found = mode.match === -1 ? "" : (entries[mode.match] ?? "");
       layout = lay(label, "  ", found, found.length, cols);
     } else {
-      layout = lay(this.#prompt, "  ", this.#buffer.text, this.#buffer.cursor, cols);
+      const vim = this.#vim === undefined ? "" : s.dim(this.#vim.mode === "normal" ? "NORMAL " : "INSERT ");
+      layout = lay(vim + this.#prompt, "  ", this.#buffer.text, this.#buffer.cursor, cols);
     }
     let { rows, row, col } = layout;
     // Never taller than the screen: relative cursor moves stop at its top.
@@ -605,8 +794,12 @@ export class LineEditor {
       row -= start;
       if (above > 0 && row > 0) rows[0] = s.dim(`  ↑ ${above + 1} more row${above === 0 ? "" : "s"} above`);
     }
-    const hint = options.final || mode.kind !== "edit" ? [] : this.#hint;
-    const all = [...rows, ...hint];
+    const below: string[] = [];
+    if (!options.final && mode.kind === "edit") {
+      below.push(...(this.#menu === undefined ? this.#hint : menuRows(this.#menu, s, cols)));
+      if (this.#status !== undefined) below.push(this.#status);
+    }
+    const all = [...rows, ...below];
     this.#clear();
     let out = all.join("\r\n");
     const fromBottom = all.length - 1 - row;
@@ -676,6 +869,20 @@ function lay(first: string, rest: string, text: string, cursor: number, cols: nu
 /** How a grapheme is shown: tabs as spaces, control characters made visible (never sent raw to the terminal). */
 function display(segment: string): string {
   return segment === "\t" ? "    " : sanitize(segment);
+}
+
+/** The menu's rows: a window of MENU_ROWS around the chosen item, each cut to the width. */
+function menuRows(menu: Menu & { index: number }, s: Style, cols: number): string[] {
+  const start = Math.max(0, Math.min(menu.index - MENU_ROWS + 1, menu.items.length - MENU_ROWS));
+  const rows = menu.items.slice(start, start + MENU_ROWS).map((item, i) => {
+    const chosen = start + i === menu.index;
+    const label = truncate(sanitize(item.label), Math.max(8, cols - 4));
+    const room = cols - 4 - visibleWidth(label) - 2;
+    const detail = item.detail && room > 8 ? `  ${s.dim(truncate(sanitize(item.detail), room))}` : "";
+    return chosen ? `${s.cyan(`❯ ${label}`)}${detail}` : `  ${label}${detail}`;
+  });
+  if (menu.items.length > MENU_ROWS) rows.push(s.dim(`  ${menu.index + 1}/${menu.items.length}`));
+  return rows;
 }
 
 /** Indexes of the items the filter lets through. */

@@ -1,9 +1,10 @@
 /**
  * Slash commands of the interactive session, as a table: each command is
  * one entry (name, synopsis, one line of help, what it runs), so adding a
- * command is adding a line, and `/help` and Tab completion read the same
- * table.
+ * command is adding a line, and `/help`, the `/` menu and Tab completion
+ * read the same table.
  */
+import type { Menu, MenuItem } from "./line-editor.ts";
 
 /** One slash command. */
 export interface SlashCommand {
@@ -45,4 +46,30 @@ export function slashHelp(commands: readonly SlashCommand[]): HelpRow[] {
   const synopsis = commands.map((c) => (c.args ? `${c.name} ${c.args}` : c.name));
   const indent = Math.max(...synopsis.map((s) => s.length)) + 2;
   return commands.map((c, i) => ({ head: synopsis[i] ?? "", body: c.summary, indent }));
+}
+
+/** A command as the `/` menu lists it. */
+export type MenuCommand = Pick<SlashCommand, "name" | "args" | "summary">;
+
+/**
+ * The `/` menu for the input as typed: while the whole input is one `/word`
+ * (the cursor at its end), every command whose name starts with it, then
+ * those that contain it, each with its synopsis and summary. Enter on a
+ * command without arguments runs it; one with arguments is put in the input
+ * to be completed.
+ */
+export function slashMenu(text: string, cursor: number, commands: readonly MenuCommand[]): Menu | undefined {
+  if (cursor !== text.length || !/^\/\S*$/.test(text)) return undefined;
+  const typed = text.toLowerCase();
+  const starts = commands.filter((c) => c.name.toLowerCase().startsWith(typed));
+  const contains = commands.filter(
+    (c) => !starts.includes(c) && c.name.toLowerCase().includes(typed.slice(1)),
+  );
+  const items: MenuItem[] = [...starts, ...contains].map((c) => ({
+    value: c.args ? `${c.name} ` : c.name,
+    label: c.args ? `${c.name} ${c.args}` : c.name,
+    detail: c.summary,
+    run: !c.args,
+  }));
+  return { from: 0, items, enterTakes: true };
 }

@@ -33,4 +33,5 @@ export {
   type TodoStatus,
 } from "./todo-list.ts";
 export { todoWriteTool } from "./todo-write.ts";
+export { DEFAULT_SKIP_DIRS, type WalkEntry, type WalkOptions, walk } from "./walk.ts";
 export { WEB_FETCH_TOOL_NAME, type WebFetchOptions, webFetchHost, webFetchTool } from "./web-fetch.ts";

@@ -1,0 +1,169 @@
+/** The prompt editor's vim keys, paste units, the `/` menu and the fuzzy file match, without a terminal. */
+import { describe, expect, it } from "vitest";
+import { EditBuffer } from "../src/ui/edit-buffer.ts";
+import { fuzzyScore } from "../src/ui/file-finder.ts";
+import type { Key } from "../src/ui/keys.ts";
+import { slashMenu } from "../src/ui/slash-commands.ts";
+import { nextWordStart, prevWordStart, VimKeys, wordEnd } from "../src/ui/vim.ts";
+
+const key = (name: string, text = ""): Key => ({ name, ctrl: false, meta: false, shift: false, text });
+
+/** Types `keys` in normal mode (after Esc) on `text` with the cursor at `cursor`; returns text|cursor. */
+function vim(text: string, cursor: number, keys: string): { text: string; cursor: number; mode: string } {
+  const buffer = new EditBuffer();
+  buffer.set(text, cursor);
+  const v = new VimKeys();
+  // Esc from insert mode moves one left; start the test from the given cursor instead.
+  v.handle(key("escape"), buffer);
+  buffer.moveTo(cursor);
+  for (const ch of keys) {
+    if (ch === "\x1b") v.handle(key("escape"), buffer);
+    // Keys vim leaves alone are the editor's: in insert mode, text is inserted.
+    else if (!v.handle(key("text", ch), buffer).handled) buffer.insert(ch);
+  }
+  return { text: buffer.text, cursor: buffer.cursor, mode: v.mode };
+}
+
+describe("vim keys", () => {
+  it("word motions follow vim's word classes", () => {
+    const t = "foo.bar baz  qux";
+    expect(nextWordStart(t, 0)).toBe(3);
+    expect(nextWordStart(t, 3)).toBe(4);
+    expect(nextWordStart(t, 4)).toBe(8);
+    expect(prevWordStart(t, 13)).toBe(8);
+    expect(wordEnd(t, 0)).toBe(2);
+    expect(wordEnd(t, 7)).toBe(10);
+  });
+
+  it("moves: h l 0 $ ^ w b e, with counts", () => {
+    const t = "  one two three";
+    expect(vim(t, 2, "w").cursor).toBe(6);
+    expect(vim(t, 2, "2w").cursor).toBe(10);
+    expect(vim(t, 14, "b").cursor).toBe(10);
+    expect(vim(t, 2, "e").cursor).toBe(4);
+    expect(vim(t, 6, "$").cursor).toBe(14);
+    expect(vim(t, 6, "0").cursor).toBe(0);
+    expect(vim(t, 10, "^").cursor).toBe(2);
+    expect(vim(t, 6, "3l").cursor).toBe(9);
+    expect(vim(t, 6, "10h").cursor).toBe(0);
+    // l stops on the last character in normal mode.
+    expect(vim(t, 13, "5l").cursor).toBe(14);
+  });
+
+  it("edits: x dd dw cw cc D C p u and counts", () => {
+    expect(vim("hello world", 0, "x").text).toBe("ello world");
+    expect(vim("hello world", 0, "3x").text).toBe("lo world");
+    expect(vim("hello world", 0, "dw").text).toBe("world");
+    expect(vim("one two three", 0, "d2w").text).toBe("three");
+    expect(vim("one two three", 0, "2dw").text).toBe("three");
+    expect(vim("hello world", 6, "dw").text).toBe("hello ");
+    const cw = vim("hello world", 0, "cwbye");
+    expect(cw).toEqual({ text: "bye world", cursor: 3, mode: "insert" });
+    expect(vim("a\nb\nc", 2, "dd").text).toBe("a\nc");
+    expect(vim("a\nb\nc", 4, "dd").text).toBe("a\nb");
+    expect(vim("a\nb\nc", 0, "2dd").text).toBe("c");
+    expect(vim("a\nbcd\ne", 3, "ccX").text).toBe("a\nX\ne");
+    expect(vim("hello world", 5, "D").text).toBe("hello");
+    expect(vim("hello world", 5, "Cy").text).toBe("helloy");
+    expect(vim("hello world", 0, "dwP").text).toBe("hello world");
+    expect(vim("ab", 0, "xp").text).toBe("ba");
+    expect(vim("a\nb", 0, "ddp").text).toBe("b\na");
+    expect(vim("hello world", 0, "dwxu").text).toBe("world");
+    expect(vim("hello world", 0, "dwx2u").text).toBe("hello world");
+  });
+
+  it("enters insert mode with i a A I o O; Esc goes back one to the left", () => {
+    expect(vim("abc", 1, "iX").text).toBe("aXbc");
+    expect(vim("abc", 1, "aX").text).toBe("abXc");
+    expect(vim("  abc", 3, "AX").text).toBe("  abcX");
+    expect(vim("  abc", 4, "IX").text).toBe("  Xabc");
+    expect(vim("a\nb", 0, "oX").text).toBe("a\nX\nb");
+    expect(vim("a\nb", 2, "OX").text).toBe("a\nX\nb");
+    expect(vim("abc", 0, "AX\x1b")).toMatchObject({ cursor: 3, mode: "normal" });
+    // Esc and a key typed in one burst come as Alt+key: read as Esc, then the key.
+    const buffer = new EditBuffer();
+    buffer.set("one two");
+    const v = new VimKeys();
+    v.handle({ name: "b", ctrl: false, meta: true, shift: false, text: "b" }, buffer);
+    expect({ cursor: buffer.cursor, mode: v.mode }).toEqual({ cursor: 4, mode: "normal" });
+    // u undoes a whole insert.
+    expect(vim("abc", 0, "Axyz\x1bu").text).toBe("abc");
+  });
+
+  it("j / k move between lines and hand over to the history at the ends", () => {
+    const buffer = new EditBuffer();
+    buffer.set("ab\ncd", 1);
+    const v = new VimKeys();
+    v.handle(key("escape"), buffer);
+    buffer.moveTo(1);
+    expect(v.handle(key("text", "k"), buffer)).toEqual({ handled: true, history: -1 });
+    v.handle(key("text", "j"), buffer);
+    expect(buffer.cursor).toBe(4);
+    expect(v.handle(key("text", "j"), buffer)).toEqual({ handled: true, history: 1 });
+    expect(v.handle(key("enter"), buffer)).toEqual({ handled: true, submit: true });
+  });
+});
+
+describe("EditBuffer atoms (collapsed pastes)", () => {
+  it("moves over and deletes an atom as one unit", () => {
+    const b = new EditBuffer();
+    const atom = "[Pasted text #1 +20 lines]";
+    b.atoms = [atom];
+    b.set(`see ${atom} ok`);
+    b.moveTo(4 + atom.length);
+    b.left();
+    expect(b.cursor).toBe(4);
+    b.right();
+    expect(b.cursor).toBe(4 + atom.length);
+    b.backspace();
+    expect(b.text).toBe("see  ok");
+    b.set(`${atom}!`, 0);
+    b.deleteForward();
+    expect(b.text).toBe("!");
+  });
+});
+
+describe("the / menu", () => {
+  const commands = [
+    { name: "/help", summary: "this list" },
+    { name: "/resume", args: "[id]", summary: "switch to another session" },
+    { name: "/review", args: "[focus]", summary: "review (project)" },
+    { name: "/clear", summary: "start over" },
+  ];
+  it("lists every command on /, filters by prefix then by substring", () => {
+    expect(slashMenu("/", 1, commands)?.items.map((i) => i.label)).toEqual([
+      "/help",
+      "/resume [id]",
+      "/review [focus]",
+      "/clear",
+    ]);
+    const re = slashMenu("/re", 3, commands)?.items ?? [];
+    expect(re.map((i) => i.value)).toEqual(["/resume ", "/review "]);
+    expect(re[0]).toMatchObject({ detail: "switch to another session", run: false });
+    expect(slashMenu("/ea", 3, commands)?.items.map((i) => i.value)).toEqual(["/clear"]);
+    expect(slashMenu("/help", 5, commands)?.items[0]).toMatchObject({ value: "/help", run: true });
+  });
+  it("is not offered past the command word or mid-line", () => {
+    expect(slashMenu("/help me", 8, commands)).toBeUndefined();
+    expect(slashMenu("a /he", 5, commands)).toBeUndefined();
+    expect(slashMenu("/he", 1, commands)).toBeUndefined();
+  });
+});
+
+describe("fuzzyScore", () => {
+  it("finds the letters in order and ranks names and whole matches first", () => {
+    expect(fuzzyScore("math", "src/math.ts")).toBeDefined();
+    expect(fuzzyScore("smt", "src/math.ts")).toBeDefined();
+    expect(fuzzyScore("xyz", "src/math.ts")).toBeUndefined();
+    const rank = (q: string, paths: string[]) =>
+      paths
+        .map((p) => ({ p, s: fuzzyScore(q, p) }))
+        .filter((x) => x.s !== undefined)
+        .sort((a, b) => (b.s ?? 0) - (a.s ?? 0))
+        .map((x) => x.p);
+    expect(rank("math", ["docs/mathematics/notes.md", "lib/m-a-t-h.js", "src/math.ts"])[0]).toBe(
+      "src/math.ts",
+    );
+    expect(rank("index", ["index-docs/readme.md", "src/index.ts"])[0]).toBe("src/index.ts");
+  });
+});
