@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { EditBuffer } from "../src/ui/edit-buffer.ts";
 import { fuzzyScore } from "../src/ui/file-finder.ts";
 import type { Key } from "../src/ui/keys.ts";
+import { notificationSequence, notifyMethod } from "../src/ui/notify.ts";
 import { slashMenu } from "../src/ui/slash-commands.ts";
 import { nextWordStart, prevWordStart, VimKeys, wordEnd } from "../src/ui/vim.ts";
 
@@ -165,5 +166,31 @@ describe("fuzzyScore", () => {
       "src/math.ts",
     );
     expect(rank("index", ["index-docs/readme.md", "src/index.ts"])[0]).toBe("src/index.ts");
+  });
+});
+
+describe("notifyMethod", () => {
+  const config = { enabled: true, longTurnSeconds: 30, method: "auto" as const };
+  it("picks OSC 9, OSC 777 or the bell by terminal; the bell under tmux", () => {
+    expect(notifyMethod(config, { TERM_PROGRAM: "WezTerm" }, true)).toBe("osc9");
+    expect(notifyMethod(config, { TERM: "xterm-kitty" }, true)).toBe("osc9");
+    expect(notifyMethod(config, { TERM: "rxvt-unicode-256color" }, true)).toBe("osc777");
+    expect(notifyMethod(config, { TERM: "xterm-256color", VTE_VERSION: "7200" }, true)).toBe("osc777");
+    expect(notifyMethod(config, { TERM: "xterm-256color" }, true)).toBe("bell");
+    expect(notifyMethod(config, { TERM_PROGRAM: "iTerm.app", TMUX: "/tmp/tmux-0/default,1,0" }, true)).toBe(
+      "bell",
+    );
+    expect(notifyMethod({ ...config, method: "osc777" }, { TERM: "xterm" }, true)).toBe("osc777");
+  });
+  it("is off when turned off, opted out, on a dumb terminal or without one", () => {
+    expect(notifyMethod({ ...config, enabled: false }, { TERM_PROGRAM: "WezTerm" }, true)).toBeUndefined();
+    expect(notifyMethod(config, { TERM_PROGRAM: "WezTerm", YOI_NO_NOTIFY: "1" }, true)).toBeUndefined();
+    expect(notifyMethod(config, { TERM: "dumb" }, true)).toBeUndefined();
+    expect(notifyMethod(config, { TERM_PROGRAM: "WezTerm" }, false)).toBeUndefined();
+  });
+  it("writes no control characters from the message into the sequence", () => {
+    expect(notificationSequence("osc9", "yoi", "a\x1b]0;x\x07b")).toBe("\x1b]9;yoi: a ]0;x b\x07");
+    expect(notificationSequence("osc777", "y;oi", "done")).toBe("\x1b]777;notify;y,oi;done\x07");
+    expect(notificationSequence("bell", "yoi", "done")).toBe("\x07");
   });
 });

@@ -9,6 +9,7 @@
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
+import type { Usage } from "@yoi/llm-client";
 import {
   type PermissionRule,
   type ProjectSettings,
@@ -21,6 +22,7 @@ import {
   backgroundStatus,
   bashPrefixRules,
   branchLabel,
+  defaultBashEnv,
   detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
   formatRuleSpec,
@@ -66,6 +68,7 @@ import { sanitize, sanitizeLine } from "../terminal-text.ts";
 import { truncate } from "../text-width.ts";
 import { bashesLines } from "../ui/bashes-view.ts";
 import { complete } from "../ui/completer.ts";
+import { costOf } from "../ui/cost.ts";
 import {
   type ExpandedCommand,
   expandSlash,
@@ -93,6 +96,7 @@ import {
   slashHelp,
   slashMenu,
 } from "../ui/slash-commands.ts";
+import { StatusLine, type StatusState } from "../ui/status-line.ts";
 import { type Background, backgroundFromEnv, queryBackground } from "../ui/terminal-background.ts";
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { themeCommand } from "../ui/theme-command.ts";
@@ -192,6 +196,19 @@ class InteractiveSession {
   /** The `@` file finder over the session's scope. */
   #files: FileFinder | undefined;
   readonly #notifier: Notifier;
+  /** The project's root (the git top level, else the scope root), for the status line. */
+  #projectDir: string | undefined;
+  /** The status line command, when the config has one. */
+  #statusLine: StatusLine | undefined;
+  /** What the status line is told: this session's tokens, dollars and time, the git branch. */
+  readonly #tally = {
+    started: Date.now(),
+    apiMs: 0,
+    input: 0,
+    output: 0,
+    cost: 0 as number | undefined,
+    branch: undefined as string | undefined,
+  };
 
   constructor(
     base: CliConfig,
@@ -221,6 +238,7 @@ class InteractiveSession {
       onHiddenEdit: (text) => this.#renderer.typeahead(text),
       pasteCollapseLines: setup.config.paste.collapseLines,
       vim: setup.config.editorMode === "vim",
+      onVimMode: () => this.#statusChanged(),
     });
     this.#notifier = new Notifier(setup.config.notifications, {
       env: process.env,
@@ -237,6 +255,7 @@ class InteractiveSession {
       if (next === permissions.mode) return;
       permissions.setMode(next);
       this.#editor.prompt = this.#prompt;
+      this.#statusChanged();
     });
     const editor = this.#editor;
     this.#renderer = new Renderer({
@@ -289,7 +308,10 @@ class InteractiveSession {
     const environment = await opened.pod.environment();
     this.#style.theme = resolveTheme(this.#base.config.theme, await this.#background, colorDepth());
     this.#editor.prompt = this.#prompt;
-    this.#banner(environment && branchLabel(environment));
+    const branch = environment && branchLabel(environment);
+    this.#tally.branch = branch;
+    this.#banner(branch);
+    this.#startStatusLine();
     const exited = new Promise<number>((resolve) => {
       this.#done = resolve;
     });
@@ -330,6 +352,7 @@ class InteractiveSession {
       if (event.type === "usage") this.#contextTokens = contextTokens(event.usage);
       for (const shown of redactStreamed(event)) this.#renderer.handle(shown);
     });
+    this.#statusChanged();
   }
 
   #banner(branch: string | undefined): void {
@@ -421,6 +444,7 @@ class InteractiveSession {
         this.#renderer.finish(result);
       }
       this.#notifier.turnEnded(Date.now() - started, turnOutcome(result.status));
+      this.#count(result.usage, Date.now() - started);
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
     } finally {
@@ -517,6 +541,81 @@ class InteractiveSession {
     this.#renderer.typeahead("");
     this.#editor.prompt = this.#prompt;
     this.#editor.show();
+  }
+
+  /** Runs the status line command (debounced) when the config has one. */
+  #startStatusLine(): void {
+    const config = this.#setup.config.statusLine;
+    if (config === undefined) return;
+    void projectRoot(this.#setup.cwd, this.#setup.config.scope.root).then((root) => {
+      this.#projectDir = root;
+      this.#statusChanged();
+    });
+    this.#statusLine = new StatusLine({
+      config,
+      cwd: this.#opened.pod.fs.cwd,
+      shell: process.env.SHELL || "/bin/sh",
+      // The user's environment without provider keys and credentials, as bash gets it.
+      env: defaultBashEnv(
+        process.env,
+        Object.values(this.#setup.config.providers).flatMap((p) => (p.apiKeyEnv ? [p.apiKeyEnv] : [])),
+      ),
+      show: (line) => {
+        this.#editor.status = line;
+      },
+      problem: (message) => this.#note(message),
+    });
+    this.#statusChanged();
+  }
+
+  /** A run's tokens, dollars and time, for the status line. */
+  #count(usage: Usage, ms: number): void {
+    const t = this.#tally;
+    t.input += usage.inputTokens ?? 0;
+    t.output += usage.outputTokens ?? 0;
+    t.apiMs += ms;
+    const cost = costOf(usage, this.#opened.setup.resolved.info?.pricing);
+    t.cost = cost === undefined || t.cost === undefined ? undefined : t.cost + cost;
+    this.#statusChanged();
+  }
+
+  /** Tells the status line the session's state (it runs only when that changed). */
+  #statusChanged(): void {
+    if (this.#statusLine === undefined || this.#opened === undefined) return;
+    const { pod, setup } = this.#opened;
+    const t = this.#tally;
+    const window = setup.window;
+    const used =
+      this.#contextTokens === undefined || window <= 0 ? null : (this.#contextTokens / window) * 100;
+    const state: StatusState = {
+      session_id: pod.id,
+      cwd: pod.fs.cwd,
+      model: {
+        id: `${setup.resolved.providerName}/${setup.resolved.model}`,
+        display_name: setup.resolved.model,
+      },
+      workspace: { current_dir: pod.fs.cwd, project_dir: this.#projectDir ?? pod.fs.cwd },
+      version: cliVersion(),
+      cost: {
+        total_cost_usd: t.cost ?? null,
+        total_duration_ms: Date.now() - t.started,
+        total_api_duration_ms: t.apiMs,
+        total_lines_added: 0,
+        total_lines_removed: 0,
+      },
+      context_window: {
+        total_input_tokens: t.input,
+        total_output_tokens: t.output,
+        context_window_size: window,
+        used_percentage: used === null ? null : Math.round(used * 1000) / 1000,
+      },
+      git: { branch: t.branch ?? null },
+      permission_mode: pod.permissions.mode,
+      ...(this.#editor.vimMode
+        ? { vim: { mode: this.#editor.vimMode === "normal" ? "NORMAL" : "INSERT" } }
+        : {}),
+    };
+    this.#statusLine.update(state);
   }
 
   #beginBusy(): void {
@@ -1258,6 +1357,7 @@ class InteractiveSession {
     if (this.#exiting) return;
     this.#exiting = true;
     this.#cancel();
+    this.#statusLine?.dispose();
     this.#renderer.dispose();
     try {
       await this.#opened.pod.close();

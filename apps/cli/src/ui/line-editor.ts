@@ -53,6 +53,8 @@ export interface LineEditorOptions {
   pasteCollapseLines?: number;
   /** Vim keys from the start. */
   vim?: boolean;
+  /** Told when the vim mode changes (or vim keys are turned on or off). */
+  onVimMode?: () => void;
 }
 
 /** One entry of the suggestion menu. */
@@ -164,6 +166,7 @@ export class LineEditor {
     if (on === this.vim) return;
     this.#vim = on ? new VimKeys() : undefined;
     if (this.#visible) this.#render();
+    this.#o.onVimMode?.();
   }
 
   /** The vim mode, when vim keys are on. */
@@ -364,7 +367,10 @@ export class LineEditor {
           return;
         }
         if (outcome.history !== undefined) this.#walkHistory(outcome.history);
-        if (this.#vim.mode !== modeBefore) this.#menu = undefined;
+        if (this.#vim.mode !== modeBefore) {
+          this.#menu = undefined;
+          this.#o.onVimMode?.();
+        }
         this.#render();
         if (this.#vim.mode === "insert" && this.#buffer.text !== before) this.#refreshMenu();
         return;
@@ -797,7 +803,7 @@ export class LineEditor {
     const below: string[] = [];
     if (!options.final && mode.kind === "edit") {
       below.push(...(this.#menu === undefined ? this.#hint : menuRows(this.#menu, s, cols)));
-      if (this.#status !== undefined) below.push(this.#status);
+      if (this.#status !== undefined) below.push(truncate(this.#status, cols));
     }
     const all = [...rows, ...below];
     this.#clear();
