@@ -3,6 +3,7 @@ import { chmod, mkdir, readFile, stat, utimes, writeFile } from "node:fs/promise
 import * as path from "node:path";
 import { createClient } from "@yoi/llm-client";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { listSessions } from "@yoi/worker-persistence";
 import { afterEach, describe, expect, it } from "vitest";
 import type { GitState } from "../src/environment/git-state.ts";
 import {
@@ -315,6 +316,18 @@ describe("the environment reaches the model", () => {
     expect(second).toContain("Branch: topic");
     expect(second).toContain("?? src/");
     expect(s.rejections).toEqual([]);
+  });
+
+  it("the session log records the branch the session began on, for session lists", async () => {
+    const root = await repo();
+    await commit(root, "a.txt", "a\n", "base");
+    git(root, "checkout", "-q", "-b", "feature/x");
+    // No read of the environment before the first input: the session's creation waits for it.
+    const { pod } = await open(root);
+    expect((await pod.run("hello")).status).toBe("completed");
+    await pod.flush();
+    const sessions = await listSessions({ dir: path.join(root, "..", `${path.basename(root)}-data`) });
+    expect(sessions.map((row) => row.gitBranch)).toEqual(["feature/x"]);
   });
 
   it("is left out when the embedder turns it off", async () => {

@@ -59,6 +59,8 @@ export interface SessionStartFields {
   forkedBeforeTurn?: number;
   /** Version of the software that created it. */
   appVersion?: string;
+  /** The git branch checked out in the working directory when the session began ("detached HEAD" when none). */
+  gitBranch?: string;
 }
 
 const SESSION_START_FIELDS = [
@@ -71,6 +73,7 @@ const SESSION_START_FIELDS = [
   "parentSessionId",
   "forkedBeforeTurn",
   "appVersion",
+  "gitBranch",
 ] as const satisfies ReadonlyArray<keyof SessionStartFields>;
 
 export interface SessionStartRecord extends RecordBase, SessionStartFields {
@@ -349,7 +352,15 @@ export function recordProblem(value: unknown): string | undefined {
     }
     case "session_start":
       if (typeof value.sessionId !== "string") return "session_start without `sessionId`";
-      for (const key of ["model", "provider", "cwd", "baseURL", "permissionMode", "parentSessionId"]) {
+      for (const key of [
+        "model",
+        "provider",
+        "cwd",
+        "baseURL",
+        "permissionMode",
+        "parentSessionId",
+        "gitBranch",
+      ]) {
         if (!optionalType(value[key], "string")) return `session_start whose \`${key}\` is not a string`;
       }
       return value.config === undefined || isObject(value.config)

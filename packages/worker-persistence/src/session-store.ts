@@ -267,6 +267,8 @@ export interface SessionSummary {
   /** The session this one was forked from. */
   parentSessionId?: string;
   cwd?: string;
+  /** The git branch the session began on, when it was in a repository. */
+  gitBranch?: string;
   sizeBytes: number;
   /**
    * The run failed (or was cancelled) before the model said anything, and
@@ -402,6 +404,7 @@ async function summarize(file: LogFile): Promise<SessionSummary> {
           if (typeof record.model === "string") model = record.model;
           if (typeof record.provider === "string") summary.provider = record.provider;
           if (typeof record.cwd === "string") summary.cwd = record.cwd;
+          if (typeof record.gitBranch === "string") summary.gitBranch = record.gitBranch;
           if (typeof record.parentSessionId === "string") summary.parentSessionId = record.parentSessionId;
           if (typeof record.baseURL === "string") summary.baseURL = record.baseURL;
           if (typeof record.permissionMode === "string") summary.permissionMode = record.permissionMode;

@@ -14,7 +14,7 @@ import { type SessionStore, type SessionWriter, WorkerEventRecords } from "@yoi/
 import type { AgentDefinitionError } from "../agents/agent-definition.ts";
 import { CheckpointRecorder } from "../checkpoints/checkpoint-recorder.ts";
 import { sessionContextPolicy } from "../context/session-policy.ts";
-import { SessionEnvironment } from "../environment/session-environment.ts";
+import { branchLabel, SessionEnvironment } from "../environment/session-environment.ts";
 import { AlertBus } from "../events/alerts.ts";
 import { PodEventHub } from "../events/event-hub.ts";
 import { ConfiguredHooks } from "../extensions/configured-hooks.ts";
@@ -156,11 +156,17 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   const log = new SessionLog({
     ...(source.writer ? { writer: source.writer } : {}),
     ...(source.create ? { create: source.create } : {}),
-    startMeta: () => ({
-      model: model.client.model,
-      provider: model.client.provider,
-      permissionMode: permissions.mode,
-    }),
+    startMeta: async () => {
+      // The branch as the environment reads it for the first turn's prompt (the same read), for session lists.
+      const snapshot = await environment?.latest();
+      const branch = snapshot && branchLabel(snapshot);
+      return {
+        model: model.client.model,
+        provider: model.client.provider,
+        permissionMode: permissions.mode,
+        ...(branch !== undefined ? { gitBranch: branch } : {}),
+      };
+    },
     // The failure path of the session log: said once; the log takes no more records.
     onFailure: (error) => {
       const message = errorMessage(error);

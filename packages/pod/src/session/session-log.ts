@@ -22,6 +22,8 @@ export interface SessionStartMeta {
   model: string;
   provider: string;
   permissionMode: PermissionMode;
+  /** The git branch checked out, when the environment was read and the directory is a repository. */
+  gitBranch?: string;
 }
 
 /** One record's write. */
@@ -33,7 +35,7 @@ export interface SessionLogOptions {
   /** Creates a new session's log; called once, by the first record that opens it. */
   create?: (meta: SessionStartMeta) => Promise<SessionWriter>;
   /** What session_start says, read when the log is created. */
-  startMeta: () => SessionStartMeta;
+  startMeta: () => SessionStartMeta | Promise<SessionStartMeta>;
   /** The log could not be written (called once, with the first failure). */
   onFailure: (error: unknown) => void;
 }
@@ -91,8 +93,10 @@ export class SessionLog {
       }
       this.#create = undefined;
       const meta = this.#options.startMeta();
+      // A meta at hand creates the log now; one still being read (the git branch) as soon as it is there.
+      const created = meta instanceof Promise ? meta.then(create) : create(meta);
       ready = this.#ready = (async () => {
-        const writer = await create(meta);
+        const writer = await created;
         this.#writer = writer;
         return writer;
       })();

@@ -293,6 +293,7 @@ export class PgSessionStore implements SessionStore {
       const model = typeof change?.model === "string" ? change.model : start?.model;
       if (typeof model === "string") summary.model = model;
       if (typeof start?.cwd === "string") summary.cwd = start.cwd;
+      if (typeof start?.gitBranch === "string") summary.gitBranch = start.gitBranch;
       const shown =
         typeof title?.title === "string"
           ? title.title
