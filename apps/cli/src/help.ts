@@ -59,13 +59,13 @@ Environment:
   Config files: ~/.yoi/config.jsonc (user), .yoi/config.jsonc (project).
 
 Interactive:
-  @path + Tab completes files; Shift+Enter, Alt+Enter or a trailing \\ adds a line; Up/Down and Ctrl-R
-  search this project's history (~/.yoi/history); !cmd runs your command (no question, in the sandbox)
-  and shows the model its output;
+  / opens the command menu and @ a fuzzy file finder as you type (Tab completes too); Shift+Enter,
+  Alt+Enter or a trailing \\ adds a line; Up/Down and Ctrl-R search this project's history
+  (~/.yoi/history); !cmd runs your command (no question, in the sandbox) and shows the model its output;
   Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
   tool's output; Ctrl-C twice at the prompt exits.
-  /help /compact [focus] /clear /cost /status /permissions /init /sessions /resume <id> /model [ref]
-  /rewind [N] /undo /fork [N] /mcp /bashes /exit, your commands (.yoi/commands/*.md)
+  /help /compact [focus] /clear /cost /status /permissions /init /sessions /resume [id] /model [ref]
+  /rewind [N] /undo /fork [N] /mcp /bashes /vim /exit, your commands (.yoi/commands/*.md)
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
   @<server>:<uri> attaches an MCP resource
 

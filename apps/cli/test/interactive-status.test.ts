@@ -70,7 +70,7 @@ describe.skipIf(!TmuxSession.available())("status line and notifications (tmux)"
     await tty.waitFor("reply 0");
     // The run after the turn (debounced) writes the new state.
     let after: { context_window: Record<string, number>; cost: Record<string, number> } | undefined;
-    for (let i = 0; i < 300 && !(after && after.context_window.total_input_tokens > 0); i++) {
+    for (let i = 0; i < 300 && !((after?.context_window.total_input_tokens ?? 0) > 0); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       after = JSON.parse(await readFile(state, "utf8").catch(() => "null")) ?? undefined;
     }

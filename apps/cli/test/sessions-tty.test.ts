@@ -119,9 +119,15 @@ describe.skipIf(!TmuxSession.available())("rewind, undo, fork and the picker in 
       height: 50,
     });
     ttys.push(tty2);
-    await tty2.waitFor("Resume which session?");
-    await tty2.waitFor("number or id");
-    tty2.type("2");
+    // A searchable list: each session's first prompt, age, branch and size; typing filters it.
+    let picker = await tty2.waitFor("Resume which session?");
+    expect(picker).toMatch(/❯ .*\d+[smhd] ago · .*\d+(\.\d)? (B|KB)/);
+    tty2.type("zzz");
+    await tty2.waitFor("(nothing matches)");
+    tty2.keys("BSpace", "BSpace", "BSpace");
+    tty2.type("write version");
+    picker = await tty2.waitFor(/❯ write version one/);
+    expect(picker).not.toContain("(nothing matches)");
     tty2.keys("Enter");
     await tty2.waitFor("resumed session");
     // the parent session (older of the two): its conversation as it was drawn
@@ -131,6 +137,15 @@ describe.skipIf(!TmuxSession.available())("rewind, undo, fork and the picker in 
     tty2.type("hello?");
     tty2.keys("Enter");
     await tty2.waitFor("Back again.");
+    await tty2.waitFor(/^›\s*$/m);
+    // /resume without an id: the same picker over the other sessions; Esc leaves it, nothing changes.
+    tty2.type("/resume");
+    tty2.keys("Enter");
+    picker = await tty2.waitFor("Resume which session?");
+    expect(picker).not.toMatch(/❯ write version one/);
+    tty2.keys("Escape");
+    await tty2.waitFor((screen) => !screen.includes("Resume which session?"));
+    await tty2.waitFor(/^›\s*$/m);
     tty2.type("/exit");
     tty2.keys("Enter");
     expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");

@@ -1,7 +1,7 @@
 import type { SessionSummary } from "@yoi/worker-persistence";
 import { describe, expect, it } from "vitest";
 import { formatSessionTable, sessionTree } from "../src/commands/sessions.ts";
-import { pickAnswer } from "../src/sessions/session-picker.ts";
+import { pickerItems } from "../src/sessions/session-picker.ts";
 import { shortIds } from "../src/sessions/short-ids.ts";
 import { transcriptLines } from "../src/sessions/transcript.ts";
 import { createStyle } from "../src/style.ts";
@@ -55,13 +55,26 @@ describe("the sessions tree", () => {
 });
 
 describe("the picker", () => {
-  it("takes a list number or a unique id prefix", () => {
-    const rows = [row("01a2aaaa"), row("01a2bbbb")];
-    expect(pickAnswer("2", rows)?.id).toBe("01a2bbbb");
-    expect(pickAnswer("01a2a", rows)?.id).toBe("01a2aaaa");
-    expect(pickAnswer("01a2", rows)).toBeUndefined();
-    expect(pickAnswer("9", rows)).toBeUndefined();
-    expect(pickAnswer("", rows)).toBeUndefined();
+  it("shows each session's first prompt, age, branch, size and model, fitted to the width", () => {
+    const now = Date.parse("2026-01-01T03:00:00Z");
+    const rows = [
+      {
+        ...row("01a2aaaa"),
+        firstPrompt: "fix the \x1b[31mflaky\x1b[0m test in the parser that fails on Tuesdays",
+        gitBranch: "main",
+        sizeBytes: 2048,
+        model: "claude-haiku-4-5",
+        updatedAt: "2026-01-01T01:00:00Z",
+      },
+      { ...row("01a2bbbb"), sizeBytes: 100, updatedAt: "2026-01-01T02:59:00Z" },
+    ];
+    const items = pickerItems(rows, 80, now);
+    expect(items[0]).toMatch(
+      /^fix the .*flaky.* test in.*… {2,}2h ago · ⎇ main · 2\.0 KB · claude-haiku-4-5$/,
+    );
+    expect(items[0]).not.toContain("\x1b");
+    expect(items[1]).toMatch(/ {2}1m ago · 100 B$/);
+    for (const item of items) expect(item.length).toBeLessThanOrEqual(80);
   });
 });
 

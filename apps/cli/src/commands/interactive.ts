@@ -57,7 +57,7 @@ import {
   modelSetup,
 } from "../session-setup.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
-import { pickSession } from "../sessions/session-picker.ts";
+import { pickFrom, pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup/trace.ts";
@@ -887,7 +887,12 @@ class InteractiveSession {
       run: (arg) => this.#init(arg),
     },
     { name: "/sessions", summary: "sessions of this directory", run: () => this.#listSessions() },
-    { name: "/resume", args: "<id>", summary: "switch to another session", run: (arg) => this.#resume(arg) },
+    {
+      name: "/resume",
+      args: "[id]",
+      summary: "switch to another session (without an id: pick from a searchable list)",
+      run: (arg) => this.#resume(arg),
+    },
     {
       name: "/model",
       args: "[ref]",
@@ -1176,8 +1181,9 @@ class InteractiveSession {
 
   async #resume(arg: string): Promise<void> {
     if (arg === "") {
-      this.#renderer.line(this.#style.dim("usage: /resume <session id> (see /sessions)"));
-      return;
+      const chosen = await this.#pickSession();
+      if (chosen === undefined) return;
+      arg = chosen;
     }
     // The session goes on with its own model and server, as with yoi --resume.
     let setup = this.#setup;
@@ -1202,6 +1208,20 @@ class InteractiveSession {
       );
     }
     await this.#reopen(setup, id);
+  }
+
+  /** `/resume` without an id: this directory's other sessions in the picker; the id chosen. */
+  async #pickSession(): Promise<string | undefined> {
+    const here = await projectRoot(this.#setup.cwd, this.#setup.config.scope.root);
+    const sessions = (await listSessions({ dir: this.#setup.dataDir })).filter(
+      (s) => s.cwd === here && !s.failedBeforeOutput && s.id !== this.#opened.pod.id,
+    );
+    if (sessions.length === 0) {
+      this.#renderer.line(this.#style.dim("no other sessions here to resume"));
+      return undefined;
+    }
+    const index = await pickFrom(this.#editor, sessions, this.#style);
+    return index === undefined ? undefined : sessions[index]?.id;
   }
 
   async #model(arg: string): Promise<void> {

@@ -1,42 +1,47 @@
 /**
- * `yoi -r` without an id: a numbered list of this directory's sessions
- * (title, age, model, first prompt), answered with a number or the start
- * of an id. Enter on an empty line or Ctrl-C chooses nothing.
+ * The session picker of `yoi -r` and `/resume`: a searchable list of this
+ * directory's sessions, newest first, each with its first prompt (or
+ * title), how long ago it was used, its git branch, its size and model
+ * (ids are for `yoi sessions` and `--resume <id>`; here the prompt names it).
+ * Typing filters (every word must match), Up/Down move, Enter resumes,
+ * Esc or Ctrl-C chooses nothing. It is the line editor's `pick`.
  */
-import * as readline from "node:readline";
 import type { SessionSummary } from "@yoi/worker-persistence";
 import { usageError } from "../cli-error.ts";
 import { ago } from "../commands/sessions.ts";
 import type { Style } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
-import { truncate } from "../text-width.ts";
-import { shortIds } from "./short-ids.ts";
+import { truncate, visibleWidth } from "../text-width.ts";
+import { LineEditor } from "../ui/line-editor.ts";
+import { formatBytes } from "../ui/tool-summary.ts";
 
 /** Most sessions the picker lists. */
-export const PICKER_ROWS = 20;
+export const PICKER_ROWS = 200;
 
-/** The picker's lines for `sessions` (newest first). */
-export function pickerLines(sessions: readonly SessionSummary[], style: Style, now = Date.now()): string[] {
-  const ids = shortIds(sessions.map((s) => s.id));
+/** The picker's rows for `sessions` (newest first), plain text fitted to `columns`. */
+export function pickerItems(
+  sessions: readonly SessionSummary[],
+  columns: number,
+  now = Date.now(),
+): string[] {
+  const facts = sessions.slice(0, PICKER_ROWS).map((s) =>
+    [
+      ago(Date.parse(s.updatedAt), now),
+      s.gitBranch === undefined ? undefined : `⎇ ${s.gitBranch}`,
+      formatBytes(s.sizeBytes),
+      s.model,
+    ]
+      .filter((part) => part !== undefined)
+      .map((part) => sanitizeLine(part))
+      .join(" · "),
+  );
+  // The prompt takes what the facts leave, at least 20 columns.
+  const factWidth = Math.max(0, ...facts.map((f) => visibleWidth(f)));
+  const room = Math.max(20, columns - factWidth - 6);
   return sessions.slice(0, PICKER_ROWS).map((s, i) => {
-    const n = String(i + 1).padStart(2);
-    const title = truncate(sanitizeLine(s.title ?? "(no prompt yet)"), 50);
-    const prompt =
-      s.firstPrompt !== undefined && s.firstPrompt !== s.title
-        ? ` · ${truncate(sanitizeLine(s.firstPrompt), 40)}`
-        : "";
-    const facts = `${ago(Date.parse(s.updatedAt), now)} · ${sanitizeLine(s.model ?? "-")} · ${sanitizeLine(ids.get(s.id) ?? s.id)}${prompt}`;
-    return `${style.bold(n)}  ${title}  ${style.dim(facts)}`;
+    const prompt = truncate(sanitizeLine(s.firstPrompt ?? s.title ?? "(no prompt yet)"), room);
+    return `${prompt}${" ".repeat(Math.max(1, room - visibleWidth(prompt)))}  ${facts[i] ?? ""}`;
   });
-}
-
-/** Which session an answer names: a list number or a unique id prefix; undefined when none does. */
-export function pickAnswer(answer: string, sessions: readonly SessionSummary[]): SessionSummary | undefined {
-  const text = answer.trim().toLowerCase();
-  if (/^\d+$/.test(text)) return sessions.slice(0, PICKER_ROWS)[Number(text) - 1];
-  if (text === "") return undefined;
-  const matches = sessions.filter((s) => s.id.toLowerCase().startsWith(text));
-  return matches.length === 1 ? matches[0] : undefined;
 }
 
 /** Asks on the terminal; rejects with a usage error when there is none. */
@@ -47,27 +52,26 @@ export async function pickSession(
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
     throw usageError("-r without an id needs a terminal to choose in; give the id (yoi sessions lists them)");
   }
-  const out = process.stdout;
-  out.write(`${style.bold("Resume which session?")}\n`);
-  for (const line of pickerLines(sessions, style)) out.write(`${line}\n`);
-  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  const editor = new LineEditor({ input: process.stdin, output: process.stdout, style });
+  // Only the list takes keys here: the session's own editor starts after it.
+  editor.start({ submit: () => {}, interrupt: () => {}, escape: () => {}, eof: () => {} });
   try {
-    for (;;) {
-      const answer = await new Promise<string | undefined>((resolve) => {
-        rl.question(style.cyan("number or id (Enter: none) › "), resolve);
-        rl.once("SIGINT", () => resolve(undefined));
-        rl.once("close", () => resolve(undefined));
-      });
-      if (answer === undefined || answer.trim() === "") return undefined;
-      const chosen = pickAnswer(answer, sessions);
-      if (chosen) return chosen;
-      out.write(
-        style.yellow(
-          `"${sanitizeLine(answer.trim())}" is not a number from the list or the start of one id\n`,
-        ),
-      );
-    }
+    const index = await pickFrom(editor, sessions, style);
+    return index === undefined ? undefined : sessions[index];
   } finally {
-    rl.close();
+    editor.stop();
   }
+}
+
+/** The picker on an editor that is running (`/resume`): the index chosen in `sessions`. */
+export function pickFrom(
+  editor: LineEditor,
+  sessions: readonly SessionSummary[],
+  style: Style,
+): Promise<number | undefined> {
+  // The list's marker takes two columns.
+  return editor.pick(
+    style.bold("Resume which session?"),
+    pickerItems(sessions, (process.stdout.columns ?? 80) - 2),
+  );
 }

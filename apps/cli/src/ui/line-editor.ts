@@ -749,7 +749,11 @@ export class LineEditor {
   #clear(): void {
     if (this.#drawnRows === 0) return;
     const up = this.#cursorRow > 0 ? `\x1b[${this.#cursorRow}A` : "";
-    this.#o.output.write(`\r${up}\x1b[J`);
+    // Row by row (EL), not "to the end of the screen" (ED): drawn at the top-left, an ED clears the
+    // whole screen, which tmux (scroll-on-clear) copies into the scrollback at every key.
+    const rows = this.#drawnRows;
+    const back = rows > 1 ? `\x1b[${rows - 1}A` : "";
+    this.#o.output.write(`\r${up}${"\x1b[2K\x1b[1B".repeat(rows - 1)}\x1b[2K${back}`);
     this.#drawnRows = 0;
     this.#cursorRow = 0;
   }
@@ -772,7 +776,8 @@ export class LineEditor {
       const at = Math.max(0, shown.indexOf(mode.index));
       const start = Math.max(0, Math.min(at - 4, shown.length - 10));
       for (const i of shown.slice(start, start + 10)) {
-        const item = sanitize(mode.items[i] ?? "");
+        // One row each: a row the terminal wraps would throw the redraw off.
+        const item = truncate(sanitize(mode.items[i] ?? ""), cols - 2);
         layout.rows.push(i === mode.index ? s.cyan(`❯ ${item}`) : `  ${item}`);
       }
       if (shown.length === 0) layout.rows.push(s.dim("  (nothing matches)"));
@@ -891,10 +896,16 @@ function menuRows(menu: Menu & { index: number }, s: Style, cols: number): strin
   return rows;
 }
 
-/** Indexes of the items the filter lets through. */
+/** Indexes of the items the filter lets through: each of its words is in the item. */
 function pickable(mode: { items: readonly string[]; filter: string }): number[] {
-  const needle = mode.filter.toLowerCase();
-  return mode.items.flatMap((item, i) => (item.toLowerCase().includes(needle) ? [i] : []));
+  const words = mode.filter
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== "");
+  return mode.items.flatMap((item, i) => {
+    const text = item.toLowerCase();
+    return words.every((w) => text.includes(w)) ? [i] : [];
+  });
 }
 
 function commonPrefix(words: readonly string[]): string {
