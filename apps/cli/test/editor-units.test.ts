@@ -162,9 +162,7 @@ describe("fuzzyScore", () => {
         .filter((x) => x.s !== undefined)
         .sort((a, b) => (b.s ?? 0) - (a.s ?? 0))
         .map((x) => x.p);
-    expect(rank("math", ["notes/mathematics/a.md", "lib/m-a-t-h.js", "src/math.ts"])[0]).toBe(
-      "src/math.ts",
-    );
+    expect(rank("math", ["notes/mathematics/a.md", "lib/m-a-t-h.js", "src/math.ts"])[0]).toBe("src/math.ts");
     expect(rank("index", ["index-docs/readme.md", "src/index.ts"])[0]).toBe("src/index.ts");
   });
 });

@@ -139,6 +139,47 @@ describe.skipIf(!TmuxSession.available())("the prompt editor in a real terminal 
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 180_000);
 
+  it("at 40 columns the menus, the status line and the vim prompt stay within the width", async () => {
+    const said: string[] = [];
+    const server = await replyingServer(said);
+    const { home, project } = await tempWorld({
+      "src/components/navigation/very-long-component-name-that-overflows.tsx": "x\n",
+    });
+    await mkdir(path.join(home, ".yoi"), { recursive: true });
+    const long = "status ".repeat(20);
+    await writeFile(
+      path.join(home, ".yoi", "config.jsonc"),
+      JSON.stringify({ editorMode: "vim", statusLine: { type: "command", command: `echo '${long}'` } }),
+    );
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }), {
+      width: 40,
+    });
+    sessions.push(tty);
+    // Lines the terminal wrapped are joined again (-J): none may be wider than the screen.
+    const joinedFit = () => {
+      const joined = tty.query("capture-pane", "-p", "-J", "-t", tty.name);
+      const wide = joined.split("\n").filter((line) => [...line].length > 40);
+      expect(wide).toEqual([]);
+    };
+    await tty.waitFor("status status");
+    joinedFit();
+    tty.type("/");
+    await tty.waitFor("❯ /help");
+    joinedFit();
+    tty.keys("BSpace");
+    tty.type("@very");
+    await tty.waitFor("❯ src/components/");
+    joinedFit();
+    tty.keys("Escape");
+    await tty.waitFor(/^NORMAL /m);
+    joinedFit();
+    tty.type("dd");
+    tty.type("i/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 180_000);
+
   it("vim keys: motions and operators edit the line, counts, undo, /vim toggles", async () => {
     const said: string[] = [];
     const server = await replyingServer(said);

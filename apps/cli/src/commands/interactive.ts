@@ -443,7 +443,9 @@ class InteractiveSession {
         result = await this.#opened.pod.resume({ signal: this.#controller?.signal });
         this.#renderer.finish(result);
       }
-      this.#notifier.turnEnded(Date.now() - started, turnOutcome(result.status));
+      // A turn you cancelled needs no telling.
+      if (result.status !== "cancelled")
+        this.#notifier.turnEnded(Date.now() - started, turnOutcome(result.status));
       this.#count(result.usage, Date.now() - started);
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
@@ -1446,9 +1448,9 @@ async function askTrust(settings: ProjectSettings, style: Style): Promise<boolea
 
 /** How a notification names the end of a turn. */
 function turnOutcome(status: string): string {
-  if (status === "cancelled") return "turn cancelled";
   if (status === "failed") return "turn failed";
-  return "turn finished";
+  if (status === "completed") return "turn finished";
+  return "turn stopped";
 }
 
 /** One line naming an attached ref and what it adds: `@src/a.ts (1.2 KB)`. */

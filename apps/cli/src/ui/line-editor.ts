@@ -418,6 +418,8 @@ export class LineEditor {
     } else if (key.name === "escape" && plain) {
       this.#menu = undefined;
       this.#menuDismissed = this.#buffer.text;
+      // In vim's insert mode Esc also goes to normal mode, as it does from vim's own popup menu.
+      if (this.#vim?.mode === "insert") return false;
     } else {
       return false;
     }

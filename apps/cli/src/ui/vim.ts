@@ -138,7 +138,8 @@ export class VimKeys {
       case "end":
         return this.#chars("$", buffer);
       case "paste":
-        return { handled: true };
+        // Pasted text goes in as it is, in either mode (collapsed by the editor when long).
+        return { handled: false };
       default:
         return { handled: false };
     }
