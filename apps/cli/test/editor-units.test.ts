@@ -73,6 +73,30 @@ describe("vim keys", () => {
     expect(vim("hello world", 0, "dwx2u").text).toBe("hello world");
   });
 
+  it("finds with f F t T and repeats with ; and ,; gg and G; r and ~", () => {
+    const t = "a.b.c.d";
+    expect(vim(t, 0, "f.").cursor).toBe(1);
+    expect(vim(t, 0, "2f.").cursor).toBe(3);
+    expect(vim(t, 0, "f.;").cursor).toBe(3);
+    expect(vim(t, 0, "f.;,").cursor).toBe(1);
+    expect(vim(t, 0, "t.").cursor).toBe(0);
+    expect(vim(t, 0, "t.;").cursor).toBe(2);
+    expect(vim(t, 6, "F.").cursor).toBe(5);
+    expect(vim(t, 6, "T.").cursor).toBe(6);
+    expect(vim(t, 0, "fz").cursor).toBe(0);
+    expect(vim(t, 0, "df.").text).toBe("b.c.d");
+    expect(vim(t, 0, "dt.").text).toBe(".b.c.d");
+    expect(vim(t, 0, "ct.X").text).toBe("X.b.c.d");
+    expect(vim("one\ntwo\nthree", 5, "gg").cursor).toBe(0);
+    expect(vim("one\ntwo\nthree", 1, "G").cursor).toBe(8);
+    expect(vim("one\ntwo\nthree", 5, "dG").text).toBe("one");
+    expect(vim("one\ntwo\nthree", 5, "dgg").text).toBe("three");
+    expect(vim("abc", 0, "rx")).toMatchObject({ text: "xbc", cursor: 0 });
+    expect(vim("abc", 0, "2rx")).toMatchObject({ text: "xxc", cursor: 1 });
+    expect(vim("abc", 0, "5rx").text).toBe("abc");
+    expect(vim("abC", 0, "3~").text).toBe("ABc");
+  });
+
   it("enters insert mode with i a A I o O; Esc goes back one to the left", () => {
     expect(vim("abc", 1, "iX").text).toBe("aXbc");
     expect(vim("abc", 1, "aX").text).toBe("abXc");

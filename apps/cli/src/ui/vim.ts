@@ -1,8 +1,9 @@
 /**
  * Vim keys for the prompt editor: an insert mode (the editor's ordinary
  * keys, Esc leaves it) and a normal mode with the common motions (h j k l
- * w b e 0 ^ $), operators on them (d c y, doubled for whole lines), the
- * commands x X D C s S p P u, the ways into insert mode (i a A I o O), and
+ * w b e 0 ^ $ f F t T ; , gg G), operators on them (d c y, doubled for
+ * whole lines), the commands x X D C s S p P u r ~, the ways into insert
+ * mode (i a A I o O), and
  * counts in front of any of them (`3w`, `2dd`, `d2w`). Pure: it edits an
  * EditBuffer and says what the editor should do; the terminal is the
  * editor's business.
@@ -79,6 +80,8 @@ export class VimKeys {
   /** Keys of a command not complete yet: counts and an operator (`2d`, `d3`). */
   #pending = "";
   #register: Register = { text: "", linewise: false };
+  /** The last f / F / t / T and its character, for ; and ,. */
+  #lastFind: string | undefined;
   readonly #undo: { text: string; cursor: number }[] = [];
 
   get mode(): VimMode {
@@ -169,7 +172,8 @@ export class VimKeys {
     const match = /^([1-9]\d*)?([dcy])?([1-9]\d*)?(.*)$/.exec(this.#pending);
     if (!match) return undefined;
     const [, count1 = "1", op = "", count2 = "1", rest = ""] = match;
-    if (rest === "") return "pending";
+    // Keys that take one more: a character to find or to replace with, the second g of gg.
+    if (rest === "" || /^[fFtTrg]$/.test(rest)) return "pending";
     return this.#runParts(buffer, op, Number(count1) * Number(count2), rest);
   }
 
@@ -180,6 +184,15 @@ export class VimKeys {
       // Doubled operator: whole lines.
       if (rest === op) {
         this.#linewise(buffer, op, count);
+        return undefined;
+      }
+      // dG / dgg: whole lines, from this one to the last / the first.
+      if (rest === "G" || rest === "gg") {
+        const lineOf = (at: number) => text.slice(0, at).split("\n").length - 1;
+        const here = lineOf(cursor);
+        const last = lineOf(text.length);
+        if (rest === "gg") buffer.moveTo(0);
+        this.#linewise(buffer, op, rest === "G" ? last - here + 1 : here + 1);
         return undefined;
       }
       if (op === "c" && (rest === "w" || rest === "W") && classOf(text[cursor]) !== 0) rest = "e";
@@ -237,6 +250,18 @@ export class VimKeys {
       case "E":
         for (let i = 0; i < count; i++) at = wordEnd(text, at);
         return { at, inclusive: true };
+      case "gg":
+        return { at: 0 };
+      case "G":
+        return { at: lineStart(text, text.length) };
+      case ";":
+      case ",": {
+        const last = this.#lastFind;
+        if (last === undefined) return undefined;
+        const kind = last[0] ?? "f";
+        const reversed = key === "," ? ({ f: "F", F: "f", t: "T", T: "t" }[kind] ?? kind) : kind;
+        return this.#find(reversed, last.slice(1), text, cursor, count, true);
+      }
       case "j":
       case "k": {
         const down = key === "j";
@@ -255,8 +280,39 @@ export class VimKeys {
         return { at: Math.min(lineAt + column, lineEnd(text, lineAt)) };
       }
       default:
+        if (/^[fFtT].$/su.test(key)) {
+          this.#lastFind = key;
+          return this.#find(key[0] ?? "f", key.slice(1), text, cursor, count, false);
+        }
         return undefined;
     }
+  }
+
+  /** f / F / t / T: the `count`th `ch` on the line, forwards or backwards; undefined when there is none. */
+  #find(
+    kind: string,
+    ch: string,
+    text: string,
+    cursor: number,
+    count: number,
+    repeat: boolean,
+  ): { at: number; inclusive?: boolean } | undefined {
+    const start = lineStart(text, cursor);
+    const end = lineEnd(text, cursor);
+    let at = cursor;
+    for (let i = 0; i < count; i++) {
+      // t / T repeated must skip the character it stopped next to.
+      const from =
+        repeat && i === 0 && (kind === "t" || kind === "T") ? (kind === "t" ? at + 1 : at - 1) : at;
+      const forwards = kind === "f" || kind === "t";
+      const found = forwards ? text.indexOf(ch, from + 1) : from < 1 ? -1 : text.lastIndexOf(ch, from - 1);
+      if (found === -1 || found >= end || found < start) return undefined;
+      at = found;
+    }
+    if (kind === "t") return { at: at - 1, inclusive: true };
+    if (kind === "T") return { at: at + 1 };
+    if (kind === "f") return { at, inclusive: true };
+    return { at };
   }
 
   #snapshot(buffer: EditBuffer): void {
@@ -358,6 +414,15 @@ export class VimKeys {
       case "P":
         this.#put(buffer, key === "p", count);
         return undefined;
+      case "~": {
+        const to = Math.min(end, cursor + count);
+        const flipped = [...text.slice(cursor, to)]
+          .map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()))
+          .join("");
+        this.#snapshot(buffer);
+        buffer.splice(cursor, to, flipped);
+        return undefined;
+      }
       case "u":
         for (let i = 0; i < count; i++) {
           const last = this.#undo.pop();
@@ -366,7 +431,13 @@ export class VimKeys {
         }
         return undefined;
       default:
-        // Not a vim key we know: dropped, as vim would beep.
+        if (/^r.$/su.test(key) && cursor + count <= end) {
+          // r<ch>: the characters under the cursor replaced, the cursor on the last one.
+          this.#snapshot(buffer);
+          buffer.splice(cursor, cursor + count, key.slice(1).repeat(count));
+          buffer.moveTo(cursor + count - 1);
+        }
+        // Otherwise not a vim key we know: dropped, as vim would beep.
         return undefined;
     }
   }
