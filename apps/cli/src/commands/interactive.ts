@@ -579,6 +579,12 @@ class InteractiveSession {
     const cost = costOf(usage, this.#opened.setup.resolved.info?.pricing);
     t.cost = cost === undefined || t.cost === undefined ? undefined : t.cost + cost;
     this.#statusChanged();
+    // The branch as the run's own read of the environment saw it (a checkout during the session shows).
+    if (this.#statusLine !== undefined)
+      void this.#opened.pod.environment().then((environment) => {
+        t.branch = environment && branchLabel(environment);
+        this.#statusChanged();
+      });
   }
 
   /** Tells the status line the session's state (it runs only when that changed). */
