@@ -134,6 +134,13 @@ describe.skipIf(!TmuxSession.available())("the prompt editor in a real terminal 
     await tty.waitFor("reply 2");
     expect(said[2]).toBe(`before ${lines.join("\n")} after`);
     await tty.waitFor(PROMPT);
+    // Up brings it back as it was typed, collapsed, and it is sent whole again.
+    tty.keys("Up");
+    await tty.waitFor(/› before \[Pasted text #2 \+200 lines\] after\s*$/m);
+    tty.keys("Enter");
+    await tty.waitFor("reply 3");
+    expect(said[3]).toBe(said[2]);
+    await tty.waitFor(PROMPT);
     tty.type("/exit");
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");

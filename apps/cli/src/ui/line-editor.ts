@@ -145,6 +145,8 @@ export class LineEditor {
   /** Collapsed pastes: placeholder text → what was pasted. */
   readonly #pastes = new Map<string, string>();
   #pasteCount = 0;
+  /** Prompts sent with collapsed pastes (by the text sent): how they were typed, for the history. */
+  readonly #sentWithPastes = new Map<string, { raw: string; pastes: [string, string][] }>();
   #vim: VimKeys | undefined;
   /** The status line under the input (styled text, one row). */
   #status: string | undefined;
@@ -620,6 +622,8 @@ export class LineEditor {
       this.#cursorRow = 0;
       this.#visible = false;
     }
+    if (this.#pastes.size > 0)
+      this.#sentWithPastes.set(text, { raw: this.#buffer.text, pastes: [...this.#pastes] });
     this.#buffer.set("");
     this.#pastes.clear();
     this.#buffer.atoms = [];
@@ -638,7 +642,14 @@ export class LineEditor {
     const next = Math.max(0, Math.min(entries.length, this.#historyPos + step));
     if (next === this.#historyPos) return;
     this.#historyPos = next;
-    this.#buffer.set(next === entries.length ? this.#draft : (entries[next] ?? ""));
+    const entry = next === entries.length ? this.#draft : (entries[next] ?? "");
+    // A prompt sent with collapsed pastes this session comes back collapsed, its pastes with it.
+    const sent = this.#sentWithPastes.get(entry);
+    if (sent !== undefined) {
+      for (const [placeholder, pasted] of sent.pastes) this.#pastes.set(placeholder, pasted);
+      this.#buffer.atoms = [...this.#pastes.keys()];
+    }
+    this.#buffer.set(sent?.raw ?? entry);
   }
 
   #searchKey(mode: Extract<Mode, { kind: "search" }>, key: Key): void {
