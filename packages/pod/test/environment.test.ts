@@ -322,8 +322,9 @@ describe("the environment reaches the model", () => {
     const root = await repo();
     await commit(root, "a.txt", "a\n", "base");
     git(root, "checkout", "-q", "-b", "feature/x");
-    // No read of the environment before the first input: the session's creation waits for it.
+    // A host that shows the environment (the CLI's header) has read it before the first input.
     const { pod } = await open(root);
+    await pod.environment();
     expect((await pod.run("hello")).status).toBe("completed");
     await pod.flush();
     const sessions = await listSessions({ dir: path.join(root, "..", `${path.basename(root)}-data`) });

@@ -156,9 +156,10 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   const log = new SessionLog({
     ...(source.writer ? { writer: source.writer } : {}),
     ...(source.create ? { create: source.create } : {}),
-    startMeta: async () => {
-      // The branch as the environment reads it for the first turn's prompt (the same read), for session lists.
-      const snapshot = await environment?.latest();
+    startMeta: () => {
+      // The branch as the environment last read it, for session lists. The log is created at once
+      // (its lock is taken before anything is acknowledged), so a read still running is not waited for.
+      const snapshot = environment?.current;
       const branch = snapshot && branchLabel(snapshot);
       return {
         model: model.client.model,

@@ -35,7 +35,7 @@ export interface SessionLogOptions {
   /** Creates a new session's log; called once, by the first record that opens it. */
   create?: (meta: SessionStartMeta) => Promise<SessionWriter>;
   /** What session_start says, read when the log is created. */
-  startMeta: () => SessionStartMeta | Promise<SessionStartMeta>;
+  startMeta: () => SessionStartMeta;
   /** The log could not be written (called once, with the first failure). */
   onFailure: (error: unknown) => void;
 }
@@ -93,10 +93,8 @@ export class SessionLog {
       }
       this.#create = undefined;
       const meta = this.#options.startMeta();
-      // A meta at hand creates the log now; one still being read (the git branch) as soon as it is there.
-      const created = meta instanceof Promise ? meta.then(create) : create(meta);
       ready = this.#ready = (async () => {
-        const writer = await created;
+        const writer = await create(meta);
         this.#writer = writer;
         return writer;
       })();
