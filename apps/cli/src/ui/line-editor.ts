@@ -749,6 +749,8 @@ export class LineEditor {
     if (hits.length === 0) return;
     const common = commonPrefix(hits);
     if (common.length > token.length) {
+      // A menu opened for the text before the completion no longer fits it.
+      this.#menu = undefined;
       this.#buffer.insert(common.slice(token.length));
     } else if (hits.length > 1) {
       this.#hint = hits.slice(0, 20).map((h) => this.#o.style.dim(`  ${h}`));
