@@ -22,6 +22,7 @@ import {
   WORKER_DEFAULTS,
 } from "./defaults.ts";
 import { HooksSchema, McpServersSchema } from "./extensions-schema.ts";
+import { LspSchema } from "./lsp-schema.ts";
 import { PermissionsSchema, SandboxSchema } from "./permissions-schema.ts";
 import { ModelPricingSchema } from "./pricing-schema.ts";
 import { builtinProviderConfigs } from "./provider-registry.ts";
@@ -281,6 +282,7 @@ export const ConfigLayerSchema = obj({
   statusLine: StatusLineSchema.optional(),
   notifications: NotificationsSchema.prefault({}),
   paste: PasteSchema.prefault({}),
+  lsp: LspSchema.prefault({}),
 });
 
 /** A config as one source writes it: every field optional. */
@@ -426,3 +428,5 @@ export type SessionConfig = Config["session"];
 export type TaskConfig = Config["task"];
 export type StatusLineConfig = NonNullable<Config["statusLine"]>;
 export type NotificationsConfig = Config["notifications"];
+export type LspConfig = Config["lsp"];
+export type LspServerConfig = LspConfig["servers"][string];

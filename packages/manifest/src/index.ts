@@ -10,6 +10,8 @@ export type {
   CompactionConfigInput,
   Config,
   ConfigInput,
+  LspConfig,
+  LspServerConfig,
   ModelEntryConfig,
   ModelRef,
   NotificationsConfig,
@@ -90,6 +92,7 @@ export { formatConfig } from "./format-config.ts";
 export { configJsonSchema } from "./json-schema.ts";
 export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";
 export { loadConfig } from "./load-config.ts";
+export { LSP_MAX_DIAGNOSTICS, LSP_SEVERITIES, LSP_TIMEOUT_MS, LspSchema } from "./lsp-schema.ts";
 export { type ModelChoice, withModel } from "./model-choice.ts";
 export {
   PERMISSION_MODES,

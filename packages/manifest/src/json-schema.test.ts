@@ -30,6 +30,7 @@ describe("config JSON Schema", () => {
       "statusLine",
       "notifications",
       "paste",
+      "lsp",
     ]);
     expect(schema.properties.worker?.properties?.maxTurns?.default).toBe(50);
     expect(schema.properties.compaction?.properties?.thresholdRatio?.default).toBe(0.8);

@@ -6,8 +6,8 @@
  *   `acceptEdits` or `bypassPermissions` mode;
  * - the bash sandbox turned off or its network on;
  * - `providers` (a base URL would receive your API key), `scope` roots, the
- *   `session` directory, `mcpServers`, `hooks` and `statusLine` (all run
- *   commands).
+ *   `session` directory, `mcpServers`, `hooks`, `statusLine` and
+ *   `lsp.servers` (all run commands).
  * Everything else of the project file applies always, and so do its rules
  * and defaults that deny or ask: they only take power away.
  */
@@ -74,6 +74,11 @@ export function projectSettings(
       lines.push(`${formatPath(path)} = ${hidden ?? JSON.stringify(value)}`);
     });
   }
+  const lsp = isPlainObject(shown.lsp) ? shown.lsp : {};
+  if (lsp.servers !== undefined)
+    forEachLeaf(lsp.servers, ["lsp", "servers"], (path, value) =>
+      lines.push(`${formatPath(path)} = ${path[3] === "env" ? "<env>" : JSON.stringify(value)}`),
+    );
   const permissions = isPlainObject(layer.permissions) ? layer.permissions : {};
   for (const rule of (permissions.rules ?? []) as Rule[])
     if (rule.action === "allow")
@@ -104,6 +109,8 @@ export function withoutSensitiveSettings(
     if (key === "sandbox" && loosenedSandbox(value) !== undefined) continue;
     kept[key] = structuredClone(value);
   }
+  // Language servers are commands yoi runs; the rest of the lsp section (budget, severity) only shapes output.
+  if (isPlainObject(kept.lsp)) delete kept.lsp.servers;
   if (isPlainObject(kept.permissions)) {
     const permissions = kept.permissions;
     if (Array.isArray(permissions.rules))
