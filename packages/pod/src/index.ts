@@ -14,6 +14,7 @@ export * from "./fs/index.ts";
 export * from "./images/index.ts";
 export * from "./input/index.ts";
 export * from "./instructions/index.ts";
+export * from "./lsp/index.ts";
 export * from "./mcp/index.ts";
 export * from "./model/index.ts";
 export * from "./permissions/index.ts";

@@ -59,6 +59,12 @@ export interface PodOptions {
    * leaves it out. Default: on.
    */
   environment?: EnvironmentOptions | false;
+  /**
+   * Language-server diagnostics after write_file and edit_file (config
+   * `lsp`). `false` turns them off for this session whatever the config
+   * says. Default: on as the config says.
+   */
+  lsp?: false;
   /** Context window for compaction instead of the catalog's (models the catalog lacks, tests). */
   contextWindow?: number;
   /** Blob store. Default: an FsBlobStore in `<dataDir>`. */

@@ -32,6 +32,7 @@ import { ImageError, inspectImage } from "./images/image-file.ts";
 import { fitImage, imageLabel } from "./images/load-image.ts";
 import { abortable } from "./input/abortable.ts";
 import { flattenSegments, parseSegments, type Segment } from "./input/segments.ts";
+import type { LspManager } from "./lsp/lsp-manager.ts";
 import type { McpManager } from "./mcp/mcp-manager.ts";
 import type { ModelTarget } from "./model/session-model.ts";
 import type { PermissionPolicy } from "./permissions/policy.ts";
@@ -73,6 +74,8 @@ export class Pod {
   readonly sandbox: PodSandbox;
   /** The MCP servers of `config.mcpServers`. */
   readonly mcp: McpManager;
+  /** The language servers whose diagnostics follow write_file and edit_file (config `lsp`). */
+  readonly lsp: LspManager;
   /** Custom commands, skills and the files that could not be loaded (empty unless `extensions` was given). */
   readonly extensions: Extensions;
   /** The session's todo list (`todo_write`); restored from history, re-attached after compaction. */
@@ -95,6 +98,7 @@ export class Pod {
     this.reads = parts.reads;
     this.sandbox = parts.sandbox;
     this.mcp = parts.mcp;
+    this.lsp = parts.lsp;
     this.extensions = parts.extensions;
     this.todos = parts.todos;
     this.background = parts.background;
@@ -399,7 +403,7 @@ export class Pod {
     await this.flush();
     this.#closed = true;
     await this.#s.log.close();
-    await this.mcp.close();
+    await Promise.all([this.mcp.close(), this.lsp.close()]);
   }
 
   async #records() {

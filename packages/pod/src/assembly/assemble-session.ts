@@ -27,6 +27,7 @@ import { unattachedMessage } from "../input/file-ref.ts";
 import { SubmitInput } from "../input/submit-input.ts";
 import { InstructionAlerts } from "../instructions/instruction-alerts.ts";
 import { ProjectInstructions } from "../instructions/project-instructions.ts";
+import { LspManager } from "../lsp/lsp-manager.ts";
 import { McpManager } from "../mcp/mcp-manager.ts";
 import { SessionModel } from "../model/session-model.ts";
 import { PermissionPolicy } from "../permissions/policy.ts";
@@ -80,6 +81,8 @@ export interface SessionParts {
   /** Hooks of every tool call, the subagents' too: permissions, configured hooks, checkpoints, the caller's. */
   hooks: readonly Hook[];
   mcp: McpManager;
+  /** The language servers whose diagnostics follow each edit. */
+  lsp: LspManager;
   worker: Worker;
   input: SubmitInput;
   instructions: InstructionAlerts | undefined;
@@ -277,9 +280,17 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     },
   });
 
+  const lsp = new LspManager({
+    config: options.lsp === false ? { ...config.lsp, enabled: false } : config.lsp,
+    root: fs.cwd,
+    env: commandEnv,
+    display: (real) => fs.display(real),
+    onAlert: (level, message) => alerts.emit(level, "lsp", message),
+  });
   const builtins = createBuiltinTools({
     view,
     reads,
+    diagnostics: (real, text, signal) => lsp.diagnose(real, text, signal),
     imageRefusal: () => model.toolImageRefusal(),
     ...(options.grep ? { grep: options.grep } : {}),
     bash:
@@ -446,6 +457,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     tools,
     hooks,
     mcp,
+    lsp,
     worker,
     input,
     instructions,

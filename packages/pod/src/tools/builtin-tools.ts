@@ -34,6 +34,8 @@ export interface BuiltinToolsOptions {
   readOnly?: boolean;
   /** Why read_file cannot return images to the current model (see `BuiltinToolDeps.imageRefusal`). */
   imageRefusal?: () => string | undefined;
+  /** What write_file and edit_file append to their results (see `BuiltinToolDeps.diagnostics`). */
+  diagnostics?: BuiltinToolDeps["diagnostics"];
 }
 
 export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
@@ -42,6 +44,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
     reads: options.reads ?? new ReadTracker(),
     writeLocks: new KeyedMutex(),
     ...(options.imageRefusal ? { imageRefusal: options.imageRefusal } : {}),
+    ...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
   };
   const tools: Tool[] = [readFileTool(deps), listDirTool(deps), globTool(deps), grepTool(deps, options.grep)];
   if (!options.readOnly) tools.push(writeFileTool(deps), editFileTool(deps));

@@ -16,6 +16,21 @@ export interface BuiltinToolDeps {
    * Absent: images are returned.
    */
   imageRefusal?: () => string | undefined;
+  /**
+   * What an edit appends to its result after leaving `text` in `real` (a
+   * language server's diagnostics); undefined when nothing. Absent: nothing is appended.
+   */
+  diagnostics?: (real: string, text: string, signal: AbortSignal) => Promise<string | undefined>;
+}
+
+/** An edit's result with what the language server says about the file's new text. */
+export async function withDiagnostics(
+  deps: BuiltinToolDeps,
+  result: { message: string; real: string; text: string },
+  signal: AbortSignal,
+): Promise<string> {
+  const note = await deps.diagnostics?.(result.real, result.text, signal);
+  return note === undefined ? result.message : `${result.message}\n\n${note}`;
 }
 
 /** Turns scope and binary errors into a ToolError the model can act on. */

@@ -2,7 +2,7 @@ import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
 import type { ScopedStat } from "../fs/scoped-fs.ts";
 import { classifyBytes, SNIFF_BYTES } from "../fs/text-sniff.ts";
-import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
+import { type BuiltinToolDeps, guarded, plural, withDiagnostics } from "./deps.ts";
 import { assertFresh } from "./write-file.ts";
 
 /** Largest file edit_file changes. */
@@ -68,11 +68,11 @@ export function editFileTool(deps: BuiltinToolDeps) {
       await guarded(() => deps.view.fs.resolve(path, "write"));
       await editable(deps, path);
     },
-    async execute({ path, old_string, new_string, replace_all }) {
+    async execute({ path, old_string, new_string, replace_all }, ctx) {
       assertChange(old_string, new_string);
       const fs = deps.view.fs;
       const resolved = await guarded(() => fs.resolve(path, "write"));
-      return deps.writeLocks.run(resolved.real, async () => {
+      const edited = await deps.writeLocks.run(resolved.real, async () => {
         const st = await editable(deps, path);
         const bytes = await guarded(() => deps.view.readBytes(path));
         const cls = classifyBytes(bytes.subarray(0, SNIFF_BYTES), bytes.length <= SNIFF_BYTES);
@@ -119,8 +119,11 @@ export function editFileTool(deps: BuiltinToolDeps) {
         let snippet = "";
         for (let n = from; n <= to; n++) snippet += `${String(n).padStart(6)}\t${all[n - 1]}\n`;
         const count = replace_all ? at.length : 1;
-        return `Edited ${fs.display(after.path.real)}: replaced ${plural(count, "occurrence")}.\n${snippet}`;
+        const message = `Edited ${fs.display(after.path.real)}: replaced ${plural(count, "occurrence")}.\n${snippet}`;
+        return { message, real: after.path.real, text: bom + updated };
       });
+      // Outside the file's lock: waiting for a language server does not hold up the next edit.
+      return withDiagnostics(deps, edited, ctx.signal);
     },
   });
 }

@@ -1,7 +1,7 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
 import type { ScopedStat } from "../fs/scoped-fs.ts";
-import { type BuiltinToolDeps, guarded, plural } from "./deps.ts";
+import { type BuiltinToolDeps, guarded, plural, withDiagnostics } from "./deps.ts";
 
 /** The arguments `write_file` takes . */
 export const writeFileInput = z.object({
@@ -57,10 +57,10 @@ export function writeFileTool(deps: BuiltinToolDeps) {
       const resolved = await guarded(() => deps.view.fs.resolve(path, "write"));
       if (resolved.exists) await replaceable(deps, path);
     },
-    async execute({ path, content }) {
+    async execute({ path, content }, ctx) {
       const fs = deps.view.fs;
       const resolved = await guarded(() => fs.resolve(path, "write"));
-      return deps.writeLocks.run(resolved.real, async () => {
+      const written = await deps.writeLocks.run(resolved.real, async () => {
         let existed = false;
         // What the file must still be when the write lands: another process's change in between is never overwritten.
         let expect: "absent" | { size: number; mtimeMs: number } = "absent";
@@ -69,12 +69,15 @@ export function writeFileTool(deps: BuiltinToolDeps) {
           existed = true;
           expect = { size: st.size, mtimeMs: st.mtimeMs };
         }
-        const written = await guarded(() => deps.view.writeText(path, content, { expect }));
-        const after = await guarded(() => fs.stat(written.real, "write"));
+        const target = await guarded(() => deps.view.writeText(path, content, { expect }));
+        const after = await guarded(() => fs.stat(target.real, "write"));
         deps.reads.record(after.path.real, path, after);
         const size = Buffer.byteLength(content);
-        return `${existed ? "Overwrote" : "Created"} ${fs.display(after.path.real)} (${plural(size, "byte")}, ${plural(countLines(content), "line")}).`;
+        const message = `${existed ? "Overwrote" : "Created"} ${fs.display(after.path.real)} (${plural(size, "byte")}, ${plural(countLines(content), "line")}).`;
+        return { message, real: after.path.real, text: content };
       });
+      // Outside the file's lock: waiting for a language server does not hold up the next edit.
+      return withDiagnostics(deps, written, ctx.signal);
     },
   });
 }

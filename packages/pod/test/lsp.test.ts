@@ -1,0 +1,253 @@
+/**
+ * Language-server diagnostics after edits, with the real servers
+ * (typescript-language-server over TypeScript 6's tsserver, pyright)
+ * started from this package's devDependencies, and small scripts standing
+ * in for a server that hangs or dies.
+ */
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+import { createClient } from "@yoi/llm-client";
+import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
+import { type ConfigInput, ConfigSchema } from "@yoi/manifest";
+import { afterEach, describe, expect, it } from "vitest";
+import { LspManager } from "../src/lsp/lsp-manager.ts";
+import { Pod } from "../src/pod.ts";
+import { defaultBashEnv } from "../src/tools/bash.ts";
+import { tempDir } from "./helpers.ts";
+
+const require = createRequire(import.meta.url);
+/** TypeScript 6 (its tsserver; TypeScript 7 has none), installed under an alias. */
+const TYPESCRIPT_DIR = path.dirname(require.resolve("typescript-for-lsp/package.json"));
+const TS_LANGUAGE_SERVER = path.join(
+  path.dirname(require.resolve("typescript-language-server/package.json")),
+  "lib",
+  "cli.mjs",
+);
+// Generous: a cold tsserver or pyright on a loaded machine takes seconds; the budget itself is tested with stand-ins.
+const SLOW_OK_MS = 90_000;
+
+const managers: LspManager[] = [];
+const pods: Pod[] = [];
+const servers: ScriptedServer[] = [];
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((m) => m.close()));
+  await Promise.all(pods.splice(0).map((p) => p.close()));
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+/** A TypeScript project whose node_modules/typescript is TypeScript 6. */
+async function tsProject(): Promise<string> {
+  const root = await tempDir("yoi-lsp-");
+  await writeFile(
+    path.join(root, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "nodenext" } }),
+  );
+  await mkdir(path.join(root, "node_modules"), { recursive: true });
+  await symlink(TYPESCRIPT_DIR, path.join(root, "node_modules", "typescript"));
+  return root;
+}
+
+function manager(root: string, lsp: ConfigInput["lsp"] = {}) {
+  const m = new LspManager({
+    config: ConfigSchema.parse({ lsp: { timeoutMs: SLOW_OK_MS, ...lsp } }).lsp,
+    root,
+    env: defaultBashEnv(),
+    display: (real) => path.relative(root, real),
+  });
+  managers.push(m);
+  return m;
+}
+
+const BAD_TS = 'export const n: number = "seven";\n';
+const GOOD_TS = "export const n: number = 7;\n";
+
+describe("diagnostics after an edit, from real servers", () => {
+  it("typescript-language-server: a type error is reported with its line and code; the fix clears it", async () => {
+    const root = await tsProject();
+    const lsp = manager(root);
+    const file = path.join(root, "a.ts");
+    await writeFile(file, BAD_TS);
+    const bad = await lsp.diagnose(file, BAD_TS);
+    expect(bad).toContain("typescript reports 1 error in a.ts:");
+    expect(bad).toMatch(/1:14 error TS2322: Type 'string' is not assignable to type 'number'\./);
+    await writeFile(file, GOOD_TS);
+    expect(await lsp.diagnose(file, GOOD_TS)).toBeUndefined();
+    const [row] = lsp.status();
+    expect(row).toMatchObject({ name: "typescript", state: "ready", openFiles: 1 });
+    expect(row?.pid).toBeGreaterThan(0);
+  });
+
+  it("pyright: errors only by default; warnings when asked", async () => {
+    const root = await tempDir("yoi-lsp-py-");
+    const lsp = manager(root);
+    const file = path.join(root, "m.py");
+    const text = "def f(x: int) -> int:\n    return x\n\nf('a')\nimport os\n";
+    await writeFile(file, text);
+    const out = await lsp.diagnose(file, text);
+    expect(out).toContain("python reports 1 error in m.py:");
+    expect(out).toMatch(/4:3 error reportArgumentType: Argument of type "Literal\['a'\]"/);
+    expect(lsp.status().find((r) => r.name === "python")?.state).toBe("ready");
+    // The project's own pyright settings hold: an unused import is a warning here.
+    const strict = await tempDir("yoi-lsp-py-");
+    await writeFile(path.join(strict, "pyrightconfig.json"), '{ "reportUnusedImport": "warning" }');
+    const strictFile = path.join(strict, "m.py");
+    await writeFile(strictFile, text);
+    const all = await manager(strict, { severity: "warning" }).diagnose(strictFile, text);
+    expect(all).toContain("python reports 2 problems in m.py:");
+    expect(all).toMatch(
+      /4:3 error reportArgumentType: [^\n]+\n {2}5:8 warning reportUnusedImport: Import "os" is not accessed/,
+    );
+  });
+
+  it("a file no server checks gets nothing, and starts nothing", async () => {
+    const root = await tempDir("yoi-lsp-");
+    const lsp = manager(root);
+    expect(await lsp.diagnose(path.join(root, "notes.md"), "# hi\n")).toBeUndefined();
+    expect(lsp.status().map((r) => r.state)).toEqual(["idle", "idle"]);
+  });
+});
+
+describe("a server that fails costs the edit nothing", () => {
+  async function standIn(root: string, name: string, body: string): Promise<string> {
+    const file = path.join(root, "..", `${path.basename(root)}-${name}.mjs`);
+    await writeFile(file, body);
+    return file;
+  }
+
+  it("a server that never answers: the budget runs out, said once", async () => {
+    const root = await tempDir("yoi-lsp-");
+    const hang = await standIn(root, "hang", "process.stdin.resume();\n");
+    const lsp = manager(root, {
+      timeoutMs: 300,
+      servers: { typescript: { command: process.execPath, args: [hang] } },
+    });
+    const file = path.join(root, "a.ts");
+    const first = await lsp.diagnose(file, BAD_TS);
+    expect(first).toBe(
+      "[language server typescript is still starting and did not report on a.ts within 300 ms; the file is saved. Later edits are checked without this notice.]",
+    );
+    expect(await lsp.diagnose(file, GOOD_TS)).toBeUndefined();
+    expect(lsp.status()[0]?.state).toBe("starting");
+  });
+
+  it("a server that dies: reported once with its stderr, then left alone", async () => {
+    const root = await tempDir("yoi-lsp-");
+    const die = await standIn(
+      root,
+      "die",
+      'process.stderr.write("boom: no licence\\n");\nprocess.exit(3);\n',
+    );
+    const lsp = manager(root, { servers: { typescript: { command: process.execPath, args: [die] } } });
+    const file = path.join(root, "a.ts");
+    const first = await lsp.diagnose(file, BAD_TS);
+    expect(first).toMatch(
+      /^\[language server typescript failed \(typescript exited with code 3: boom: no licence\)/,
+    );
+    expect(await lsp.diagnose(file, BAD_TS)).toBeUndefined();
+    expect(lsp.status()[0]).toMatchObject({ state: "failed", detail: expect.stringContaining("boom") });
+  });
+
+  it("a configured program that does not exist is missing, with what to do", async () => {
+    const root = await tempDir("yoi-lsp-");
+    const lsp = manager(root, { servers: { python: { command: "no-such-pyright" } } });
+    expect(await lsp.diagnose(path.join(root, "m.py"), "x = 1\n")).toBeUndefined();
+    expect(lsp.status().find((r) => r.name === "python")).toMatchObject({
+      state: "missing",
+      detail: expect.stringContaining("no-such-pyright was found neither in node_modules/.bin nor on PATH"),
+    });
+  });
+
+  it("a server with no command or extensions is reported as invalid", async () => {
+    const root = await tempDir("yoi-lsp-");
+    const lsp = manager(root, { servers: { rust: { args: ["x"] } } });
+    expect(lsp.status().find((r) => r.name === "rust")).toMatchObject({
+      state: "invalid",
+      detail: 'lsp.servers.rust needs "command" and "extensions" (yoi does not know a server by this name)',
+    });
+  });
+});
+
+describe("the project's node_modules/.bin", () => {
+  it("is used when the program was there at the start", async () => {
+    const root = await tsProject();
+    await mkdir(path.join(root, "node_modules", ".bin"));
+    await symlink(TS_LANGUAGE_SERVER, path.join(root, "node_modules", ".bin", "typescript-language-server"));
+    const lsp = manager(root);
+    expect(lsp.status()[0]?.program).toBe(
+      path.join(root, "node_modules", ".bin", "typescript-language-server"),
+    );
+    expect(await lsp.diagnose(path.join(root, "a.ts"), BAD_TS)).toContain("TS2322");
+  });
+
+  it("is refused when the program appeared during the session (something the model ran could have put it there)", async () => {
+    const root = await tsProject();
+    const lsp = manager(root);
+    await mkdir(path.join(root, "node_modules", ".bin"));
+    const planted = path.join(root, "node_modules", ".bin", "typescript-language-server");
+    await writeFile(planted, "#!/bin/sh\ntouch pwned\n", { mode: 0o755 });
+    expect(await lsp.diagnose(path.join(root, "a.ts"), BAD_TS)).toBeUndefined();
+    expect(lsp.status()[0]).toMatchObject({
+      state: "missing",
+      detail: expect.stringContaining(
+        "node_modules/.bin/typescript-language-server was created or changed during this session",
+      ),
+    });
+  });
+});
+
+describe("in a session", () => {
+  it("write_file's type error reaches the next request with its code; edit_file's fix clears it", async () => {
+    const root = await tsProject();
+    const s = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [{ id: "c1", name: "write_file", arguments: { path: "a.ts", content: BAD_TS } }],
+        },
+        {
+          type: "reply",
+          toolCalls: [
+            {
+              id: "c2",
+              name: "edit_file",
+              arguments: { path: "a.ts", old_string: '"seven"', new_string: "7" },
+            },
+          ],
+        },
+        { type: "reply", text: "fixed" },
+      ],
+    });
+    servers.push(s);
+    const pod = await Pod.create({
+      cwd: root,
+      dataDir: path.join(root, "..", `${path.basename(root)}-data`),
+      fsync: "never",
+      instructions: false,
+      environment: false,
+      sandbox: false,
+      permissionMode: "acceptEdits",
+      config: ConfigSchema.parse({ lsp: { timeoutMs: SLOW_OK_MS } }),
+      client: createClient({
+        provider: "anthropic",
+        model: "claude-haiku-4-5",
+        apiKey: "k",
+        baseURL: s.baseURL,
+      }),
+    });
+    pods.push(pod);
+    await pod.run("make n a number");
+    const second = JSON.stringify(s.requests[1]);
+    expect(second).toContain("Created a.ts");
+    expect(second).toContain("TS2322");
+    const third = JSON.stringify(s.requests[2]);
+    expect(third).toContain("Edited a.ts");
+    expect(third.split("TS2322")).toHaveLength(2); // only the earlier result still says it
+    const pid = pod.lsp.status()[0]?.pid;
+    expect(pid).toBeGreaterThan(0);
+    await pod.close();
+    expect(() => process.kill(pid!, 0)).toThrow();
+  });
+});
