@@ -93,7 +93,8 @@ export type Command =
   /** `yoi permissions [remove <n>]`. */
   | { kind: "permissions"; flags: SessionFlags; remove?: string }
   /** `yoi acp`: an Agent Client Protocol agent on stdio (the editor gives each session's directory). */
-  | { kind: "acp"; flags: SessionFlags };
+  | { kind: "acp"; flags: SessionFlags }
+  | { kind: "lsp"; flags: SessionFlags; action: "status" };
 
 export const SUBCOMMANDS = [
   "config",
@@ -108,6 +109,7 @@ export const SUBCOMMANDS = [
   "setup",
   "logout",
   "acp",
+  "lsp",
   "help",
 ] as const;
 
@@ -196,6 +198,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   setup: ["provider", "cwd"],
   logout: ["provider"],
   acp: ["model", "base-url", ...PERMISSION_OPTIONS],
+  lsp: ["cwd"],
   help: [],
 };
 
@@ -374,6 +377,15 @@ export function parseCommand(argv: readonly string[]): Command {
       check("acp");
       noExtra("yoi acp", rest, 0);
       return { kind: "acp", flags };
+    case "lsp":
+      check("lsp");
+      if (rest[0] !== "status") {
+        throw usageError(
+          `yoi lsp takes one subcommand: status (got ${rest[0] === undefined ? "none" : `"${rest[0]}"`})`,
+        );
+      }
+      noExtra("yoi lsp status", rest.slice(1), 0);
+      return { kind: "lsp", flags, action: "status" };
     case "debug": {
       if (rest[0] !== "replay") {
         throw usageError(

@@ -21,6 +21,7 @@ Usage:
   yoi mcp list                    the configured MCP servers, their state and tools
   yoi permissions [remove <n>]    permission rules and this project's lasting approvals, with their
                                   sources; remove <n> takes an approval back
+  yoi lsp status                  the language servers whose diagnostics follow each edit: found, starting, ready
   yoi debug replay --provider <anthropic|openai-chat|openai-responses|gemini> <file>
                                   replay a recorded stream, print normalized events as JSON lines
   yoi demo                        a scripted session on a local fake provider (no API key needed)
@@ -65,7 +66,7 @@ Interactive:
   Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
   tool's output; Ctrl-C twice at the prompt exits.
   /help /compact [focus] /clear /cost /status /permissions /init /sessions /resume [id] /model [ref]
-  /rewind [N] /undo /fork [N] /mcp /bashes /vim /exit, your commands (.yoi/commands/*.md)
+  /rewind [N] /undo /fork [N] /mcp /bashes /vim /lsp /exit, your commands (.yoi/commands/*.md)
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
   @<server>:<uri> attaches an MCP resource
 

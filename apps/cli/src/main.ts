@@ -80,6 +80,8 @@ async function run(command: Command): Promise<number> {
       return (await import("./commands/permissions.ts")).permissionsCommand(command);
     case "acp":
       return (await import("./acp/acp-command.ts")).acpCommand(command);
+    case "lsp":
+      return (await import("./commands/lsp.ts")).lspCommand(command);
     case "chat":
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {

@@ -104,6 +104,7 @@ import { formatBytes } from "../ui/tool-summary.ts";
 import { pricingHint, UsageLedger } from "../usage-ledger.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
+import { formatLspStatus } from "./lsp.ts";
 import { formatMcpStatus } from "./mcp.ts";
 import { formatSessionTable } from "./sessions.ts";
 
@@ -967,6 +968,14 @@ class InteractiveSession {
             this.#editor.vim ? "· vim keys on (Esc: normal mode, i: insert)" : "· vim keys off (emacs keys)",
           ),
         );
+      },
+    },
+    {
+      name: "/lsp",
+      summary: "language servers whose diagnostics follow each edit, and their state",
+      run: () => {
+        for (const line of formatLspStatus(this.#opened.pod.lsp.status(), this.#style))
+          this.#renderer.line(line);
       },
     },
     {
