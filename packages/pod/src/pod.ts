@@ -37,6 +37,9 @@ import type { McpManager } from "./mcp/mcp-manager.ts";
 import type { ModelTarget } from "./model/session-model.ts";
 import type { PermissionPolicy } from "./permissions/policy.ts";
 import type { PodOptions } from "./pod-options.ts";
+import { type ChangedFile, type GitChanges, gitChanges } from "./review/git-changes.ts";
+import { type ReviewResult, runReview } from "./review/review.ts";
+import { sessionChanges } from "./review/session-changes.ts";
 import type { PodSandbox } from "./sandbox/pod-sandbox.ts";
 import { unrecordedResult } from "./session/session-log.ts";
 import { configSnapshot, inputRecord } from "./session/session-records.ts";
@@ -281,6 +284,40 @@ export class Pod {
       });
     }
     return items;
+  }
+
+  /**
+   * The working tree's changes under the scope root against HEAD, or, with
+   * `base`, since the merge base with it (`base...HEAD` plus what is not
+   * committed). Throws GitChangesError outside a repository or for a base
+   * git does not know.
+   */
+  gitChanges(base?: string): Promise<GitChanges> {
+    return gitChanges(this.fs.cwd, { ...(base !== undefined ? { base } : {}), env: this.#s.commandEnv });
+  }
+
+  /** The files this session's tools changed: as they were before its first change to each, and now. */
+  async sessionChanges(): Promise<ChangedFile[]> {
+    if (this.#s.log.writer === undefined) return [];
+    return sessionChanges(await this.#records(), this.fs, this.#s.blobStore);
+  }
+
+  /**
+   * Reviews the changes ({@link gitChanges}) with a read-only subagent and
+   * returns its findings; undefined when there is nothing to review. Runs
+   * like a turn: `cancel()` stops it, and it throws while a run is in progress.
+   */
+  async review(options: { base?: string; signal?: AbortSignal } = {}): Promise<ReviewResult | undefined> {
+    this.#assertIdle("review");
+    const changes = await this.gitChanges(options.base);
+    if (changes.files.length === 0) return undefined;
+    const controller = this.#start(options.signal);
+    try {
+      return await runReview(changes, this.#s.subagents, this.#s.subagentTools(), controller.signal);
+    } finally {
+      this.#s.runs.controller = undefined;
+      await this.flush();
+    }
   }
 
   /** Continues without new input (pending tool calls, a failed or paused run). */

@@ -40,7 +40,7 @@ import { BackgroundShells } from "../tools/background-shells.ts";
 import { DEFAULT_SHELL, defaultBashEnv } from "../tools/bash.ts";
 import { createBuiltinTools } from "../tools/builtin-tools.ts";
 import { EXIT_PLAN_MODE_TOOL_NAME, exitPlanModeTool } from "../tools/exit-plan-mode.ts";
-import { type SubagentResult, taskTool } from "../tools/task.ts";
+import { type SubagentResult, type TaskToolOptions, taskTool } from "../tools/task.ts";
 import { TodoList } from "../tools/todo-list.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
 import { webFetchTool } from "../tools/web-fetch.ts";
@@ -83,6 +83,12 @@ export interface SessionParts {
   mcp: McpManager;
   /** The language servers whose diagnostics follow each edit. */
   lsp: LspManager;
+  /** How subagents run (the task tool's options), for the session's own subagents (/review). */
+  subagents: TaskToolOptions;
+  /** The tools a subagent may be given. */
+  subagentTools: () => readonly Tool[];
+  /** The environment of the commands the session runs (bash, hooks, git): no API keys. */
+  commandEnv: NodeJS.ProcessEnv;
   worker: Worker;
   input: SubmitInput;
   instructions: InstructionAlerts | undefined;
@@ -319,46 +325,44 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         items: result.items,
       }),
     );
+  // The task tool's options; /review runs its read-only reviewer with them too.
+  const subagents: TaskToolOptions = {
+    depth: 1,
+    maxDepth: config.task.maxDepth,
+    timeoutMs: config.task.timeoutMs,
+    maxTurns: config.task.maxTurns,
+    client: model.client,
+    clientFor: (ref) => model.clientFor(ref),
+    // Read at each task call: MCP servers that came up since start-up lend their tools too.
+    tools: () => [...subagentTools, ...mcp.tools()],
+    agents: base.agents,
+    root: fs.cwd,
+    instructions: promptAdditions,
+    settings: settingsFrom(config),
+    hooks,
+    blobStore,
+    toolTimeoutMs: config.worker.toolTimeoutMs,
+    toolOutput: toolOutputLimits(config),
+    bounds: workerBounds(config),
+    onEvent: (info) => {
+      if (info.event.type === "usage") {
+        const usage = info.event.usage;
+        runs.childUsage = sumUsage(runs.childUsage, usage);
+        // Logged with the child's model so the session's totals include it.
+        const slash = info.model.indexOf("/");
+        const childModel = info.model.slice(slash + 1);
+        log.append((w) => w.usage(usage, { model: childModel }));
+        recordCost(usage, info.model.slice(0, slash), childModel, model.catalog, "subagent");
+      }
+      events.emit({ type: "subagent", ...info });
+    },
+    onDone: onSubagentDone,
+  };
   const tools: Tool[] = [
     ...builtins,
     ...web,
     todoWriteTool(todos),
-    ...(config.task.maxDepth > 0
-      ? [
-          taskTool({
-            depth: 1,
-            maxDepth: config.task.maxDepth,
-            timeoutMs: config.task.timeoutMs,
-            maxTurns: config.task.maxTurns,
-            client: model.client,
-            clientFor: (ref) => model.clientFor(ref),
-            // Read at each task call: MCP servers that came up since start-up lend their tools too.
-            tools: () => [...subagentTools, ...mcp.tools()],
-            agents: base.agents,
-            root: fs.cwd,
-            instructions: promptAdditions,
-            settings: settingsFrom(config),
-            hooks,
-            blobStore,
-            toolTimeoutMs: config.worker.toolTimeoutMs,
-            toolOutput: toolOutputLimits(config),
-            bounds: workerBounds(config),
-            onEvent: (info) => {
-              if (info.event.type === "usage") {
-                const usage = info.event.usage;
-                runs.childUsage = sumUsage(runs.childUsage, usage);
-                // Logged with the child's model so the session's totals include it.
-                const slash = info.model.indexOf("/");
-                const childModel = info.model.slice(slash + 1);
-                log.append((w) => w.usage(usage, { model: childModel }));
-                recordCost(usage, info.model.slice(0, slash), childModel, model.catalog, "subagent");
-              }
-              events.emit({ type: "subagent", ...info });
-            },
-            onDone: onSubagentDone,
-          }),
-        ]
-      : []),
+    ...(config.task.maxDepth > 0 ? [taskTool(subagents)] : []),
     ...policy.tools,
     ...(extensions.skills.length > 0 ? [createSkillTool(extensions.skills)] : []),
     ...(options.tools ?? []),
@@ -458,6 +462,9 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     hooks,
     mcp,
     lsp,
+    subagents,
+    subagentTools: () => [...subagentTools, ...mcp.tools()],
+    commandEnv,
     worker,
     input,
     instructions,

@@ -9,6 +9,7 @@
  */
 import { stat } from "node:fs/promises";
 import * as path from "node:path";
+import { type GitRun, runGit } from "./git-run.ts";
 
 /** The repository at the scope root. */
 export interface GitState {
@@ -43,44 +44,11 @@ export interface GitStateOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-/**
- * Config given on every call: nothing a repository's own config names may
- * run (an fsmonitor command, hooks, gpg for signatures, a submodule summary),
- * and the output has no colour whatever the user's config says.
- */
-const SAFE_CONFIG = [
-  "core.fsmonitor=false",
-  "core.hooksPath=/dev/null",
-  "log.showSignature=false",
-  "status.submoduleSummary=false",
-  "status.showStash=false",
-  "status.relativePaths=true",
-  "color.ui=false",
-  "core.quotePath=true",
-].flatMap((c) => ["-c", c]);
-
-/** Variables that would point git at another repository than the scope root's. */
-const REPOSITORY_VARIABLES = [
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_COMMON_DIR",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_NAMESPACE",
-  "GIT_PREFIX",
-];
-
 /** Reads the repository that holds `root`, or says why there is none. */
 export async function readGitState(root: string, options: GitStateOptions): Promise<GitState | GitAbsence> {
   // Outside any repository no process is started (and child_process is not loaded).
   if (!(await insideRepository(root))) return { kind: "not_a_repository" };
-  const env: Record<string, string | undefined> = { ...(options.env ?? process.env) };
-  for (const name of REPOSITORY_VARIABLES) delete env[name];
-  env.GIT_OPTIONAL_LOCKS = "0";
-  env.GIT_TERMINAL_PROMPT = "0";
-  const run = (args: string[], maxLines: number) =>
-    runGit(options.git ?? "git", [...SAFE_CONFIG, ...args], root, env, options.timeoutMs, maxLines);
+  const run = (args: string[], maxLines: number) => gitLines(args, root, options, maxLines);
   const [status, log] = await Promise.all([
     run(
       ["status", "--short", "--branch", "--untracked-files=normal", "--ignore-submodules=dirty"],
@@ -138,63 +106,27 @@ function parseBranchLine(line: string): Pick<GitState, "branch" | "upstream" | "
   };
 }
 
-type GitRun =
-  | { kind: "ok"; lines: string[]; more: number }
-  | { kind: "no_git" }
-  | { kind: "failed"; reason: string };
+/** Status and log are small; a repository with a huge untracked tree is cut here. */
+const MAX_OUTPUT_BYTES = 256 * 1024;
+
+type GitLines = { kind: "ok"; lines: string[]; more: number } | Exclude<GitRun, { kind: "ok" }>;
 
 /** Runs git, keeping the first `maxLines` lines of its output and counting the rest. */
-function runGit(
-  git: string,
+async function gitLines(
   args: string[],
   cwd: string,
-  env: Record<string, string | undefined>,
-  timeoutMs: number,
+  options: GitStateOptions,
   maxLines: number,
-): Promise<GitRun> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const settle = (run: GitRun) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(run);
-    };
-    // Loaded here, not imported: a session outside a repository starts no process.
-    const { spawn } = process.getBuiltinModule("node:child_process");
-    const child = spawn(git, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    const lines: string[] = [];
-    let more = 0;
-    let partial = "";
-    let stderr = "";
-    // Answered at the limit, not when the pipes close: a process git started could hold them open longer.
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      child.stdout.destroy();
-      child.stderr.destroy();
-      settle({ kind: "failed", reason: `git did not answer within ${timeoutMs} ms` });
-    }, timeoutMs);
-    const take = (line: string) => {
-      if (lines.length < maxLines) lines.push(line);
-      else more++;
-    };
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      const parts = (partial + chunk).split("\n");
-      partial = parts.pop() ?? "";
-      for (const line of parts) take(line);
-    });
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      if (stderr.length < 4096) stderr += chunk;
-    });
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      settle(error.code === "ENOENT" ? { kind: "no_git" } : { kind: "failed", reason: error.message });
-    });
-    child.on("close", (code) => {
-      if (partial !== "") take(partial);
-      if (code === 0) settle({ kind: "ok", lines, more });
-      else settle({ kind: "failed", reason: stderr.trim().split("\n")[0] || `git exited with code ${code}` });
-    });
+): Promise<GitLines> {
+  const run = await runGit(args, {
+    cwd,
+    timeoutMs: options.timeoutMs,
+    maxBytes: MAX_OUTPUT_BYTES,
+    ...(options.git ? { git: options.git } : {}),
+    ...(options.env ? { env: options.env } : {}),
   });
+  if (run.kind !== "ok") return run;
+  const all = run.stdout.toString("utf8").split("\n");
+  if (all.at(-1) === "") all.pop();
+  return { kind: "ok", lines: all.slice(0, maxLines), more: Math.max(0, all.length - maxLines) };
 }
