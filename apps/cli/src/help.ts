@@ -4,6 +4,7 @@ export const HELP = `yoi — an agent for your code
 Usage:
   yoi [prompt]                    interactive session in the current directory
   yoi -p "prompt"                 run one prompt to the end and print the answer
+  yoi -p "/review [base]"         review the uncommitted changes (or base...HEAD and them) with a read-only subagent
   echo "prompt" | yoi             the same, prompt from stdin
   yoi -c | yoi --resume <id>      continue the last session here | a chosen one (any unique id prefix)
   yoi -r                          choose the session to continue from a list
@@ -66,7 +67,8 @@ Interactive:
   Shift+Tab cycles the permission mode; Esc or Ctrl-C cancels the running turn; Ctrl-O shows the last
   tool's output; Ctrl-C twice at the prompt exits.
   /help /compact [focus] /clear /cost /status /permissions /init /sessions /resume [id] /model [ref]
-  /rewind [N] /undo /fork [N] /mcp /bashes /vim /lsp /exit, your commands (.yoi/commands/*.md)
+  /rewind [N] /undo /fork [N] /diff [session] /review [base] /mcp /bashes /vim /lsp /exit,
+  your commands (.yoi/commands/*.md)
   AGENTS.md files (scope root down to the working directory, and ~/.yoi/AGENTS.md) go into the system prompt.
   @<server>:<uri> attaches an MCP resource
 

@@ -95,6 +95,13 @@ export type StreamJsonEvent =
       duration_ms: number;
       /** `reset_at`: when a rate limit beyond the retry budget resets (ISO 8601). */
       error?: { code: string; message: string; reset_at?: string };
+      /** `yoi -p "/review [base]"`: the findings (null when the reviewer's answer did not parse). */
+      review?: {
+        against: string;
+        files: number;
+        findings: { file: string; line: number | null; severity: string; text: string }[] | null;
+        parse_error?: string;
+      };
     };
 
 export function jsonUsage(usage: Usage | undefined): JsonUsage {

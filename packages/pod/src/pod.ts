@@ -313,7 +313,8 @@ export class Pod {
     if (changes.files.length === 0) return undefined;
     const controller = this.#start(options.signal);
     try {
-      return await runReview(changes, this.#s.subagents, this.#s.subagentTools(), controller.signal);
+      const result = await runReview(changes, this.#s.subagents, this.#s.subagentTools(), controller.signal);
+      return { ...result, usage: this.#s.runs.childUsage };
     } finally {
       this.#s.runs.controller = undefined;
       await this.flush();

@@ -17,7 +17,14 @@ import {
   qualifyModelRef,
   withModel,
 } from "@yoi/manifest";
-import type { PermissionDecision, PermissionPrompt, PermissionRequest, RefCheck } from "@yoi/pod";
+import { errorMessage } from "@yoi/manifest/errors";
+import type {
+  ChangedFile,
+  PermissionDecision,
+  PermissionPrompt,
+  PermissionRequest,
+  RefCheck,
+} from "@yoi/pod";
 import {
   backgroundStatus,
   bashPrefixRules,
@@ -67,9 +74,11 @@ import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
 import { truncate } from "../text-width.ts";
 import { bashesLines } from "../ui/bashes-view.ts";
+import { changesLines, reviewLines } from "../ui/changes-view.ts";
 import { complete } from "../ui/completer.ts";
 import { costOf } from "../ui/cost.ts";
 import {
+  callsExtensionCommand,
   type ExpandedCommand,
   expandSlash,
   extensionHelpRows,
@@ -115,6 +124,8 @@ function colorDepth(): number {
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
 const DOUBLE_INTERRUPT_MS = 2000;
+/** Lines of a `/diff` printed before the rest is left to ctrl+o. */
+const DIFF_PAGE_LINES = 80;
 
 export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   markStartup("interactive: modules loaded");
@@ -934,6 +945,20 @@ class InteractiveSession {
       },
     },
     {
+      name: "/diff",
+      args: "[session]",
+      summary:
+        "the working tree's changes against HEAD; session: what this session changed (ctrl+o shows all)",
+      run: (arg) => this.#diff(arg),
+    },
+    {
+      name: "/review",
+      args: "[base]",
+      summary:
+        "a read-only subagent reviews the changes (against HEAD, or base...HEAD plus the working tree)",
+      run: (arg) => this.#review(arg),
+    },
+    {
       name: "/bashes",
       summary: "background commands of this session (/bashes kill <id> stops one)",
       run: (arg) => this.#bashes(arg),
@@ -994,7 +1019,10 @@ class InteractiveSession {
   /** Runs a built-in command, or returns what a custom command or an MCP prompt submits. */
   async #slash(text: string): Promise<ExpandedCommand | undefined> {
     const { name, arg } = parseSlash(text);
-    const command = findSlashCommand(this.#commands, name);
+    const builtin = findSlashCommand(this.#commands, name);
+    // A project's or user's own /review (a common custom command) replaces the built-in one.
+    const command =
+      builtin?.name === "/review" && callsExtensionCommand(this.#opened.pod, text) ? undefined : builtin;
     if (command === undefined) {
       const expanded = await expandSlash(this.#opened.pod, text);
       if (expanded.kind === "submit") return expanded;
@@ -1044,6 +1072,68 @@ class InteractiveSession {
       "attach a file (@<server>:<uri>: an MCP resource); Ctrl-C cancels the running turn",
       HELP_COLUMN,
     );
+  }
+
+  async #diff(arg: string): Promise<void> {
+    const s = this.#style;
+    const which = arg.trim();
+    if (which !== "" && which !== "session") {
+      this.#renderer.line(
+        s.yellow("usage: /diff (working tree against HEAD) or /diff session (what this session changed)"),
+      );
+      return;
+    }
+    const pod = this.#opened.pod;
+    let files: ChangedFile[];
+    let title: string;
+    try {
+      if (which === "session") {
+        files = await pod.sessionChanges();
+        title = "changes since this session started";
+      } else {
+        const changes = await pod.gitChanges();
+        files = changes.files;
+        title = `changes against ${changes.against}`;
+        if (changes.moreFiles > 0) title += ` (${changes.moreFiles} more files not shown)`;
+      }
+    } catch (error) {
+      this.#renderer.line(
+        s.yellow(`${sanitize(errorMessage(error))}; /diff session shows what this session changed`),
+      );
+      return;
+    }
+    if (files.length === 0) {
+      this.#renderer.line(s.dim(`no ${title}`));
+      return;
+    }
+    const rich = await import("../ui/rich-output.ts");
+    const lines = changesLines(files, rich, s);
+    this.#renderer.line(s.dim(`${title}: ${files.length} file${files.length === 1 ? "" : "s"}`));
+    for (const line of lines.slice(0, DIFF_PAGE_LINES)) this.#renderer.line(line);
+    const hidden = lines.length - DIFF_PAGE_LINES;
+    if (hidden > 0) this.#renderer.line(s.dim(`… ${hidden} more lines (ctrl+o shows them all)`));
+    this.#renderer.keepForExpand(`/diff ${which}`.trim(), lines.join("\n"));
+  }
+
+  async #review(arg: string): Promise<void> {
+    const s = this.#style;
+    const base = arg.trim() || undefined;
+    this.#renderer.line(
+      s.dim(`reviewing the changes against ${base ? `${base}...HEAD` : "HEAD"}… (Esc cancels)`),
+    );
+    try {
+      const result = await this.#opened.pod.review({
+        ...(base !== undefined ? { base } : {}),
+        ...(this.#controller ? { signal: this.#controller.signal } : {}),
+      });
+      if (result === undefined) {
+        this.#renderer.line(s.dim("nothing to review: no changes"));
+        return;
+      }
+      for (const line of reviewLines(result, s)) this.#renderer.line(line);
+    } catch (error) {
+      this.#renderer.line(s.red(`✗ review: ${describeError(error, this.#opened.provider).message}`));
+    }
   }
 
   async #compact(focus: string): Promise<void> {

@@ -7,11 +7,18 @@ import { fstatSync } from "node:fs";
 import { isatty } from "node:tty";
 import { type Item, messageText, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
-import { detectSandbox, EXIT_PLAN_MODE_TOOL_NAME, type PodEvent } from "@yoi/pod";
+import {
+  detectSandbox,
+  EXIT_PLAN_MODE_TOOL_NAME,
+  GitChangesError,
+  type Pod,
+  type PodEvent,
+  type ReviewResult,
+} from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { captureConsole } from "../console-capture.ts";
-import { describeAlert, describeFailure } from "../describe-error.ts";
+import { describeAlert, describeError, describeFailure } from "../describe-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
@@ -25,6 +32,7 @@ import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";
 import { exitAfterFlush } from "../telemetry/exit.ts";
 import { jsonLine, sanitize } from "../terminal-text.ts";
+import { reviewLines } from "../ui/changes-view.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 import { pricingHint, UsageLedger } from "../usage-ledger.ts";
 
@@ -144,6 +152,24 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     pod.cancel("cancelled by the user (Ctrl-C)");
   };
   process.on("SIGINT", onSigint);
+  // `yoi -p "/review [base]"`: the built-in review, unless a command of the user's or the project's is named so.
+  const review = /^\/review(?:\s+(\S+))?\s*$/.exec(prompt.trim());
+  if (review && !callsExtensionCommand(pod, prompt)) {
+    try {
+      return await printReview(pod, review[1], {
+        output: command.output,
+        started,
+        emit,
+        diag,
+        describe: (error) => describeError(error, opened.provider).message,
+        ledger,
+      });
+    } finally {
+      process.off("SIGINT", onSigint);
+      await pod.close();
+      restoreConsole();
+    }
+  }
   let result: RunResult;
   try {
     // `yoi -p "/review src/a.ts"`: a custom command or an MCP prompt expands to what it sends.
@@ -209,6 +235,73 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       diag(error?.message ?? result.reason ?? "the run failed");
       return resetAt !== undefined ? EXIT.rateLimited : EXIT.error;
   }
+}
+
+/** Runs `/review [base]` in print mode: findings as text, or in the `result` object's `review`. */
+async function printReview(
+  pod: Pod,
+  base: string | undefined,
+  io: {
+    output: string;
+    started: number;
+    emit: (event: StreamJsonEvent) => void;
+    diag: (line: string) => void;
+    describe: (error: unknown) => string;
+    /** What the reviewer's model calls cost, recorded from the pod's events. */
+    ledger: UsageLedger;
+  },
+): Promise<number> {
+  let result: ReviewResult | undefined;
+  try {
+    result = await pod.review(base !== undefined ? { base } : {});
+  } catch (error) {
+    if (GitChangesError.isInstance(error)) throw usageError(`/review: ${error.message}`);
+    const message = io.describe(error);
+    if (io.output !== "text") {
+      io.emit({
+        type: "result",
+        status: "failed",
+        session_id: pod.id,
+        text: "",
+        turns: 0,
+        usage: jsonUsage(undefined),
+        cost_usd: io.ledger.totalUsd() ?? null,
+        models: io.ledger.json(),
+        duration_ms: Date.now() - io.started,
+        error: { code: "review_failed", message },
+      });
+    }
+    io.diag(`review failed: ${message}`);
+    return EXIT.error;
+  }
+  if (io.output === "text") {
+    const text =
+      result === undefined
+        ? `nothing to review: no changes against ${base !== undefined ? `${base}...HEAD` : "HEAD"}`
+        : reviewLines(result, createStyle(false)).join("\n");
+    process.stdout.write(`${text}\n`);
+  } else {
+    io.emit({
+      type: "result",
+      status: "completed",
+      session_id: pod.id,
+      text: result?.summary ?? "",
+      turns: 0,
+      usage: jsonUsage(result?.usage),
+      cost_usd: io.ledger.totalUsd() ?? null,
+      models: io.ledger.json(),
+      duration_ms: Date.now() - io.started,
+      review: {
+        against: result?.against ?? (base !== undefined ? `${base}...HEAD` : "HEAD"),
+        files: result?.files ?? 0,
+        findings: result === undefined ? [] : (result.findings ?? null),
+        ...(result?.parseError !== undefined ? { parse_error: result.parseError } : {}),
+      },
+    });
+  }
+  if (result?.parseError !== undefined)
+    io.diag(`warn: the review's findings could not be read: ${result.parseError}`);
+  return EXIT.ok;
 }
 
 export function lastText(items: readonly Item[]): string {

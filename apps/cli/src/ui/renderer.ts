@@ -189,6 +189,11 @@ export class Renderer {
     );
   }
 
+  /** Makes `text` what the expand key shows (a `/diff` too long to print whole). */
+  keepForExpand(title: string, text: string): void {
+    this.#lastOutput = { title, text };
+  }
+
   /** Prints the full output of the last tool call (the expand key). */
   expandLast(): void {
     const last = this.#lastOutput;

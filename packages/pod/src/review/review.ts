@@ -6,6 +6,7 @@
  * still returned, with why it did not parse, so nothing the reviewer said
  * is lost.
  */
+import type { Usage } from "@yoi/llm-client";
 import type { Tool, ToolExecutionContext } from "@yoi/llm-worker";
 import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
@@ -40,6 +41,8 @@ export interface ReviewResult {
   parseError?: string;
   /** The reviewer's whole final answer. */
   answer: string;
+  /** What the reviewer's model calls used (set by `Pod.review`). */
+  usage?: Usage;
 }
 
 const REVIEWER: AgentDefinition = {
