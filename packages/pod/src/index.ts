@@ -22,3 +22,4 @@ export { Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
 export * from "./review/index.ts";
 export * from "./sandbox/index.ts";
 export * from "./tools/index.ts";
+export * from "./worktrees/index.ts";
