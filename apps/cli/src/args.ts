@@ -50,6 +50,8 @@ export type Command =
       /** `--fork <id>`: a new session copying another's history (before `forkTurn`, else all of it). */
       fork?: string;
       forkTurn?: number;
+      /** `--worktree [name]`: run in the git worktree `name` (created when missing; a generated name when absent). */
+      worktree?: { name?: string };
     }
   | { kind: "config"; flags: SessionFlags }
   | { kind: "sessions"; flags: SessionFlags; all: boolean }
@@ -94,7 +96,9 @@ export type Command =
   | { kind: "permissions"; flags: SessionFlags; remove?: string }
   /** `yoi acp`: an Agent Client Protocol agent on stdio (the editor gives each session's directory). */
   | { kind: "acp"; flags: SessionFlags }
-  | { kind: "lsp"; flags: SessionFlags; action: "status" };
+  | { kind: "lsp"; flags: SessionFlags; action: "status" }
+  | { kind: "worktree"; flags: SessionFlags; action: "list" }
+  | { kind: "worktree"; flags: SessionFlags; action: "remove"; name: string; force: boolean };
 
 export const SUBCOMMANDS = [
   "config",
@@ -110,6 +114,7 @@ export const SUBCOMMANDS = [
   "logout",
   "acp",
   "lsp",
+  "worktree",
   "help",
 ] as const;
 
@@ -145,6 +150,7 @@ const OPTIONS = {
   conversation: { type: "boolean" },
   force: { type: "boolean" },
   list: { type: "boolean" },
+  worktree: { type: "string", short: "w" },
 } as const;
 
 /** Flags that shape permissions, accepted wherever a session (or its config) is. */
@@ -158,6 +164,10 @@ const PERMISSION_OPTIONS = [
 
 /** Stands for `-r` given without an id (replaced before parsing; never a session id: ids have no spaces). */
 const PICK = " pick";
+/** Stands for `--worktree` given without a name (never a name: names have no spaces). */
+const AUTO_WORKTREE = " auto";
+/** What `--worktree` takes as its name when it follows; anything else (a prompt with spaces) is left alone. */
+const WORKTREE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 type OptionName = keyof typeof OPTIONS;
 
@@ -173,6 +183,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
     "cwd",
     "fork",
     "turn",
+    "worktree",
     ...PERMISSION_OPTIONS,
   ],
   rewind: ["session", "turn", "files", "conversation", "force", "list", "cwd"],
@@ -199,6 +210,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   logout: ["provider"],
   acp: ["model", "base-url", ...PERMISSION_OPTIONS],
   lsp: ["cwd"],
+  worktree: ["cwd", "force"],
   help: [],
 };
 
@@ -279,6 +291,9 @@ export function parseCommand(argv: readonly string[]): Command {
       ...(pick ? { pickResume: true } : {}),
       ...(values.fork !== undefined ? { fork: nonEmpty("--fork", values.fork) } : {}),
       ...(values.turn !== undefined ? { forkTurn: turnNumber(values.turn) } : {}),
+      ...(values.worktree !== undefined
+        ? { worktree: values.worktree === AUTO_WORKTREE ? {} : { name: values.worktree } }
+        : {}),
     };
   }
 
@@ -386,6 +401,22 @@ export function parseCommand(argv: readonly string[]): Command {
       }
       noExtra("yoi lsp status", rest.slice(1), 0);
       return { kind: "lsp", flags, action: "status" };
+    case "worktree":
+      check("worktree");
+      if (rest[0] === "list") {
+        noExtra("yoi worktree list", rest.slice(1), 0);
+        if (values.force) throw usageError("--force applies to yoi worktree remove <name>");
+        return { kind: "worktree", flags, action: "list" };
+      }
+      if (rest[0] === "remove") {
+        if (rest[1] === undefined)
+          throw usageError("yoi worktree remove needs the worktree's name (yoi worktree list shows them)");
+        noExtra("yoi worktree remove <name>", rest.slice(2), 0);
+        return { kind: "worktree", flags, action: "remove", name: rest[1], force: values.force === true };
+      }
+      throw usageError(
+        `yoi worktree takes one subcommand: list or remove <name> (got ${rest[0] === undefined ? "none" : `"${rest[0]}"`})`,
+      );
     case "debug": {
       if (rest[0] !== "replay") {
         throw usageError(
@@ -424,6 +455,8 @@ function markBareResume(argv: readonly string[]): string[] {
     const next = argv[i + 1];
     if ((arg === "-r" || arg === "--resume") && (next === undefined || next.startsWith("-"))) {
       out.push(`--resume=${PICK}`);
+    } else if ((arg === "-w" || arg === "--worktree") && (next === undefined || !WORKTREE_NAME.test(next))) {
+      out.push(`--worktree=${AUTO_WORKTREE}`);
     } else {
       out.push(arg);
     }

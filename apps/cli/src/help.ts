@@ -8,6 +8,11 @@ Usage:
   echo "prompt" | yoi             the same, prompt from stdin
   yoi -c | yoi --resume <id>      continue the last session here | a chosen one (any unique id prefix)
   yoi -r                          choose the session to continue from a list
+  yoi -w, --worktree [name]       run in the git worktree .yoi/worktrees/<name> on branch yoi/<name>
+                                  (created from HEAD, or reused; a name is generated when none follows)
+  yoi worktree list | remove <name> [--force]
+                                  yoi's worktrees and their uncommitted changes | remove one (refused
+                                  while it has uncommitted changes unless --force; its branch stays)
   yoi --fork <id> [--turn N]      a new session copying another's conversation (before turn N)
   yoi sessions [--all]            sessions of this directory, forks under their parent
                                   (--all: every directory, and runs that failed before any answer)

@@ -82,7 +82,11 @@ async function run(command: Command): Promise<number> {
       return (await import("./acp/acp-command.ts")).acpCommand(command);
     case "lsp":
       return (await import("./commands/lsp.ts")).lspCommand(command);
+    case "worktree":
+      return (await import("./commands/worktree.ts")).worktreeCommand(command);
     case "chat":
+      if (command.worktree !== undefined)
+        command = await (await import("./commands/worktree.ts")).enterWorktree(command);
       // The UI needs a terminal on both sides; anything else is print mode (pipes, scripts).
       if (!command.print && process.stdin.isTTY && process.stdout.isTTY) {
         return (await import("./commands/interactive.ts")).interactiveCommand(command);

@@ -62,6 +62,7 @@ import {
   type ModelSetup,
   missingKey,
   modelSetup,
+  type SetupOptions,
 } from "../session-setup.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
 import { pickFrom, pickSession } from "../sessions/session-picker.ts";
@@ -133,7 +134,7 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
   void detectSandbox();
   installTerminalGuard();
   const style = createStyle(colorEnabled(process.stdout));
-  const base = await loadProjectConfig(command.flags, {
+  const trust: SetupOptions = {
     trust: {
       ask: (settings) => askTrust(settings, style),
       onIgnored: (settings) =>
@@ -141,8 +142,15 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
           style.yellow(`! not trusted: ${sanitizeLine(settings.file)} settings ignored for this session\n`),
         ),
     },
-  });
-  const plan = await chatSessionPlan(command, base, (sessions) => pickSession(sessions, style));
+  };
+  let base = await loadProjectConfig(command.flags, trust);
+  let plan = await chatSessionPlan(command, base, (sessions) => pickSession(sessions, style));
+  if (plan.cwd !== undefined) {
+    // The session ran in a worktree: it goes on there, with that checkout's config.
+    command = { ...command, flags: { ...command.flags, cwd: plan.cwd } };
+    base = await loadProjectConfig(command.flags, trust);
+    plan = await chatSessionPlan(command, base, (sessions) => pickSession(sessions, style));
+  }
   const flagged = await offerSetup(await applySessionFlags(base, plan.flags), style);
   // The terminal's background, for the `auto` theme: asked now (the answer comes in on stdin, which
   // nothing else reads until the prompt starts) and awaited only before the header is painted.

@@ -15,6 +15,7 @@ import {
   type PodEvent,
   type ReviewResult,
 } from "@yoi/pod";
+import type { SessionSummary } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { captureConsole } from "../console-capture.ts";
@@ -24,7 +25,7 @@ import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from 
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
 import { untrustedNote } from "../project-trust.ts";
-import { applySessionFlags, loadProjectConfig, modelSetup } from "../session-setup.ts";
+import { applySessionFlags, loadProjectConfig, modelSetup, type SetupOptions } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup/trace.ts";
 import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
@@ -47,15 +48,21 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
 
   markStartup("print: prompt read");
   // Print mode cannot ask: a project's own settings that widen reach apply once trusted (YOI_TRUST_PROJECT=1, or a yes in interactive yoi).
-  const base = await loadProjectConfig(command.flags, {
+  const trust: SetupOptions = {
     trust: {
       onIgnored: (ignored) => process.stderr.write(`yoi: ${sanitize(untrustedNote(ignored))}\n`),
     },
-  });
+  };
+  let base = await loadProjectConfig(command.flags, trust);
   // The picker (only for `-r` without an id) is loaded when asked for: it lays out text, which print mode never does otherwise.
-  const plan = await chatSessionPlan(command, base, async (sessions) =>
-    (await import("../sessions/session-picker.ts")).pickSession(sessions, createStyle(false)),
-  );
+  const pick = async (sessions: SessionSummary[]) =>
+    (await import("../sessions/session-picker.ts")).pickSession(sessions, createStyle(false));
+  let plan = await chatSessionPlan(command, base, pick);
+  if (plan.cwd !== undefined) {
+    // The session ran in a worktree: it goes on there, with that checkout's config.
+    base = await loadProjectConfig({ ...command.flags, cwd: plan.cwd }, trust);
+    plan = await chatSessionPlan({ ...command, flags: { ...command.flags, cwd: plan.cwd } }, base, pick);
+  }
   const setup = await modelSetup(await applySessionFlags(base, plan.flags));
   markStartup("print: config and model set up");
   if (stdin?.overflow) {

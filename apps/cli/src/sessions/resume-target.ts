@@ -4,6 +4,8 @@
  * using, unless the command line names others.
  */
 
+import { existsSync } from "node:fs";
+import * as path from "node:path";
 import { findSessionId, listSessions, SessionLogError, type SessionSummary } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError, usageError } from "../cli-error.ts";
@@ -140,6 +142,8 @@ export async function chatSessionPlan(
 ): Promise<{
   flags: SessionFlags;
   open: { resume?: string; fork?: { parent: string; beforeTurn?: number } };
+  /** The worktree the session ran in, when that is not where yoi was started: it resumes there. */
+  cwd?: string;
 }> {
   const target = await resolveResumeTarget(
     {
@@ -162,5 +166,23 @@ export async function chatSessionPlan(
       },
     };
   }
+  const here = await projectRoot(cli.cwd, cli.config.scope.root);
+  const ranIn = target.summary?.cwd;
+  if (ranIn !== undefined && ranIn !== here && isWorktreePath(ranIn)) {
+    if (!existsSync(ranIn)) {
+      throw usageError(
+        `session ${target.id.slice(0, 8)} ran in the worktree ${ranIn}, which no longer exists; yoi --worktree ${path.basename(ranIn)} --resume ${target.id.slice(0, 8)} recreates it and continues there`,
+      );
+    }
+    return { flags: target.flags, open: { resume: target.id }, cwd: ranIn };
+  }
   return { flags: target.flags, open: { resume: target.id } };
+}
+
+/** Whether a directory is one of yoi's worktrees (`<repo>/.yoi/worktrees/<name>`). */
+export function isWorktreePath(dir: string): boolean {
+  return (
+    path.basename(path.dirname(dir)) === "worktrees" &&
+    path.basename(path.dirname(path.dirname(dir))) === ".yoi"
+  );
 }

@@ -1,0 +1,68 @@
+/**
+ * `yoi --worktree [name]` (the session runs in a git worktree of its own,
+ * under `.yoi/worktrees/<name>` on branch `yoi/<name>`), `yoi worktree list`
+ * and `yoi worktree remove <name> [--force]`. The pod's worktrees/ does the
+ * git work; this file chooses the words.
+ */
+import * as path from "node:path";
+import type { Command } from "../args.ts";
+import { usageError } from "../cli-error.ts";
+import { EXIT } from "../exit-codes.ts";
+import { colorEnabled, createStyle } from "../style.ts";
+import { sanitize, sanitizeLine } from "../terminal-text.ts";
+
+/** A chat with `--worktree`: the same command, its project directory the worktree (created or reused). */
+export async function enterWorktree(
+  command: Extract<Command, { kind: "chat" }>,
+): Promise<Extract<Command, { kind: "chat" }>> {
+  if (command.worktree === undefined) return command;
+  const { openWorktree, WorktreeError } = await import("@yoi/pod");
+  const from = path.resolve(command.flags.cwd ?? process.cwd());
+  try {
+    const worktree = await openWorktree(from, command.worktree.name);
+    process.stderr.write(
+      `yoi: ${worktree.created ? "created" : "working in"} worktree ${sanitizeLine(worktree.name)} (${sanitizeLine(worktree.path)}, branch ${sanitizeLine(worktree.branch ?? "detached")})\n`,
+    );
+    return { ...command, flags: { ...command.flags, cwd: worktree.path } };
+  } catch (error) {
+    if (WorktreeError.isInstance(error) && error.code !== "git_failed")
+      throw usageError(`--worktree: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function worktreeCommand(command: Extract<Command, { kind: "worktree" }>): Promise<number> {
+  const { listWorktrees, removeWorktree, WorktreeError } = await import("@yoi/pod");
+  const cwd = path.resolve(command.flags.cwd ?? process.cwd());
+  const style = createStyle(colorEnabled(process.stdout));
+  try {
+    if (command.action === "list") {
+      const worktrees = await listWorktrees(cwd, { changes: true });
+      if (worktrees.length === 0) {
+        process.stdout.write("no worktrees (yoi --worktree [name] starts a session in a new one)\n");
+        return EXIT.ok;
+      }
+      for (const w of worktrees) {
+        const changes =
+          w.changes === undefined
+            ? style.red("missing")
+            : w.changes === 0
+              ? style.dim("clean")
+              : style.yellow(`${w.changes} uncommitted change${w.changes === 1 ? "" : "s"}`);
+        process.stdout.write(
+          `${style.bold(sanitizeLine(w.name))} ${sanitizeLine(w.branch ?? "(detached)")} · ${changes} · ${style.dim(sanitizeLine(w.path))}\n`,
+        );
+      }
+      return EXIT.ok;
+    }
+    const removed = await removeWorktree(cwd, command.name, { force: command.force });
+    process.stdout.write(
+      `removed worktree ${sanitizeLine(removed.name)}${removed.branch ? `; its branch ${sanitizeLine(removed.branch)} is kept (git branch -D ${sanitizeLine(removed.branch)} deletes it)` : ""}\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    if (WorktreeError.isInstance(error) && error.code !== "git_failed")
+      throw usageError(sanitize(error.message));
+    throw error;
+  }
+}
