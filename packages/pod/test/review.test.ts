@@ -192,6 +192,8 @@ describe("in a session", () => {
       summary: "One problem.",
       findings: [{ file: "a.txt", line: 2, severity: "medium", text: "TWO is shouting" }],
       answer: expect.stringContaining("One problem."),
+      // Both of the reviewer's model calls.
+      usage: expect.objectContaining({ inputTokens: 20, outputTokens: 10 }),
     });
     const first = s.requests[0] as { tools: { name: string }[]; messages: { content: { text: string }[] }[] };
     expect(first.tools.map((t) => t.name).sort()).toEqual([
