@@ -148,6 +148,21 @@ describe("a server that fails costs the edit nothing", () => {
     expect(lsp.status()[0]).toMatchObject({ state: "failed", detail: expect.stringContaining("boom") });
   });
 
+  it("a program that cannot be run fails once, with why", async () => {
+    const root = await tempDir("yoi-lsp-");
+    const notExecutable = await standIn(root, "plain", "not a program\n");
+    const lsp = manager(root, { servers: { typescript: { command: notExecutable } } });
+    const first = await lsp.diagnose(path.join(root, "a.ts"), BAD_TS);
+    expect(first).toMatch(
+      /^\[language server typescript failed \(typescript: .* could not be started: .*EACCES/,
+    );
+    expect(await lsp.diagnose(path.join(root, "a.ts"), BAD_TS)).toBeUndefined();
+    expect(lsp.status()[0]).toMatchObject({
+      state: "failed",
+      detail: expect.stringContaining("could not be started"),
+    });
+  });
+
   it("a configured program that does not exist is missing, with what to do", async () => {
     const root = await tempDir("yoi-lsp-");
     const lsp = manager(root, { servers: { python: { command: "no-such-pyright" } } });

@@ -86,7 +86,14 @@ export class LspServer {
   constructor(options: LspServerOptions) {
     this.spec = options.spec;
     this.#options = options;
-    this.#ready = this.#start();
+    this.#ready = this.#start().catch((error: unknown) => {
+      // Whatever stopped the start (the program could not run, initialize failed) is the server's failure.
+      const failure = LspServerError.isInstance(error)
+        ? error
+        : new LspServerError("spawn_failed", `${options.spec.name}: ${errorMessage(error)}`);
+      this.#fail(failure);
+      throw this.#error ?? failure;
+    });
     // Failures are read from `state`/`error`; an unhandled rejection would end the process.
     this.#ready.catch(() => {});
   }
