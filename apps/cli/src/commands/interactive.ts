@@ -954,9 +954,8 @@ class InteractiveSession {
     },
     {
       name: "/diff",
-      args: "[session]",
       summary:
-        "the working tree's changes against HEAD; session: what this session changed (ctrl+o shows all)",
+        "the working tree's changes against HEAD (ctrl+o shows all); /diff session: what this session changed",
       run: (arg) => this.#diff(arg),
     },
     {
