@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempWorld } from "./helpers.ts";
-import { TmuxSession, yoiCommand } from "./tmux.ts";
+import { TmuxSession, waitForFile, yoiCommand } from "./tmux.ts";
 
 const servers: ScriptedServer[] = [];
 const sessions: TmuxSession[] = [];
@@ -55,13 +55,14 @@ describe("/diff and /review in a terminal", () => {
     git(project, "add", ".");
     git(project, "commit", "-q", "-m", "base");
     await writeFile(path.join(project, "long.txt"), `${long.replace(/line (\d+)/g, "LINE $1")}\n`);
+    const out = path.join(home, "run");
     const tty = TmuxSession.start(
       yoiCommand({
         project,
         home,
         baseURL: server.baseURL,
         args: ["--permission-mode", "acceptEdits"],
-        out: path.join(home, "run"),
+        out,
       }),
     );
     sessions.push(tty);
@@ -92,5 +93,10 @@ describe("/diff and /review in a terminal", () => {
     tty.type("/lsp");
     tty.keys("Enter");
     await tty.waitFor(/python (not found|not started)/);
+
+    // Out before the temp directories go: yoi writes its session log until it exits.
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 120_000);
 });
