@@ -66,7 +66,8 @@ describe("/diff and /review in a terminal", () => {
       }),
     );
     sessions.push(tty);
-    await tty.waitFor(/^›\s*$/m);
+    // The prompt names the mode (accept edits) before its ›.
+    await tty.waitFor(/›\s*$/m);
 
     tty.type("/diff");
     tty.keys("Enter");
