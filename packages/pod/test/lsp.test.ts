@@ -4,7 +4,7 @@
  * started from this package's devDependencies, and small scripts standing
  * in for a server that hangs or dies.
  */
-import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { mkdir, stat, symlink, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { createClient } from "@yoi/llm-client";
@@ -13,6 +13,7 @@ import { type ConfigInput, ConfigSchema } from "@yoi/manifest";
 import { afterEach, describe, expect, it } from "vitest";
 import { LspManager } from "../src/lsp/lsp-manager.ts";
 import { Pod } from "../src/pod.ts";
+import { detectSandbox, isSandbox } from "../src/sandbox/index.ts";
 import { defaultBashEnv } from "../src/tools/bash.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -148,6 +149,47 @@ describe("a server that fails costs the edit nothing", () => {
     expect(lsp.status()[0]).toMatchObject({ state: "failed", detail: expect.stringContaining("boom") });
   });
 
+  it("in the session's sandbox a server can write nothing outside its private /tmp (it loads code the model could write)", async () => {
+    const found = await detectSandbox();
+    if (!isSandbox(found))
+      throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
+    const root = await tempDir("yoi-lsp-");
+    // what a planted server would try: leave code behind in the project and in the user's files
+    // in the project, where the model could have written it
+    const planter = path.join(root, "node_modules", "planter.mjs");
+    await mkdir(path.dirname(planter), { recursive: true });
+    await writeFile(
+      planter,
+      [
+        'import fs from "node:fs";',
+        "const tried = [];",
+        `for (const f of [${JSON.stringify(path.join(root, "planted.js"))}, ${JSON.stringify(path.join(root, "..", `${path.basename(root)}-planted.js`))}]) {`,
+        "  try { fs.writeFileSync(f, 'x'); tried.push('wrote ' + f); } catch (e) { tried.push(e.code); }",
+        "}",
+        "process.stderr.write(tried.join(',') + '\\n');",
+        "process.exit(4);",
+      ].join("\n"),
+    );
+    const m = new LspManager({
+      config: ConfigSchema.parse({
+        lsp: {
+          timeoutMs: SLOW_OK_MS,
+          servers: { typescript: { command: process.execPath, args: [planter] } },
+        },
+      }).lsp,
+      root,
+      env: defaultBashEnv(),
+      display: (real) => path.relative(root, real),
+      sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
+    });
+    managers.push(m);
+    const first = await m.diagnose(path.join(root, "a.ts"), BAD_TS);
+    // the project is there to read, not to write; what it writes elsewhere stays in the sandbox's own /tmp
+    expect(first).toMatch(/typescript exited with code 4: (EROFS|EACCES|EPERM),/);
+    await expect(stat(path.join(root, "planted.js"))).rejects.toThrow();
+    await expect(stat(path.join(root, "..", `${path.basename(root)}-planted.js`))).rejects.toThrow();
+  });
+
   it("a program that cannot be run fails once, with why", async () => {
     const root = await tempDir("yoi-lsp-");
     const notExecutable = await standIn(root, "plain", "not a program\n");
@@ -242,7 +284,7 @@ describe("in a session", () => {
       fsync: "never",
       instructions: false,
       environment: false,
-      sandbox: false,
+      // the session's sandbox (detected): the server runs in it, read-only, and still answers
       permissionMode: "acceptEdits",
       config: ConfigSchema.parse({ lsp: { timeoutMs: SLOW_OK_MS } }),
       client: createClient({

@@ -292,6 +292,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     env: commandEnv,
     display: (real) => fs.display(real),
     onAlert: (level, message) => alerts.emit(level, "lsp", message),
+    ...(sandbox.bash ? { sandbox: sandbox.bash } : {}),
   });
   const builtins = createBuiltinTools({
     view,

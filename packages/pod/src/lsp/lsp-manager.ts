@@ -7,9 +7,11 @@
  * as an alert, and the edit's result is otherwise unchanged.
  * See docs/design/lsp-diagnostics.md.
  */
+
 import * as path from "node:path";
 import type { LspConfig } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
+import type { Sandbox, SandboxedCommand, SandboxPolicy } from "../sandbox/sandbox.ts";
 import { formatDiagnostics } from "./format-diagnostics.ts";
 import { LspServer, type LspServerState } from "./lsp-server.ts";
 import {
@@ -47,6 +49,12 @@ export interface LspManagerOptions {
   display?: (real: string) => string;
   /** Problems worth the user's attention (a server failed or is slow), each said once. */
   onAlert?: (level: "info" | "warn", message: string) => void;
+  /**
+   * The session's sandbox, when active: servers run in it read-only and
+   * without network (they load code from the project, which the model can
+   * write). Without one they run unconfined, as bash then does.
+   */
+  sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
 }
 
 export class LspManager {
@@ -103,6 +111,7 @@ export class LspManager {
       root: this.#options.root,
       // Servers written for Node run on the Node yoi runs on.
       env: { ...env, PATH: env.PATH ? `${bin}${path.delimiter}${env.PATH}` : bin },
+      ...(this.#options.sandbox ? { confine: confineIn(this.#options.sandbox) } : {}),
     });
     this.#servers.set(spec.name, server);
     return server;
@@ -209,4 +218,16 @@ export class LspManager {
 
 function formatMs(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** A server's command in the sandbox: nothing writable (a private /tmp aside), no network. */
+function confineIn({ sandbox, policy }: { sandbox: Sandbox; policy: SandboxPolicy }) {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  return (program: string, args: readonly string[], cwd: string): SandboxedCommand =>
+    sandbox.wrap("/bin/sh", `exec ${[program, ...args].map(quote).join(" ")}`, cwd, {
+      writeRoots: [],
+      readOnlyRoots: policy.writeRoots,
+      hidden: policy.hidden,
+      network: false,
+    });
 }

@@ -7,6 +7,7 @@
  * with the whole text), and asked for nothing else: it publishes the
  * file's diagnostics, which `diagnostics()` waits for.
  */
+
 import type { ChildProcess } from "node:child_process";
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,6 +19,7 @@ import type {
   PublishDiagnosticsParams,
 } from "vscode-languageserver-protocol/node";
 import { trackChild, untrackChild } from "../mcp/child-reaper.ts";
+import type { SandboxedCommand } from "../sandbox/sandbox.ts";
 import type { LspServerSpec } from "./server-spec.ts";
 
 /** `starting` (spawned, initialize not answered yet) → `ready`; `failed` when it could not start or died; `stopped` once closed. */
@@ -61,6 +63,12 @@ export interface LspServerOptions {
   env: NodeJS.ProcessEnv;
   /** Called once when the server fails or dies (not when it is stopped). */
   onFailure?: (error: LspServerError) => void;
+  /**
+   * Wraps the server's command in the session's sandbox (read-only, no
+   * network): what a server loads from the project could have been written
+   * by the model, and must not run with more power than bash has.
+   */
+  confine?: (program: string, args: readonly string[], cwd: string) => SandboxedCommand;
 }
 
 export class LspServer {
@@ -123,7 +131,11 @@ export class LspServer {
       import("vscode-languageserver-protocol/node"),
       import("node:child_process"),
     ]);
-    const child = spawn(program, [...spec.args], {
+    const command = this.#options.confine?.(program, spec.args, root) ?? {
+      file: program,
+      args: [...spec.args],
+    };
+    const child = spawn(command.file, command.args, {
       cwd: root,
       env: { ...env, ...spec.env },
       stdio: ["pipe", "pipe", "pipe"],
@@ -146,6 +158,7 @@ export class LspServer {
     // `close` (not `exit`): the process ended and its stderr is read to the end, for the message.
     child.once("close", (code, signal) => {
       if (child.pid !== undefined) untrackChild(child.pid);
+      command.release?.();
       if (this.#state === "stopped") return;
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
       const tail = this.#stderr.trim().split("\n").slice(-3).join(" | ");

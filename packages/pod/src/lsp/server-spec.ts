@@ -5,11 +5,11 @@
  * each one's program is: a path, or a name found in the project's
  * `node_modules/.bin` first, then on PATH.
  *
- * A server runs outside the bash sandbox, so a program inside the project
- * is run only as it was when the session started: one that appeared or
- * changed since (something the model ran could have written it) is
- * refused until yoi is started again. See
- * docs/design/lsp-diagnostics.md#servers-run-outside-the-sandbox.
+ * A server runs in the session's sandbox, read-only, when there is one;
+ * and a program inside the project is run only as it was when the session
+ * started: one that appeared or changed since (something the model ran
+ * could have written it) is refused until yoi is started again. See
+ * docs/design/lsp-diagnostics.md#servers-run-in-the-sandbox-read-only.
  */
 import { statSync } from "node:fs";
 import * as path from "node:path";

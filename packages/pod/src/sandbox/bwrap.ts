@@ -58,6 +58,7 @@ export function bwrapArgs(
   for (const dir of policy.hidden) if (existsSync(dir)) args.push("--tmpfs", dir);
   // After /tmp and the hidden dirs, so a scope below either is still there and writable.
   for (const root of policy.writeRoots) args.push("--bind", root, root);
+  for (const root of policy.readOnlyRoots ?? []) args.push("--ro-bind", root, root);
   // After the write roots, so these mounts sit on top of them.
   for (const p of protections) {
     for (const existing of p.existing) args.push("--ro-bind", existing, existing);

@@ -10,6 +10,11 @@ export interface SandboxPolicy {
   writeRoots: readonly string[];
   /** Directories hidden from the command (yoi's own data: sessions, blobs), absolute. */
   hidden: readonly string[];
+  /**
+   * Directories the command reads but may not write (a language server's
+   * project), absolute and real; bound over the private /tmp where they lie in it.
+   */
+  readOnlyRoots?: readonly string[];
   /** Network access. Default false: no network at all. */
   network: boolean;
 }
