@@ -9,42 +9,25 @@
  *   node scripts/check-packages.ts            build, pack and check all
  *   node scripts/check-packages.ts --no-build reuse existing dist/
  */
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import {
+  type PackageJson,
+  packPackage,
+  readPackageJson,
+  root,
+  run,
+  workspacePackageDirs,
+} from "./pack-kit.ts";
 
-const root = join(import.meta.dirname, "..");
 const args = new Set(process.argv.slice(2));
 const bin = (name: string): string => join(root, "node_modules", ".bin", name);
-
-interface PackageJson {
-  name: string;
-  private?: boolean;
-  type?: string;
-  sideEffects?: boolean;
-  files?: string[];
-  exports?: Record<string, unknown>;
-  publishConfig?: { access?: string; exports?: unknown };
-  scripts?: Record<string, string>;
-  bin?: Record<string, string>;
-}
-
-function run(cmd: string, cmdArgs: string[], cwd: string): { ok: boolean; out: string } {
-  const res = spawnSync(cmd, cmdArgs, { cwd, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
-  return { ok: res.status === 0, out: `${res.stdout ?? ""}${res.stderr ?? ""}`.trim() };
-}
-
-const dirs: string[] = [];
-for (const area of ["packages", "apps"]) {
-  for (const name of readdirSync(join(root, area)).sort()) {
-    if (existsSync(join(root, area, name, "package.json"))) dirs.push(join(root, area, name));
-  }
-}
+const dirs = workspacePackageDirs();
 
 const problems: string[] = [];
 for (const dir of dirs) {
-  const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as PackageJson;
+  const pj = readPackageJson(dir);
   const where = relative(root, join(dir, "package.json"));
   if (pj.private) continue;
   if (pj.type !== "module") problems.push(`${where}: "type" must be "module" (ESM only)`);
@@ -100,23 +83,16 @@ if (!args.has("--no-build")) {
 const packDir = mkdtempSync(join(tmpdir(), "yoi-pack-"));
 try {
   for (const dir of dirs) {
-    const pj = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as PackageJson;
+    const pj = readPackageJson(dir);
     if (pj.private) continue;
-    const packed = run("pnpm", ["pack", "--pack-destination", packDir, "--json"], dir);
+    const packed = packPackage(dir, packDir);
     if (!packed.ok) {
       problems.push(`${pj.name}: pnpm pack failed:\n${packed.out}`);
       continue;
     }
-    const tarball = readdirSync(packDir).find(
-      (f) => f.startsWith(pj.name.replace("@", "").replace("/", "-")) && f.endsWith(".tgz"),
-    );
-    if (tarball === undefined) {
-      problems.push(`${pj.name}: no tarball produced`);
-      continue;
-    }
-    const path = join(packDir, tarball);
+    const { path } = packed;
     const manifest = run("tar", ["-xzOf", path, "package/package.json"], root);
-    if (!manifest.ok) problems.push(`${pj.name}: cannot read package.json from ${tarball}`);
+    if (!manifest.ok) problems.push(`${pj.name}: cannot read package.json from ${path}`);
     else problems.push(...packedExportProblems(pj.name, (JSON.parse(manifest.out) as PackageJson).exports));
     const lint = run(bin("publint"), ["run", path, "--strict"], root);
     if (!lint.ok || /warning|error/i.test(lint.out.replace(/All good!/, ""))) {

@@ -5,7 +5,7 @@
  * and the stream contract of `event.ts` — and loads the provider's adapter
  * (and with it the provider's SDK) lazily, on the first `stream` call.
  */
-import type { ModelCapabilities } from "@yoi/manifest";
+import { type ModelCapabilities, providerOfKind } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
 import { ClientStream, type StreamSettings } from "./client-stream.ts";
@@ -21,13 +21,59 @@ import { resolveRetryPolicy } from "./retry.ts";
 export const DEFAULT_FIRST_EVENT_TIMEOUT_MS = 60_000;
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
+/**
+ * Each provider's adapter, imported on its first request. The adapter
+ * imports its SDK, an optional peer dependency: an application installs
+ * only the SDKs of the providers it uses (see `PROVIDER_REGISTRY`'s
+ * `sdkPackage`), and a missing one is {@link missingSdkError}.
+ */
 const PROVIDERS: Record<ProviderKind, () => Promise<AdapterFactory>> = {
-  anthropic: async () => (await import("./adapters/anthropic/index.ts")).createAnthropicAdapter,
-  "openai-chat": async () => (await import("./adapters/openai-chat/index.ts")).createOpenAIChatAdapter,
-  "openai-responses": async () =>
-    (await import("./adapters/openai-responses/index.ts")).createOpenAIResponsesAdapter,
-  gemini: async () => (await import("./adapters/gemini/index.ts")).createGeminiAdapter,
+  anthropic: () =>
+    withSdk("anthropic", async () => (await import("./adapters/anthropic/index.ts")).createAnthropicAdapter),
+  "openai-chat": () =>
+    withSdk(
+      "openai-chat",
+      async () => (await import("./adapters/openai-chat/index.ts")).createOpenAIChatAdapter,
+    ),
+  "openai-responses": () =>
+    withSdk(
+      "openai-responses",
+      async () => (await import("./adapters/openai-responses/index.ts")).createOpenAIResponsesAdapter,
+    ),
+  gemini: () =>
+    withSdk("gemini", async () => (await import("./adapters/gemini/index.ts")).createGeminiAdapter),
 };
+
+/** Loads an adapter; the SDK it imports not being installed becomes {@link missingSdkError}. */
+async function withSdk(kind: ProviderKind, load: () => Promise<AdapterFactory>): Promise<AdapterFactory> {
+  try {
+    return await load();
+  } catch (error) {
+    const sdk = providerOfKind(kind).sdkPackage;
+    if (isMissingPackage(error, sdk)) throw missingSdkError(kind, sdk, error);
+    throw error;
+  }
+}
+
+/** Node's "Cannot find package 'openai' imported from ..." for this package (a subpath import names the package too). */
+function isMissingPackage(error: unknown, name: string): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return false;
+  return errorMessage(error).includes(`'${name}'`) || errorMessage(error).includes(`"${name}"`);
+}
+
+/**
+ * A provider whose SDK is not installed: raised on the client's first
+ * request, before anything is sent, naming the package and how to add it.
+ */
+function missingSdkError(kind: ProviderKind, sdk: string, cause: unknown): LlmError {
+  return new LlmError(
+    "missing_sdk",
+    `${kind}: the provider's SDK is not installed (the package ${sdk}, an optional peer dependency of ` +
+      `@yoi/llm-client); install it in your project: npm install ${sdk}`,
+    { provider: kind, retryable: false, cause },
+  );
+}
 
 /** The provider kinds `createClient` accepts. */
 export const PROVIDER_KINDS = Object.keys(PROVIDERS) as ProviderKind[];
@@ -81,6 +127,7 @@ export function createClientWithAdapter(
       (factory) => factory(options),
       (error: unknown) => {
         adapter = undefined;
+        if (LlmError.isInstance(error)) throw error;
         throw new LlmError(
           "config",
           `${options.provider}: the adapter could not be loaded (${redactSecrets(errorMessage(error))})`,

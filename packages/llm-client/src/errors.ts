@@ -18,7 +18,9 @@ export type LlmErrorCode =
   | "incomplete_stream"
   | "parse"
   | "content_filter"
-  | "config";
+  | "config"
+  /** The provider's SDK (an optional peer dependency) is not installed: install it (the message says how). */
+  | "missing_sdk";
 
 export interface LlmErrorOptions {
   retryable?: boolean;

@@ -15,6 +15,9 @@ import { describe, expect, it } from "vitest";
 const packageDir = fileURLToPath(new URL("../", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as {
   dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+  devDependencies: Record<string, string>;
 };
 
 const SDKS = ["openai", "@anthropic-ai/sdk", "@google/genai"];
@@ -39,9 +42,15 @@ function sourceFiles(dir: string): string[] {
 
 describe("SDKs through their public API", () => {
   for (const sdk of SDKS) {
-    it(`${sdk} is a caret range in dependencies`, () => {
-      expect(manifest.dependencies[sdk], `${sdk}: use a caret range so users get security fixes`).toMatch(
+    it(`${sdk} is an optional peer dependency with a caret range, tested at that range`, () => {
+      expect(manifest.peerDependencies[sdk], `${sdk}: use a caret range so users get security fixes`).toMatch(
         /^\^\d+\.\d+\.\d+$/,
+      );
+      // Installing @yoi/llm-client must not install every provider's SDK.
+      expect(manifest.peerDependenciesMeta[sdk]?.optional).toBe(true);
+      expect(manifest.dependencies[sdk]).toBeUndefined();
+      expect(manifest.devDependencies[sdk], `${sdk}: the tests install the range users are told`).toBe(
+        manifest.peerDependencies[sdk],
       );
     });
   }
