@@ -14,9 +14,13 @@ import type {
 
 export type HookPromptAction = { action: "continue" } | { action: "cancel"; reason: string };
 
-/** `deny`: the call is not run and the model gets `message` as an error result. `abort`: the run ends `cancelled`. */
+/**
+ * `deny`: the call is not run and the model gets `message` as an error result. `abort`: the run ends
+ * `cancelled`. `continue` with `args`: the call runs with these arguments (a permission decision that
+ * edits the call, as `query()`'s `canUseTool` may); the hooks after this one and the tool see them.
+ */
 export type HookToolAction =
-  | { action: "continue" }
+  | { action: "continue"; args?: unknown }
   | { action: "deny"; message: string }
   | { action: "abort"; reason: string };
 
@@ -52,6 +56,8 @@ export function hookAsInterceptor(hook: Hook): Interceptor {
       const action = await before(call);
       if (action?.action === "deny") return { action: "skip", result: action.message };
       if (action?.action === "abort") return { action: "abort", reason: action.reason };
+      if (action?.action === "continue" && action.args !== undefined)
+        return { action: "continue", args: action.args };
       return undefined;
     };
   }

@@ -86,6 +86,9 @@ export type RequestAction = { action: "continue"; request?: Request } | { action
 
 /**
  * Before a tool call runs (called in call order, before the batch starts):
+ * - `continue` with `args`: run the call with these arguments instead of the
+ *   model's (an approval that edits the call); the interceptors after this
+ *   one and the tool see them, the committed tool call keeps the model's;
  * - `skip`: do not run; `result` is committed as an error result;
  * - `synthetic_result`: do not run; `result` is committed as if the tool returned it;
  * - `abort`: do not run this or any later call; the run ends `cancelled`;
@@ -93,7 +96,7 @@ export type RequestAction = { action: "continue"; request?: Request } | { action
  *   `Worker.resume()` runs them (asking interceptors again) first.
  */
 export type ToolCallAction =
-  | { action: "continue" }
+  | { action: "continue"; args?: unknown }
   | { action: "skip"; result: string }
   | { action: "synthetic_result"; result: string | ToolOutput }
   | { action: "abort"; reason: string }

@@ -106,7 +106,8 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
   // Phase 1: decisions in call order, before anything runs (a Pause must leave nothing half done).
   const plans: Plan[] = [];
   let abortReason: string | undefined;
-  for (const info of infos) {
+  for (const [index, model] of infos.entries()) {
+    let info = model;
     const refusal = options.refused?.get(info.callId);
     if (refusal !== undefined) {
       plans.push({ kind: "fixed", output: refusal, isError: true, outcome: "skipped" });
@@ -124,6 +125,11 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
     let plan: Plan = { kind: "run" };
     for (const interceptor of options.interceptors) {
       const action = await interceptor.beforeToolCall?.(info);
+      if (action?.action === "continue" && action.args !== undefined) {
+        info = withArgs(info, action.args, options);
+        infos[index] = info;
+        continue;
+      }
       if (!action || action.action === "continue") continue;
       if (action.action === "pause") return { kind: "paused", reason: action.reason };
       if (action.action === "skip")
@@ -166,6 +172,12 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
     return plan.kind === "run" ? slot(run) : run();
   });
   return { kind: "running", results, abortReason };
+}
+
+/** A call with the arguments an interceptor gave it (the tool and its check see these). */
+function withArgs(info: ToolCallInfo, args: unknown, options: BatchOptions): ToolCallInfo {
+  const edited: ToolCallInfo = { ...info, args, arguments: JSON.stringify(args) };
+  return { ...edited, precheck: () => precheck(options, options.tools.get(info.name), edited) };
 }
 
 /** The refusal of the tool's `check` for a call, if it has one and refuses (see `ToolCallInfo.precheck`). */

@@ -117,6 +117,42 @@ describe("Interceptor", () => {
     ]);
   });
 
+  it("a hook's continue with args runs the call with them; later hooks see them, history keeps the model's", async () => {
+    const client = createScriptedClient([
+      { toolCalls: [{ id: "c", name: "echo", args: { text: "from the model" } }] },
+      { text: "done" },
+    ]);
+    const seenLater: unknown[] = [];
+    const edit: Hook = {
+      beforeToolCall: (call) =>
+        call.name === "echo" ? { action: "continue", args: { text: "edited" } } : undefined,
+    };
+    const observe: Hook = {
+      beforeToolCall: (call) => {
+        seenLater.push(call.args);
+        return undefined;
+      },
+    };
+    const worker = new Worker({ client, tools: [echoTool], hooks: [edit, observe] });
+    expect(await worker.run("go")).toMatchObject({ status: "completed" });
+    expect(seenLater).toEqual([{ text: "edited" }]);
+    expect(worker.history.find((i) => i.type === "tool_result")).toMatchObject({ output: "echo: edited" });
+    expect(worker.history.find((i) => i.type === "tool_call")).toMatchObject({
+      arguments: JSON.stringify({ text: "from the model" }),
+    });
+    // Edited arguments are checked against the schema like the model's.
+    const bad = new Worker({
+      client: createScriptedClient([
+        { toolCalls: [{ id: "d", name: "echo", args: { text: "ok" } }] },
+        { text: "done" },
+      ]),
+      tools: [echoTool],
+      hooks: [{ beforeToolCall: () => ({ action: "continue", args: { text: 42 } }) }],
+    });
+    await bad.run("go");
+    expect(bad.history.find((i) => i.type === "tool_result")).toMatchObject({ isError: true });
+  });
+
   it("Pause before a tool call leaves the batch pending; resume runs it first without a new user message", async () => {
     const ran: string[] = [];
     const tool = defineTool({

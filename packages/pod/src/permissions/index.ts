@@ -6,6 +6,7 @@ export {
   type PermissionDecider,
   type PermissionDecision,
   type PermissionDenial,
+  type PermissionEdit,
   type PermissionEvaluation,
   type PermissionOutcome,
   PermissionPolicy,

@@ -33,7 +33,8 @@ export type PermissionDecision =
   | "deny"
   | PermissionDenial
   | PermissionPrefixGrant
-  | PlanApproval;
+  | PlanApproval
+  | PermissionEdit;
 
 /**
  * The answer to `exit_plan_mode`: the plan is approved and the session
@@ -44,6 +45,16 @@ export interface PlanApproval {
   action: "approve_plan";
   /** The mode the work goes on in. */
   mode: "acceptEdits" | "default";
+}
+
+/**
+ * "Yes, with these arguments": the call runs with `args` instead of the
+ * model's (checked against the tool's schema like the model's would be);
+ * the committed tool call keeps what the model sent.
+ */
+export interface PermissionEdit {
+  action: "allow";
+  args: unknown;
 }
 
 /** A "no" with the user's reason, which the model gets in the denied call's result. */
@@ -142,6 +153,8 @@ export interface PermissionOutcome {
   mode?: PermissionMode;
   /** Why, in a few words (the scope violation, the unreadable construct). */
   reason?: string;
+  /** The arguments the call runs with, when the one who allowed it changed them ({@link PermissionEdit}). */
+  args?: unknown;
 }
 
 /** The static decision for a call, before anyone is asked. */
@@ -740,6 +753,8 @@ export class PermissionPolicy {
         this.setMode(decision.mode);
         return done({ ...base, action: "allow", by: "user" });
       }
+      if (decision.action === "allow")
+        return done({ ...base, action: "allow", by: "user", args: decision.args });
       if (tool === "bash")
         for (const rule of typeof decision.rule === "string" ? [decision.rule] : decision.rule)
           if (!this.#prefixGrants.some((g) => g.rule === rule))
@@ -812,7 +827,8 @@ export class PermissionPolicy {
       name: "permissions",
       beforeToolCall: async (call: ToolCallInfo): Promise<HookToolAction | undefined> => {
         const outcome = await this.check(call);
-        if (outcome.action === "allow") return undefined;
+        if (outcome.action === "allow")
+          return outcome.args === undefined ? undefined : { action: "continue", args: outcome.args };
         return { action: "deny", message: PermissionPolicy.denialMessage(outcome) };
       },
     };
