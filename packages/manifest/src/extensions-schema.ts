@@ -14,7 +14,8 @@ import { knownKeysAt } from "./schema-walk.ts";
 
 /** Server names: they become part of tool names (`mcp__<server>__<tool>`), so providers' name rules apply. */
 export const MCP_SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
-const SERVER_NAME_EXPECTED = "a server name of 1-32 letters, digits, '_' or '-'";
+/** What a valid server name is, for messages. */
+export const MCP_SERVER_NAME_EXPECTED = "a server name of 1-32 letters, digits, '_' or '-'";
 
 const stringMap = (what: string) =>
   z.record(z.string(), z.string(expecting(`a string ${what} value`)), expecting(`an object of ${what}s`));
@@ -68,7 +69,7 @@ export type McpServerConfig = z.output<typeof McpStdioServerSchema> | z.output<t
 /** The `mcpServers` config section as the layer schema checks it: names, and an object each. */
 export const McpServersSchema = z
   .record(
-    z.string().regex(MCP_SERVER_NAME_PATTERN, expecting(SERVER_NAME_EXPECTED)),
+    z.string().regex(MCP_SERVER_NAME_PATTERN, expecting(MCP_SERVER_NAME_EXPECTED)),
     z.looseObject(
       {},
       expecting('an object with "command" (a program yoi starts) or "url" (a Streamable HTTP server)'),
@@ -90,7 +91,7 @@ export function checkMcpServer(
   raw: unknown,
 ): { ok: true; server: McpServerConfig } | { ok: false; message: string } {
   if (!MCP_SERVER_NAME_PATTERN.test(name))
-    return { ok: false, message: `the name: expected ${SERVER_NAME_EXPECTED}` };
+    return { ok: false, message: `the name: expected ${MCP_SERVER_NAME_EXPECTED}` };
   if (raw === null || typeof raw !== "object" || Array.isArray(raw))
     return { ok: false, message: 'expected an object with "command" or "url"' };
   const entry = raw as Record<string, unknown>;

@@ -85,6 +85,7 @@ export {
   type HookCommandConfig,
   type HookEventName,
   type HooksConfig,
+  MCP_SERVER_NAME_EXPECTED,
   MCP_SERVER_NAME_PATTERN,
   type McpServerConfig,
 } from "./extensions-schema.ts";

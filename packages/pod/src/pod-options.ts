@@ -9,6 +9,7 @@ import type { AutoReadOptions } from "./context/auto-read.ts";
 import type { EnvironmentOptions } from "./environment/session-environment.ts";
 import type { FileAccess } from "./fs/file-access.ts";
 import type { InstructionsOptions } from "./instructions/project-instructions.ts";
+import type { InProcessMcpServer } from "./mcp/mcp-connection.ts";
 import type { PermissionPrompt } from "./permissions/policy.ts";
 import type { Sandbox } from "./sandbox/sandbox.ts";
 import type { BashToolOptions } from "./tools/bash.ts";
@@ -110,6 +111,14 @@ export interface PodOptions {
   checkpoints?: false | { scanBash?: boolean; scanLimits?: ScanLimits };
   /** More facts for a new session's session_start record, so a resume can use them. */
   sessionStart?: Pick<CreateSessionOptions, "baseURL" | "permissionMode">;
+  /**
+   * MCP servers in this process, by name (an `McpServer` of
+   * `@modelcontextprotocol/sdk` with its tools registered): connected over an
+   * in-memory transport beside `config.mcpServers` (replacing an entry of the
+   * same name), their tools offered as `mcp__<name>__<tool>` and asked about
+   * like any MCP tool's.
+   */
+  mcpServers?: Readonly<Record<string, InProcessMcpServer>>;
   /**
    * How long the first input waits for MCP servers still starting (they
    * start in parallel when the pod opens; one that takes longer joins the

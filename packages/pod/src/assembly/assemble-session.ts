@@ -271,6 +271,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
 
   const mcp = new McpManager({
     servers: config.mcpServers,
+    inProcess: options.mcpServers,
     env: options.env ?? process.env,
     cwd: fs.cwd,
     blobStore,

@@ -1,5 +1,5 @@
 export { expandVars, MissingVariableError } from "./expand-vars.ts";
-export type { McpServerState } from "./mcp-connection.ts";
+export type { InProcessMcpServer, McpServerState } from "./mcp-connection.ts";
 export {
   McpManager,
   type McpManagerOptions,

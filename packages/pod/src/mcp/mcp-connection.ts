@@ -21,6 +21,25 @@ const STDERR_TAIL_BYTES = 2_000;
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const CLIENT_INFO = { name: "yoi", version: "0.0.0" };
 
+/**
+ * An MCP server in this process (an `McpServer` of `@modelcontextprotocol/sdk`):
+ * yoi connects its client to it over a linked in-memory transport pair.
+ */
+export interface InProcessMcpServer {
+  connect(transport: Transport): Promise<void>;
+}
+
+/** How a connection reaches its server: a config entry, or a server in this process. */
+export type McpConnectionConfig =
+  | McpServerConfig
+  | {
+      type: "in_process";
+      server: InProcessMcpServer;
+      disabled?: undefined;
+      startupTimeoutMs?: undefined;
+      toolTimeoutMs?: undefined;
+    };
+
 /** `starting` → `ready`, or `failed` (never started, or died); `closed` once yoi closed it; `disabled` by config. */
 export type McpServerState = "starting" | "ready" | "failed" | "closed" | "disabled";
 
@@ -44,7 +63,7 @@ export interface McpPromptInfo {
 
 export interface McpConnectionOptions {
   name: string;
-  config: McpServerConfig;
+  config: McpConnectionConfig;
   /** Where `${VAR}` values come from. */
   env: Readonly<Record<string, string | undefined>>;
   /** Working directory of a stdio server without `cwd`. */
@@ -63,7 +82,7 @@ export interface McpConnectionOptions {
 
 export class McpConnection {
   readonly name: string;
-  readonly config: McpServerConfig;
+  readonly config: McpConnectionConfig;
   #state: McpServerState = "starting";
   #error: string | undefined;
   /** The server sent a message over `maxMessageBytes` (the connection was closed for it). */
@@ -106,8 +125,9 @@ export class McpConnection {
   get hasResources(): boolean {
     return this.#client?.getServerCapabilities()?.resources !== undefined;
   }
-  get transportKind(): "stdio" | "http" | "sse" {
+  get transportKind(): "stdio" | "http" | "sse" | "in_process" {
     if ("command" in this.config) return "stdio";
+    if (this.config.type === "in_process") return "in_process";
     return this.config.type === "sse" ? "sse" : "http";
   }
 
@@ -264,6 +284,12 @@ export class McpConnection {
       };
       return transport;
     }
+    if (config.type === "in_process") {
+      const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js");
+      const [client, server] = InMemoryTransport.createLinkedPair();
+      await config.server.connect(server);
+      return client;
+    }
     const url = new URL(expandVars(config.url, env));
     const headers = expandMap(config.headers, env);
     const requestInit = headers ? { headers } : undefined;
@@ -360,7 +386,7 @@ export class McpConnection {
 }
 
 /** A start failure in words: a missing program, a refused connection, a timeout, garbage. */
-function describeStartError(error: unknown, config: McpServerConfig): string {
+function describeStartError(error: unknown, config: McpConnectionConfig): string {
   const code = (error as { code?: unknown }).code;
   const message = errorMessage(error);
   if ("command" in config && code === "ENOENT")

@@ -5,15 +5,28 @@
  * and their resources as `@<server>:<uri>` attachments.
  */
 import type { BlobStore, Tool } from "@yoi/llm-worker";
-import { checkMcpServer, WORKER_DEFAULTS } from "@yoi/manifest";
+import {
+  checkMcpServer,
+  MCP_SERVER_NAME_EXPECTED,
+  MCP_SERVER_NAME_PATTERN,
+  WORKER_DEFAULTS,
+} from "@yoi/manifest";
 import * as z from "zod";
-import { McpConnection, type McpPromptInfo, type McpServerState } from "./mcp-connection.ts";
+import {
+  type InProcessMcpServer,
+  McpConnection,
+  type McpConnectionConfig,
+  type McpPromptInfo,
+  type McpServerState,
+} from "./mcp-connection.ts";
 import { mcpName } from "./tool-name.ts";
 import { toToolReturn } from "./tool-result.ts";
 
 export interface McpManagerOptions {
   /** The `mcpServers` config section (entries are checked here, one by one). */
   servers: Readonly<Record<string, unknown>>;
+  /** Servers in this process, by name (a config entry of the same name gives way to one). */
+  inProcess?: Readonly<Record<string, InProcessMcpServer>> | undefined;
   /** For `${VAR}` in the servers' settings. */
   env: Readonly<Record<string, string | undefined>>;
   /** Working directory of stdio servers without `cwd` (the project root). */
@@ -34,7 +47,7 @@ export interface McpManagerOptions {
 export interface McpServerStatus {
   name: string;
   state: McpServerState;
-  transport: "stdio" | "http" | "sse" | "unknown";
+  transport: "stdio" | "http" | "sse" | "in_process" | "unknown";
   /** Tool names as the model sees them. */
   tools: string[];
   /** Slash commands of its prompts. */
@@ -79,15 +92,35 @@ export class McpManager {
 
   /** Whether any server is configured. */
   get configured(): boolean {
-    return Object.keys(this.#options.servers).length > 0;
+    return this.#names().length > 0;
+  }
+
+  /** Every server's name: the config's, then the in-process ones (which replace a config entry of their name). */
+  #names(): string[] {
+    const inProcess = Object.keys(this.#options.inProcess ?? {});
+    return [...Object.keys(this.#options.servers).filter((n) => !inProcess.includes(n)), ...inProcess];
+  }
+
+  /** A server's entry checked: the config's, or an in-process server (its name checked like a config entry's). */
+  #check(name: string): { ok: true; server: McpConnectionConfig } | { ok: false; message: string } {
+    const server = this.#options.inProcess?.[name];
+    if (server === undefined) return checkMcpServer(name, this.#options.servers[name]);
+    if (!MCP_SERVER_NAME_PATTERN.test(name))
+      return { ok: false, message: `the name: expected ${MCP_SERVER_NAME_EXPECTED}` };
+    if (typeof server?.connect !== "function")
+      return {
+        ok: false,
+        message: "expected an McpServer of @modelcontextprotocol/sdk (an object with connect())",
+      };
+    return { ok: true, server: { type: "in_process", server } };
   }
 
   /** Starts every server in parallel; returns at once (see `ready`). Idempotent. */
   start(): void {
     if (this.#started !== undefined) return;
     const starts: Promise<void>[] = [];
-    for (const [name, raw] of Object.entries(this.#options.servers)) {
-      const checked = checkMcpServer(name, raw);
+    for (const name of this.#names()) {
+      const checked = this.#check(name);
       if (!checked.ok) {
         this.#invalid.set(name, checked.message);
         this.#options.onAlert(
@@ -174,7 +207,7 @@ export class McpManager {
   /** Every configured server, in config order. */
   status(): McpServerStatus[] {
     const out: McpServerStatus[] = [];
-    for (const name of Object.keys(this.#options.servers)) {
+    for (const name of this.#names()) {
       const invalid = this.#invalid.get(name);
       if (invalid !== undefined) {
         out.push({
