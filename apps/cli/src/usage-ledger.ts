@@ -8,8 +8,7 @@
 import type { Usage } from "@yoi/llm-client";
 import { sumUsage } from "@yoi/llm-worker";
 import { type Config, type ModelPricing, parseModelRef, resolveModel } from "@yoi/manifest";
-import type { PodEvent } from "@yoi/pod";
-import { type JsonModelUsage, jsonUsage } from "./stream-json.ts";
+import { type JsonModelUsage, jsonUsage, type PodEvent } from "@yoi/pod";
 import { costOf } from "./ui/cost.ts";
 
 /** One model's share. */

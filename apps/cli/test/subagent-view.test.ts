@@ -1,7 +1,6 @@
 import type { WorkerEvent } from "@yoi/llm-worker";
-import type { PodEvent } from "@yoi/pod";
+import { type PodEvent, toStreamJson } from "@yoi/pod";
 import { describe, expect, it } from "vitest";
-import { toStreamJson } from "../src/stream-json.ts";
 import { createStyle } from "../src/style.ts";
 import { Renderer } from "../src/ui/renderer.ts";
 

@@ -1,5 +1,5 @@
+import { toStreamJson } from "@yoi/pod";
 import { describe, expect, it } from "vitest";
-import { toStreamJson } from "../src/stream-json.ts";
 import { createStyle } from "../src/style.ts";
 import { Renderer } from "../src/ui/renderer.ts";
 

@@ -1,11 +1,10 @@
-import { AlertBus, PermissionPolicy } from "@yoi/pod";
+import { AlertBus, PermissionPolicy, toStreamJson } from "@yoi/pod";
 import { describe, expect, it } from "vitest";
 import { parseCommand } from "../src/args.ts";
 import { CliError } from "../src/cli-error.ts";
 import { describeAlert, describeError, describeFailure, scrub } from "../src/describe-error.ts";
 import { groupDigits } from "../src/format-number.ts";
 import { sandboxNotice } from "../src/permission-flags.ts";
-import { toStreamJson } from "../src/stream-json.ts";
 import { colorEnabled } from "../src/style.ts";
 import { truncate, visibleWidth } from "../src/text-width.ts";
 import { shortArgs, toolSize } from "../src/ui/tool-summary.ts";

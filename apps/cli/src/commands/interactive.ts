@@ -29,6 +29,7 @@ import {
   backgroundStatus,
   bashPrefixRules,
   branchLabel,
+  contextTokens,
   defaultBashEnv,
   detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
@@ -69,7 +70,6 @@ import { pickFrom, pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup/trace.ts";
-import { contextTokens } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";

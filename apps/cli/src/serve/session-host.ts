@@ -18,7 +18,16 @@ import { redactDeep } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import { ConfigError, type ProjectSettings } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
-import { EXIT_PLAN_MODE_TOOL_NAME, type PermissionDecision, Pod, type PodEvent } from "@yoi/pod";
+import {
+  EXIT_PLAN_MODE_TOOL_NAME,
+  jsonUsage,
+  lastText,
+  type PermissionDecision,
+  Pod,
+  type PodEvent,
+  type StreamJsonEvent,
+  toStreamJson,
+} from "@yoi/pod";
 import {
   checkSessionId,
   type SessionAccess,
@@ -27,11 +36,9 @@ import {
 } from "@yoi/worker-persistence";
 import type { SessionFlags } from "../args.ts";
 import { CliError } from "../cli-error.ts";
-import { lastText } from "../commands/print.ts";
 import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
 import { type ModelSetup, setupModel } from "../session-setup.ts";
-import { jsonUsage, type StreamJsonEvent, toStreamJson } from "../stream-json.ts";
 import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { UsageLedger } from "../usage-ledger.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionMembers, SessionView } from "./api-schemas.ts";

@@ -7,9 +7,8 @@
 import type { Usage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { ModelPricing } from "@yoi/manifest";
-import type { PodEvent } from "@yoi/pod";
+import { contextTokens, type PodEvent } from "@yoi/pod";
 import { describeAlert, describeFailure, type ProviderContext } from "../describe-error.ts";
-import { contextTokens } from "../stream-json.ts";
 import type { Style } from "../style.ts";
 import { sanitize, sanitizeDeep } from "../terminal-text.ts";
 import { visibleWidth, wrapWords } from "../text-width.ts";

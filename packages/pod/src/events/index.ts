@@ -9,3 +9,12 @@ export type {
   SubagentPodEvent,
   TodosPodEvent,
 } from "./pod-events.ts";
+export {
+  contextTokens,
+  type JsonModelUsage,
+  type JsonUsage,
+  jsonUsage,
+  lastText,
+  type StreamJsonEvent,
+  toStreamJson,
+} from "./stream-json.ts";

@@ -1,10 +1,12 @@
 /**
- * The `--output stream-json` protocol: one JSON object a line, snake_case,
- * stable shapes (documented in the README). Internal worker events that a
- * script has no use for (item commits, request starts) are not emitted.
+ * The stream-json events: what `yoi -p --output stream-json` prints one a
+ * line, what `yoi serve` streams and what `query()` yields. Snake_case,
+ * stable shapes (documented in the CLI's README). Internal worker events
+ * that a script has no use for (item commits, request starts) are not
+ * emitted.
  */
-import type { Usage } from "@yoi/llm-client";
-import type { PodEvent } from "@yoi/pod";
+import { type Item, messageText, type Usage } from "@yoi/llm-client";
+import type { PodEvent } from "./pod-events.ts";
 
 /** Token counts in the stream-json convention (input includes cached tokens). */
 export interface JsonUsage {
@@ -230,4 +232,16 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
     default:
       return undefined;
   }
+}
+
+/** The answer of a run: the text of the last message with any (a `result` event's `text`). */
+export function lastText(items: readonly Item[]): string {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item?.type === "message") {
+      const text = messageText(item);
+      if (text.trim() !== "") return text;
+    }
+  }
+  return "";
 }
