@@ -19,6 +19,7 @@ export * from "./mcp/index.ts";
 export * from "./model/index.ts";
 export * from "./permissions/index.ts";
 export { Pod, type PodOptions, type PodRunOptions } from "./pod.ts";
+export * from "./query/index.ts";
 export * from "./review/index.ts";
 export * from "./sandbox/index.ts";
 export * from "./tools/index.ts";

@@ -29,12 +29,18 @@ export interface SessionBase {
   agentProblems: AgentDefinitionError[];
 }
 
+/** Where a pod opened with these options keeps sessions and blobs: `dataDir`, else `session.dir`, else `~/.yoi`. */
+export function sessionDataDir(options: Pick<PodOptions, "config" | "cwd" | "dataDir">): string {
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  return path.resolve(cwd, options.dataDir ?? options.config?.session.dir ?? path.join(homedir(), ".yoi"));
+}
+
 export async function openSessionBase(options: PodOptions): Promise<SessionBase> {
   const config = options.config ?? ConfigSchema.parse({});
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const fs = await scopeFromConfig(config.scope, cwd);
   const root = path.resolve(cwd, config.scope.root ?? ".");
-  const dataDir = path.resolve(cwd, options.dataDir ?? config.session.dir ?? path.join(homedir(), ".yoi"));
+  const dataDir = sessionDataDir({ config, cwd, dataDir: options.dataDir });
   // Blobs and session logs of one data directory: the blobs' fsyncs run behind the tool loop (write-behind),
   // and each fsync of the log waits for them, so a record on disk never points at a blob that is not.
   const ownBlobs =
