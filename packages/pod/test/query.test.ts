@@ -161,6 +161,19 @@ describe("query()", () => {
     expect(results(events)[0]).toMatchObject({ status: "completed", text: "Done." });
   });
 
+  it("masks the API key in streamed text even when it arrives split over deltas, and in the result", async () => {
+    const key = "sk-ant-query-Secret-7Qw9Ez3Rt5";
+    const s = await setup([{ type: "reply", text: `the key is ${key} ok`, options: { chunkSize: 5 } }]);
+    const events = await collect(query({ ...s.base, env: { ANTHROPIC_API_KEY: key }, prompt: "leak it" }));
+    const deltas = events.filter((e) => e.type === "text");
+    expect(deltas.length).toBeGreaterThan(3);
+    const streamed = deltas.map((e) => (e as { text: string }).text).join("");
+    expect(streamed).not.toContain(key);
+    expect(streamed).toContain("<redacted>");
+    expect(JSON.stringify(events)).not.toContain(key);
+    expect(results(events)[0]!.text).toBe("the key is <redacted> ok");
+  });
+
   it("without canUseTool a call that would ask is denied", async () => {
     const s = await setup([
       {

@@ -30,6 +30,7 @@ import {
   bashPrefixRules,
   branchLabel,
   contextTokens,
+  createStreamTextRedaction,
   defaultBashEnv,
   detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
@@ -70,7 +71,6 @@ import { pickFrom, pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
 import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup/trace.ts";
-import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
 import { truncate } from "../text-width.ts";

@@ -8,6 +8,7 @@ import { isatty } from "node:tty";
 import { type Item, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import {
+  createStreamTextRedaction,
   detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
   GitChangesError,
@@ -32,7 +33,6 @@ import { untrustedNote } from "../project-trust.ts";
 import { applySessionFlags, loadProjectConfig, modelSetup, type SetupOptions } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup/trace.ts";
-import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { createStyle } from "../style.ts";
 import { exitAfterFlush } from "../telemetry/exit.ts";
 import { jsonLine, sanitize } from "../terminal-text.ts";

@@ -19,6 +19,7 @@ import type { RunResult } from "@yoi/llm-worker";
 import { ConfigError, type ProjectSettings } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
+  createStreamTextRedaction,
   EXIT_PLAN_MODE_TOOL_NAME,
   jsonUsage,
   lastText,
@@ -39,7 +40,6 @@ import { CliError } from "../cli-error.ts";
 import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
 import { type ModelSetup, setupModel } from "../session-setup.ts";
-import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { UsageLedger } from "../usage-ledger.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionMembers, SessionView } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";

@@ -18,3 +18,4 @@ export {
   type StreamJsonEvent,
   toStreamJson,
 } from "./stream-json.ts";
+export { createStreamTextRedaction } from "./stream-text-redaction.ts";

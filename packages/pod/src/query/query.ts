@@ -6,7 +6,7 @@
  * stream-json` prints), a `result` event after each message. Nothing here
  * opens a session another way than the CLI does.
  */
-import { type Item, redactDeep, type Usage } from "@yoi/llm-client";
+import { type Item, redactDeep, redactSecrets, type Usage } from "@yoi/llm-client";
 import type { Hook, Interceptor, RunResult, Tool } from "@yoi/llm-worker";
 import {
   type Config,
@@ -23,6 +23,7 @@ import { sessionDataDir } from "../assembly/session-base.ts";
 import { forkSession } from "../checkpoints/fork.ts";
 import type { PodEvent } from "../events/pod-events.ts";
 import { jsonUsage, lastText, type StreamJsonEvent, toStreamJson } from "../events/stream-json.ts";
+import { createStreamTextRedaction } from "../events/stream-text-redaction.ts";
 import type { Segment } from "../input/segments.ts";
 import type { InProcessMcpServer } from "../mcp/mcp-connection.ts";
 import { costOf } from "../model/cost.ts";
@@ -163,11 +164,15 @@ export async function* query(options: QueryOptions): AsyncGenerator<StreamJsonEv
   const pricing = new Pricing(config, `${resolved.providerName}/${resolved.model}`, resolved.info?.pricing);
   const queue = new EventQueue();
   let assistant: Item[] = [];
+  // A key split over several deltas is masked too, as in the CLI's stream-json.
+  const redactStreamed = createStreamTextRedaction();
   const unsubscribe = pod.subscribe((event: PodEvent) => {
     if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
     pricing.count(event);
-    const line = toStreamJson(event, window);
-    if (line !== undefined) queue.push(line);
+    for (const shown of redactStreamed(event)) {
+      const line = toStreamJson(shown, window);
+      if (line !== undefined) queue.push(line);
+    }
   });
   try {
     yield redactDeep({

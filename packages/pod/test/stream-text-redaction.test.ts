@@ -4,9 +4,9 @@
  * releases what was held back, and a discarded attempt's held text is dropped.
  */
 import { clearRegisteredSecrets, registerSecret } from "@yoi/llm-client";
-import type { PodEvent } from "@yoi/pod";
 import { afterEach, describe, expect, it } from "vitest";
-import { createStreamTextRedaction } from "../src/stream-text-redaction.ts";
+import type { PodEvent } from "../src/events/pod-events.ts";
+import { createStreamTextRedaction } from "../src/events/stream-text-redaction.ts";
 
 afterEach(() => clearRegisteredSecrets());
 

@@ -1,7 +1,7 @@
 /**
  * Streamed text with secrets masked even when a secret arrives split over
  * several `text_delta` / `thinking_delta` events: every place that prints
- * deltas (stream-json, the interactive renderer) passes pod events through
+ * deltas (stream-json, `query()`, the interactive renderer) passes pod events through
  * this filter first. Deltas come out re-cut (the end that could start a
  * secret waits for the next delta); any other event ends the block and
  * releases what was held, before the event itself. A running tool's live
@@ -10,7 +10,7 @@
  * a command's output is masked like one in its final result.
  */
 import { StreamRedactor } from "@yoi/llm-client";
-import type { PodEvent } from "@yoi/pod";
+import type { PodEvent } from "./pod-events.ts";
 
 type DeltaKind = "text_delta" | "thinking_delta";
 
