@@ -174,6 +174,35 @@ describe("query()", () => {
     expect(results(events)[0]!.text).toBe("the key is <redacted> ok");
   });
 
+  it("a canUseTool that throws or answers nonsense denies the call", async () => {
+    const s = await setup([
+      {
+        type: "reply",
+        toolCalls: [
+          { id: "toolu_a", name: "write_file", arguments: { path: "a.txt", content: "a" } },
+          { id: "toolu_b", name: "write_file", arguments: { path: "b.txt", content: "b" } },
+        ],
+      },
+      { type: "reply", text: "Neither." },
+    ]);
+    const events = await collect(
+      query({
+        ...s.base,
+        prompt: "write both",
+        canUseTool: (_tool, input) => {
+          if ((input as { path: string }).path === "a.txt") throw new Error("the app's callback broke");
+          return { behavior: "maybe" } as never;
+        },
+      }),
+    );
+    expect(
+      events.filter((e) => e.type === "permission").map((e) => (e as { action: string }).action),
+    ).toEqual(["deny", "deny"]);
+    await expect(readFile(path.join(s.cwd, "a.txt"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(readFile(path.join(s.cwd, "b.txt"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
+    expect(results(events)[0]).toMatchObject({ status: "completed" });
+  });
+
   it("without canUseTool a call that would ask is denied", async () => {
     const s = await setup([
       {
