@@ -5,7 +5,7 @@
  * only for a trusted project (as print mode: YOI_TRUST_PROJECT=1 or an
  * earlier interactive yes).
  */
-import type { McpServerStatus } from "@yoi/pod";
+import { McpManager, type McpServerStatus } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { EXIT } from "../exit-codes.ts";
 import { loadCliConfig } from "../session-setup.ts";
@@ -30,7 +30,6 @@ export async function mcpCommand(command: Extract<Command, { kind: "mcp" }>): Pr
     );
     return EXIT.ok;
   }
-  const { McpManager } = await import("@yoi/pod");
   const path = await import("node:path");
   const manager = new McpManager({
     servers: cli.config.mcpServers,
