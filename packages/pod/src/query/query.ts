@@ -6,7 +6,7 @@
  * stream-json` prints), a `result` event after each message. Nothing here
  * opens a session another way than the CLI does.
  */
-import { type Item, redactDeep, redactSecrets, type Usage } from "@yoi/llm-client";
+import { type Item, redactDeep, type Usage } from "@yoi/llm-client";
 import type { Hook, Interceptor, RunResult, Tool } from "@yoi/llm-worker";
 import {
   type Config,
