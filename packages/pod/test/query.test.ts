@@ -2,7 +2,7 @@
  * query(): the one-call API, driven against a scripted Anthropic server on
  * 127.0.0.1 through the real client, pod, session log and MCP client.
  */
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
@@ -201,6 +201,39 @@ describe("query()", () => {
     await expect(readFile(path.join(s.cwd, "a.txt"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
     await expect(readFile(path.join(s.cwd, "b.txt"), "utf8")).rejects.toMatchObject({ code: "ENOENT" });
     expect(results(events)[0]).toMatchObject({ status: "completed" });
+  });
+
+  it("passes hooks and interceptors to the worker: a hook denies, an interceptor sees the request", async () => {
+    const s = await setup([
+      { type: "reply", toolCalls: [{ id: "toolu_r", name: "read_file", arguments: { path: "secret.txt" } }] },
+      { type: "reply", text: "Not allowed, then." },
+    ]);
+    await writeFile(path.join(s.cwd, "secret.txt"), "do not read\n");
+    const seenTools: string[] = [];
+    const requests: number[] = [];
+    const events = await collect(
+      query({
+        ...s.base,
+        prompt: "read secret.txt",
+        hooks: [
+          {
+            name: "no-secrets",
+            beforeToolCall: (call) => {
+              seenTools.push(call.name);
+              return (call.args as { path?: string }).path === "secret.txt"
+                ? { action: "deny", message: "secret.txt is off limits" }
+                : undefined;
+            },
+          },
+        ],
+        interceptors: [{ beforeRequest: (info) => void requests.push(info.turnIndex) }],
+      }),
+    );
+    expect(seenTools).toEqual(["read_file"]);
+    expect(requests).toEqual([0, 1]);
+    expect(toolResultText(s.server, 1, "toolu_r")).toContain("secret.txt is off limits");
+    expect(toolResultText(s.server, 1, "toolu_r")).not.toContain("do not read");
+    expect(events.find((e) => e.type === "tool_end")).toMatchObject({ is_error: true, outcome: "skipped" });
   });
 
   it("without canUseTool a call that would ask is denied", async () => {
