@@ -109,6 +109,13 @@ describe("query()", () => {
     const pricing = resolveModel(s.base.config!).info?.pricing;
     expect(pricing).toBeDefined();
     expect(result!.cost_usd).toBeCloseTo((1000 * pricing!.input + 30 * pricing!.output) / 1_000_000, 12);
+    expect(result!.models).toEqual({
+      "anthropic/claude-haiku-4-5": expect.objectContaining({
+        input_tokens: 1000,
+        output_tokens: 30,
+        calls: 1,
+      }),
+    });
   });
 
   it("canUseTool denies with a message the model gets, and allows a zod tool with changed input", async () => {

@@ -36,6 +36,7 @@ import {
   EXIT_PLAN_MODE_TOOL_NAME,
   formatRuleSpec,
   parseSegments,
+  UsageLedger,
 } from "@yoi/pod";
 import { listSessions } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
@@ -111,7 +112,7 @@ import { type Background, backgroundFromEnv, queryBackground } from "../ui/termi
 import { installTerminalGuard, restoreTerminal } from "../ui/terminal-guard.ts";
 import { themeCommand } from "../ui/theme-command.ts";
 import { formatBytes } from "../ui/tool-summary.ts";
-import { pricingHint, UsageLedger } from "../usage-ledger.ts";
+import { pricingHint } from "../usage-ledger.ts";
 import { cliVersion } from "../version.ts";
 import { initPrompt } from "./init-prompt.ts";
 import { formatLspStatus } from "./lsp.ts";

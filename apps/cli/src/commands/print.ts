@@ -19,6 +19,7 @@ import {
   type ReviewResult,
   type StreamJsonEvent,
   toStreamJson,
+  UsageLedger,
 } from "@yoi/pod";
 import type { SessionSummary } from "@yoi/worker-persistence";
 import type { Command } from "../args.ts";
@@ -38,7 +39,7 @@ import { exitAfterFlush } from "../telemetry/exit.ts";
 import { jsonLine, sanitize } from "../terminal-text.ts";
 import { reviewLines } from "../ui/changes-view.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
-import { pricingHint, UsageLedger } from "../usage-ledger.ts";
+import { pricingHint } from "../usage-ledger.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.

@@ -28,6 +28,7 @@ import {
   type PodEvent,
   type StreamJsonEvent,
   toStreamJson,
+  UsageLedger,
 } from "@yoi/pod";
 import {
   checkSessionId,
@@ -40,7 +41,6 @@ import { CliError } from "../cli-error.ts";
 import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
 import { type ModelSetup, setupModel } from "../session-setup.ts";
-import { UsageLedger } from "../usage-ledger.ts";
 import type { CreateSessionBody, PermissionAnswerBody, SessionMembers, SessionView } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
 import { clientGone } from "./http-io.ts";

@@ -4,10 +4,10 @@
  * context use, versions).
  */
 import type { PermissionMode } from "@yoi/manifest";
-import type { McpServerStatus, SandboxStatus } from "@yoi/pod";
+import type { McpServerStatus, ModelUsage, SandboxStatus } from "@yoi/pod";
 import type { Style } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
-import { type ModelUsage, pricingHint } from "../usage-ledger.ts";
+import { pricingHint } from "../usage-ledger.ts";
 import { formatCost } from "./cost.ts";
 import { formatTokens } from "./tool-summary.ts";
 

@@ -6,13 +6,12 @@
  * stream-json` prints), a `result` event after each message. Nothing here
  * opens a session another way than the CLI does.
  */
-import { type Item, redactDeep, type Usage } from "@yoi/llm-client";
+import { type Item, redactDeep } from "@yoi/llm-client";
 import type { Hook, Interceptor, RunResult, Tool } from "@yoi/llm-worker";
 import {
   type Config,
   type LoadedConfig,
   loadConfig,
-  type ModelPricing,
   type PermissionMode,
   resolveModel,
   withModel,
@@ -26,7 +25,7 @@ import { jsonUsage, lastText, type StreamJsonEvent, toStreamJson } from "../even
 import { createStreamTextRedaction } from "../events/stream-text-redaction.ts";
 import type { Segment } from "../input/segments.ts";
 import type { InProcessMcpServer } from "../mcp/mcp-connection.ts";
-import { costOf } from "../model/cost.ts";
+import { UsageLedger } from "../model/usage-ledger.ts";
 import type { PermissionDecision, PermissionRequest } from "../permissions/policy.ts";
 import { Pod } from "../pod.ts";
 import type { PodOptions } from "../pod-options.ts";
@@ -161,14 +160,16 @@ export async function* query(options: QueryOptions): AsyncGenerator<StreamJsonEv
   const pod = await openPod(options, podOptions);
   const window =
     options.pod?.contextWindow ?? resolved.info?.maxInputTokens ?? resolved.info?.contextWindow ?? 0;
-  const pricing = new Pricing(config, `${resolved.providerName}/${resolved.model}`, resolved.info?.pricing);
+  const model = `${resolved.providerName}/${resolved.model}`;
+  // Each run's tokens and dollars by the model that served them (a subagent's by its own).
+  let ledger = new UsageLedger(() => config);
   const queue = new EventQueue();
   let assistant: Item[] = [];
   // A key split over several deltas is masked too, as in the CLI's stream-json.
   const redactStreamed = createStreamTextRedaction();
   const unsubscribe = pod.subscribe((event: PodEvent) => {
     if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
-    pricing.count(event);
+    ledger.record(event, () => model);
     for (const shown of redactStreamed(event)) {
       const line = toStreamJson(shown, window);
       if (line !== undefined) queue.push(line);
@@ -190,7 +191,7 @@ export async function* query(options: QueryOptions): AsyncGenerator<StreamJsonEv
     for await (const message of messages(options.prompt)) {
       if (options.signal?.aborted) break;
       assistant = [];
-      pricing.reset();
+      ledger = new UsageLedger(() => config);
       const started = Date.now();
       const run = pod.run(message, options.signal ? { signal: options.signal } : {});
       run.then(
@@ -204,9 +205,7 @@ export async function* query(options: QueryOptions): AsyncGenerator<StreamJsonEv
       }
       queue.reopen();
       const result = await run;
-      yield redactDeep(
-        resultEvent(pod.id, result, lastText(assistant), pricing.total(), Date.now() - started),
-      );
+      yield redactDeep(resultEvent(pod.id, result, lastText(assistant), ledger, Date.now() - started));
       if (result.status === "failed" && result.error?.code === "storage") break;
     }
   } finally {
@@ -275,7 +274,7 @@ function resultEvent(
   sessionId: string,
   result: RunResult,
   text: string,
-  cost: number | null,
+  ledger: UsageLedger,
   durationMs: number,
 ): StreamJsonEvent {
   return {
@@ -285,61 +284,11 @@ function resultEvent(
     text,
     turns: result.turns,
     usage: jsonUsage(result.usage),
-    cost_usd: cost,
+    cost_usd: ledger.totalUsd() ?? null,
+    models: ledger.json(),
     duration_ms: durationMs,
     ...(result.error ? { error: { code: result.error.code, message: result.error.message } } : {}),
   };
-}
-
-/**
- * The dollars of a run's model calls, each priced for the model that made
- * it (a subagent's by its own); null once one call's model has no prices.
- */
-class Pricing {
-  readonly #config: Config;
-  readonly #prices = new Map<string, ModelPricing | undefined>();
-  readonly #main: string;
-  #dollars: number | null = 0;
-
-  constructor(config: Config, main: string, pricing: ModelPricing | undefined) {
-    this.#config = config;
-    this.#main = main;
-    this.#prices.set(main, pricing);
-  }
-
-  reset(): void {
-    this.#dollars = 0;
-  }
-
-  count(event: PodEvent): void {
-    if (event.type === "usage") this.#add(this.#main, event.usage);
-    else if (event.type === "subagent" && event.event.type === "usage")
-      this.#add(event.model, event.event.usage);
-  }
-
-  total(): number | null {
-    return this.#dollars;
-  }
-
-  #add(ref: string, usage: Usage): void {
-    if (this.#dollars === null) return;
-    const dollars = costOf(usage, this.#pricing(ref));
-    this.#dollars = dollars === undefined ? null : this.#dollars + dollars;
-  }
-
-  #pricing(ref: string): ModelPricing | undefined {
-    if (!this.#prices.has(ref)) {
-      let pricing: ModelPricing | undefined;
-      try {
-        pricing = resolveModel(withModel({ config: this.#config, sources: {} }, { ref }).config).info
-          ?.pricing;
-      } catch {
-        pricing = undefined;
-      }
-      this.#prices.set(ref, pricing);
-    }
-    return this.#prices.get(ref);
-  }
 }
 
 /** Events from the subscriber to the generator: pushed as they come, taken in order, closed when a run ends. */
