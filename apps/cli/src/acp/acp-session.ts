@@ -12,6 +12,8 @@ import type { PermissionMode } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
   bashPrefixRules,
+  contextTokens,
+  createStreamTextRedaction,
   EXIT_PLAN_MODE_TOOL_NAME,
   type FileAccess,
   formatRuleSpec,
@@ -25,8 +27,6 @@ import { describeAlert, describeError, describeFailure } from "../describe-error
 import type { OpenedPod } from "../open-session.ts";
 import { approveForProject, projectRulesFor, quoteRules } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
-import { contextTokens } from "../stream-json.ts";
-import { createStreamTextRedaction } from "../stream-text-redaction.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
 import { promptInput } from "./prompt-input.ts";
 import {
