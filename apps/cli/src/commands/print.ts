@@ -248,16 +248,73 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   }
 }
 
-  GitChangesError,
-  jsonUsage,
-  lastText,
-  type Pod,
-  type PodEvent,
-  type ReviewResult,
-  type StreamJsonEvent,
-  toStreamJson,
-} from "@yoi/pod";
-import type { SessionSummary } from "@yoi/worker-persistence";
+/** Runs `/review [base]` in print mode: findings as text, or in the `result` object's `review`. */
+async function printReview(
+  pod: Pod,
+  base: string | undefined,
+  io: {
+    output: string;
+    started: number;
+    emit: (event: StreamJsonEvent) => void;
+    diag: (line: string) => void;
+    describe: (error: unknown) => string;
+    /** What the reviewer's model calls cost, recorded from the pod's events. */
+    ledger: UsageLedger;
+  },
+): Promise<number> {
+  let result: ReviewResult | undefined;
+  try {
+    result = await pod.review(base !== undefined ? { base } : {});
+  } catch (error) {
+    if (GitChangesError.isInstance(error)) throw usageError(`/review: ${error.message}`);
+    const message = io.describe(error);
+    if (io.output !== "text") {
+      io.emit({
+        type: "result",
+        status: "failed",
+        session_id: pod.id,
+        text: "",
+        turns: 0,
+        usage: jsonUsage(undefined),
+        cost_usd: io.ledger.totalUsd() ?? null,
+        models: io.ledger.json(),
+        duration_ms: Date.now() - io.started,
+        error: { code: "review_failed", message },
+      });
+    }
+    io.diag(`review failed: ${message}`);
+    return EXIT.error;
+  }
+  if (io.output === "text") {
+    const text =
+      result === undefined
+        ? `nothing to review: no changes against ${base !== undefined ? `${base}...HEAD` : "HEAD"}`
+        : reviewLines(result, createStyle(false)).join("\n");
+    process.stdout.write(`${text}\n`);
+  } else {
+    io.emit({
+      type: "result",
+      status: "completed",
+      session_id: pod.id,
+      text: result?.summary ?? "",
+      turns: 0,
+      usage: jsonUsage(result?.usage),
+      cost_usd: io.ledger.totalUsd() ?? null,
+      models: io.ledger.json(),
+      duration_ms: Date.now() - io.started,
+      review: {
+        against: result?.against ?? (base !== undefined ? `${base}...HEAD` : "HEAD"),
+        files: result?.files ?? 0,
+        findings: result === undefined ? [] : (result.findings ?? null),
+        ...(result?.parseError !== undefined ? { parse_error: result.parseError } : {}),
+      },
+    });
+  }
+  if (result?.parseError !== undefined)
+    io.diag(`warn: the review's findings could not be read: ${result.parseError}`);
+  return EXIT.ok;
+}
+
 /**
  * Reads stdin when it is a pipe or a file. With a prompt on the command line
  * a socket is not read (a parent process that keeps our stdin open would
