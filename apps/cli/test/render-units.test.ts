@@ -205,6 +205,16 @@ describe("the terminal's background (OSC 11)", () => {
     expect(await queryBackground(piped)).toBeUndefined();
     expect(piped.written).toEqual([]);
   });
+
+  it("ends at once when the prompt will not wait, giving the terminal back as it was", async () => {
+    const silent = fakeTerminal(undefined);
+    const stop = new AbortController();
+    const answer = queryBackground(silent, 60_000, stop.signal);
+    stop.abort();
+    expect(await answer).toBeUndefined();
+    expect(silent.input.modes).toEqual([true, false]);
+    expect(silent.input.listenerCount("data")).toBe(0);
+  });
 });
 
 describe("at 40 columns", () => {

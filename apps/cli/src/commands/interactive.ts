@@ -155,9 +155,10 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
   const flagged = await offerSetup(await applySessionFlags(base, plan.flags), style);
   // The terminal's background, for the `auto` theme: asked now (the answer comes in on stdin, which
   // nothing else reads until the prompt starts) and awaited only before the header is painted.
+  const stopQuery = new AbortController();
   const background =
     base.config.theme === "auto" && style.enabled
-      ? queryBackground({ input: process.stdin, output: process.stdout }).then(
+      ? queryBackground({ input: process.stdin, output: process.stdout }, 250, stopQuery.signal).then(
           (answer) => answer ?? backgroundFromEnv(process.env),
         )
       : Promise.resolve(undefined);
@@ -165,7 +166,9 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
   markStartup("interactive: config and model set up");
   const project = await projectRoot(setup.cwd, setup.config.scope.root);
   const history = await PromptHistory.load(path.join(setup.homeDir, ".yoi", "history"), project);
-  const session = new InteractiveSession(base, setup, command, style, history, plan.open, background);
+  const session = new InteractiveSession(base, setup, command, style, history, plan.open, background, () =>
+    stopQuery.abort(),
+  );
   return session.start();
 }
 
@@ -212,6 +215,8 @@ class InteractiveSession {
   readonly #baseURLProvider: string;
   /** The terminal's background as it answered (OSC 11), for the `auto` theme and `/theme`. */
   readonly #background: Promise<Background | undefined>;
+  /** Ends the background query at once (its answer is then what came so far, or the fallback). */
+  readonly #stopBackgroundQuery: () => void;
   /** Which session to open: a chosen one (`-c`, `-r`, `--resume`) or a fork. */
   readonly #open: Pick<OpenPodOptions, "resume" | "fork">;
   /** The `@` file finder over the session's scope. */
@@ -239,9 +244,11 @@ class InteractiveSession {
     history: PromptHistory,
     open: Pick<OpenPodOptions, "resume" | "fork"> = {},
     background: Promise<Background | undefined> = Promise.resolve(undefined),
+    stopBackgroundQuery: () => void = () => {},
   ) {
     this.#open = open;
     this.#background = background;
+    this.#stopBackgroundQuery = stopBackgroundQuery;
     this.#base = base;
     this.#setup = setup;
     this.#command = command;
@@ -327,7 +334,18 @@ class InteractiveSession {
     );
     // The branch for the header: read when the pod opened, bounded by the environment's git time limit.
     const environment = await opened.pod.environment();
-    this.#style.theme = resolveTheme(this.#base.config.theme, await this.#background, colorDepth());
+    // A terminal that answers the background query has answered by now; one that does not (a bare
+    // pty, a slow link) must not hold the prompt: the query is ended and the fallback used.
+    const answered = await Promise.race([
+      this.#background,
+      new Promise<"late">((r) => setTimeout(r, 20, "late")),
+    ]);
+    if (answered === "late") this.#stopBackgroundQuery();
+    this.#style.theme = resolveTheme(
+      this.#base.config.theme,
+      answered === "late" ? await this.#background : answered,
+      colorDepth(),
+    );
     this.#editor.prompt = this.#prompt;
     const branch = environment && branchLabel(environment);
     this.#tally.branch = branch;

@@ -44,7 +44,11 @@ export function backgroundOf(reply: string): Background | undefined {
 }
 
 /** Asks the terminal; undefined when it is not one, does not answer, or answers no colour within `timeoutMs`. */
-export function queryBackground(streams: QueryStreams, timeoutMs = 250): Promise<Background | undefined> {
+export function queryBackground(
+  streams: QueryStreams,
+  timeoutMs = 250,
+  signal?: AbortSignal,
+): Promise<Background | undefined> {
   const { input, output } = streams;
   if (input.isTTY !== true || output.isTTY !== true || input.setRawMode === undefined) {
     return Promise.resolve(undefined);
@@ -72,6 +76,8 @@ export function queryBackground(streams: QueryStreams, timeoutMs = 250): Promise
     input.on("data", onData);
     input.resume();
     timer = setTimeout(finish, timeoutMs);
+    // Ended early (the prompt will not wait): the terminal is given back as it was.
+    signal?.addEventListener("abort", finish, { once: true });
     output.write(BACKGROUND_QUERY);
   });
 }
