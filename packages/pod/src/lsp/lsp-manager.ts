@@ -8,6 +8,7 @@
  * See docs/design/lsp-diagnostics.md.
  */
 
+import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import type { LspConfig } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
@@ -223,11 +224,28 @@ function formatMs(ms: number): string {
 /** A server's command in the sandbox: nothing writable (a private /tmp aside), no network. */
 function confineIn({ sandbox, policy }: { sandbox: Sandbox; policy: SandboxPolicy }) {
   const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
-  return (program: string, args: readonly string[], cwd: string): SandboxedCommand =>
-    sandbox.wrap("/bin/sh", `exec ${[program, ...args].map(quote).join(" ")}`, cwd, {
+  return (program: string, args: readonly string[], cwd: string): SandboxedCommand => {
+    // Read-only, and visible even where they lie under the private /tmp: the project, the
+    // server's own install (its whole node_modules tree, which it loads from) and this Node.
+    const installs = [program, ...args.filter((a) => path.isAbsolute(a)), process.execPath].map(installRoot);
+    return sandbox.wrap("/bin/sh", `exec ${[program, ...args].map(quote).join(" ")}`, cwd, {
       writeRoots: [],
-      readOnlyRoots: policy.writeRoots,
+      readOnlyRoots: [...new Set([...policy.writeRoots, ...installs])],
       hidden: policy.hidden,
       network: false,
     });
+  };
+}
+
+/** Where a program's code lives: its outermost `node_modules` (what it may load), else its directory. */
+function installRoot(file: string): string {
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch {
+    return path.dirname(file);
+  }
+  const marker = `${path.sep}node_modules${path.sep}`;
+  const at = real.indexOf(marker);
+  return at >= 0 ? real.slice(0, at + marker.length - 1) : path.dirname(real);
 }
