@@ -70,7 +70,12 @@ export function runYoi(
 const worlds: string[] = [];
 if (process.env.VITEST) {
   afterAll(async () => {
-    await Promise.all(worlds.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+    // Retried: a yoi just killed with its tmux pane may still be writing its cache as it exits.
+    await Promise.all(
+      worlds
+        .splice(0)
+        .map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })),
+    );
   });
 }
 
