@@ -8,42 +8,18 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { connect } from "node:net";
 import * as path from "node:path";
-import {
-  openAIChatWire,
-  type ScriptedServer,
-  type ScriptStep,
-  startScriptedServer,
-} from "@yoi/llm-client/testing";
-import {
-  findPostgresBinDir,
-  startTestPostgres,
-  type TestPostgres,
-} from "@yoi/worker-persistence/postgres/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { openAIChatWire, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
+import type { TestPostgres } from "@yoi/worker-persistence/postgres/testing";
+import { describe, expect, it } from "vitest";
 import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { STORES, serveFixture, withPostgres } from "./serve-fixture.ts";
 import { post, type ServeProcess, sseEvents, startServe } from "./serve-helpers.ts";
-
-// Without PostgreSQL server binaries the PostgreSQL cases skip, unless YOI_REQUIRE_POSTGRES=1 (CI sets it).
-const withPostgres = findPostgresBinDir() !== undefined || process.env.YOI_REQUIRE_POSTGRES === "1";
-const STORES = withPostgres ? (["files", "postgres"] as const) : (["files"] as const);
 
 const MODEL = "openai-chat/gpt-4.1-mini";
 /** A base URL nobody listens on: creating a session never calls the model. */
 const NO_MODEL = "http://127.0.0.1:9/v1";
 
-let pg: TestPostgres | undefined;
-const hosts: ServeProcess[] = [];
-const models: ScriptedServer[] = [];
-beforeAll(async () => {
-  if (withPostgres) pg = await startTestPostgres();
-}, 120_000);
-afterAll(async () => {
-  await pg?.stop();
-});
-afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.kill();
-  for (const m of models.splice(0)) await m.close();
-});
+const fx = serveFixture();
 
 async function world() {
   const { home, project } = await tempWorld({ "notes/a.txt": "hello\n" });
@@ -56,15 +32,15 @@ async function serve(
   cwd: string,
   args: string[] = [],
 ) {
-  const storeArgs = store === "postgres" ? ["--store", await (pg as TestPostgres).createDatabase()] : [];
+  const storeArgs = store === "postgres" ? ["--store", await (fx.pg as TestPostgres).createDatabase()] : [];
   const host = await startServe([...storeArgs, ...args], env, cwd);
-  hosts.push(host);
+  fx.hosts.push(host);
   return host;
 }
 
 async function model(script: ScriptStep[] | ((index: number, body: unknown) => ScriptStep)) {
   const server = await startScriptedServer({ provider: "openai-chat", script, validate: true });
-  models.push(server);
+  fx.models.push(server);
   return server;
 }
 
@@ -337,11 +313,11 @@ describe("yoi serve: reads are confined to the server's root", () => {
       const { project, env } = await world();
       const other = path.join(path.dirname(project), "other");
       await mkdir(other);
-      const url = await (pg as TestPostgres).createDatabase();
+      const url = await (fx.pg as TestPostgres).createDatabase();
       const hostA = await startServe(["--store", url], env, project);
-      hosts.push(hostA);
+      fx.hosts.push(hostA);
       const hostB = await startServe(["--store", url], env, other);
-      hosts.push(hostB);
+      fx.hosts.push(hostB);
       const idA = await createSession(hostA.url);
       const idB = await createSession(hostB.url);
       const list = async (host: ServeProcess) =>
@@ -572,10 +548,10 @@ describe.each(STORES)("yoi serve on %s: graceful shutdown", (store) => {
     const answer = gatedAnswer();
     const server = await model([answer.step, { type: "reply", text: "continued" }]);
     // both hosts on one store
-    const storeArgs = store === "postgres" ? ["--store", await (pg as TestPostgres).createDatabase()] : [];
+    const storeArgs = store === "postgres" ? ["--store", await (fx.pg as TestPostgres).createDatabase()] : [];
     const start = async () => {
       const started = await startServe(storeArgs, env, project);
-      hosts.push(started);
+      fx.hosts.push(started);
       return started;
     };
     const host = await start();

@@ -7,34 +7,15 @@
  * once its lease expires, and a shutdown releases what the host held.
  */
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
-import {
-  findPostgresBinDir,
-  startTestPostgres,
-  type TestPostgres,
-} from "@yoi/worker-persistence/postgres/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { TestPostgres } from "@yoi/worker-persistence/postgres/testing";
+import { describe, expect, it } from "vitest";
 import { cleanEnv, tempWorld } from "./helpers.ts";
+import { serveFixture, withPostgres } from "./serve-fixture.ts";
 import { post, type ServeProcess, sseEvents, startServe } from "./serve-helpers.ts";
-
-// Without PostgreSQL server binaries the database cases skip, unless YOI_REQUIRE_POSTGRES=1 (CI sets it).
-const withPostgres = findPostgresBinDir() !== undefined || process.env.YOI_REQUIRE_POSTGRES === "1";
 
 const MODEL = "openai-chat/gpt-4.1-mini";
 
-let pg: TestPostgres | undefined;
-const hosts: ServeProcess[] = [];
-const models: ScriptedServer[] = [];
-beforeAll(async () => {
-  if (withPostgres) pg = await startTestPostgres();
-}, 120_000);
-afterAll(async () => {
-  await pg?.stop();
-});
-afterEach(async () => {
-  // stopped, not killed: a stopping host stops the background commands of the sessions it holds
-  for (const h of hosts.splice(0)) await h.stop();
-  for (const m of models.splice(0)) await m.close();
-});
+const fx = serveFixture({ end: "stop" });
 
 interface Message {
   role: string;
@@ -83,7 +64,7 @@ async function model(): Promise<ScriptedServer> {
       return { type: "reply", text: `seen: ${prompts.join(" | ")}` };
     },
   });
-  models.push(server);
+  fx.models.push(server);
   return server;
 }
 
@@ -95,7 +76,7 @@ function lastToolResult(server: ScriptedServer): string {
 
 async function serve(args: string[], env: Record<string, string>, cwd: string): Promise<ServeProcess> {
   const host = await startServe(args, env, cwd);
-  hosts.push(host);
+  fx.hosts.push(host);
   return host;
 }
 
@@ -154,7 +135,7 @@ async function runWhenFree(
 /** Two hosts on one new database (`onA` only for the first), the model, and a session made on the first. */
 async function twoHosts(env: Record<string, string>, onA: Record<string, string> = {}) {
   const { home, project } = await tempWorld();
-  const url = await pg!.createDatabase();
+  const url = await (fx.pg as TestPostgres).createDatabase();
   const server = await model();
   const hostA = await serve(
     ["--store", url],
@@ -175,7 +156,7 @@ describe.each(stores)("yoi serve keeps a session open between runs ($kind)", ({ 
     const { home, project } = await tempWorld();
     const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1" });
     const server = await model();
-    const store = kind === "files" ? `${home}/store` : await pg!.createDatabase();
+    const store = kind === "files" ? `${home}/store` : await (fx.pg as TestPostgres).createDatabase();
     const host = await serve(["--store", store], env, project);
     const id = await createSession(host, server);
 

@@ -5,37 +5,20 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
-import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
-import {
-  findPostgresBinDir,
-  startTestPostgres,
-  type TestPostgres,
-} from "@yoi/worker-persistence/postgres/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startScriptedServer } from "@yoi/llm-client/testing";
+import type { TestPostgres } from "@yoi/worker-persistence/postgres/testing";
+import { describe, expect, it } from "vitest";
 import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
-import { type ServeProcess, sseEvents, startServe } from "./serve-helpers.ts";
+import { STORES, serveFixture } from "./serve-fixture.ts";
+import { sseEvents, startServe } from "./serve-helpers.ts";
 
-const withPostgres = findPostgresBinDir() !== undefined || process.env.YOI_REQUIRE_POSTGRES === "1";
-const STORES = withPostgres ? (["files", "postgres"] as const) : (["files"] as const);
 const MODEL = "openai-chat/gpt-4.1-mini";
 const ADMIN = "admin-token-0123456789abcdef";
 const ANN = "ann-secret-0123456789abcdef";
 const BOB = "bob-secret-0123456789abcdef";
 const CY = "cy-secret-0123456789abcdef0";
 
-let pg: TestPostgres | undefined;
-const hosts: ServeProcess[] = [];
-const models: ScriptedServer[] = [];
-beforeAll(async () => {
-  if (withPostgres) pg = await startTestPostgres();
-}, 120_000);
-afterAll(async () => {
-  await pg?.stop();
-});
-afterEach(async () => {
-  for (const h of hosts.splice(0)) await h.kill();
-  for (const m of models.splice(0)) await m.close();
-});
+const fx = serveFixture();
 
 /** A request as `token`'s holder. */
 function call(url: string, token: string | undefined, method: string, body?: unknown): Promise<Response> {
@@ -61,14 +44,14 @@ async function setUp(store: "files" | "postgres") {
         ? { type: "reply", toolCalls: [{ id: "call_env", name: "bash", arguments: { command: "env" } }] }
         : { type: "reply", text: "done" },
   });
-  models.push(model);
-  const storeArgs = store === "postgres" ? ["--store", await (pg as TestPostgres).createDatabase()] : [];
+  fx.models.push(model);
+  const storeArgs = store === "postgres" ? ["--store", await (fx.pg as TestPostgres).createDatabase()] : [];
   const host = await startServe(
     [...storeArgs, "--token-file", tokens, "--allow-tool", "bash", "--no-sandbox"],
     env,
     project,
   );
-  hosts.push(host);
+  fx.hosts.push(host);
   const create = async (token: string) => {
     const res = await call(`${host.url}/v1/sessions`, token, "POST", {
       model: MODEL,
