@@ -83,6 +83,65 @@ describe.skipIf(!TmuxSession.available())("status line and notifications (tmux)"
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 180_000);
 
+  it("counts a subagent's calls in its tokens and dollars, the same dollars as /cost", async () => {
+    // The task (10 in, 5 out), the subagent's own call on a dearer model (20,000 in, 4,000 out), the answer.
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: (index) =>
+        index === 0
+          ? {
+              type: "reply",
+              toolCalls: [
+                {
+                  id: "toolu_task",
+                  name: "task",
+                  arguments: { description: "look", prompt: "Say hi", agent: "pricier" },
+                },
+              ],
+            }
+          : index === 1
+            ? {
+                type: "reply",
+                text: "child says hi",
+                options: { usage: { inputTokens: 20_000, outputTokens: 4_000 } },
+              }
+            : { type: "reply", text: "all done" },
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({
+      ".yoi/agents/pricier.md":
+        "---\ndescription: Says hi.\nmodel: anthropic/claude-sonnet-4-5\n---\nSay hi.\n",
+    });
+    const state = path.join(home, "state.json");
+    await userConfig(home, {
+      statusLine: { type: "command", command: `cat > ${state}; echo SL`, debounceMs: 0 },
+    });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(/^\s*SL$/m);
+    tty.type("delegate it");
+    tty.keys("Enter");
+    await tty.waitFor("all done");
+    let after: { context_window: Record<string, number>; cost: Record<string, number> } | undefined;
+    for (let i = 0; i < 300 && (after?.context_window.total_input_tokens ?? 0) < 20_020; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = JSON.parse(await readFile(state, "utf8").catch(() => "null")) ?? undefined;
+    }
+    expect(after?.context_window).toMatchObject({ total_input_tokens: 20_020, total_output_tokens: 4_010 });
+    // Priced per model, the same dollars as /cost, which reads the session log (subagents included).
+    tty.type("/cost");
+    tty.keys("Enter");
+    const screen = await tty.waitFor(/total\s+\$[\d.]+/);
+    const shown = Number(/total\s+\$([\d.]+)/.exec(screen)?.[1]);
+    expect(after?.cost.total_cost_usd).toBeGreaterThan(0);
+    expect(after?.cost.total_cost_usd?.toFixed(3)).toBe(shown.toFixed(3));
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 180_000);
+
   it("a failing or slow command shows nothing and says why once", async () => {
     const server = await replying();
     for (const [command, why] of [

@@ -9,7 +9,6 @@
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
-import type { Usage } from "@yoi/llm-client";
 import {
   type PermissionRule,
   type ProjectSettings,
@@ -78,7 +77,6 @@ import { truncate } from "../text-width.ts";
 import { bashesLines } from "../ui/bashes-view.ts";
 import { changesLines, reviewLines } from "../ui/changes-view.ts";
 import { complete } from "../ui/completer.ts";
-import { costOf } from "../ui/cost.ts";
 import {
   callsExtensionCommand,
   type ExpandedCommand,
@@ -226,15 +224,14 @@ class InteractiveSession {
   #projectDir: string | undefined;
   /** The status line command, when the config has one. */
   #statusLine: StatusLine | undefined;
-  /** What the status line is told: this session's tokens, dollars and time, the git branch. */
+  /** What the status line is told: this session's time and the git branch. */
   readonly #tally = {
     started: Date.now(),
     apiMs: 0,
-    input: 0,
-    output: 0,
-    cost: 0 as number | undefined,
     branch: undefined as string | undefined,
   };
+  /** Every model call of this process's runs, subagents' included, priced per model (the status line's tokens and dollars). */
+  readonly #ledger = new UsageLedger(() => this.#setup.config);
 
   constructor(
     base: CliConfig,
@@ -387,7 +384,9 @@ class InteractiveSession {
     this.#renderer.pricing = opened.setup.resolved.info?.pricing;
     const redactStreamed = createStreamTextRedaction();
     this.#contextTokens = undefined;
+    const model = () => `${opened.setup.resolved.providerName}/${opened.setup.resolved.model}`;
     this.#unsubscribe = opened.pod.subscribe((event) => {
+      this.#ledger.record(event, model);
       if (event.type === "usage") this.#contextTokens = contextTokens(event.usage);
       for (const shown of redactStreamed(event)) this.#renderer.handle(shown);
     });
@@ -485,7 +484,7 @@ class InteractiveSession {
       // A turn you cancelled needs no telling.
       if (result.status !== "cancelled")
         this.#notifier.turnEnded(Date.now() - started, turnOutcome(result.status));
-      this.#count(result.usage, Date.now() - started);
+      this.#count(Date.now() - started);
     } catch (error) {
       this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
     } finally {
@@ -609,14 +608,10 @@ class InteractiveSession {
     this.#statusChanged();
   }
 
-  /** A run's tokens, dollars and time, for the status line. */
-  #count(usage: Usage, ms: number): void {
+  /** A run's time, for the status line (its tokens and dollars are in the ledger). */
+  #count(ms: number): void {
     const t = this.#tally;
-    t.input += usage.inputTokens ?? 0;
-    t.output += usage.outputTokens ?? 0;
     t.apiMs += ms;
-    const cost = costOf(usage, this.#opened.setup.resolved.info?.pricing);
-    t.cost = cost === undefined || t.cost === undefined ? undefined : t.cost + cost;
     this.#statusChanged();
     // The branch as the run's own read of the environment saw it (a checkout during the session shows).
     if (this.#statusLine !== undefined)
@@ -631,6 +626,11 @@ class InteractiveSession {
     if (this.#statusLine === undefined || this.#opened === undefined) return;
     const { pod, setup } = this.#opened;
     const t = this.#tally;
+    const tokens = { input: 0, output: 0 };
+    for (const row of this.#ledger.rows()) {
+      tokens.input += row.usage.inputTokens ?? 0;
+      tokens.output += row.usage.outputTokens ?? 0;
+    }
     const window = setup.window;
     const used =
       this.#contextTokens === undefined || window <= 0 ? null : (this.#contextTokens / window) * 100;
@@ -644,15 +644,15 @@ class InteractiveSession {
       workspace: { current_dir: pod.fs.cwd, project_dir: this.#projectDir ?? pod.fs.cwd },
       version: cliVersion(),
       cost: {
-        total_cost_usd: t.cost ?? null,
+        total_cost_usd: this.#ledger.totalUsd() ?? null,
         total_duration_ms: Date.now() - t.started,
         total_api_duration_ms: t.apiMs,
         total_lines_added: 0,
         total_lines_removed: 0,
       },
       context_window: {
-        total_input_tokens: t.input,
-        total_output_tokens: t.output,
+        total_input_tokens: tokens.input,
+        total_output_tokens: tokens.output,
         context_window_size: window,
         used_percentage: used === null ? null : Math.round(used * 1000) / 1000,
       },
