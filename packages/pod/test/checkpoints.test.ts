@@ -125,6 +125,35 @@ describe("checkpoints and rewind", () => {
     expect(await read(root, "late.txt")).toBeUndefined();
   });
 
+  it("a background command's change is kept when a foreground command runs before it ends", async () => {
+    const { root, dataDir, open } = await setup([
+      call("t1", "bash", {
+        command: "echo early > early.txt; while [ ! -e go ]; do sleep 0.05; done",
+        run_in_background: true,
+      }),
+      say("started"),
+      call("t2", "bash", { command: "touch go" }),
+      say("went"),
+    ]);
+    const pod = await open();
+    await pod.run("start it");
+    for (let i = 0; i < 400 && (await read(root, "early.txt")) === undefined; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(await read(root, "early.txt")).toBe("early\n");
+    // The foreground command's scan comes first: early.txt is the background command's change, not lost.
+    await pod.run("let it go");
+    for (let i = 0; i < 400 && pod.background.get("bash_1")?.state === "running"; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    await pod.flush();
+    const changes = (await loadSession({ dir: dataDir, id: pod.id })).records.flatMap((r) =>
+      r.type === "file_change" ? [[path.basename(r.path), r.callId]] : [],
+    );
+    expect(changes).toContainEqual(["early.txt", "t1"]);
+    expect(changes).toContainEqual(["go", "t2"]);
+    await pod.rewind({ target: { kind: "turn", turn: 1 } });
+    expect(await read(root, "early.txt")).toBeUndefined();
+  });
+
   it("a rewind can be undone, and /undo walks back turn by turn", async () => {
     const { root, open } = await setup(TWO_TURNS);
     await writeFile(path.join(root, "c.txt"), "keep me\n");

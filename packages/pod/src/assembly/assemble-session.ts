@@ -247,6 +247,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     sessionId: () => source.id,
     onAlert: (level, message) => alerts.emit(level, "hooks", message),
   });
+  const background = new BackgroundShells();
   const checkpoints =
     options.checkpoints === false
       ? undefined
@@ -256,9 +257,13 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
           append: (record) => log.append(async (w) => w.append(await record)),
           turn: () => runs.turn,
           onError: (message) => alerts.warn("checkpoints", message),
+          backgroundRunning: () =>
+            background
+              .list()
+              .filter((info) => info.state === "running" || info.leftRunning === true)
+              .map((info) => info.callId),
           ...options.checkpoints,
         });
-  const background = new BackgroundShells();
   // What a background command changed is recorded when it ends, under the bash call that started it.
   if (checkpoints !== undefined) background.onEnd((info) => checkpoints.backgroundEnded(info.callId));
   const hooks: Hook[] = [

@@ -4,8 +4,11 @@
  * record with the prior content in the blob store. bash is covered by a
  * scan of the writable scope before and after the command (see
  * scope-scan.ts); a background command is scanned again when it ends, and
- * what changed since the last scan is recorded as its change. Failures here never fail the tool: they are reported
- * through `onError` and the change goes unrecorded.
+ * what changed since the last scan is recorded as its change. While one
+ * runs, what changed before a bash call is its change too (not the user's
+ * edits to leave alone), so a foreground command's scan cannot drop it.
+ * Failures here never fail the tool: they are reported through `onError`
+ * and the change goes unrecorded.
  */
 
 import type { BlobStore, Hook, ToolCallInfo } from "@yoi/llm-worker";
@@ -35,6 +38,8 @@ export interface CheckpointRecorderOptions {
   /** Track files bash changes by scanning the scope (default true). */
   scanBash?: boolean;
   scanLimits?: ScanLimits;
+  /** The calls that started background commands still running, oldest first. */
+  backgroundRunning?: () => readonly string[];
 }
 
 export class CheckpointRecorder {
@@ -99,7 +104,12 @@ export class CheckpointRecorder {
       }
       this.#pending.set(call.callId, { path: real, before: await observeFile(this.#o.fs, real) });
     } else if (call.name === "bash" && this.#o.scanBash !== false) {
-      await this.#scanLock.run("scan", () => this.#scanner.refresh());
+      const changes = await this.#scanLock.run("scan", () => this.#scanner.scan());
+      // Changed since the last scan: with a background command running, by it (the newest, when several).
+      const by = this.#o.backgroundRunning?.().at(-1);
+      if (by !== undefined)
+        for (const change of changes)
+          await this.#record(change.path, { name: "bash", callId: by }, change.before, change.after);
     }
   }
 
