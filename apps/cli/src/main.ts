@@ -18,10 +18,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     return fail(error);
   }
-  const telemetry =
-    command.kind !== "version" && command.kind !== "help" && hasOtelVariables(process.env)
-      ? await startTelemetry()
-      : undefined;
+  const loads = command.kind !== "version" && command.kind !== "help";
+  // Before any command's modules and the telemetry chunk's: they build zod schemas as they load (see startup/zod-jitless.ts).
+  if (loads) await import("./startup/zod-jitless.ts");
+  const telemetry = loads && hasOtelVariables(process.env) ? await startTelemetry() : undefined;
   try {
     return await run(command);
   } catch (error) {
@@ -47,8 +47,6 @@ async function startTelemetry(): Promise<Telemetry | undefined> {
 }
 
 async function run(command: Command): Promise<number> {
-  // Before any command's modules: they build zod schemas as they load (see startup/zod-jitless.ts).
-  if (command.kind !== "version" && command.kind !== "help") await import("./startup/zod-jitless.ts");
   switch (command.kind) {
     case "version":
       process.stdout.write(`${cliVersion()}\n`);

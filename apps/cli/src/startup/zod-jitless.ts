@@ -7,8 +7,10 @@
  *
  * zod reads the setting when an object schema is built, and our packages
  * build theirs as they are imported: this module must run before any of
- * them. main.ts imports it, and awaits it, before it imports a command;
- * `--version`, `--help` and the argument parser still load no zod.
+ * them. main.ts imports it, and awaits it, before it imports a command or
+ * the telemetry chunk (which loads our packages too: a traced run once built
+ * its schemas first and paid the compiling); `--version`, `--help` and the
+ * argument parser still load no zod.
  */
 import * as z from "zod";
 
