@@ -6,8 +6,10 @@
  * opentelemetry-proto messages it needs (trace, metrics, common), so what
  * the test checks is what went over the wire, not what an SDK decoder says.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { gunzipSync } from "node:zlib";
 import { errorMessage } from "@yoi/manifest/errors";
 
 export interface ReceivedSpan {
@@ -48,17 +50,40 @@ export interface OtlpReceiver {
   close(): Promise<void>;
 }
 
-/** Starts the receiver; `hang: true` accepts requests and never answers (a collector that is stuck). */
-export async function startOtlpReceiver(options: { hang?: boolean } = {}): Promise<OtlpReceiver> {
+/**
+ * Starts the receiver; `hang: true` accepts requests and never answers (a
+ * collector that is stuck), `status` answers every request (or the first
+ * `statusTimes`) with that HTTP status and keeps nothing (a collector that
+ * refuses), `tls` serves HTTPS
+ * with that key and certificate. Gzipped bodies (`content-encoding: gzip`)
+ * are unpacked first.
+ */
+export async function startOtlpReceiver(
+  options: {
+    hang?: boolean;
+    status?: number;
+    statusTimes?: number;
+    tls?: { key: Buffer; cert: Buffer };
+  } = {},
+): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const metrics: ReceivedMetric[] = [];
   const requests: OtlpReceiver["requests"] = [];
-  const server: Server = createServer((req, res) => {
+  let refused = 0;
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       if (options.hang) return;
-      const body = Buffer.concat(chunks);
+      if (
+        options.status !== undefined &&
+        (options.statusTimes === undefined || refused++ < options.statusTimes)
+      ) {
+        res.writeHead(options.status).end();
+        return;
+      }
+      const raw = Buffer.concat(chunks);
+      const body = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
       const contentType = req.headers["content-type"] ?? "";
       const path = req.url ?? "";
       requests.push({ path, contentType, headers: req.headers });
@@ -82,11 +107,12 @@ export async function startOtlpReceiver(options: { hang?: boolean } = {}): Promi
       res.writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" });
       res.end(json ? "{}" : undefined);
     });
-  });
+  };
+  const server: Server = options.tls ? createHttpsServer(options.tls, handle) : createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `${options.tls ? "https" : "http"}://127.0.0.1:${port}`,
     spans,
     metrics,
     requests,

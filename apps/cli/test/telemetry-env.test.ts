@@ -28,8 +28,14 @@ describe("OTEL variables", () => {
       url: "http://collector:4318/v1/traces",
       protocol: "http/protobuf",
       headers: {},
+      compression: "none",
     });
-    expect(s.metrics).toEqual({ url: "https://metrics.example/ingest", protocol: "http/json", headers: {} });
+    expect(s.metrics).toEqual({
+      url: "https://metrics.example/ingest",
+      protocol: "http/json",
+      headers: {},
+      compression: "none",
+    });
     expect(s.serviceName).toBe("yoi");
   });
 
@@ -80,10 +86,59 @@ describe("OTEL variables", () => {
     ],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_RESOURCE_ATTRIBUTES: "novalue" }, /"novalue"/],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://c:4317" }, /must be an http:\/\/ or https:\/\/ URL/],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c", OTEL_EXPORTER_OTLP_COMPRESSION: "brotli" },
+      /OTEL_EXPORTER_OTLP_COMPRESSION="brotli" is not supported; use none or gzip/,
+    ],
+    [
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c",
+        OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "weekly",
+      },
+      /TEMPORALITY_PREFERENCE="weekly" is not supported; use cumulative or delta or lowmemory/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "https://c", OTEL_EXPORTER_OTLP_CERTIFICATE: "/no/such/ca.pem" },
+      /OTEL_EXPORTER_OTLP_CERTIFICATE names "\/no\/such\/ca.pem", which cannot be read \(ENOENT\); set it to a PEM file/,
+    ],
+    [
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "https://c",
+        OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: import.meta.filename,
+      },
+      /OTEL_EXPORTER_OTLP_CLIENT_KEY is missing: a client certificate needs its key/,
+    ],
   ] as const)("refuses %j", (env, message) => {
     const config = readTelemetryConfig(env);
     expect(config.kind).toBe("invalid");
     expect(config.kind === "invalid" && config.message).toMatch(message);
+  });
+
+  it("compression and TLS files: a signal's own variable wins; certificates only for an https:// collector", () => {
+    const s = on({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "https://c",
+      OTEL_EXPORTER_OTLP_COMPRESSION: "GZIP",
+      OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: "none",
+      OTEL_EXPORTER_OTLP_CERTIFICATE: import.meta.filename,
+    });
+    expect(s.traces?.compression).toBe("gzip");
+    expect(s.metrics?.compression).toBe("none");
+    expect(s.traces?.tls?.ca?.toString("utf8")).toContain("compression and TLS files");
+    const plain = on({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://c",
+      OTEL_EXPORTER_OTLP_CERTIFICATE: "/no/such/ca.pem",
+    });
+    expect(plain.traces?.tls).toBeUndefined();
+  });
+
+  it("metrics temporality: cumulative unless the preference says delta or lowmemory", () => {
+    expect(on({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c" }).temporality).toBe("cumulative");
+    expect(
+      on({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://c",
+        OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: "Delta",
+      }).temporality,
+    ).toBe("delta");
   });
 
   it("never quotes a header value back", () => {

@@ -7,10 +7,12 @@
  * one line and the run goes on without telemetry.
  */
 
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { CLI_DIR, cleanEnv, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "./otlp-receiver.ts";
 import { post, sseEvents, startServe } from "./serve-helpers.ts";
@@ -146,6 +148,70 @@ describe.each(["http/protobuf", "http/json"] as const)("OTLP %s", (protocol) => 
   }, 60_000);
 });
 
+describe("OTEL_EXPORTER_OTLP_COMPRESSION=gzip", () => {
+  it("sends each batch gzipped, and the collector gets the same spans and metrics", async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const { result } = await printRun({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_COMPRESSION: "gzip",
+      OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: "none",
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe("");
+    const encodings = receiver.requests.map((r) => [r.path, r.headers["content-encoding"]]);
+    expect(encodings).toContainEqual(["/v1/traces", "gzip"]);
+    expect(encodings).toContainEqual(["/v1/metrics", undefined]);
+    expect(receiver.spans.map((s) => s.name)).toEqual(
+      expect.arrayContaining(["invoke_agent yoi", "chat claude-haiku-4-5", "execute_tool read_file"]),
+    );
+    expect(receiver.metrics.map((m) => m.name)).toContain("gen_ai.client.token.usage");
+  }, 60_000);
+});
+
+describe("a collector on https:// with its own certificate (OTEL_EXPORTER_OTLP_CERTIFICATE)", () => {
+  /** A self-signed certificate for 127.0.0.1, made by openssl (on the machine image) in a temp dir. */
+  async function selfSigned() {
+    const dir = await mkdtemp(path.join(tmpdir(), "yoi-otlp-tls-"));
+    const key = path.join(dir, "key.pem");
+    const cert = path.join(dir, "cert.pem");
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ]),
+      { stdio: "ignore" },
+    );
+    return { dir, certFile: cert, tls: { key: await readFile(key), cert: await readFile(cert) } };
+  }
+
+  it("trusts the collector with the named CA file, and without it says why nothing was delivered", async () => {
+    const { dir, certFile, tls } = await selfSigned();
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const receiver = await startOtlpReceiver({ tls });
+    receivers.push(receiver);
+    const trusted = await printRun({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_CERTIFICATE: certFile,
+    });
+    expect(trusted.result.code).toBe(0);
+    expect(trusted.result.stderr).toBe("");
+    expect(receiver.spans.map((s) => s.name)).toContain("invoke_agent yoi");
+    expect(receiver.metrics.map((m) => m.name)).toContain("gen_ai.client.token.usage");
+
+    const untrusted = await printRun({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+    expect(untrusted.result.code).toBe(0);
+    expect(untrusted.result.stderr).toMatch(
+      /^yoi: telemetry: \d+ spans to https:.* could not be delivered \(.*certificate.*\)\n$/,
+    );
+  }, 60_000);
+});
+
 describe("a collector that cannot take the telemetry", () => {
   it("down (connection refused): the run succeeds and says once how many spans were lost", async () => {
     const receiver = await startOtlpReceiver();
@@ -162,6 +228,27 @@ describe("a collector that cannot take the telemetry", () => {
       ),
     );
     expect(Number(/(\d+) spans/.exec(lines[0]!)![1])).toBeGreaterThanOrEqual(5);
+  }, 60_000);
+
+  it("refusing (HTTP 503): the run succeeds and the one line gives the collector's answer", async () => {
+    const receiver = await startOtlpReceiver({ status: 503 });
+    receivers.push(receiver);
+    const { result } = await printRun({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("The note says hello.");
+    expect(result.stderr).toMatch(
+      /^yoi: telemetry: \d+ spans to .*\/v1\/traces and 1 metric export to .*\/v1\/metrics could not be delivered \(the collector answered HTTP 503\)\n$/,
+    );
+  }, 60_000);
+
+  it("busy once (HTTP 503, then 200): each batch is tried again and delivered", async () => {
+    const receiver = await startOtlpReceiver({ status: 503, statusTimes: 2 });
+    receivers.push(receiver);
+    const { result } = await printRun({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(receiver.spans.map((s) => s.name)).toContain("invoke_agent yoi");
+    expect(receiver.metrics.map((m) => m.name)).toContain("gen_ai.client.token.usage");
   }, 60_000);
 
   it("stuck (never answers): the exit waits no longer than the export limit", async () => {

@@ -1,17 +1,33 @@
 /**
  * The standard OpenTelemetry variables yoi reads, checked before anything is
  * loaded: which signals go where, over which OTLP protocol, with which
- * headers. Nothing here imports the SDK; `telemetryRequested` is the one
+ * headers, compression and TLS files. Nothing here imports the SDK; `telemetryRequested` is the one
  * check the start-up path pays.
  */
 
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+
 /** The OTLP protocols yoi exports with (gRPC would need a gRPC stack in the bundle). */
 export type OtlpProtocol = "http/protobuf" | "http/json";
+
+/** `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`. */
+export type TemporalityPreference = "cumulative" | "delta" | "lowmemory";
+
+/** The TLS files of `OTEL_EXPORTER_OTLP_CERTIFICATE` and the client pair, read when the variables are. */
+export interface TlsFiles {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
 
 export interface SignalTarget {
   url: string;
   protocol: OtlpProtocol;
   headers: Record<string, string>;
+  compression: "gzip" | "none";
+  /** Only when a certificate variable is set. */
+  tls?: TlsFiles;
 }
 
 export interface TelemetrySettings {
@@ -20,6 +36,7 @@ export interface TelemetrySettings {
   /** One export's time limit, and the bound of the flush at exit. */
   timeoutMs: number;
   metricIntervalMs: number;
+  temporality: TemporalityPreference;
   serviceName: string;
   resourceAttributes: Record<string, string>;
 }
@@ -64,6 +81,11 @@ export function readTelemetryConfig(env: Env): TelemetryConfig {
       metrics: signal(env, "metrics"),
       timeoutMs,
       metricIntervalMs: positiveInt(env, "OTEL_METRIC_EXPORT_INTERVAL") ?? DEFAULT_METRIC_INTERVAL_MS,
+      temporality: oneOf(env, "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", [
+        "cumulative",
+        "delta",
+        "lowmemory",
+      ]),
       serviceName: value(env, "OTEL_SERVICE_NAME") ?? "yoi",
       resourceAttributes: keyValues(env, "OTEL_RESOURCE_ATTRIBUTES", false),
     };
@@ -92,6 +114,16 @@ function signal(env: Env, name: "traces" | "metrics"): SignalTarget | undefined 
     const base = httpUrl(shared, "OTEL_EXPORTER_OTLP_ENDPOINT");
     url = `${base.endsWith("/") ? base : `${base}/`}${SIGNAL_PATHS[name]}`;
   } else return undefined;
+  // The signal's own variable when it is set, else the shared one.
+  const variable = (suffix: string) =>
+    value(env, `OTEL_EXPORTER_OTLP_${upper}_${suffix}`) !== undefined
+      ? `OTEL_EXPORTER_OTLP_${upper}_${suffix}`
+      : `OTEL_EXPORTER_OTLP_${suffix}`;
+  // Certificates matter to an https:// collector only.
+  const tls =
+    new URL(url).protocol === "https:"
+      ? tlsFiles(env, variable("CERTIFICATE"), variable("CLIENT_CERTIFICATE"), variable("CLIENT_KEY"))
+      : undefined;
   return {
     url,
     protocol: protocol(env, upper),
@@ -99,7 +131,45 @@ function signal(env: Env, name: "traces" | "metrics"): SignalTarget | undefined 
       ...keyValues(env, "OTEL_EXPORTER_OTLP_HEADERS", true),
       ...keyValues(env, `OTEL_EXPORTER_OTLP_${upper}_HEADERS`, true),
     },
+    compression: oneOf(env, variable("COMPRESSION"), ["none", "gzip"]),
+    ...(tls ? { tls } : {}),
   };
+}
+
+/** A choice among `allowed` (case-insensitive); the first is the default. */
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly [T, ...T[]]): T {
+  const given = value(env, name)?.toLowerCase();
+  if (given === undefined) return allowed[0];
+  if ((allowed as readonly string[]).includes(given)) return given as T;
+  throw new Invalid(`${name}=${JSON.stringify(given)} is not supported; use ${allowed.join(" or ")}`);
+}
+
+/** The certificate files the variables name, read now: a path that cannot be read is the variable's error. */
+function tlsFiles(env: Env, caName: string, certName: string, keyName: string): TlsFiles | undefined {
+  const read = (name: string): Buffer | undefined => {
+    const file = value(env, name);
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(path.resolve(file));
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new Invalid(
+        `${name} names ${JSON.stringify(file)}, which cannot be read${typeof code === "string" ? ` (${code})` : ""}; set it to a PEM file`,
+      );
+    }
+  };
+  const files: TlsFiles = {};
+  const ca = read(caName);
+  const cert = read(certName);
+  const key = read(keyName);
+  if (ca) files.ca = ca;
+  if (cert) files.cert = cert;
+  if (key) files.key = key;
+  if ((cert === undefined) !== (key === undefined))
+    throw new Invalid(
+      `${cert ? keyName : certName} is missing: a client certificate needs its key, and a key its certificate`,
+    );
+  return ca || cert ? files : undefined;
 }
 
 function httpUrl(text: string, name: string): string {

@@ -2,8 +2,8 @@
  * The OpenTelemetry SDK of the `yoi` command, loaded (as its own chunk)
  * only when an OTLP endpoint is set: a tracer provider with a bounded batch
  * processor, a meter provider with a periodic reader, OTLP over HTTP
- * (protobuf or JSON) and the async-hooks context manager that carries the
- * run's span through the agent loop. The libraries emit through
+ * (protobuf or JSON, see otlp-http.ts) and the async-hooks context manager
+ * that carries the run's span through the agent loop. The libraries emit through
  * `@opentelemetry/api`; registering these globals is what turns them on.
  *
  * A collector that is down or slow never fails or holds a run: exports run
@@ -13,10 +13,6 @@
  */
 import { context, metrics, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
-import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
-import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { OTLPTraceExporter as ProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   MeterProvider,
@@ -33,7 +29,8 @@ import {
 import { redactSecrets, registerClientSecrets } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import { cliVersion } from "../version.ts";
-import type { SignalTarget, TelemetrySettings } from "./otel-env.ts";
+import type { TelemetrySettings } from "./otel-env.ts";
+import { otlpMetricExporter, otlpSpanExporter } from "./otlp-http.ts";
 
 /** Spans held for export at most; past it the batch processor drops them (and they are counted). */
 const MAX_QUEUED_SPANS = 2048;
@@ -63,21 +60,8 @@ class Delivery {
 }
 
 function describeFailure(error: Error | undefined): string {
-  if (error === undefined) return "the export failed";
-  const cause = (error as { cause?: unknown }).cause;
-  const code = (error as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
-  const text = errorMessage(error);
-  return redactSecrets(typeof code === "string" && !text.includes(code) ? `${text} (${code})` : text);
-}
-
-function spanExporter(target: SignalTarget, timeoutMs: number): SpanExporter {
-  const config = { url: target.url, headers: target.headers, timeoutMillis: timeoutMs };
-  return target.protocol === "http/json" ? new JsonTraceExporter(config) : new ProtoTraceExporter(config);
-}
-
-function metricExporter(target: SignalTarget, timeoutMs: number): PushMetricExporter {
-  const config = { url: target.url, headers: target.headers, timeoutMillis: timeoutMs };
-  return target.protocol === "http/json" ? new JsonMetricExporter(config) : new ProtoMetricExporter(config);
+  // The exporters' errors (otlp-http.ts) already name the HTTP status or the network error's code.
+  return error === undefined ? "the export failed" : redactSecrets(errorMessage(error));
 }
 
 /** The span exporter with every export's outcome counted. */
@@ -133,7 +117,7 @@ export function startTelemetry(settings: TelemetrySettings, warn: (line: string)
   let tracerProvider: TracerProvider | undefined;
   if (settings.traces) {
     const processor = new BatchSpanProcessor({
-      exporter: countingSpanExporter(spanExporter(settings.traces, settings.timeoutMs), spans),
+      exporter: countingSpanExporter(otlpSpanExporter(settings.traces, settings.timeoutMs), spans),
       maxQueueSize: MAX_QUEUED_SPANS,
       maxExportBatchSize: MAX_EXPORT_BATCH,
       exportTimeoutMillis: settings.timeoutMs,
@@ -164,7 +148,7 @@ export function startTelemetry(settings: TelemetrySettings, warn: (line: string)
       readers: [
         new PeriodicExportingMetricReader({
           exporter: countingMetricExporter(
-            metricExporter(settings.metrics, settings.timeoutMs),
+            otlpMetricExporter(settings.metrics, settings.timeoutMs, settings.temporality),
             metricDelivery,
           ),
           exportIntervalMillis: settings.metricIntervalMs,

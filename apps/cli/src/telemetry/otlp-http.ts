@@ -1,0 +1,248 @@
+/**
+ * OTLP over HTTP, trimmed to what yoi sends: each export is one POST of one
+ * encoded batch (protobuf or JSON, gzipped when asked), with a time limit.
+ * The encoding is the OpenTelemetry serializers'; the request goes through
+ * `fetch`, whose client the provider SDKs have already loaded and run by
+ * the time a batch leaves, where the SDK's own exporters load and warm
+ * `node:http` for it (measured: most of the exit flush of a `yoi -p` run,
+ * see bench/telemetry.bench.ts). A collector reached with its own TLS files
+ * (`OTEL_EXPORTER_OTLP_CERTIFICATE`, the client pair) goes through
+ * `node:https`, which takes them, and so does one on a port `fetch` refuses.
+ *
+ * A collector that answers "busy" (429, 502, 503, 504) gets a second try
+ * after 100 ms; nothing else is retried. Both tries fit in the export limit,
+ * which is short on purpose, so a collector that is down never holds a run;
+ * a batch that still fails is counted and said at exit (start.ts).
+ */
+import { gzipSync } from "node:zlib";
+import {
+  JsonMetricsSerializer,
+  JsonTraceSerializer,
+  ProtobufMetricsSerializer,
+  ProtobufTraceSerializer,
+} from "@opentelemetry/otlp-transformer";
+import {
+  AggregationTemporality,
+  InstrumentType,
+  type PushMetricExporter,
+  type ResourceMetrics,
+} from "@opentelemetry/sdk-metrics";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
+import { YoiError } from "@yoi/manifest/errors";
+import type { SignalTarget, TemporalityPreference, TlsFiles } from "./otel-env.ts";
+
+/** `ExportResultCode` of @opentelemetry/core: SUCCESS and FAILED. */
+const SUCCESS = 0;
+const FAILED = 1;
+
+type ExportResult = { code: number; error?: Error };
+
+/** The HTTP statuses after which OTLP/HTTP says to try again. */
+const RETRYABLE = new Set([429, 502, 503, 504]);
+const RETRY_DELAY_MS = 100;
+
+/** An export the collector did not take: its HTTP status, or why no answer came. */
+export class OtlpExportError extends YoiError<"otlp_export"> {
+  override readonly name = "OtlpExportError";
+  static override readonly marker: symbol = Symbol.for("yoi.error.OtlpExportError");
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super("otlp_export", message, options);
+  }
+}
+
+interface Serializer<T> {
+  serializeRequest(items: T): Uint8Array | undefined;
+}
+
+/** Sends one encoded batch; resolves when the collector took it (2xx), rejects with why not. */
+async function post(target: SignalTarget, body: Uint8Array, timeoutMs: number): Promise<void> {
+  const headers: Record<string, string> = {
+    ...target.headers,
+    "content-type": target.protocol === "http/json" ? "application/json" : "application/x-protobuf",
+  };
+  let payload = body;
+  if (target.compression === "gzip") {
+    payload = gzipSync(body);
+    headers["content-encoding"] = "gzip";
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const left = Math.max(1, deadline - Date.now());
+    const status = target.tls
+      ? await postWithNode(target.url, target.tls, headers, payload, left)
+      : await postWithFetch(target.url, headers, payload, left);
+    if (status >= 200 && status <= 299) return;
+    // A collector that is busy (the statuses OTLP calls retryable) gets one more try, within the same limit.
+    if (attempt === 1 && RETRYABLE.has(status) && deadline - Date.now() > RETRY_DELAY_MS * 2) {
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS).unref());
+      continue;
+    }
+    throw new OtlpExportError(`the collector answered HTTP ${status}`);
+  }
+}
+
+async function postWithFetch(
+  url: string,
+  headers: Record<string, string>,
+  payload: Uint8Array,
+  timeoutMs: number,
+): Promise<number> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers,
+      body: payload as Uint8Array<ArrayBuffer>,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    // fetch refuses some ports outright (its "bad port" list: 6000, 10080, ...); node:http does not.
+    if ((error as { cause?: { message?: unknown } }).cause?.message === "bad port")
+      return postWithNode(url, undefined, headers, payload, timeoutMs);
+    throw failure(error, timeoutMs);
+  }
+  // The body (a partial-success message, if any) is read so the connection can be reused.
+  await response.arrayBuffer().catch(() => undefined);
+  return response.status;
+}
+
+/** `fetch`'s error as one line: a time-out, or the network error its `cause` carries (ECONNREFUSED). */
+function failure(error: unknown, timeoutMs: number): OtlpExportError {
+  const name = (error as { name?: unknown }).name;
+  if (name === "TimeoutError" || name === "AbortError")
+    return new OtlpExportError(`no answer within ${timeoutMs} ms`);
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  const message = typeof cause?.message === "string" ? cause.message : String(error);
+  return new OtlpExportError(code && !message.includes(code) ? `${message} (${code})` : message, {
+    cause: error,
+  });
+}
+
+/** The same POST through node:http(s): for TLS files, which `fetch` cannot take, and ports it refuses. */
+async function postWithNode(
+  url: string,
+  tls: TlsFiles | undefined,
+  headers: Record<string, string>,
+  payload: Uint8Array,
+  timeoutMs: number,
+): Promise<number> {
+  const { request } =
+    new URL(url).protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise<number>((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: "POST",
+        headers: { ...headers, "content-length": String(payload.byteLength) },
+        ...tls,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => {
+          clearTimeout(timer);
+          resolve(res.statusCode ?? 0);
+        });
+        res.on("error", fail);
+      },
+    );
+    // The whole exchange, as AbortSignal.timeout bounds fetch's.
+    const timer = setTimeout(
+      () => req.destroy(new OtlpExportError(`no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    function fail(error: Error): void {
+      clearTimeout(timer);
+      reject(OtlpExportError.isInstance(error) ? error : failure({ cause: error }, timeoutMs));
+    }
+    req.on("error", fail);
+    req.end(payload);
+  });
+}
+
+/** Exports in flight, so that a flush or a shutdown can wait for them. */
+class InFlight {
+  readonly #pending = new Set<Promise<void>>();
+
+  track(sending: Promise<void>): void {
+    this.#pending.add(sending);
+    void sending.finally(() => this.#pending.delete(sending));
+  }
+
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+}
+
+function send<T>(
+  serializer: Serializer<T>,
+  target: SignalTarget,
+  timeoutMs: number,
+  inFlight: InFlight,
+  items: T,
+  done: (result: ExportResult) => void,
+): void {
+  let body: Uint8Array | undefined;
+  try {
+    body = serializer.serializeRequest(items);
+  } catch (error) {
+    done({ code: FAILED, error: error as Error });
+    return;
+  }
+  if (body === undefined) {
+    done({ code: FAILED, error: new OtlpExportError("the batch could not be encoded") });
+    return;
+  }
+  inFlight.track(
+    post(target, body, timeoutMs).then(
+      () => done({ code: SUCCESS }),
+      (error: Error) => done({ code: FAILED, error }),
+    ),
+  );
+}
+
+/** Spans to `target`, one POST per batch. */
+export function otlpSpanExporter(target: SignalTarget, timeoutMs: number): SpanExporter {
+  const serializer: Serializer<ReadableSpan[]> =
+    target.protocol === "http/json" ? JsonTraceSerializer : ProtobufTraceSerializer;
+  const inFlight = new InFlight();
+  return {
+    export: (spans, done) => send(serializer, target, timeoutMs, inFlight, spans, done),
+    forceFlush: () => inFlight.settle(),
+    shutdown: () => inFlight.settle(),
+  };
+}
+
+/** Metrics to `target`, one POST per collection, with the temporality the variables prefer. */
+export function otlpMetricExporter(
+  target: SignalTarget,
+  timeoutMs: number,
+  temporality: TemporalityPreference,
+): PushMetricExporter {
+  const serializer: Serializer<ResourceMetrics> =
+    target.protocol === "http/json" ? JsonMetricsSerializer : ProtobufMetricsSerializer;
+  const inFlight = new InFlight();
+  return {
+    export: (metrics, done) => send(serializer, target, timeoutMs, inFlight, metrics, done),
+    forceFlush: () => inFlight.settle(),
+    shutdown: () => inFlight.settle(),
+    selectAggregationTemporality: (kind) => temporalityOf(kind, temporality),
+  };
+}
+
+/**
+ * `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` as the specification
+ * defines it: `delta` makes counters, histograms and gauges delta;
+ * `lowmemory` only synchronous counters and histograms; up-down counters
+ * stay cumulative in both.
+ */
+function temporalityOf(kind: InstrumentType, preference: TemporalityPreference): AggregationTemporality {
+  if (preference === "delta" && kind !== InstrumentType.UP_DOWN_COUNTER)
+    return kind === InstrumentType.OBSERVABLE_UP_DOWN_COUNTER
+      ? AggregationTemporality.CUMULATIVE
+      : AggregationTemporality.DELTA;
+  if (preference === "lowmemory" && (kind === InstrumentType.COUNTER || kind === InstrumentType.HISTOGRAM))
+    return AggregationTemporality.DELTA;
+  return AggregationTemporality.CUMULATIVE;
+}
