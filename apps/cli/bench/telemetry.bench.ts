@@ -5,13 +5,23 @@
  * metrics, flushed at exit) and off, interleaved in pairs; the ratio is the
  * median of the pairs' ratios. Target: within 3% of the wall time.
  *
+ * Fair to both sides: the same model server and the same environment but
+ * for the OTEL variable; each side has a home of its own (the same files),
+ * so each runs with the code cache its kind of run writes, as a user who
+ * always or never traces would (one shared cache was last written by a
+ * traced run and held its SDK chunk, which the untraced runs then read);
+ * and the receiver answers as soon as a batch is in, before it decodes it,
+ * as a collector that queues does: the receiver's own decoding, in this
+ * process, is not yoi's cost.
+ *
  *   pnpm bench telemetry
  */
+import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
 import { freshBundle } from "../fresh-bundle.ts";
-import { cleanEnv, runYoi, tempWorld } from "../test/helpers.ts";
+import { cleanEnv, runYoi, tempWorld, yoiArgv } from "../test/helpers.ts";
 import { startOtlpReceiver } from "../test/otlp-receiver.ts";
 
 freshBundle((line) => process.stderr.write(`telemetry.bench: ${line}\n`));
@@ -40,11 +50,13 @@ const model = await startScriptedServer({
         };
   },
 });
-const receiver = await startOtlpReceiver();
-const { home, project } = await tempWorld({ "notes/a.txt": "hello from a\n" });
+const receiver = await startOtlpReceiver({ ackFirst: true });
+const files = { "notes/a.txt": "hello from a\n" };
+const worlds = { on: await tempWorld(files), off: await tempWorld(files) };
 const base = { ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: model.baseURL };
 
 async function run(traced: boolean): Promise<number> {
+  const { home, project } = traced ? worlds.on : worlds.off;
   const env = cleanEnv(home, traced ? { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint } : base);
   const start = performance.now();
   const result = await runYoi(["-p", "--model", "anthropic/claude-haiku-4-5", "read notes/a.txt"], {
@@ -57,6 +69,36 @@ async function run(traced: boolean): Promise<number> {
   return ms;
 }
 
+/**
+ * The same run's CPU time (user + system, ms), as bash's `time` reads it
+ * from the kernel: a machine shared with other work stretches wall time far
+ * more than CPU time, so this is the figure to read on a loaded machine
+ * (the wall row stays free of the shell's start).
+ */
+function cpuOf(traced: boolean): Promise<number> {
+  const { home, project } = traced ? worlds.on : worlds.off;
+  const env = cleanEnv(home, traced ? { ...base, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint } : base);
+  const command = ["-p", "--model", "anthropic/claude-haiku-4-5", "read notes/a.txt"];
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      "bash",
+      ["-c", 'TIMEFORMAT="@@cpu %3U %3S"; time "$@" >/dev/null', "bash", ...yoiArgv(), ...command],
+      { cwd: project, env, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const times = /^@@cpu ([\d.]+) ([\d.]+)$/m.exec(stderr);
+      if (code !== 0 || times === null || stderr.replace(times[0], "").trim() !== "")
+        reject(new Error(`yoi -p failed (${code}): ${stderr.slice(0, 500)}`));
+      else resolve((Number(times[1]) + Number(times[2])) * 1000);
+    });
+  });
+}
+
 try {
   for (let i = 0; i < WARMUP; i++) {
     await run(false);
@@ -64,14 +106,20 @@ try {
   }
   const off: number[] = [];
   const on: number[] = [];
+  const cpuOff: number[] = [];
+  const cpuOn: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     // Alternate which goes first, so neither always runs on a warmer machine.
     if (i % 2 === 0) {
       off.push(await run(false));
       on.push(await run(true));
+      cpuOff.push(await cpuOf(false));
+      cpuOn.push(await cpuOf(true));
     } else {
       on.push(await run(true));
       off.push(await run(false));
+      cpuOn.push(await cpuOf(true));
+      cpuOff.push(await cpuOf(false));
     }
   }
   const spans = receiver.spans.length;
@@ -85,7 +133,7 @@ try {
     ratio: pairedRatio(on, off),
     unit: "ms",
     target: TARGET,
-    note: `${RUNS} pairs; ${Math.round(spans / (RUNS + WARMUP))} spans per traced run`,
+    note: `${RUNS} pairs; ${Math.round(spans / (RUNS + WARMUP + RUNS))} spans per traced run; CPU time on ${median(cpuOn).toFixed(0)} ms vs off ${median(cpuOff).toFixed(0)} ms = ${pairedRatio(cpuOn, cpuOff).toFixed(3)}x`,
   });
 } finally {
   await model.close();

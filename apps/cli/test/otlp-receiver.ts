@@ -54,13 +54,17 @@ export interface OtlpReceiver {
  * Starts the receiver; `hang: true` accepts requests and never answers (a
  * collector that is stuck), `status` answers every request (or the first
  * `statusTimes`) with that HTTP status and keeps nothing (a collector that
- * refuses), `tls` serves HTTPS
+ * refuses), `ackFirst` answers 200 as soon as a request is in and decodes
+ * it after (the benchmark's collector: what the decoding takes is not
+ * counted as the sender's, and a body that does not decode throws), `tls`
+ * serves HTTPS
  * with that key and certificate. Gzipped bodies (`content-encoding: gzip`)
  * are unpacked first.
  */
 export async function startOtlpReceiver(
   options: {
     hang?: boolean;
+    ackFirst?: boolean;
     status?: number;
     statusTimes?: number;
     tls?: { key: Buffer; cert: Buffer };
@@ -88,6 +92,13 @@ export async function startOtlpReceiver(
       const path = req.url ?? "";
       requests.push({ path, contentType, headers: req.headers });
       const json = contentType.includes("json");
+      const ok = () => {
+        // An empty success response is valid in both encodings.
+        res.writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" });
+        res.end(json ? "{}" : undefined);
+      };
+      // Answered before the decoding: the decoder's time is not the sender's (a real collector queues and answers).
+      if (options.ackFirst) ok();
       try {
         if (path === "/v1/traces")
           spans.push(...(json ? spansFromJson(JSON.parse(body.toString("utf8"))) : spansFromProto(body)));
@@ -96,16 +107,15 @@ export async function startOtlpReceiver(
             ...(json ? metricsFromJson(JSON.parse(body.toString("utf8"))) : metricsFromProto(body)),
           );
         else {
-          res.writeHead(404).end();
+          if (!options.ackFirst) res.writeHead(404).end();
           return;
         }
       } catch (error) {
+        if (options.ackFirst) throw error;
         res.writeHead(400).end(errorMessage(error));
         return;
       }
-      // An empty success response is valid in both encodings.
-      res.writeHead(200, { "content-type": json ? "application/json" : "application/x-protobuf" });
-      res.end(json ? "{}" : undefined);
+      if (!options.ackFirst) ok();
     });
   };
   const server: Server = options.tls ? createHttpsServer(options.tls, handle) : createServer(handle);
