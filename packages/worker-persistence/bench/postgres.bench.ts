@@ -3,7 +3,9 @@
  * PostgreSQL (the system's server binaries; skipped with a note when there
  * are none):
  * - appends per second (each committed before the next, as a session writes);
- * - resuming a 10,000-record session (lease, replay, history).
+ * - resuming a 10,000-record session (lease, snapshot and records after it,
+ *   history): closed cleanly, after its host was killed, and as stored
+ *   before snapshots existed.
  *
  *   pnpm exec node --conditions=@yoi/source packages/worker-persistence/bench/postgres.bench.ts
  */
@@ -11,9 +13,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compare, report } from "../../../scripts/bench-kit.ts";
+import { performance } from "node:perf_hooks";
+import { compare, median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
 import { createSession, openSession, type SessionRecordInput, sessionPath } from "../src/index.ts";
-import { PgStore } from "../src/postgres/index.ts";
+import { type PgSessionLog, PgStore } from "../src/postgres/index.ts";
 import { findPostgresBinDir, startTestPostgres } from "../src/postgres/testing/index.ts";
 
 const GROUP = "worker-persistence";
@@ -25,7 +28,8 @@ if (findPostgresBinDir() === undefined) {
 
 const root = mkdtempSync(join(tmpdir(), "yoi-bench-pg-"));
 const pg = await startTestPostgres();
-const store = await PgStore.connect({ url: await pg.createDatabase(), maxConnections: 4 });
+const url = await pg.createDatabase();
+const store = await PgStore.connect({ url, maxConnections: 4 });
 try {
   /** A realistic small record (~400 bytes serialized). */
   const record = (i: number): SessionRecordInput => ({
@@ -72,45 +76,92 @@ try {
   const file = await createSession({ dir: root, id, fsync: "never" });
   for (let i = 0; i < RECORDS - 1; i++) void file.append(record(i));
   await file.close();
-  // The same lines into PostgreSQL in bulk (setup, not measured).
   const lines = (await readFile(sessionPath(root, id), "utf8")).split("\n").filter(Boolean);
-  await store.sql`INSERT INTO yoi_sessions (id) VALUES (${id})`;
+
+  // As a host writes it: each record committed, a snapshot every 1000 and at close.
+  const closed = await store.sessions.create({ id });
+  for (let i = 0; i < RECORDS - 1; i++) await closed.append(record(i));
+  await closed.close();
+  // A host killed after its last append: no snapshot at close, the lease left to expire.
+  const killed = (await store.sessions.create({ id: "killed-10k" })) as PgSessionLog;
+  for (let i = 0; i < RECORDS - 1; i++) await killed.append(record(i));
+  await killed.flush();
+  await killed.lease.release();
+  const [snap] = await store.sql<{ seq: number }[]>`
+    SELECT seq FROM yoi_session_snapshots WHERE session_id = 'killed-10k'`;
+  const killedTail = RECORDS - 1 - (snap?.seq ?? -1);
+  // A session stored before snapshots existed (schema v2): the same lines in
+  // bulk. Opened through a store that writes no snapshots.
+  const old = await PgStore.connect({ url, maxConnections: 4, snapshotEvery: 0 });
+  await old.sql`INSERT INTO yoi_sessions (id) VALUES ('old-10k')`;
   for (let i = 0; i < lines.length; i += 1000) {
     const rows = lines.slice(i, i + 1000).map((line) => {
       const parsed = JSON.parse(line) as { seq: number; type: string; ts: string };
-      return { session_id: id, seq: parsed.seq, type: parsed.type, ts: parsed.ts, line };
+      return { session_id: "old-10k", seq: parsed.seq, type: parsed.type, ts: parsed.ts, line };
     });
-    await store.sql`INSERT INTO yoi_session_records ${store.sql(rows, "session_id", "seq", "type", "ts", "line")}`;
+    await old.sql`INSERT INTO yoi_session_records ${old.sql(rows, "session_id", "seq", "type", "ts", "line")}`;
   }
   // What autovacuum does to a table in use: without statistics the planner
   // sorts the session's rows (on disk past work_mem) instead of walking the key.
-  await store.sql`ANALYZE yoi_session_records`;
-  let pgItems = 0;
+  await store.sql`ANALYZE`;
+
   let fileItems = 0;
-  const resume = await compare(
-    async () => {
-      const opened = await store.sessions.open(id);
+  const openFile = async () => {
+    const opened = await openSession({ dir: root, id, fsync: "never" });
+    fileItems = opened.history.length;
+    await opened.log.close();
+  };
+  const RUNS = 21;
+  const resumeRow = async (label: string, from: PgStore, session: string, note: string) => {
+    let pgItems = 0;
+    const openPg = async () => {
+      const opened = await from.sessions.open(session);
       pgItems = opened.history.length;
       await opened.log.close();
-    },
-    async () => {
-      const opened = await openSession({ dir: root, id, fsync: "never" });
-      fileItems = opened.history.length;
-      await opened.log.close();
-    },
-    { runs: 9, warmup: 2 },
+    };
+    const timed = async (fn: () => Promise<void>) => {
+      const start = performance.now();
+      await fn();
+      return performance.now() - start;
+    };
+    for (let i = 0; i < 2; i++) {
+      await openFile();
+      await openPg();
+    }
+    const subject: number[] = [];
+    const baseline: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      baseline.push(await timed(openFile));
+      subject.push(await timed(openPg));
+    }
+    if (pgItems !== fileItems || pgItems !== RECORDS - 1)
+      throw new Error(`histories differ: ${pgItems} vs ${fileItems}`);
+    report({
+      group: GROUP,
+      name: `postgres: resume a ${RECORDS.toLocaleString("en-US")}-record session, ${label}`,
+      subject: median(subject),
+      baseline: median(baseline),
+      ratio: pairedRatio(subject, baseline),
+      baselineName: "JSONL openSession",
+      unit: "ms",
+      ...(label === "stored before snapshots" ? {} : { target: 1.5 }),
+      note: `${pgItems} history items; lease, ${note} (median of ${RUNS} paired runs)`,
+    });
+  };
+  await resumeRow("closed cleanly", store, id, "the snapshot written at close, no records after it");
+  await resumeRow(
+    "host killed",
+    old,
+    "killed-10k",
+    `the last periodic snapshot and the ${killedTail} records after it (opened by a store with snapshotEvery 0, so every run reads the same)`,
   );
-  if (pgItems !== fileItems || pgItems !== RECORDS - 1)
-    throw new Error(`histories differ: ${pgItems} vs ${fileItems}`);
-  report({
-    group: GROUP,
-    name: `postgres: resume a ${RECORDS.toLocaleString("en-US")}-record session`,
-    subject: resume.subject,
-    baseline: resume.baseline,
-    baselineName: "JSONL openSession",
-    unit: "ms",
-    note: `${pgItems} history items; lease, one query replayed row by row as it arrives (median of 9, runs interleaved)`,
-  });
+  await resumeRow(
+    "stored before snapshots",
+    old,
+    "old-10k",
+    "no snapshot, every record replayed (a store with snapshotEvery 0; the first open after the upgrade writes one)",
+  );
+  await old.close();
 
   // The read the replay used before (a cursor, 1000 rows a round trip)
   // against the one query it uses now, rows only (no replay), same run.

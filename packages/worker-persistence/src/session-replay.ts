@@ -53,6 +53,16 @@ export function titleFromInput(text: string): string | undefined {
 }
 
 /**
+ * What a replay has rebuilt after some records: enough to continue it with
+ * the records that follow (a snapshot). Plain JSON.
+ */
+export interface ReplayState {
+  history: Item[];
+  meta: Omit<SessionMeta, "id" | "path">;
+  warnings: SessionWarning[];
+}
+
+/**
  * Rebuilds history and metadata from records in file order: items are
  * inserted at their recorded index (normally appended), a history_replaced
  * record swaps the whole history. The result equals the writer's history
@@ -74,6 +84,21 @@ export class SessionReplay {
       lastSeq: -1,
       usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
     };
+  }
+
+  /** A replay that continues from `state` (taken over as is, not copied). */
+  static fromState(id: string, path: string, state: ReplayState): SessionReplay {
+    const replay = new SessionReplay(id, path);
+    Object.assign(replay.meta, state.meta, { id, path });
+    for (const item of state.history) replay.history.push(item);
+    for (const warning of state.warnings) replay.warnings.push(warning);
+    return replay;
+  }
+
+  /** The state rebuilt so far; `warnings` replaces this replay's own (a caller may merge in its own). */
+  state(warnings: SessionWarning[] = this.warnings): ReplayState {
+    const { id: _id, path: _path, ...meta } = this.meta;
+    return { history: this.history, meta, warnings };
   }
 
   /** Applies one record; a record that cannot be applied is skipped with a warning naming its line. */

@@ -71,6 +71,24 @@ export const MIGRATIONS: readonly Migration[] = [
       "CREATE INDEX yoi_session_access_by_principal ON yoi_session_access (principal)",
     ],
   },
+  {
+    version: 3,
+    name: "session snapshots: the replayed state at a seq",
+    statements: [
+      // One row per session, replaced as the session grows. Sessions from
+      // before this version have none: the first host to open one replays
+      // its records once and writes it.
+      `CREATE TABLE yoi_session_snapshots (
+        session_id text PRIMARY KEY REFERENCES yoi_sessions (id) ON DELETE CASCADE,
+        seq integer NOT NULL,
+        state text NOT NULL,
+        written_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      // Kept uncompressed: a resume reads it whole, and pglz would cost more
+      // time there than the disk it saves.
+      "ALTER TABLE yoi_session_snapshots ALTER COLUMN state SET STORAGE EXTERNAL",
+    ],
+  },
 ];
 
 /** The schema version this code writes. */

@@ -6,6 +6,28 @@ import { type SessionRecord, serializeRecord } from "../session-records.ts";
 import type { SessionWriter } from "../session-store-port.ts";
 import { describeDbError } from "./pg-error.ts";
 import type { PgLease } from "./pg-lease.ts";
+import { LineReplay, parseSnapshot, type RecordLine, writeSnapshot } from "./pg-snapshot.ts";
+
+/** What an opened session's writer starts its snapshots from: the stored snapshot and the rows after it. */
+export interface SnapshotBase {
+  /** The snapshot the session was opened from, if any, and the rows it covers. */
+  state?: string;
+  rows?: number;
+  /** Rows read after it. */
+  tail: RecordLine[];
+}
+
+/**
+ * A snapshot is due when the rows after the last one reach a quarter of the
+ * rows it covers (at least `snapshotEvery`): each costs the whole state, so
+ * this keeps what snapshots write to a few times the records' own size
+ * however long a session grows, and a resume after a crash reads at most a
+ * quarter more than the snapshot.
+ */
+const SNAPSHOT_GROWTH = 4;
+
+/** A writer closing with at least this many records past its last snapshot (or `snapshotEvery`, if fewer) writes one. */
+const SNAPSHOT_AT_CLOSE = 100;
 
 /**
  * An open session on PostgreSQL: the same records and typed helpers as the
@@ -21,6 +43,11 @@ import type { PgLease } from "./pg-lease.ts";
  *
  * Its `path` says where the session lives: `postgres://host:port/db#<id>`
  * (no credentials).
+ *
+ * Every `snapshotEvery` records, and at close, it writes a snapshot of the
+ * replayed state (see `pg-snapshot.ts`) in the background, built from the
+ * lines it stored (never from objects its caller may still change). A
+ * snapshot that fails to write is skipped: the records hold everything.
  */
 export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
   /** Every append is a committed transaction: the strongest file policy. */
@@ -28,6 +55,13 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
   readonly lease: PgLease;
   readonly #sql: Sql;
   #broken: string | undefined;
+  readonly #snapshotEvery: number;
+  /** The last snapshot written or read (its text), and the rows stored after it. */
+  #base: string | undefined;
+  #tail: RecordLine[];
+  /** The next snapshot is due when the tail has this many rows. */
+  #due: number;
+  #snapshotting: Promise<void> | undefined;
 
   /** @internal Use `PgSessionStore.create` / `open`. */
   constructor(init: {
@@ -37,10 +71,58 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
     lease: PgLease;
     nextSeq: number;
     historyLength: number;
+    snapshotEvery: number;
+    snapshot?: SnapshotBase;
   }) {
     super(init);
     this.#sql = init.sql;
     this.lease = init.lease;
+    this.#snapshotEvery = init.snapshotEvery;
+    this.#base = init.snapshot?.state;
+    this.#tail = (this.#snapshotEvery > 0 && init.snapshot?.tail) || [];
+    this.#due = this.#dueAfter(init.snapshot?.rows ?? 0);
+    // A session opened with a long tail (one written before snapshots
+    // existed, or by a host that died) gets its snapshot now.
+    this.#maybeSnapshot();
+  }
+
+  #maybeSnapshot(): void {
+    if (this.#snapshotEvery <= 0 || this.#snapshotting || this.#tail.length < this.#due) return;
+    this.#snapshotting = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.#snapshot())
+      .finally(() => {
+        this.#snapshotting = undefined;
+        // rows stored while it was written may make the next one due already
+        if (this.state === "open") this.#maybeSnapshot();
+      });
+  }
+
+  /** Builds and writes a snapshot of every row stored so far. Never rejects. */
+  async #snapshot(): Promise<void> {
+    const count = this.#tail.length;
+    if (count === 0 || this.state === "broken" || this.lease.lost !== undefined) return;
+    try {
+      const from = this.#base === undefined ? undefined : parseSnapshot(this.#base);
+      const replay = new LineReplay(this.id, this.path, typeof from === "object" ? from : undefined);
+      for (let i = 0; i < count; i++) {
+        const row = this.#tail[i] as RecordLine;
+        replay.apply(row.seq, row.line);
+      }
+      const state = replay.snapshot();
+      if (await writeSnapshot(this.#sql, this.id, this.lease.token, replay.maxSeq, state)) {
+        this.#base = state;
+        this.#tail = this.#tail.slice(count);
+        this.#due = this.#dueAfter(replay.rows);
+        return;
+      }
+    } catch {
+      // derived data: the records are intact, the next resume replays more of them
+    }
+    this.#due = this.#tail.length + this.#snapshotEvery;
+  }
+
+  #dueAfter(rows: number): number {
+    return Math.max(this.#snapshotEvery, Math.floor(rows / SNAPSHOT_GROWTH));
   }
 
   protected override async store(record: SessionRecord): Promise<void> {
@@ -74,6 +156,10 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
         `the lease on session ${this.id} was taken over by another host after it expired; this host stopped writing it`,
       );
     }
+    if (this.#snapshotEvery > 0) {
+      this.#tail.push({ seq: record.seq, line });
+      this.#maybeSnapshot();
+    }
   }
 
   #break(code: "io" | "locked", message: string, cause?: unknown): SessionLogError {
@@ -103,6 +189,9 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
     const previous = this.state;
     this.state = "closing";
     await this.flush();
+    await this.#snapshotting;
+    const atClose = Math.min(this.#snapshotEvery, SNAPSHOT_AT_CLOSE);
+    if (previous !== "broken" && atClose > 0 && this.#tail.length >= atClose) await this.#snapshot();
     this.state = previous === "broken" ? "broken" : "closed";
     await this.lease.release();
     if (this.state !== "broken") this.state = "closed";

@@ -8,14 +8,15 @@
 import type { Sql } from "postgres";
 import { v7 as uuidv7 } from "uuid";
 import { checkSessionId, SessionLogError } from "../session-error.ts";
-import { recordProblem, type SessionRecord, sessionStartInput } from "../session-records.ts";
-import { SessionReplay, titleFromInput } from "../session-replay.ts";
+import { type SessionRecord, sessionStartInput } from "../session-records.ts";
+import { type SessionReplay, titleFromInput } from "../session-replay.ts";
 import type { SessionWarning } from "../session-scan.ts";
 import type { LoadedSession, SessionSummary } from "../session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "../session-store-port.ts";
 import { dbIoError } from "./pg-error.ts";
 import { type LeaseHolder, type LeaseOptions, PgLease } from "./pg-lease.ts";
-import { PgSessionLog } from "./pg-session-log.ts";
+import { PgSessionLog, type SnapshotBase } from "./pg-session-log.ts";
+import { LineReplay, parseSnapshot, type RecordLine, readSnapshot } from "./pg-snapshot.ts";
 
 export interface PgSessionStoreOptions {
   /** The lease holder's name, shown to other hosts (default `host:pid`). */
@@ -24,13 +25,10 @@ export interface PgSessionStoreOptions {
   leaseMs: number;
   /** Lease renewal interval, ms. */
   heartbeatMs: number;
+  /** Records between snapshots of a session's replayed state (0: none). */
+  snapshotEvery: number;
   /** Called when a writer of this store loses its lease. */
   onLeaseLost?: (sessionId: string, reason: string) => void;
-}
-
-interface RecordRow {
-  seq: number;
-  line: string;
 }
 
 export class PgSessionStore implements SessionStore {
@@ -108,6 +106,7 @@ export class PgSessionStore implements SessionStore {
       lease,
       nextSeq: 0,
       historyLength: 0,
+      snapshotEvery: this.#options.snapshotEvery,
     });
     try {
       await log.append(sessionStartInput(id, options));
@@ -136,7 +135,7 @@ export class PgSessionStore implements SessionStore {
     try {
       // Read after taking the lease: a previous holder's last append has
       // committed (it held the lease row share-locked) and no other can follow.
-      const { replay, warnings, maxSeq } = await this.#replay(id);
+      const { replay, warnings, maxSeq, snapshot } = await this.#replay(id, { resume: true });
       const log = new PgSessionLog({
         id,
         path: this.#path(id),
@@ -144,6 +143,8 @@ export class PgSessionStore implements SessionStore {
         lease,
         nextSeq: maxSeq + 1,
         historyLength: replay.history.length,
+        snapshotEvery: this.#options.snapshotEvery,
+        ...(snapshot && { snapshot }),
       });
       return { log, history: replay.history, meta: replay.meta, warnings, truncatedBytes: 0 };
     } catch (error) {
@@ -162,7 +163,7 @@ export class PgSessionStore implements SessionStore {
         });
       }
       const records: SessionRecord[] = [];
-      const { replay, warnings } = await this.#replay(id, records);
+      const { replay, warnings } = await this.#replay(id, { into: records });
       return { records, history: replay.history, meta: replay.meta, warnings };
     } catch (error) {
       throw this.#ioError(`read session ${id}`, error);
@@ -172,49 +173,53 @@ export class PgSessionStore implements SessionStore {
   /**
    * Replays a session's records in seq order, checking each line as the
    * JSONL reader does (a bad record is skipped with a warning naming it).
+   * With `resume`, it starts from the session's snapshot when there is a
+   * usable one, and collects the rows it read for the writer's next one.
    */
   async #replay(
     id: string,
-    into?: SessionRecord[],
-  ): Promise<{ replay: SessionReplay; warnings: SessionWarning[]; maxSeq: number }> {
-    const replay = new SessionReplay(id, this.#path(id));
-    const problems: SessionWarning[] = [];
-    let line = 0;
-    let maxSeq = -1;
+    options: { into?: SessionRecord[]; resume?: boolean } = {},
+  ): Promise<{ replay: SessionReplay; warnings: SessionWarning[]; maxSeq: number; snapshot?: SnapshotBase }> {
+    const path = this.#path(id);
+    let from: Exclude<ReturnType<typeof parseSnapshot>, string> | undefined;
+    let stored: { seq: number; state: string } | undefined;
+    const unusable: SessionWarning[] = [];
+    if (options.resume) {
+      stored = await readSnapshot(this.#sql, id);
+      const parsed = stored && parseSnapshot(stored.state, stored.seq);
+      if (typeof parsed === "string") {
+        unusable.push({
+          line: 0,
+          offset: 0,
+          message: `the snapshot at seq ${stored?.seq} cannot be used (${parsed}); replayed every record`,
+        });
+        stored = undefined;
+      } else from = parsed;
+    }
+    const lines = new LineReplay(id, path, from);
+    const tail: RecordLine[] | undefined = options.resume ? [] : undefined;
     // One query whose rows are replayed as they arrive: a cursor would cost a
     // round trip per batch (most of a resume's time on a busy server), and
     // collecting the result first would hold every line at once.
-    await this.#sql<RecordRow[]>`
-      SELECT seq, line FROM yoi_session_records WHERE session_id = ${id} ORDER BY seq`.forEach((row) => {
-      line++;
-      maxSeq = row.seq;
-      let value: unknown;
-      try {
-        value = JSON.parse(row.line);
-      } catch (error) {
-        problems.push({
-          line,
-          offset: -1,
-          message: `seq ${row.seq}: not JSON (${(error as Error).message}); skipped`,
-        });
-        return;
-      }
-      const problem = recordProblem(value);
-      if (problem !== undefined) {
-        problems.push({ line, offset: -1, message: `seq ${row.seq}: ${problem}; skipped` });
-        return;
-      }
-      const record = value as SessionRecord;
-      into?.push(record);
-      replay.apply(record, line);
+    await this.#sql<RecordLine[]>`
+      SELECT seq, line FROM yoi_session_records
+      WHERE session_id = ${id} AND seq > ${lines.maxSeq} ORDER BY seq`.forEach((row) => {
+      lines.apply(row.seq, row.line, options.into);
+      tail?.push(row);
     });
-    const warnings = [...problems, ...replay.warnings].sort((a, b) => a.line - b.line);
+    const replay = lines.replay;
+    const warnings = [...unusable, ...lines.warnings()];
     if (replay.meta.records === 0) {
       warnings.unshift({ line: 0, offset: 0, message: "the session holds no records" });
     } else if (replay.meta.createdAt === undefined) {
       warnings.unshift({ line: 0, offset: 0, message: "the session has no session_start record" });
     }
-    return { replay, warnings, maxSeq };
+    return {
+      replay,
+      warnings,
+      maxSeq: lines.maxSeq,
+      ...(tail && { snapshot: { ...(stored && from && { state: stored.state, rows: from.rows }), tail } }),
+    };
   }
 
   /** The live lease on a session (who runs it now), or undefined when none holds. */

@@ -34,6 +34,12 @@ export interface PgStoreOptions {
   connectTimeoutSeconds?: number;
   /** Blob chunk size in bytes. Default 256 KiB. */
   chunkBytes?: number;
+  /**
+   * A session writer snapshots the replayed state every this many records
+   * (and at close), so a resume reads the snapshot and the records after
+   * it. Default 1000; 0 turns snapshots off (resumes replay every record).
+   */
+  snapshotEvery?: number;
   /** Called when a session writer of this store loses its lease (the writer stops accepting records). */
   onLeaseLost?: (sessionId: string, reason: string) => void;
 }
@@ -62,6 +68,7 @@ export class PgStore {
       holder: this.holder,
       leaseMs,
       heartbeatMs,
+      snapshotEvery: options.snapshotEvery ?? 1000,
       ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
     });
     this.access = new PgSessionAccess(sql, location);

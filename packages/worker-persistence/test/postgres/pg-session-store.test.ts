@@ -11,7 +11,8 @@ import {
   type SessionWriter,
   sessionPath,
 } from "../../src/index.ts";
-import { PgStore, PgStoreError, SessionLeasedError } from "../../src/postgres/index.ts";
+import { type PgSessionLog, PgStore, PgStoreError, SessionLeasedError } from "../../src/postgres/index.ts";
+import { writeSnapshot } from "../../src/postgres/pg-snapshot.ts";
 import {
   findPostgresBinDir,
   startTestPostgres,
@@ -325,13 +326,130 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
   });
 });
 
+describe.skipIf(!withPostgres)("PgSessionStore snapshots", () => {
+  /** What a full replay of every record gives: the truth a snapshot must reproduce. */
+  async function fullReplay(store: PgStore, id: string) {
+    const { history, meta, warnings } = await store.sessions.load(id);
+    return { history, meta, warnings };
+  }
+  async function snapshotSeq(store: PgStore, id: string): Promise<number | undefined> {
+    const [row] = await store.sql<
+      { seq: number }[]
+    >`SELECT seq FROM yoi_session_snapshots WHERE session_id = ${id}`;
+    return row?.seq;
+  }
+  async function until(check: () => Promise<boolean>): Promise<void> {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 25));
+  }
+
+  it("a resume from the snapshot and the records after it equals a replay of every record", async () => {
+    const store = await connect(await pg.createDatabase(), { snapshotEvery: 4 });
+    const log = await store.sessions.create({ model: "m1", provider: "p", cwd: "/work", config: { a: 1 } });
+    writers.push(log);
+    await writeConversation(log);
+    await log.close();
+    // periodic ones, written in the background: the last one's seq depends on timing
+    expect(await snapshotSeq(store, log.id)).toBeGreaterThanOrEqual(3);
+    const same = async (opened: Awaited<ReturnType<typeof store.sessions.open>>) => {
+      writers.push(opened.log);
+      const { history, meta, warnings } = await store.sessions.load(log.id);
+      expect({ history: opened.history, meta: opened.meta, warnings: opened.warnings }).toEqual({
+        history,
+        meta,
+        warnings,
+      });
+    };
+    // a bad row after it (written behind the store's back): skipped with the warning a full replay gives
+    await store.sql`INSERT INTO yoi_session_records (session_id, seq, type, ts, line)
+      VALUES (${log.id}, 16, 'item', now(), '{"v":1,"seq":16,broken')`;
+    const first = await store.sessions.open(log.id);
+    await same(first);
+    expect(first.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^seq 16: not JSON/)]);
+    for (let i = 0; i < 3; i++) await first.log.item(user(`after ${i}`), "user");
+    await first.log.close();
+    // the new snapshot (at close at the latest) covers the bad row and keeps its warning
+    expect(await snapshotSeq(store, log.id)).toBeGreaterThanOrEqual(16);
+    const second = await store.sessions.open(log.id);
+    await same(second);
+    expect(second.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^seq 16: not JSON/)]);
+
+    // more records, then the host dies: no snapshot at close, the next host reads snapshot + tail
+    for (let i = 3; i < 5; i++) await second.log.item(user(`after ${i}`), "user");
+    await (second.log as PgSessionLog).lease.release();
+    expect(await snapshotSeq(store, log.id)).toBeLessThan(21);
+    const third = await store.sessions.open(log.id);
+    await same(third);
+    expect(third.history.at(-1)).toEqual(user("after 4"));
+    expect(third.log.nextSeq).toBe(22);
+  });
+
+  it("writes one every snapshotEvery records while the session runs", async () => {
+    const store = await connect(await pg.createDatabase(), { snapshotEvery: 10 });
+    const log = await store.sessions.create({});
+    writers.push(log);
+    for (let i = 0; i < 25; i++) await log.item(user(`m${i}`), "user");
+    await until(async () => ((await snapshotSeq(store, log.id)) ?? -1) >= 19);
+    const seq = await snapshotSeq(store, log.id);
+    expect(seq).toBeGreaterThanOrEqual(19);
+    expect(seq).toBeLessThanOrEqual(25);
+  });
+
+  it("a session from before snapshots is replayed once and gets one; a damaged one is replaced", async () => {
+    const url = await pg.createDatabase();
+    const old = await connect(url, { snapshotEvery: 0 });
+    const log = await old.sessions.create({});
+    writers.push(log);
+    for (let i = 0; i < 30; i++) await log.item(user(`m${i}`), "user");
+    await log.close();
+    expect(await snapshotSeq(old, log.id)).toBeUndefined();
+
+    const store = await connect(url, { snapshotEvery: 10 });
+    const opened = await store.sessions.open(log.id);
+    writers.push(opened.log);
+    expect(opened.warnings).toEqual([]);
+    await until(async () => (await snapshotSeq(store, log.id)) === 30);
+    expect(await snapshotSeq(store, log.id)).toBe(30);
+    await opened.log.close();
+
+    await store.sql`UPDATE yoi_session_snapshots SET state = '{"v":1,"seq":30,"history":' WHERE session_id = ${log.id}`;
+    const again = await store.sessions.open(log.id);
+    writers.push(again.log);
+    expect(again.history).toEqual((await fullReplay(store, log.id)).history);
+    expect(again.warnings.map((w) => w.message)).toEqual([
+      expect.stringMatching(/^the snapshot at seq 30 cannot be used \(not JSON .*\); replayed every record$/),
+    ]);
+    await again.log.close();
+    const fixed = await store.sessions.open(log.id);
+    writers.push(fixed.log);
+    expect(fixed.warnings).toEqual([]);
+    expect(fixed.history).toHaveLength(30);
+  });
+
+  it("a snapshot is written only under the writer's lease, and never over a newer one", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await connect(url, { holder: "host-a", snapshotEvery: 0 });
+    const hostB = await connect(url, { holder: "host-b", snapshotEvery: 0 });
+    const log = (await hostA.sessions.create({})) as PgSessionLog;
+    writers.push(log);
+    await hostA.sql`UPDATE yoi_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${log.id}`;
+    const opened = await hostB.sessions.open(log.id);
+    writers.push(opened.log);
+    const tokenB = (opened.log as PgSessionLog).lease.token;
+    expect(await writeSnapshot(hostA.sql, log.id, log.lease.token, 5, "stale")).toBe(false);
+    expect(await snapshotSeq(hostA, log.id)).toBeUndefined();
+    expect(await writeSnapshot(hostB.sql, log.id, tokenB, 5, "b5")).toBe(true);
+    expect(await writeSnapshot(hostB.sql, log.id, tokenB, 3, "b3")).toBe(false);
+    expect(await snapshotSeq(hostA, log.id)).toBe(5);
+  });
+});
+
 describe.skipIf(!withPostgres)("PgStore.connect", () => {
   it("applies migrations once, even when hosts start together", async () => {
     const url = await pg.createDatabase();
     await Promise.all([connect(url), connect(url), connect(url)]);
     const store = stores[0] as PgStore;
     const rows = await store.sql<{ version: number }[]>`SELECT version FROM yoi_schema_migrations`;
-    expect(rows.map((r) => r.version).sort()).toEqual([1, 2]);
+    expect(rows.map((r) => r.version).sort()).toEqual([1, 2, 3]);
   });
 
   it("refuses a database whose schema is newer than this code", async () => {
