@@ -63,12 +63,17 @@ export class PgStore {
     const heartbeatMs = options.heartbeatMs ?? Math.max(50, Math.floor(leaseMs / 3));
     if (!(leaseMs > 0) || !(heartbeatMs > 0) || heartbeatMs >= leaseMs)
       throw new RangeError(`need 0 < heartbeatMs (${heartbeatMs}) < leaseMs (${leaseMs})`);
+    const snapshotEvery = options.snapshotEvery ?? 1000;
+    if (!Number.isSafeInteger(snapshotEvery) || snapshotEvery < 0)
+      throw new RangeError(
+        `snapshotEvery must be a whole number of records, 0 for none; got ${snapshotEvery}`,
+      );
     const location = `postgres://${where}`;
     this.sessions = new PgSessionStore(sql, location, {
       holder: this.holder,
       leaseMs,
       heartbeatMs,
-      snapshotEvery: options.snapshotEvery ?? 1000,
+      snapshotEvery,
       ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
     });
     this.access = new PgSessionAccess(sql, location);

@@ -425,6 +425,14 @@ describe.skipIf(!withPostgres)("PgSessionStore snapshots", () => {
     expect(fixed.history).toHaveLength(30);
   });
 
+  it("refuses a snapshotEvery that is not a whole number of records", async () => {
+    const url = await pg.createDatabase();
+    for (const bad of [-1, 1.5, Number.NaN])
+      await expect(PgStore.connect({ url, snapshotEvery: bad })).rejects.toThrow(
+        /snapshotEvery must be a whole number of records/,
+      );
+  });
+
   it("a snapshot is written only under the writer's lease, and never over a newer one", async () => {
     const url = await pg.createDatabase();
     const hostA = await connect(url, { holder: "host-a", snapshotEvery: 0 });
