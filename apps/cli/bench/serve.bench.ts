@@ -6,20 +6,21 @@
  * answer (its first byte and its end, the median of as many fetched
  * directly at once): the p50 and p99 latency yoi adds. Measured for the
  * sessions' first runs (each host takes the lease and replays the log) and
- * for their next runs (kept open on their hosts). Then how a host's time
- * per run grows with concurrent runs (50 against 200 at once), and one
+ * for their next runs (kept open on their hosts). Then how the hosts' CPU
+ * time per run grows with concurrent runs (50 against 200 at once), and one
  * session's next run on a host that kept it open against one that reopens
  * it for each run (YOI_SERVE_IDLE_MS=0: lease taken, log replayed).
  * Skipped with a note when no PostgreSQL server binaries are installed.
  *
  *   pnpm exec node --conditions=@yoi/source apps/cli/bench/serve.bench.ts
  */
+import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { findPostgresBinDir, startTestPostgres } from "@yoi/worker-persistence/postgres/testing";
-import { median, report } from "../../../scripts/bench-kit.ts";
+import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
 import { freshBundle } from "../fresh-bundle.ts";
 import { cleanEnv, tempWorld } from "../test/helpers.ts";
 import { post, sseEvents, startServe } from "../test/serve-helpers.ts";
@@ -60,6 +61,18 @@ const percentile = (values: number[], p: number) => {
 };
 
 type Host = (typeof hosts)[number];
+
+/** CPU time (user + system) both hosts used so far, ms (Linux /proc; clock ticks of 10 ms). */
+function hostsCpuMs(): number {
+  let ticks = 0;
+  for (const host of hosts.slice(0, 2)) {
+    const stat = readFileSync(`/proc/${host.child.pid}/stat`, "utf8");
+    // fields after the command name, which is in parentheses and may hold spaces
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
+}
 interface Timing {
   /** POST to the first event. */
   first: number;
@@ -156,9 +169,14 @@ try {
   reportBatch("first runs", await batch(sessions), "each host takes the lease and replays the log");
   reportBatch("next runs", await batch(sessions), "sessions kept open on their hosts");
 
-  // A host's time per run as concurrent runs grow, 50 at once (25 a host)
+  // A host's CPU time per run as concurrent runs grow, 50 at once (25 a host)
   // against all of them: first runs (fresh sessions each batch) and next runs.
-  const perRun = async (group: typeof sessions) => (await batch(group)).wallMs / (group.length / 2);
+  // CPU time, from /proc, holds better than wall time on a shared machine.
+  const perRun = async (group: typeof sessions) => {
+    const before = hostsCpuMs();
+    await batch(group);
+    return (hostsCpuMs() - before) / group.length;
+  };
   const fresh = (count: number) =>
     Promise.all(Array.from({ length: count }, (_, i) => newSession(hosts[i % 2]!)));
   const firstSmall: number[] = [];
@@ -177,12 +195,13 @@ try {
   ] as const) {
     report({
       group: GROUP,
-      name: `serve: a host's time per run, ${SESSIONS} concurrent ${what} vs 50`,
+      name: `serve: host CPU per run, ${SESSIONS} concurrent ${what} vs 50`,
       subject: median(large),
       baseline: median(small),
+      ratio: pairedRatio(large, small),
       baselineName: `50 concurrent ${what}`,
       unit: "ms",
-      note: `batch wall time / runs per host; median of 3 interleaved batches each (all: ${large.map((v) => v.toFixed(1)).join(", ")} vs ${small.map((v) => v.toFixed(1)).join(", ")})`,
+      note: `CPU time of both hosts (/proc) over a batch / its runs; 3 interleaved batches each (all: ${large.map((v) => v.toFixed(1)).join(", ")} vs ${small.map((v) => v.toFixed(1)).join(", ")})`,
     });
   }
 
