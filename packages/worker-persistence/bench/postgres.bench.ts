@@ -82,17 +82,29 @@ try {
   const closed = await store.sessions.create({ id });
   for (let i = 0; i < RECORDS - 1; i++) await closed.append(record(i));
   await closed.close();
-  // A host killed after its last append: no snapshot at close, the lease left to expire.
-  const killed = (await store.sessions.create({ id: "killed-10k" })) as PgSessionLog;
-  for (let i = 0; i < RECORDS - 1; i++) await killed.append(record(i));
-  await killed.flush();
-  await killed.lease.release();
-  const [snap] = await store.sql<{ seq: number }[]>`
-    SELECT seq FROM yoi_session_snapshots WHERE session_id = 'killed-10k'`;
-  const killedTail = RECORDS - 1 - (snap?.seq ?? -1);
-  // A session stored before snapshots existed (schema v2): the same lines in
-  // bulk. Opened through a store that writes no snapshots.
+  // A host killed at the worst point: the most records after its last snapshot
+  // before the next is due (a quarter of what that one covers). 8001 rows are
+  // written without snapshots; a host opens the session (which snapshots it at
+  // once), appends 1999 more and dies: no snapshot at close, the lease left.
   const old = await PgStore.connect({ url, maxConnections: 4, snapshotEvery: 0 });
+  const KILL_AT = 8000;
+  const early = await old.sessions.create({ id: "killed-10k" });
+  for (let i = 0; i < KILL_AT; i++) await early.append(record(i));
+  await early.close();
+  const host = await store.sessions.open("killed-10k");
+  const snapshotSeq = async () =>
+    (
+      await store.sql<
+        { seq: number }[]
+      >`SELECT seq FROM yoi_session_snapshots WHERE session_id = 'killed-10k'`
+    )[0]?.seq;
+  for (let wait = 0; (await snapshotSeq()) !== KILL_AT && wait < 600; wait++)
+    await new Promise((r) => setTimeout(r, 50));
+  for (let i = KILL_AT; i < RECORDS - 1; i++) await host.log.append(record(i));
+  await host.log.flush();
+  const covered = await snapshotSeq();
+  await (host.log as PgSessionLog).lease.release();
+  const killedTail = RECORDS - 1 - (covered ?? -1);
   await old.sql`INSERT INTO yoi_sessions (id) VALUES ('old-10k')`;
   for (let i = 0; i < lines.length; i += 1000) {
     const rows = lines.slice(i, i + 1000).map((line) => {
@@ -153,7 +165,7 @@ try {
     "host killed",
     old,
     "killed-10k",
-    `the last periodic snapshot and the ${killedTail} records after it (opened by a store with snapshotEvery 0, so every run reads the same)`,
+    `the snapshot and the ${killedTail} records after it, the most a crash leaves at 10k (opened by a store with snapshotEvery 0, so every run reads the same)`,
   );
   await resumeRow(
     "stored before snapshots",

@@ -6,12 +6,12 @@ import { type SessionRecord, serializeRecord } from "../session-records.ts";
 import type { SessionWriter } from "../session-store-port.ts";
 import { describeDbError } from "./pg-error.ts";
 import type { PgLease } from "./pg-lease.ts";
-import { LineReplay, parseSnapshot, type RecordLine, writeSnapshot } from "./pg-snapshot.ts";
+import { LineReplay, parseSnapshot, type RecordLine, readSnapshot, writeSnapshot } from "./pg-snapshot.ts";
 
 /** What an opened session's writer starts its snapshots from: the stored snapshot and the rows after it. */
 export interface SnapshotBase {
-  /** The snapshot the session was opened from, if any, and the rows it covers. */
-  state?: string;
+  /** The seq of the snapshot the session was opened from, if any, and the rows it covers. */
+  seq?: number;
   rows?: number;
   /** Rows read after it. */
   tail: RecordLine[];
@@ -56,8 +56,12 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
   readonly #sql: Sql;
   #broken: string | undefined;
   readonly #snapshotEvery: number;
-  /** The last snapshot written or read (its text), and the rows stored after it. */
-  #base: string | undefined;
+  /**
+   * The seq of the last snapshot written or read (undefined: none), and the
+   * rows stored after it. The snapshot itself is read again when the next is
+   * built, rather than held: a host keeps many sessions open.
+   */
+  #baseSeq: number | undefined;
   #tail: RecordLine[];
   /** The next snapshot is due when the tail has this many rows. */
   #due: number;
@@ -78,7 +82,7 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
     this.#sql = init.sql;
     this.lease = init.lease;
     this.#snapshotEvery = init.snapshotEvery;
-    this.#base = init.snapshot?.state;
+    this.#baseSeq = init.snapshot?.seq;
     this.#tail = (this.#snapshotEvery > 0 && init.snapshot?.tail) || [];
     this.#due = this.#dueAfter(init.snapshot?.rows ?? 0);
     // A session opened with a long tail (one written before snapshots
@@ -102,15 +106,23 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
     const count = this.#tail.length;
     if (count === 0 || this.state === "broken" || this.lease.lost !== undefined) return;
     try {
-      const from = this.#base === undefined ? undefined : parseSnapshot(this.#base);
-      const replay = new LineReplay(this.id, this.path, typeof from === "object" ? from : undefined);
+      let from: Exclude<ReturnType<typeof parseSnapshot>, string> | undefined;
+      if (this.#baseSeq !== undefined) {
+        const stored = await readSnapshot(this.#sql, this.id);
+        const parsed = stored && parseSnapshot(stored.state, this.#baseSeq);
+        // never a snapshot of the tail alone: it would lack everything before it
+        if (typeof parsed !== "object")
+          throw new Error(`the snapshot at seq ${this.#baseSeq} cannot be read`);
+        from = parsed;
+      }
+      const replay = new LineReplay(this.id, this.path, from);
       for (let i = 0; i < count; i++) {
         const row = this.#tail[i] as RecordLine;
         replay.apply(row.seq, row.line);
       }
       const state = replay.snapshot();
       if (await writeSnapshot(this.#sql, this.id, this.lease.token, replay.maxSeq, state)) {
-        this.#base = state;
+        this.#baseSeq = replay.maxSeq;
         this.#tail = this.#tail.slice(count);
         this.#due = this.#dueAfter(replay.rows);
         return;

@@ -182,10 +182,40 @@ export class PgSessionStore implements SessionStore {
   ): Promise<{ replay: SessionReplay; warnings: SessionWarning[]; maxSeq: number; snapshot?: SnapshotBase }> {
     const path = this.#path(id);
     let from: Exclude<ReturnType<typeof parseSnapshot>, string> | undefined;
-    let stored: { seq: number; state: string } | undefined;
     const unusable: SessionWarning[] = [];
+    let lines: LineReplay | undefined;
+    const tail: RecordLine[] | undefined = options.resume ? [] : undefined;
+    // Rows are replayed as they arrive, in one query: a cursor would cost a
+    // round trip per batch (most of a resume's time on a busy server), and
+    // collecting the result first would hold every line at once.
+    const apply = (row: RecordLine) => {
+      (lines as LineReplay).apply(row.seq, row.line, options.into);
+      tail?.push(row);
+    };
+    const readFrom = (after: number) =>
+      this.#sql<RecordLine[]>`
+        SELECT seq, line FROM yoi_session_records
+        WHERE session_id = ${id} AND seq > ${after} ORDER BY seq`.forEach(apply);
     if (options.resume) {
-      stored = await readSnapshot(this.#sql, id);
+      // The snapshot and the records after it, read at once: neither changes
+      // while this host holds the lease. Rows that come before the snapshot
+      // is parsed wait for it.
+      const early: RecordLine[] = [];
+      const rows = this.#sql<RecordLine[]>`
+        SELECT seq, line FROM yoi_session_records
+        WHERE session_id = ${id}
+          AND seq > coalesce((SELECT seq FROM yoi_session_snapshots WHERE session_id = ${id}), -1)
+        ORDER BY seq`.forEach((row) => {
+        if (lines === undefined) early.push(row);
+        else apply(row);
+      });
+      let stored: Awaited<ReturnType<typeof readSnapshot>>;
+      try {
+        stored = await readSnapshot(this.#sql, id);
+      } catch (error) {
+        await rows.catch(() => {});
+        throw error;
+      }
       const parsed = stored && parseSnapshot(stored.state, stored.seq);
       if (typeof parsed === "string") {
         unusable.push({
@@ -193,20 +223,20 @@ export class PgSessionStore implements SessionStore {
           offset: 0,
           message: `the snapshot at seq ${stored?.seq} cannot be used (${parsed}); replayed every record`,
         });
-        stored = undefined;
-      } else from = parsed;
+        // the rows read follow the snapshot: read them all again
+        await rows;
+        lines = new LineReplay(id, path);
+        await readFrom(-1);
+      } else {
+        from = parsed;
+        lines = new LineReplay(id, path, from);
+        for (const row of early) apply(row);
+        await rows;
+      }
+    } else {
+      lines = new LineReplay(id, path);
+      await readFrom(-1);
     }
-    const lines = new LineReplay(id, path, from);
-    const tail: RecordLine[] | undefined = options.resume ? [] : undefined;
-    // One query whose rows are replayed as they arrive: a cursor would cost a
-    // round trip per batch (most of a resume's time on a busy server), and
-    // collecting the result first would hold every line at once.
-    await this.#sql<RecordLine[]>`
-      SELECT seq, line FROM yoi_session_records
-      WHERE session_id = ${id} AND seq > ${lines.maxSeq} ORDER BY seq`.forEach((row) => {
-      lines.apply(row.seq, row.line, options.into);
-      tail?.push(row);
-    });
     const replay = lines.replay;
     const warnings = [...unusable, ...lines.warnings()];
     if (replay.meta.records === 0) {
@@ -218,7 +248,7 @@ export class PgSessionStore implements SessionStore {
       replay,
       warnings,
       maxSeq: lines.maxSeq,
-      ...(tail && { snapshot: { ...(stored && from && { state: stored.state, rows: from.rows }), tail } }),
+      ...(tail && { snapshot: { ...(from && { seq: from.seq, rows: from.rows }), tail } }),
     };
   }
 
