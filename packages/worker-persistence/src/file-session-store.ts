@@ -1,5 +1,15 @@
+import { checkSessionId } from "./session-error.ts";
 import type { FsyncPolicy, SyncedBefore } from "./session-log.ts";
-import { createSession, listSessions, loadSession, openSession, sessionsDir } from "./session-store.ts";
+import type { SessionRecord } from "./session-records.ts";
+import { scanSessionFile } from "./session-scan.ts";
+import {
+  createSession,
+  listSessions,
+  loadSession,
+  openSession,
+  sessionPath,
+  sessionsDir,
+} from "./session-store.ts";
 import type { NewSessionOptions, SessionStore, StoreOpenedSession } from "./session-store-port.ts";
 
 /** The JSONL session files under a data directory, as a `SessionStore`. */
@@ -45,5 +55,14 @@ export class FileSessionStore implements SessionStore {
 
   list(options: { limit?: number } = {}) {
     return listSessions({ dir: this.dir, ...options });
+  }
+
+  /** Scans the file (up to its size now; an incomplete last line is left for the next read). */
+  async recordsAfter(id: string, afterSeq: number): Promise<SessionRecord[]> {
+    const records: SessionRecord[] = [];
+    await scanSessionFile(sessionPath(this.dir, checkSessionId(id)), (record) => {
+      if (record.seq > afterSeq) records.push(record);
+    });
+    return records;
   }
 }

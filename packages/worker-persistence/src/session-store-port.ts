@@ -5,6 +5,7 @@
  * written against these two types only.
  */
 import type { SessionLog } from "./session-log.ts";
+import type { SessionRecord } from "./session-records.ts";
 import type { CreateSessionOptions, LoadedSession, OpenedSession, SessionSummary } from "./session-store.ts";
 
 /**
@@ -53,6 +54,12 @@ export interface SessionStore {
   load(id: string): Promise<LoadedSession>;
   /** Sessions, most recently updated first. */
   list(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /**
+   * The stored records whose seq is above `afterSeq`, in seq order, without
+   * taking the lock (a reader following a session another host writes);
+   * records that do not parse are left out. `not_found` for no such session.
+   */
+  recordsAfter(id: string, afterSeq: number): Promise<SessionRecord[]>;
 }
 
 /** Who may reach a session, where a host has users (`yoi serve` with tokens). */

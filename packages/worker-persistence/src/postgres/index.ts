@@ -10,5 +10,6 @@ export { MIGRATIONS, type Migration, SCHEMA_VERSION } from "./pg-migrations.ts";
 export { PgSessionAccess } from "./pg-session-access.ts";
 export { PgSessionLog } from "./pg-session-log.ts";
 export { PgSessionStore } from "./pg-session-store.ts";
+export { MAX_SIGNAL_BYTES, PgSignals } from "./pg-signals.ts";
 export { PgStore, type PgStoreOptions } from "./pg-store.ts";
 export { describePostgresUrl, isPostgresUrl } from "./pg-url.ts";

@@ -8,7 +8,7 @@
 import type { Sql } from "postgres";
 import { v7 as uuidv7 } from "uuid";
 import { checkSessionId, SessionLogError } from "../session-error.ts";
-import { type SessionRecord, sessionStartInput } from "../session-records.ts";
+import { recordProblem, type SessionRecord, sessionStartInput } from "../session-records.ts";
 import { type SessionReplay, titleFromInput } from "../session-replay.ts";
 import type { SessionWarning } from "../session-scan.ts";
 import type { LoadedSession, SessionSummary } from "../session-store.ts";
@@ -250,6 +250,33 @@ export class PgSessionStore implements SessionStore {
       maxSeq: lines.maxSeq,
       ...(tail && { snapshot: { ...(from && { seq: from.seq, rows: from.rows }), tail } }),
     };
+  }
+
+  async recordsAfter(id: string, afterSeq: number): Promise<SessionRecord[]> {
+    checkSessionId(id);
+    let rows: RecordLine[];
+    try {
+      rows = await this.#sql<RecordLine[]>`
+        SELECT seq, line FROM yoi_session_records WHERE session_id = ${id} AND seq > ${afterSeq} ORDER BY seq`;
+      if (rows.length === 0 && (await this.#sql`SELECT 1 FROM yoi_sessions WHERE id = ${id}`).length === 0) {
+        throw new SessionLogError("not_found", `no session ${id} in ${this.location}`, {
+          path: this.#path(id),
+        });
+      }
+    } catch (error) {
+      throw this.#ioError(`read session ${id}`, error);
+    }
+    const records: SessionRecord[] = [];
+    for (const row of rows) {
+      let value: unknown;
+      try {
+        value = JSON.parse(row.line);
+      } catch {
+        continue;
+      }
+      if (recordProblem(value) === undefined) records.push(value as SessionRecord);
+    }
+    return records;
   }
 
   /** The live lease on a session (who runs it now), or undefined when none holds. */

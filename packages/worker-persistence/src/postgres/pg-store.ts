@@ -17,6 +17,7 @@ import { describeDbError, PgStoreError } from "./pg-error.ts";
 import { migrate } from "./pg-migrations.ts";
 import { PgSessionAccess } from "./pg-session-access.ts";
 import { PgSessionStore } from "./pg-session-store.ts";
+import { PgSignals } from "./pg-signals.ts";
 import { describePostgresUrl } from "./pg-url.ts";
 
 export interface PgStoreOptions {
@@ -51,6 +52,8 @@ export class PgStore {
   readonly blobs: PgBlobStore;
   /** Owners and members of sessions (hosts with users: `yoi serve --token-file`). */
   readonly access: PgSessionAccess;
+  /** Messages between the hosts of this database (`LISTEN`/`NOTIFY`). */
+  readonly signals: PgSignals;
   readonly holder: string;
   /** The driver's pool (for tests and tools; the stores are the API). */
   readonly sql: Sql;
@@ -77,6 +80,7 @@ export class PgStore {
       ...(options.onLeaseLost ? { onLeaseLost: options.onLeaseLost } : {}),
     });
     this.access = new PgSessionAccess(sql, location);
+    this.signals = new PgSignals(sql, location);
     this.blobs = new PgBlobStore(sql, location, {
       ...(options.chunkBytes !== undefined ? { chunkBytes: options.chunkBytes } : {}),
     });
