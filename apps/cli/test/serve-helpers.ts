@@ -56,9 +56,10 @@ export function startServe(
   });
 }
 
-/** One server-sent event: its `id:` (the last stored seq) and its parsed `data:` object. */
+/** One server-sent event: its `id:` (the last stored seq), as sent, and its parsed `data:` object. */
 export interface ServeEvent {
   id: number | undefined;
+  rawId: string | undefined;
   data: Record<string, unknown>;
 }
 
@@ -73,13 +74,16 @@ export async function* sseEvents(response: Response): AsyncGenerator<ServeEvent>
     while (end >= 0) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
-      let id: number | undefined;
+      let rawId: string | undefined;
       let data: string | undefined;
       for (const line of block.split("\n")) {
-        if (line.startsWith("id: ")) id = Number(line.slice(4));
+        if (line.startsWith("id: ")) rawId = line.slice(4);
         else if (line.startsWith("data: ")) data = line.slice(6);
       }
-      if (data !== undefined) yield { id, data: JSON.parse(data) as Record<string, unknown> };
+      if (data !== undefined) {
+        const id = rawId === undefined ? undefined : Number(rawId);
+        yield { id, rawId, data: JSON.parse(data) as Record<string, unknown> };
+      }
       end = buffer.indexOf("\n\n");
     }
   }

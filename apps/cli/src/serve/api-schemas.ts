@@ -36,6 +36,12 @@ export const RunBody = z
       .trim()
       .min(1, "prompt must not be empty")
       .describe("The user's message; `@path` attaches a file."),
+    queue: z
+      .boolean()
+      .optional()
+      .describe(
+        "While another run of the session is in progress on this host: `true` waits for it (the stream starts with a `queued` event, runs go in order; the queue is kept in the host's memory), `false` (default) answers 409 `session_busy`.",
+      ),
   })
   .openapi("RunBody");
 
@@ -160,6 +166,12 @@ export const SessionMembers = z
 
 export const CancelAccepted = z.object({ status: z.literal("cancelling") }).openapi("CancelAccepted");
 export const PermissionAccepted = z.object({ status: z.literal("answered") }).openapi("PermissionAccepted");
+export const PermissionForwarded = z
+  .object({ status: z.literal("forwarded") })
+  .describe(
+    "The session runs on another host of the database: the answer was sent to it; a question already answered there stays answered.",
+  )
+  .openapi("PermissionForwarded");
 
 export type CreateSessionBody = z.infer<typeof CreateSessionBody>;
 export type RunBody = z.infer<typeof RunBody>;

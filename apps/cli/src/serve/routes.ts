@@ -12,6 +12,7 @@ import {
   MemberBody,
   PermissionAccepted,
   PermissionAnswerBody,
+  PermissionForwarded,
   RunBody,
   SessionCreated,
   SessionList,
@@ -20,11 +21,11 @@ import {
 } from "./api-schemas.ts";
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: "The body is not valid JSON or does not match the schema (the zod issues are in `error.issues`), a query parameter is out of range, or a path segment is not valid percent-encoded UTF-8.",
+  400: "The body is not valid JSON or does not match the schema (the zod issues are in `error.issues`), a query parameter is out of range, a path segment is not valid percent-encoded UTF-8, or a Last-Event-ID is not an id of the stream.",
   401: "Missing or wrong bearer token (read from the Authorization header only, never a cookie).",
   403: "Without a token: the Host header is not a loopback name or the Origin is another site. With users: only the session's owner or an administrator may add members.",
   404: "No such session (or one the caller may not see).",
-  409: "The session is running on another host (`error.holder` names it) or is not running.",
+  409: "The session is running on another host (`error.holder` names it), is running here and the run was not sent with `queue: true`, or is not running.",
   413: "The body is larger than 1 MiB.",
 };
 
@@ -79,6 +80,28 @@ export const routes = {
       ...errors(400, 401, 403, 404, 409, 413),
     },
   }),
+  events: createRoute({
+    method: "get",
+    path: "/v1/sessions/{id}/events",
+    summary: "Attach to a session: every run's events, live, on whichever host runs it",
+    request: {
+      params: sessionId,
+      headers: z.object({
+        "last-event-id": z.string().optional().openapi({
+          description:
+            "The `id` of the last event received: the stream resumes with every stored record after it (events that are not stored, such as text deltas and presence, may be missed). Without it the stream starts with what happens next.",
+        }),
+      }),
+    },
+    responses: {
+      200: {
+        description:
+          "Server-sent events until the client leaves; `: keep-alive` comment lines keep it open. Each `data:` line is an event of a run, with the shapes a run's own stream sends (`text`, `tool_start`, `permission_request`, `result`, ...), and `prompt` (a message and its author), `presence` (the users attached, on any host), `queued` and `unqueued`. A run on another host is read from the session log: its events come a record at a time, with `from_log: true` and the fields the log keeps. Each `id:` is `<seq>` or `<seq>.<n>`: the seq of the last stored record the event follows.",
+        content: { "text/event-stream": { schema: z.string() } },
+      },
+      ...errors(400, 401, 403, 404),
+    },
+  }),
   cancel: createRoute({
     method: "post",
     path: "/v1/sessions/{id}/cancel",
@@ -94,7 +117,11 @@ export const routes = {
       params: sessionId.extend({ requestId: z.string().openapi({ description: "The event's requestId." }) }),
       body: { required: true, content: { "application/json": { schema: PermissionAnswerBody } } },
     },
-    responses: { 200: json(PermissionAccepted, "Answered."), ...errors(400, 401, 403, 404, 409) },
+    responses: {
+      200: json(PermissionAccepted, "Answered."),
+      202: json(PermissionForwarded, "Sent to the host that runs the session (PostgreSQL)."),
+      ...errors(400, 401, 403, 404, 409),
+    },
   }),
   members: createRoute({
     method: "post",

@@ -108,6 +108,12 @@ export async function serveCommand(command: Extract<Command, { kind: "serve" }>)
     appVersion: cliVersion(),
     ...(idleMs !== undefined ? { idleMs } : {}),
   });
+  try {
+    await host.start();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw new CliError(errorMessage(error).split("\n")[0] as string, EXIT.error, { cause: error });
+  }
   let server: Awaited<ReturnType<typeof startServeServer>>;
   try {
     server = await startServeServer(

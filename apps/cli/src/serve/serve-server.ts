@@ -158,8 +158,16 @@ export function createServeApp(options: ServeServerOptions): OpenAPIHono<Env> {
   // The stream is written by the session host straight to the node response.
   app.openapi(routes.run, (async (c: Context<Env>) => {
     const { id } = c.req.param() as { id: string };
-    const body = (c.req as unknown as { valid(target: "json"): { prompt: string } }).valid("json");
-    await host.run(c.get("user"), id, body.prompt, c.env.outgoing);
+    const body = (c.req as unknown as { valid(target: "json"): { prompt: string; queue?: boolean } }).valid(
+      "json",
+    );
+    await host.run(c.get("user"), id, body.prompt, c.env.outgoing, body.queue === true);
+    return RESPONSE_ALREADY_SENT;
+  }) as never);
+  // The stream stays open after the handler returns; the session host writes it.
+  app.openapi(routes.events, (async (c: Context<Env>) => {
+    const { id } = c.req.param() as { id: string };
+    await host.events(c.get("user"), id, c.req.header("last-event-id"), c.env.outgoing);
     return RESPONSE_ALREADY_SENT;
   }) as never);
   app.openapi(routes.cancel, async (c) => {
@@ -168,8 +176,8 @@ export function createServeApp(options: ServeServerOptions): OpenAPIHono<Env> {
   });
   app.openapi(routes.permission, async (c) => {
     const { id, requestId } = c.req.valid("param");
-    await host.answer(c.get("user"), id, requestId, c.req.valid("json"));
-    return c.json({ status: "answered" as const }, 200);
+    const how = await host.answer(c.get("user"), id, requestId, c.req.valid("json"));
+    return how === "forwarded" ? c.json({ status: how }, 202) : c.json({ status: how }, 200);
   });
   app.openapi(routes.members, async (c) => {
     const member = c.req.valid("json").user;

@@ -14,6 +14,7 @@ import {
 } from "@yoi/worker-persistence";
 import { CliError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
+import type { LiveSignals } from "./live.ts";
 
 /** The stores a server runs on. */
 export interface ServeStore {
@@ -25,6 +26,8 @@ export interface ServeStore {
   readonly holder: string;
   /** Where the data lives (no credentials), for the start-up line. */
   readonly location: string;
+  /** Messages between the hosts of the store (PostgreSQL `LISTEN`/`NOTIFY`); none on files, where readers poll. */
+  readonly signals?: LiveSignals;
   /** Who runs a session now (PostgreSQL leases); undefined when nobody does or the store cannot tell. */
   leaseHolder(id: string): Promise<string | undefined>;
   close(): Promise<void>;
@@ -68,6 +71,7 @@ export async function openServeStore(options: OpenServeStoreOptions): Promise<Se
       sessions: pg.sessions,
       blobs: pg.blobs,
       access: pg.access,
+      signals: pg.signals,
       holder: pg.holder,
       location: `postgres://${pg.where}`,
       leaseHolder: async (id) => (await pg.sessions.leaseHolder(id))?.holder,

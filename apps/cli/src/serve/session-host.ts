@@ -6,10 +6,14 @@
  * session's background commands keep running. A session left idle for
  * `idleMs` is closed and its lease released; until then another host asking
  * for it gets 409 naming this one. A run lives as long as its stream: a
- * client that disconnects cancels it. Only sessions whose directory lies inside
+ * client that disconnects cancels it, unless a member is attached to the
+ * session's events (live.ts), who then sees it to its end. A run sent with
+ * `queue: true` while another runs here waits for it (runs go in order;
+ * the queue is kept in this host's memory). Only sessions whose directory lies inside
  * the server's root exist for the API: the others (the same user's CLI
  * sessions elsewhere, on the file store) answer 404 and are not listed.
  */
+import { randomUUID } from "node:crypto";
 import { realpath } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
 import * as path from "node:path";
@@ -41,9 +45,15 @@ import { CliError } from "../cli-error.ts";
 import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
 import { type ModelSetup, setupModel } from "../session-setup.ts";
-import type { CreateSessionBody, PermissionAnswerBody, SessionMembers, SessionView } from "./api-schemas.ts";
+import {
+  type CreateSessionBody,
+  PermissionAnswerBody,
+  type SessionMembers,
+  type SessionView,
+} from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
 import { clientGone } from "./http-io.ts";
+import { ADMIN_NAME, type LiveEvent, LiveSessions, parseLastEventId } from "./live.ts";
 import type { ServeStore } from "./serve-store.ts";
 import type { Principal } from "./users.ts";
 
@@ -85,7 +95,21 @@ interface ActiveRun {
   held?: HeldSession;
   /** Who may reach the session, as read when the run started. */
   access?: SessionAccess;
+  /** Aborts when the client that sent the run is gone. */
+  gone: AbortSignal;
   done: Promise<void>;
+}
+
+/** A run sent with `queue: true` that waits for the run before it. */
+interface QueuedRun {
+  queueId: string;
+  user: Principal;
+  access: SessionAccess;
+  prompt: string;
+  res: ServerResponse;
+  gone: AbortSignal;
+  /** Its turn came: the run that is now its own, or undefined when it is not to run (the host stops). */
+  start: (run: ActiveRun | undefined) => void;
 }
 
 export interface SessionHostOptions {
@@ -102,6 +126,8 @@ export interface SessionHostOptions {
   appVersion: string;
   /** Where SSE comments keep idle streams open, ms. Default 15 000. */
   keepAliveMs?: number;
+  /** How often an events stream reads the log of a session run elsewhere, ms. Default 500 (x6 with signals). */
+  pollMs?: number;
   /**
    * How long a session stays open on this host after its run, ms; 0 closes
    * it after each run (any host may take the next one at once). Default 10 min.
@@ -113,6 +139,15 @@ export interface SessionHostOptions {
 export const DEFAULT_IDLE_MS = 600_000;
 /** Idle sessions a host keeps open at most (each holds its history, a lease and maybe commands). */
 const MAX_IDLE = 1000;
+/** Queued runs a host holds at most (each is an open stream and a prompt in memory). */
+const MAX_QUEUED = 1000;
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
 
 const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)/i;
 
@@ -136,6 +171,11 @@ export class SessionHost {
   readonly #closing = new Map<string, Promise<void>>();
   /** Set when the server begins to shut down: new runs are refused, a run that ends closes its session. */
   #draining = false;
+  /** Runs waiting for the run before them, by session, in order. */
+  readonly #queues = new Map<string, QueuedRun[]>();
+  #queued = 0;
+  /** Clients attached to sessions' events. */
+  readonly #live: LiveSessions;
 
   constructor(options: SessionHostOptions) {
     this.#store = options.store;
@@ -147,6 +187,24 @@ export class SessionHost {
     this.#appVersion = options.appVersion;
     this.#keepAliveMs = options.keepAliveMs ?? 15_000;
     this.#idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.#live = new LiveSessions({
+      holder: this.#store.holder,
+      records: (id, afterSeq) => this.#store.sessions.recordsAfter(id, afterSeq),
+      signals: this.#store.signals,
+      pollMs: options.pollMs ?? 500,
+      keepAliveMs: this.#keepAliveMs,
+      onUnwatched: (id) => this.#unwatched(id),
+      onAnswer: (id, requestId, answer) => {
+        const body = PermissionAnswerBody.safeParse(answer);
+        if (body.success) this.#forwarded(id, requestId, body.data);
+      },
+      log: this.#log,
+    });
+  }
+
+  /** Starts listening for the other hosts of the store (PostgreSQL). */
+  start(): Promise<void> {
+    return this.#live.start();
   }
 
   get holder(): string {
@@ -270,17 +328,127 @@ export class SessionHost {
    * `exit_plan_mode`, `allow` approves the plan (in `mode`, default
    * `default`); `deny` with a `reason` hands the model that feedback.
    */
-  async answer(user: Principal, id: string, requestId: string, body: PermissionAnswerBody): Promise<void> {
+  async answer(
+    user: Principal,
+    id: string,
+    requestId: string,
+    body: PermissionAnswerBody,
+  ): Promise<"answered" | "forwarded"> {
     await this.#allowed(user, id);
     const run = this.#runs.get(id);
-    if (run === undefined) return this.#notHere(id, "answer a permission question of");
+    if (run === undefined) {
+      // on PostgreSQL the host running it takes the answer from here
+      const holder = await this.#store.leaseHolder(id).catch(() => undefined);
+      if (holder !== undefined && holder !== this.holder && this.#live.forward(id, requestId, body)) {
+        return "forwarded";
+      }
+      return this.#notHere(id, "answer a permission question of");
+    }
     const resolve = run.held?.pending.get(requestId);
     if (resolve === undefined) {
       throw new HttpError(404, "not_found", `session ${id} has no open permission question ${requestId}`);
     }
     run.held?.pending.delete(requestId);
+    this.#live.settled(id, requestId);
+    resolve(body);
+    return "answered";
+  }
+
+  /** An answer another host forwarded: applied when the question still waits here. */
+  #forwarded(id: string, requestId: string, body: PermissionAnswerBody): void {
+    const held = this.#runs.get(id)?.held;
+    const resolve = held?.pending.get(requestId);
+    if (held === undefined || resolve === undefined) return;
+    held.pending.delete(requestId);
+    this.#live.settled(id, requestId);
     resolve(body);
   }
+
+  /**
+   * Attaches a member to the session's events (SSE) until they leave:
+   * every run's events, here or on another host; `lastEventId` resumes
+   * after the records its client saw.
+   */
+  async events(
+    user: Principal,
+    id: string,
+    lastEventId: string | undefined,
+    res: ServerResponse,
+  ): Promise<void> {
+    const from = parseLastEventId(lastEventId);
+    await this.#allowed(user, id);
+    await this.#spec(id); // 404 for a session outside the roots
+    const log = this.#held.get(id)?.pod.log;
+    let latest = from ?? -1;
+    if (log !== undefined) latest = log.nextSeq - 1;
+    else if (from === undefined) {
+      const records = await this.#store.sessions
+        .recordsAfter(id, -1)
+        .catch((error: unknown) => Promise.reject(storeError(error)));
+      latest = records.at(-1)?.seq ?? -1;
+    }
+    this.#live.attach(id, user.name ?? ADMIN_NAME, res, from, latest);
+  }
+
+  /** Nobody watches the session any more: a run (or queued run) whose client left is not kept for them. */
+  #unwatched(id: string): void {
+    const run = this.#runs.get(id);
+    if (run?.gone.aborted) run.held?.pod.cancel("the client disconnected and no member is attached");
+    const queue = this.#queues.get(id);
+    for (const waiting of [...(queue ?? [])]) if (waiting.gone.aborted) this.#drop(id, waiting);
+  }
+
+  /** The seq of the session's last stored record on this host, -1 when it is not open here. */
+  #seqNow(id: string): number {
+    const log = this.#held.get(id)?.pod.log;
+    return log ? log.nextSeq - 1 : -1;
+  }
+
+  /** Takes a queued run out of the queue: its client left and nobody watches. */
+  #drop(id: string, waiting: QueuedRun): void {
+    const queue = this.#queues.get(id);
+    const at = queue?.indexOf(waiting) ?? -1;
+    if (queue === undefined || at < 0) return;
+    queue.splice(at, 1);
+    this.#queued--;
+    if (queue.length === 0) this.#queues.delete(id);
+    this.#live.publish(
+      id,
+      { type: "unqueued", queue_id: waiting.queueId, reason: "dropped" },
+      this.#seqNow(id),
+    );
+    waiting.start(undefined);
+  }
+
+  /** Starts the first queued run after the one that ended (none when the host stops: each is told). */
+  #next(id: string): void {
+    const queue = this.#queues.get(id);
+    let head = queue?.shift();
+    while (head !== undefined && this.#draining) {
+      this.#queued--;
+      head.start(undefined);
+      head = queue?.shift();
+    }
+    if (queue === undefined || head === undefined) {
+      this.#queues.delete(id);
+      return;
+    }
+    this.#queued--;
+    if (queue.length === 0) this.#queues.delete(id);
+    let finish!: () => void;
+    const run: ActiveRun = {
+      access: head.access,
+      gone: head.gone,
+      done: new Promise<void>((r) => (finish = r)),
+    };
+    this.#finishers.set(run, finish);
+    this.#runs.set(id, run);
+    this.#live.publish(id, { type: "unqueued", queue_id: head.queueId, reason: "started" }, this.#seqNow(id));
+    head.start(run);
+  }
+
+  /** How each active run's `done` is settled. */
+  readonly #finishers = new WeakMap<ActiveRun, () => void>();
 
   /**
    * Grants the session to `member` (a user of the token file, checked by
@@ -334,9 +502,9 @@ export class SessionHost {
    * thrown as HttpErrors (404, 409 with the holder, 503 for the store);
    * after that, failures are events and the stream ends with `result`.
    */
-  async run(user: Principal, id: string, prompt: string, res: ServerResponse): Promise<void> {
+  async run(user: Principal, id: string, prompt: string, res: ServerResponse, queue = false): Promise<void> {
     // Taken first: a client that leaves while the session is being restored
-    // must still cancel the run (nobody else can be watching it).
+    // must still cancel the run (unless a member watches it).
     const gone = clientGone(res);
     const access = await this.#allowed(user, id);
     if (this.#draining) {
@@ -346,25 +514,96 @@ export class SessionHost {
         `this host (${this.holder}) is shutting down and starts no new runs; send the run again (another host, or this one once restarted, continues the session)`,
       );
     }
-    if (this.#runs.has(id)) {
-      throw new HttpError(
-        409,
-        "session_busy",
-        `session ${id} is already running on this host (${this.holder})`,
-        {
-          holder: this.holder,
-        },
-      );
+    let run: ActiveRun | undefined;
+    if (this.#runs.has(id) || this.#queues.has(id)) {
+      if (!queue) {
+        throw new HttpError(
+          409,
+          "session_busy",
+          `session ${id} is already running on this host (${this.holder}); send the run with "queue": true to run it after the one in progress`,
+          { holder: this.holder },
+        );
+      }
+      run = await this.#wait(id, user, access, prompt, res, gone);
+      if (run === undefined) return;
+    } else {
+      let finish!: () => void;
+      run = { access, gone, done: new Promise<void>((r) => (finish = r)) };
+      this.#finishers.set(run, finish);
+      this.#runs.set(id, run);
     }
-    let finish!: () => void;
-    const run: ActiveRun = { access, done: new Promise<void>((r) => (finish = r)) };
-    this.#runs.set(id, run);
     try {
       await this.#stream(id, prompt, user, run, gone, res);
     } finally {
       this.#runs.delete(id);
-      finish();
+      this.#finishers.get(run)?.();
+      this.#next(id);
     }
+  }
+
+  /**
+   * Queues a run behind the one in progress: its stream starts now with a
+   * `queued` event and continues with the run once its turn comes.
+   * Undefined when it is not to run (dropped, or the host stops).
+   */
+  async #wait(
+    id: string,
+    user: Principal,
+    access: SessionAccess,
+    prompt: string,
+    res: ServerResponse,
+    gone: AbortSignal,
+  ): Promise<ActiveRun | undefined> {
+    if (this.#queued >= MAX_QUEUED) {
+      throw new HttpError(
+        503,
+        "queue_full",
+        `this host (${this.holder}) already holds ${MAX_QUEUED} queued runs; send the run again later`,
+      );
+    }
+    const queue = this.#queues.get(id) ?? [];
+    this.#queues.set(id, queue);
+    let start!: (run: ActiveRun | undefined) => void;
+    const turn = new Promise<ActiveRun | undefined>((r) => (start = r));
+    const waiting: QueuedRun = { queueId: randomUUID(), user, access, prompt, res, gone, start };
+    queue.push(waiting);
+    this.#queued++;
+    res.writeHead(200, SSE_HEADERS);
+    const event: LiveEvent = {
+      type: "queued",
+      queue_id: waiting.queueId,
+      prompt,
+      ...(user.name !== undefined ? { author: user.name } : {}),
+      position: queue.length,
+    };
+    res.write(`data: ${JSON.stringify(redactDeep(event))}\n\n`);
+    this.#live.publish(id, event, this.#seqNow(id));
+    gone.addEventListener("abort", () => {
+      if (this.#live.watching(id) === 0) this.#drop(id, waiting);
+    });
+    const run = await turn;
+    if (run === undefined && !res.writableEnded) {
+      if (this.#draining && !res.destroyed) {
+        const final: StreamJsonEvent = {
+          type: "result",
+          status: "failed",
+          session_id: id,
+          text: "",
+          turns: 0,
+          usage: jsonUsage(undefined),
+          cost_usd: null,
+          models: {},
+          duration_ms: 0,
+          error: {
+            code: "shutting_down",
+            message: `this host (${this.holder}) shut down before the queued run's turn; send it again`,
+          },
+        };
+        res.write(`data: ${JSON.stringify(final)}\n\n`);
+      }
+      res.end();
+    }
+    return run;
   }
 
   async #stream(
@@ -375,35 +614,43 @@ export class SessionHost {
     gone: AbortSignal,
     res: ServerResponse,
   ) {
+    // nobody to report to: the client left and no member is attached
+    const abandoned = () => gone.aborted && this.#live.watching(id) === 0;
     const spec = await this.#spec(id);
-    if (gone.aborted) return;
+    if (abandoned()) return;
     const held = await this.#open(id, spec);
     run.held = held;
     const { pod, setup } = held;
-    if (gone.aborted) {
+    if (abandoned()) {
       // left while the session was opened: nothing ran
       await this.#rest(id, held);
       return;
     }
     const started = Date.now();
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
+    if (!res.headersSent) res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
+    this.#live.runStarted(id, this.#seqNow(id));
     // An event goes out only once every record it implies is stored; its
     // SSE id is the seq of the last stored record, the client's acknowledgement.
     let chain: Promise<void> = Promise.resolve();
-    const send = (event: StreamJsonEvent): void => {
+    const send = (event: LiveEvent): void => {
       chain = chain.then(async () => {
         await pod.flush();
-        if (res.writableEnded || res.destroyed) return;
         const seq = pod.log ? pod.log.nextSeq - 1 : -1;
+        // members attached to the session's events see it too
+        this.#live.publish(id, event, seq);
+        if (res.writableEnded || res.destroyed) return;
         res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(redactDeep(event))}\n\n`);
       });
     };
+    // what was asked, and by whom: for the members watching (the run's client knows)
+    chain = chain.then(() =>
+      this.#live.publish(
+        id,
+        { type: "prompt", text: prompt, ...(user.name !== undefined ? { author: user.name } : {}) },
+        this.#seqNow(id),
+      ),
+    );
     // what the client should know before the run: project settings that do not apply here
     for (const message of held.ignored)
       send({ type: "alert", level: "warn", source: "project_trust", message });
@@ -413,7 +660,9 @@ export class SessionHost {
     keepAlive.unref();
     let ended = false;
     gone.addEventListener("abort", () => {
-      if (!ended) pod.cancel("the client disconnected");
+      if (ended) return;
+      if (this.#live.watching(id) === 0) pod.cancel("the client disconnected");
+      else this.#log(`session ${id}: the run's client left; it goes on for the members attached`);
     });
     let storeFailure: string | undefined;
     const assistant: Item[] = [];
@@ -477,8 +726,9 @@ export class SessionHost {
         duration_ms: Date.now() - started,
         ...(failure ? { error: failure } : {}),
       };
+      const seq = pod.log ? pod.log.nextSeq - 1 : -1;
+      this.#live.publish(id, final, seq);
       if (!res.writableEnded && !res.destroyed) {
-        const seq = pod.log ? pod.log.nextSeq - 1 : -1;
         res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(final)}\n\n`);
       }
     } finally {
@@ -487,6 +737,7 @@ export class SessionHost {
       unsubscribe();
       for (const resolve of held.pending.values()) resolve({ decision: "deny" });
       held.pending.clear();
+      this.#live.runEnded(id);
       // A session whose store failed, or whose run crashed, is not kept: the
       // next run reopens it from what the store holds.
       if (storeFailure !== undefined || crash !== undefined) held.lost ??= "its run failed";
@@ -535,6 +786,7 @@ export class SessionHost {
     ]);
     await Promise.all([...this.#held].map(([id, held]) => this.#close(id, held)));
     await Promise.all(this.#closing.values());
+    await this.#live.close();
   }
 
   /**
@@ -567,9 +819,14 @@ export class SessionHost {
         ask: (request) =>
           new Promise<PermissionDecision>((resolve) => {
             pending.set(request.callId, (answer) => resolve(toDecision(request.tool, answer)));
-            request.signal.addEventListener("abort", () => pending.delete(request.callId), {
-              once: true,
-            });
+            request.signal.addEventListener(
+              "abort",
+              () => {
+                pending.delete(request.callId);
+                this.#live.settled(id, request.callId);
+              },
+              { once: true },
+            );
           }),
       });
     } catch (error) {
