@@ -67,6 +67,8 @@ export interface LiveSessionsOptions {
   /** This host's name (signals it sent itself are ignored). */
   holder: string;
   records(id: string, afterSeq: number): Promise<SessionRecord[]>;
+  /** How large the session's log is now (files): a poll reads the log only when it grew. */
+  logSize?: (id: string) => Promise<number | undefined>;
   signals?: LiveSignals | undefined;
   /** How often a session run elsewhere is read for new records, ms. */
   pollMs: number;
@@ -151,6 +153,8 @@ interface LiveSession {
   standing: Map<string, LiveEvent>;
   poll?: NodeJS.Timeout;
   reading?: Promise<void>;
+  /** The log's size at the last poll (files). */
+  polledSize?: number;
 }
 
 export class LiveSessions {
@@ -316,40 +320,81 @@ export class LiveSessions {
     if (session.running || session.watchers.size === 0 || session.poll !== undefined) return;
     // with signals the poll only covers a lost one
     const every = this.#options.signals !== undefined ? this.#options.pollMs * 6 : this.#options.pollMs;
-    session.poll = setInterval(() => this.#read(id, session), every);
+    session.poll = setInterval(() => this.#poll(id, session), every);
     session.poll.unref();
   }
 
-  /** Sends every watcher of a session not run here the records it has not seen. */
-  #read(id: string, session: LiveSession): void {
-    if (session.running || session.reading !== undefined) return;
-    const reads: Promise<void>[] = [];
-    for (const w of session.watchers) {
-      reads.push(
-        new Promise<void>((resolve) =>
-          w.after(async () => {
-            if (!w.synced) await this.#fill(id, w);
-            resolve();
-          }),
-        ),
-      );
+  /** A poll: reads the log when it may have grown. */
+  #poll(id: string, session: LiveSession): void {
+    const logSize = this.#options.logSize;
+    if (logSize === undefined) {
+      this.#read(id, session);
+      return;
     }
-    session.reading = Promise.all(reads).then(() => {
-      session.reading = undefined;
-    });
+    if (session.reading !== undefined) return;
+    void logSize(id).then(
+      (size) => {
+        if (size !== undefined && size === session.polledSize) return;
+        session.polledSize = size;
+        this.#read(id, session);
+      },
+      () => this.#read(id, session),
+    );
   }
 
-  /** Sends a watcher the events of the records after its place (up to seq `upTo`). */
-  async #fill(id: string, w: Watcher, upTo = Number.POSITIVE_INFINITY): Promise<void> {
+  /**
+   * Sends every watcher of a session not run here the records it has not
+   * seen: one read of the log for all of them (from the earliest place).
+   */
+  #read(id: string, session: LiveSession): void {
+    if (session.running || session.reading !== undefined) return;
+    const behind = [...session.watchers].filter((w) => !w.synced && w.open);
+    if (behind.length === 0) return;
+    const from = Math.min(...behind.map((w) => w.cursor));
+    session.reading = this.#options
+      .records(id, from)
+      .then(
+        (records) =>
+          Promise.all(
+            behind.map(
+              (w) =>
+                new Promise<void>((resolve) =>
+                  w.after(async () => {
+                    if (!w.synced) await this.#fill(id, w, Number.POSITIVE_INFINITY, records);
+                    resolve();
+                  }),
+                ),
+            ),
+          ),
+        (error: unknown) => {
+          this.#options.log?.(`events of session ${id}: cannot read its records: ${errorMessage(error)}`);
+        },
+      )
+      .then(() => {
+        session.reading = undefined;
+      });
+  }
+
+  /**
+   * Sends a watcher the events of the records after its place (up to seq
+   * `upTo`), read now unless `known` holds them.
+   */
+  async #fill(
+    id: string,
+    w: Watcher,
+    upTo = Number.POSITIVE_INFINITY,
+    known?: SessionRecord[],
+  ): Promise<void> {
     if (!w.open || upTo <= w.cursor) return;
     let records: SessionRecord[];
     try {
-      records = await this.#options.records(id, w.cursor);
+      records = known ?? (await this.#options.records(id, w.cursor));
     } catch (error) {
       this.#options.log?.(`events of session ${id}: cannot read its records: ${errorMessage(error)}`);
       return;
     }
     for (const record of records) {
+      if (record.seq <= w.cursor) continue;
       if (record.seq > upTo) break;
       const events = recordEvents(record);
       if (events.length === 0) {
@@ -412,10 +457,18 @@ export class LiveSessions {
   #signalOut(signal: Signal): void {
     const signals = this.#options.signals;
     if (signals === undefined) return;
-    let payload = JSON.stringify(signal);
-    if (payload.length > SIGNAL_BYTES && signal.k === "event" && signal.e.type === "permission_request") {
-      // the question's arguments are too large to forward: the summary says what it is
-      payload = JSON.stringify({ ...signal, e: { ...signal.e, args: null, args_omitted: true } });
+    let payload = JSON.stringify(signal.k === "event" ? { ...signal, e: redactDeep(signal.e) } : signal);
+    if (Buffer.byteLength(payload) > SIGNAL_BYTES && signal.k === "event") {
+      // too large for a signal: a question goes without its arguments (its summary says what it is),
+      // a result with the start of its text (the whole text is in the log)
+      const e = signal.e;
+      const smaller =
+        e.type === "permission_request"
+          ? { ...e, args: null, args_omitted: true }
+          : e.type === "result"
+            ? { ...e, text: e.text.slice(0, 2000), text_truncated: true }
+            : undefined;
+      if (smaller !== undefined) payload = JSON.stringify({ ...signal, e: redactDeep(smaller) });
     }
     if (Buffer.byteLength(payload) > SIGNAL_BYTES) return;
     signals.publish(payload).catch((error: unknown) => {

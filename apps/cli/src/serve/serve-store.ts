@@ -3,6 +3,7 @@
  * `postgres://` store (the driver is loaded only then), else the local files
  * of a data directory.
  */
+import { stat } from "node:fs/promises";
 import type { BlobStore } from "@yoi/llm-worker";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
@@ -11,6 +12,7 @@ import {
   FsBlobStore,
   type SessionAccessStore,
   type SessionStore,
+  sessionPath,
 } from "@yoi/worker-persistence";
 import { CliError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -28,6 +30,8 @@ export interface ServeStore {
   readonly location: string;
   /** Messages between the hosts of the store (PostgreSQL `LISTEN`/`NOTIFY`); none on files, where readers poll. */
   readonly signals?: LiveSignals;
+  /** The size of a session's log file, for readers polling it (files only). */
+  logSize?(id: string): Promise<number | undefined>;
   /** Who runs a session now (PostgreSQL leases); undefined when nobody does or the store cannot tell. */
   leaseHolder(id: string): Promise<string | undefined>;
   close(): Promise<void>;
@@ -87,6 +91,7 @@ export async function openServeStore(options: OpenServeStoreOptions): Promise<Se
     location: dir,
     // one host per data directory: the file lock refuses a second writer itself
     leaseHolder: async () => undefined,
+    logSize: async (id) => (await stat(sessionPath(dir, id)).catch(() => undefined))?.size,
     close: async () => {},
   };
 }

@@ -190,6 +190,9 @@ export class SessionHost {
     this.#live = new LiveSessions({
       holder: this.#store.holder,
       records: (id, afterSeq) => this.#store.sessions.recordsAfter(id, afterSeq),
+      ...(this.#store.logSize
+        ? { logSize: (id: string) => this.#store.logSize?.(id) ?? Promise.resolve(undefined) }
+        : {}),
       signals: this.#store.signals,
       pollMs: options.pollMs ?? 500,
       keepAliveMs: this.#keepAliveMs,
@@ -581,7 +584,11 @@ export class SessionHost {
     gone.addEventListener("abort", () => {
       if (this.#live.watching(id) === 0) this.#drop(id, waiting);
     });
-    const run = await turn;
+    const keepAlive = setInterval(() => {
+      if (!res.writableEnded && !res.destroyed) res.write(": keep-alive\n\n");
+    }, this.#keepAliveMs);
+    keepAlive.unref();
+    const run = await turn.finally(() => clearInterval(keepAlive));
     if (run === undefined && !res.writableEnded) {
       if (this.#draining && !res.destroyed) {
         const final: StreamJsonEvent = {
