@@ -285,6 +285,10 @@ describe.each(STORES)("yoi serve live sessions on %s", (store) => {
     const run = new Stream(await call(`${a.url}/v1/sessions/${id}/runs`, ANN, "POST", { prompt: "run it" }));
     const question = await bob.next((d) => d.type === "permission_request");
     expect(question.data).toMatchObject({ tool: "bash" });
+    // a member attaching while the question waits is shown it too
+    const late = await attach(bobHost, id, ANN);
+    const shown = await late.next((d) => d.type === "permission_request");
+    expect(shown.data.request_id).toBe(question.data.request_id);
     // cy is not a member: as for a session that does not exist
     const answer = `${bobHost.url}/v1/sessions/${id}/permissions/${question.data.request_id}`;
     expect((await call(answer, CY, "POST", { decision: "allow" })).status).toBe(404);
