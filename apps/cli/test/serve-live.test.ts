@@ -210,6 +210,49 @@ describe.each(STORES)("yoi serve live sessions on %s", (store) => {
     }
   }, 180_000);
 
+  it("a client of the running host resumes mid-run without losing a stored record", async () => {
+    const { a, id } = await setUp(store, (index) =>
+      index === 0
+        ? {
+            type: "reply",
+            toolCalls: [
+              { id: "call_a", name: "bash", arguments: { command: "echo first" } },
+              { id: "call_b", name: "bash", arguments: { command: "echo second" } },
+            ],
+          }
+        : { type: "reply", text: "both ran" },
+    );
+    const leave = new AbortController();
+    const watcher = await attach(a, id, ANN, undefined, leave.signal);
+    await watcher.next((d) => d.type === "presence");
+    const run = new Stream(
+      await call(`${a.url}/v1/sessions/${id}/runs`, ANN, "POST", { prompt: "two calls" }),
+    );
+    // both calls are stored before the first question is asked; the client leaves after it
+    const first = await watcher.next((d) => d.type === "permission_request");
+    leave.abort();
+    const allow = (requestId: unknown) =>
+      call(`${a.url}/v1/sessions/${id}/permissions/${requestId}`, ANN, "POST", { decision: "allow" });
+    expect((await allow(first.data.request_id)).status).toBe(200);
+    const second = await run.next(
+      (d) => d.type === "permission_request" && d.request_id !== first.data.request_id,
+    );
+    expect((await allow(second.data.request_id)).status).toBe(200);
+    await run.done;
+    // back with the id of the last event it had: nothing stored after that is missing
+    const again = await attach(a, id, ANN, first.rawId);
+    await again.next((d) => d.type === "text" && d.text === "both ran");
+    const told = again.events.map((e) => `${e.data.type}:${e.data.id ?? ""}`);
+    expect(told).toEqual(
+      expect.arrayContaining([
+        "tool_start:call_a",
+        "tool_start:call_b",
+        "tool_end:call_a",
+        "tool_end:call_b",
+      ]),
+    );
+  }, 180_000);
+
   it("says who is attached, to everyone attached (on PostgreSQL, on every host)", async () => {
     const { a, b, id } = await setUp(store, () => ({ type: "reply", text: "hi" }));
     const bob = await attach(b, id, BOB);

@@ -14,10 +14,15 @@
  *   signal; on the file store (hosts sharing a data directory) the log is
  *   polled, since files have no notifications to wait on.
  *
- * Each event's SSE `id` is the seq of the last record it follows
- * (`<seq>`, then `<seq>.<n>` for further events before the next record), so
- * `Last-Event-ID` resumes with every stored record after it; events that are
- * not stored (deltas, presence) may be missed across a reconnect.
+ * Each event's SSE `id` is `<seq>` or `<seq>.<n>`: every record up to that
+ * seq was told to the client before it, so `Last-Event-ID` resumes with
+ * every stored record after it; events that are not stored (deltas,
+ * presence) may be missed across a reconnect. Read from the log, the seq is
+ * the record's own. A run here streams its events a little after their
+ * records are stored (the tools of a turn start after all its calls are
+ * stored), so its events carry the seq of the last safe point instead: the
+ * run's start, each model request (every event before it was sent) and its
+ * end; a resume within a turn tells the turn's records again, from the log.
  */
 import type { ServerResponse } from "node:http";
 import { messageText, redactDeep } from "@yoi/llm-client";
@@ -149,6 +154,8 @@ interface LiveSession {
   remote: Map<string, { users: string[]; at: number }>;
   /** A run of this host is in progress. */
   running: boolean;
+  /** The run here's last safe point: every event of the records up to it was published. */
+  boundary: number;
   /** Events of the run here that late comers must see (open permission questions, the queue). */
   standing: Map<string, LiveEvent>;
   poll?: NodeJS.Timeout;
@@ -222,6 +229,7 @@ export class LiveSessions {
   runStarted(id: string, seq: number): void {
     const session = this.#session(id);
     session.running = true;
+    session.boundary = seq;
     clearInterval(session.poll);
     session.poll = undefined;
     for (const w of session.watchers) {
@@ -238,16 +246,18 @@ export class LiveSessions {
    */
   publish(id: string, event: LiveEvent, seq: number): void {
     const session = this.#session(id);
+    const boundary = session.boundary;
     if (event.type === "permission_request") session.standing.set(`permission:${event.request_id}`, event);
     if (event.type === "queued") session.standing.set(`queue:${event.queue_id}`, event);
     if (event.type === "unqueued") session.standing.delete(`queue:${event.queue_id}`);
     for (const w of session.watchers) {
       w.after(async () => {
         if (!w.synced) {
+          // caught up from the log: it has every record up to `seq`
           await this.#fill(id, w, seq);
-          w.synced = true;
-        }
-        w.send(event, seq);
+          if (session.running) w.synced = true;
+          w.send(event, seq);
+        } else w.send(event, boundary);
       });
     }
     if (this.#fresh(session).size > 0) {
@@ -255,6 +265,15 @@ export class LiveSessions {
       if (FORWARDED.has(event.type))
         this.#signalOut({ s: id, h: this.#options.holder, k: "event", w: seq, e: event });
     }
+  }
+
+  /**
+   * A safe point of the run here: every event of the records up to `seq`
+   * has been published (a model request starts; the run ends).
+   */
+  mark(id: string, seq: number): void {
+    const session = this.#sessions.get(id);
+    if (session !== undefined && seq > session.boundary) session.boundary = seq;
   }
 
   /**
@@ -290,7 +309,7 @@ export class LiveSessions {
   #session(id: string): LiveSession {
     let session = this.#sessions.get(id);
     if (session === undefined) {
-      session = { watchers: new Set(), remote: new Map(), running: false, standing: new Map() };
+      session = { watchers: new Set(), remote: new Map(), running: false, boundary: -1, standing: new Map() };
       this.#sessions.set(id, session);
     }
     return session;

@@ -96,7 +96,7 @@ export const routes = {
     responses: {
       200: {
         description:
-          "Server-sent events until the client leaves; `: keep-alive` comment lines keep it open. Each `data:` line is an event of a run, with the shapes a run's own stream sends (`text`, `tool_start`, `permission_request`, `result`, ...), and `prompt` (a message and its author), `presence` (the users attached, on any host), `queued` and `unqueued`. A run on another host is read from the session log: its events come a record at a time, with `from_log: true` and the fields the log keeps. Each `id:` is `<seq>` or `<seq>.<n>`: the seq of the last stored record the event follows.",
+          "Server-sent events until the client leaves; `: keep-alive` comment lines keep it open. Each `data:` line is an event of a run, with the shapes a run's own stream sends (`text`, `tool_start`, `permission_request`, `result`, ...), and `prompt` (a message and its author), `presence` (the users attached, on any host), `queued` and `unqueued`. A run on another host is read from the session log: its events come a record at a time, with `from_log: true` and the fields the log keeps. Each `id:` is `<seq>` or `<seq>.<n>`, growing: every stored record up to that seq was told before the event, so `Last-Event-ID` resumes without losing a stored record.",
         content: { "text/event-stream": { schema: z.string() } },
       },
       ...errors(400, 401, 403, 404),

@@ -678,6 +678,15 @@ export class SessionHost {
     const ledger = new UsageLedger(() => setup.config);
     const unsubscribe = pod.subscribe((event: PodEvent) => {
       ledger.record(event, () => model);
+      if (event.type === "request_start") {
+        // A safe point to resume attached clients from: the records appended so far (taken now,
+        // not once stored, when later ones may be in) had their events emitted before this one.
+        const seq = this.#seqNow(id);
+        chain = chain.then(async () => {
+          await pod.flush();
+          this.#live.mark(id, seq);
+        });
+      }
       if (event.type === "item_committed" && event.reason === "assistant") assistant.push(event.item);
       if (event.type === "alert" && event.alert.source === "session_log" && event.alert.level === "error") {
         // The log is the product here: a run whose records cannot be stored stops.
@@ -734,6 +743,8 @@ export class SessionHost {
         ...(failure ? { error: failure } : {}),
       };
       const seq = pod.log ? pod.log.nextSeq - 1 : -1;
+      // every event of the run was sent: the end is a safe point
+      this.#live.mark(id, seq);
       this.#live.publish(id, final, seq);
       if (!res.writableEnded && !res.destroyed) {
         res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(final)}\n\n`);
