@@ -2,6 +2,14 @@
 import type { ServerResponse } from "node:http";
 import { HttpError } from "./http-error.ts";
 
+/** The headers of every event stream (runs, a session's events): never cached or buffered by a proxy. */
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-store",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+
 /** Largest accepted request body. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 

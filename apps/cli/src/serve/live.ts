@@ -30,6 +30,7 @@ import { errorMessage } from "@yoi/manifest/errors";
 import type { StreamJsonEvent } from "@yoi/pod";
 import type { SessionRecord } from "@yoi/worker-persistence";
 import { HttpError } from "./http-error.ts";
+import { SSE_HEADERS } from "./http-io.ts";
 
 /** What an attached client is shown besides a run's own events. */
 export type LiveEvent =
@@ -205,12 +206,7 @@ export class LiveSessions {
    * leaves. `latest` is the seq of the session's last record.
    */
   attach(id: string, user: string, res: ServerResponse, from: number | undefined, latest: number): void {
-    res.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    });
+    res.writeHead(200, SSE_HEADERS);
     res.flushHeaders();
     const session = this.#session(id);
     const watcher = new Watcher(user, res, from ?? latest);
@@ -265,6 +261,7 @@ export class LiveSessions {
       if (FORWARDED.has(event.type))
         this.#signalOut({ s: id, h: this.#options.holder, k: "event", w: seq, e: event });
     }
+    if (!session.running) this.#forget(id, session);
   }
 
   /**
@@ -439,9 +436,10 @@ export class LiveSessions {
     });
   }
 
-  #users(session: LiveSession): string[] {
+  /** The users attached to a session (here, and on other hosts as last said; `stale` ones too when asked). */
+  #users(session: LiveSession, stale = false): string[] {
     const names = [...session.watchers].map((w) => w.user);
-    for (const [, entry] of this.#fresh(session)) names.push(...entry.users);
+    for (const [, entry] of stale ? session.remote : this.#fresh(session)) names.push(...entry.users);
     return [...new Set(names)].sort();
   }
 
@@ -466,9 +464,12 @@ export class LiveSessions {
           users: [...session.watchers].map((w) => w.user),
         });
       }
-      const before = this.#users(session).join("\n");
-      this.#fresh(session);
-      if (this.#users(session).join("\n") !== before) this.#presence(id, session, {}, false);
+      // another host that stopped saying who it has (it died) no longer counts
+      const before = this.#users(session, true).join("\n");
+      if (this.#users(session).join("\n") !== before) {
+        this.#presence(id, session, {}, false);
+        if (this.watching(id) === 0) this.#options.onUnwatched?.(id);
+      }
       this.#forget(id, session);
     }
   }

@@ -52,7 +52,7 @@ import {
   type SessionView,
 } from "./api-schemas.ts";
 import { HttpError } from "./http-error.ts";
-import { clientGone } from "./http-io.ts";
+import { clientGone, SSE_HEADERS } from "./http-io.ts";
 import { ADMIN_NAME, type LiveEvent, LiveSessions, parseLastEventId } from "./live.ts";
 import type { ServeStore } from "./serve-store.ts";
 import type { Principal } from "./users.ts";
@@ -141,13 +141,6 @@ export const DEFAULT_IDLE_MS = 600_000;
 const MAX_IDLE = 1000;
 /** Queued runs a host holds at most (each is an open stream and a prompt in memory). */
 const MAX_QUEUED = 1000;
-
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-store",
-  connection: "keep-alive",
-  "x-accel-buffering": "no",
-};
 
 const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)/i;
 
