@@ -368,4 +368,46 @@ describe.each(STORES)("yoi serve live sessions on %s", (store) => {
     const end = await bob.next(result);
     expect(end.data).toMatchObject({ status: "completed", text: "finished for the watchers" });
   }, 180_000);
+
+  it("a run kept for a member is cancelled when the last member leaves", async () => {
+    const answer = gated("never sent");
+    const { a, id, model } = await setUp(store, (index) =>
+      index === 0 ? answer.step : { type: "reply", text: "the next one" },
+    );
+    const runs = `${a.url}/v1/sessions/${id}/runs`;
+    const bobLeaves = new AbortController();
+    const bob = await attach(a, id, BOB, undefined, bobLeaves.signal);
+    await bob.next((d) => d.type === "presence");
+    const annLeaves = new AbortController();
+    const run = new Stream(await call(runs, ANN, "POST", { prompt: "go" }, {}, annLeaves.signal));
+    await run.next((d) => d.type === "session");
+    await expect.poll(() => model.requests.length, { timeout: 60_000 }).toBe(1);
+    annLeaves.abort();
+    await run.done;
+    // kept for bob: the session is still busy
+    const busy = await call(runs, ANN, "POST", { prompt: "again" });
+    expect(busy.status).toBe(409);
+    await busy.body?.cancel();
+    bobLeaves.abort();
+    // nobody is left to see it: it is cancelled and the session takes the next run
+    const deadline = Date.now() + 60_000;
+    let next: Stream | undefined;
+    while (next === undefined && Date.now() < deadline) {
+      const response = await call(runs, ANN, "POST", { prompt: "again" });
+      if (response.status === 409) {
+        await response.body?.cancel();
+        await new Promise((r) => setTimeout(r, 200));
+        continue;
+      }
+      expect(response.status).toBe(200);
+      next = new Stream(response);
+    }
+    expect(next, "the kept run was not cancelled within 60 s").toBeDefined();
+    expect((await (next as Stream).next(result)).data).toMatchObject({
+      status: "completed",
+      text: "the next one",
+    });
+    // the model's second request is the new run's (not a retry of the kept one, giving up on its own)
+    expect(JSON.stringify(model.requests[1])).toContain("again");
+  }, 180_000);
 });
