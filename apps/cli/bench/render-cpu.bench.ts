@@ -16,6 +16,8 @@
  *   YOI_BENCH_DELTAS=20 pnpm bench render-cpu  a short answer: the cost of each mode besides rendering
  *   YOI_BENCH_COMPARE=/tmp/dist-before pnpm bench render-cpu   also run a copy of an earlier dist/ (its
  *                                              bin.js) both ways in the same rounds: before and after a change
+ *   YOI_BENCH_PROFILE=/tmp/prof pnpm bench render-cpu   every run writes a CPU profile (node --cpu-prof) there,
+ *                                              named print-<n> or interactive-<n>; open them in Chrome's DevTools
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -100,6 +102,7 @@ const env = [
 let runs = 0;
 
 const COMPARE = process.env.YOI_BENCH_COMPARE;
+const PROFILE = process.env.YOI_BENCH_PROFILE;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** CPU ms (user + system) of one run of yoi (`bin`) with `args` in a fresh terminal. */
@@ -111,7 +114,17 @@ async function cpuOf(bin: string, args: string[], interactive: boolean): Promise
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
     });
-  const yoi = [process.execPath, bin, "-m", "anthropic/claude-haiku-4-5", ...args].map(quote).join(" ");
+  const profile =
+    PROFILE === undefined
+      ? []
+      : [
+          "--cpu-prof",
+          `--cpu-prof-dir=${PROFILE}`,
+          `--cpu-prof-name=${interactive ? "interactive" : "print"}-${runs}.cpuprofile`,
+        ];
+  const yoi = [process.execPath, ...profile, bin, "-m", "anthropic/claude-haiku-4-5", ...args]
+    .map(quote)
+    .join(" ");
   // bash's `times`: its second line is the user and system time of the children that ended.
   const line = `cd ${quote(project)} && env -i ${env} ${yoi}; times > ${quote(out)}; sleep 30`;
   tmux(["new-session", "-d", "-s", "b", "-x", "120", "-y", "40", `bash -c ${quote(line)}`]);
