@@ -5,8 +5,10 @@
  * every word of the answer (list items, quotes, table cells, CJK, emoji)
  * stays whole; code copies back without a gutter; the block still being
  * written is re-flowed when the terminal is resized; `/theme` lists and
- * switches themes; the `theme` config is used.
+ * switches themes and remembers the choice in the user's config for the
+ * next session; the `theme` config is used.
  */
+import { readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -215,9 +217,37 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     const light = tty.screen({ escapes: true });
     expect(light).toMatch(/\x1b\[38;5;28m(\x1b\[[0-9;]*m)*✓/);
     expect(light).toMatch(/\x1b\[38;5;30m(\x1b\[[0-9;]*m)*› /);
+    // Remembered in the user's config, as Claude Code remembers its theme; the project's is not touched.
+    await tty.waitFor('saved as "theme": "light" in ~/.yoi/config.jsonc for the next sessions');
+    const userConfig = path.join(home, ".yoi", "config.jsonc");
+    expect(JSON.parse(await readFile(userConfig, "utf8"))).toEqual({ theme: "light" });
+    await expect(readFile(path.join(project, ".yoi", "config.jsonc"), "utf8")).rejects.toThrow();
     tty.type("/exit");
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+
+    // The next session starts in the light theme.
+    const out2 = path.join(home, "run2");
+    const again = TmuxSession.start(
+      yoiCommand({ project, home, baseURL: server.baseURL, args: [], out: out2 }),
+      { width: 100, height: 40 },
+    );
+    sessions.push(again);
+    await again.waitFor(PROMPT);
+    expect(again.screen({ escapes: true })).toMatch(/\x1b\[38;5;30m(\x1b\[[0-9;]*m)*›/);
+    // A config that cannot be edited safely is left as it is, and the switch holds for this session only.
+    const broken = '{ "theme": "light", oops\n';
+    await writeFile(userConfig, broken);
+    again.type("/theme dark");
+    again.keys("Enter");
+    const refused = await again.waitFor("not saved");
+    expect(refused.replace(/\n/g, " ")).toMatch(
+      /theme dark for this session only; not saved: .*config\.jsonc:1:/,
+    );
+    expect(await readFile(userConfig, "utf8")).toBe(broken);
+    again.type("/exit");
+    again.keys("Enter");
+    expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
   }, 120_000);
 
   it("takes the theme from the config, and under NO_COLOR writes no escape at all, even for /theme", async () => {
@@ -227,7 +257,7 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     });
     servers.push(server);
     const { home, project } = await tempWorld();
-    const { mkdir, writeFile } = await import("node:fs/promises");
+    const { mkdir } = await import("node:fs/promises");
     await mkdir(path.join(home, ".yoi"), { recursive: true });
     await writeFile(path.join(home, ".yoi", "config.json"), JSON.stringify({ theme: "dark-colorblind" }));
     const out = path.join(home, "run");

@@ -4,7 +4,7 @@ export type { ModelCapabilities, ModelInfo, ModelPricing, ProviderKind } from ".
 export { findModel, PROVIDER_KINDS } from "./catalog.ts";
 export { MODEL_CATALOG } from "./catalog-data.ts";
 export type { ConfigIssue, ConfigIssueCode } from "./config-error.ts";
-export { ConfigError } from "./config-error.ts";
+export { ConfigError, displaySource } from "./config-error.ts";
 export type {
   CompactionConfig,
   CompactionConfigInput,
@@ -92,7 +92,7 @@ export {
 export { formatConfig } from "./format-config.ts";
 export { configJsonSchema } from "./json-schema.ts";
 export type { LoadConfigOptions, LoadedConfig } from "./load-config.ts";
-export { loadConfig } from "./load-config.ts";
+export { DEFAULT_SOURCE, loadConfig } from "./load-config.ts";
 export { LSP_MAX_DIAGNOSTICS, LSP_SEVERITIES, LSP_TIMEOUT_MS, LspSchema } from "./lsp-schema.ts";
 export { type ModelChoice, withModel } from "./model-choice.ts";
 export {
@@ -112,4 +112,5 @@ export {
   type ProviderInfo,
   providerOfKind,
 } from "./provider-registry.ts";
+export { saveUserSetting } from "./save-user-setting.ts";
 export { TASK_MAX_DEPTH, TASK_MAX_TURNS, TASK_TIMEOUT_MS, TaskSchema } from "./task-schema.ts";

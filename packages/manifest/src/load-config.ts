@@ -111,31 +111,12 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
     files.push(file.path);
     const doc = parseJsoncDocument(file.text);
     documents.set(file.path, doc);
-    if (doc.problems.length > 0) {
-      for (const p of doc.problems) {
-        issues.push(
-          makeIssue(
-            { code: p.kind, file: file.path, line: p.line, column: p.column, detail: p.detail },
-            home,
-          ),
-        );
-      }
+    const shapeIssues = documentIssues(doc, file.path, home);
+    if (shapeIssues.length > 0) {
+      issues.push(...shapeIssues);
       continue;
     }
-    if (!isPlainObject(doc.value)) {
-      issues.push(
-        makeIssue(
-          {
-            code: "invalid_value",
-            file: file.path,
-            ...doc.locate([]),
-            detail: `expected an object at top level, found ${kindOf(doc.value)}`,
-          },
-          home,
-        ),
-      );
-      continue;
-    }
+    if (!isPlainObject(doc.value)) continue;
     const origin: LayerOrigin = { fileFor: () => file.path, locate: doc.locate, home };
     // In file order, so the list reads top to bottom like the file.
     const layerIssues = validateLayer(doc.value, origin).sort(
@@ -247,7 +228,32 @@ function sourceOf(sources: Map<string, string>, path: readonly PathSegment[]): s
   return DEFAULT_SOURCE;
 }
 
-async function readConfigFile(
+/** A config file's syntax problems, or that its top level is not an object: what keeps it from being read at all. */
+export function documentIssues(doc: JsoncDocument, file: string, home: string): ConfigIssue[] {
+  if (doc.problems.length > 0)
+    return doc.problems.map((p) =>
+      makeIssue({ code: p.kind, file, line: p.line, column: p.column, detail: p.detail }, home),
+    );
+  if (isPlainObject(doc.value)) return [];
+  return [
+    makeIssue(
+      {
+        code: "invalid_value",
+        file,
+        ...doc.locate([]),
+        detail: `expected an object at top level, found ${kindOf(doc.value)}`,
+      },
+      home,
+    ),
+  ];
+}
+
+/**
+ * The config file of a `.yoi` directory (`config.jsonc`, else `config.json`)
+ * and its text; undefined when there is none. What stops it from being read
+ * (both files, a directory, no permission) is added to `issues`.
+ */
+export async function readConfigFile(
   dir: string,
   home: string,
   issues: ConfigIssue[],

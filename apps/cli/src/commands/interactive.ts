@@ -10,10 +10,13 @@ import * as path from "node:path";
 import * as readline from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
 import {
+  DEFAULT_SOURCE,
+  displaySource,
   type PermissionRule,
   type ProjectSettings,
   parseModelRef,
   qualifyModelRef,
+  saveUserSetting,
   withModel,
 } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
@@ -999,11 +1002,17 @@ class InteractiveSession {
       args: "[name]",
       summary: "show the colour themes with a preview, or switch to one",
       run: async (arg) => {
-        themeCommand(arg, {
+        const home = this.#setup.homeDir;
+        const from = this.#base.sources.theme;
+        const userFile = from !== undefined && path.dirname(from) === path.join(home, ".yoi");
+        await themeCommand(arg, {
           style: this.#style,
           background: await this.#background,
           colorDepth: colorDepth(),
           print: (head, body, indent) => this.#renderer.hanging(head, body, indent),
+          save: async (name) => displaySource(await saveUserSetting(home, ["theme"], name), home),
+          overriddenBy:
+            from === undefined || from === DEFAULT_SOURCE || userFile ? undefined : displaySource(from, home),
         });
         // The prompt is painted once, when it is set: paint it anew in the theme.
         this.#editor.prompt = this.#prompt;
