@@ -192,6 +192,8 @@ const NO_BREAK_AFTER = /^[\uff08\u300c\u300e\u3010\u3008\u300a\u3014\uff5b\u2018
 function* pieces(text: string): Generator<Piece> {
   let current: Piece | undefined;
   let prev = "";
+  // No ideograph in the text (the common case): no cluster needs the Unicode tests below.
+  const plain = SIMPLE.test(text.includes("\x1b") ? text.replace(CSI, "") : text);
   for (const part of clusters(text, true)) {
     if (part.width === 0 && part.text.startsWith("\x1b")) {
       // An escape goes with the text after it (a colour opens the word it paints).
@@ -202,7 +204,7 @@ function* pieces(text: string): Generator<Piece> {
       continue;
     }
     const space = part.text.charCodeAt(0) === 0x20;
-    const ideo = IDEOGRAPHIC.test(part.text) || IDEOGRAPHIC.test(prev);
+    const ideo = !plain && (IDEOGRAPHIC.test(part.text) || IDEOGRAPHIC.test(prev));
     const breakHere =
       current === undefined ||
       current.space !== space ||

@@ -255,7 +255,11 @@ export class Renderer {
 
   handle(raw: PodEvent): void {
     // Everything in an event came from outside (the model, tools, servers): made visible before any styling.
-    const event = sanitizeDeep(raw);
+    // A delta (thousands an answer) has one string: it alone is made visible, without a walk.
+    const event =
+      raw.type === "text_delta" || raw.type === "thinking_delta"
+        ? { ...raw, text: sanitize(raw.text) }
+        : sanitizeDeep(raw);
     const s = this.#o.style;
     switch (event.type) {
       case "run_start":

@@ -182,8 +182,16 @@ function language(lang: string): string | undefined {
 
 type Paint = (text: string) => string;
 
+/** The last theme made, and for which style and theme name: a theme is made once, not for every block. */
+let made: { style: Style; theme: string; paints: Record<string, Paint | undefined> } | undefined;
+
 /** highlight.js scopes (the first class after `hljs-`) → the Style's colours. */
 function themeOf(s: Style): Record<string, Paint | undefined> {
+  if (made?.style !== s || made.theme !== s.theme) made = { style: s, theme: s.theme, paints: paintsOf(s) };
+  return made.paints;
+}
+
+function paintsOf(s: Style): Record<string, Paint | undefined> {
   return {
     keyword: s.magenta,
     built_in: s.cyan,
