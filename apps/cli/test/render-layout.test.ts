@@ -198,13 +198,13 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     tty.keys("Enter");
     const list = await tty.waitFor("/theme <name> switches");
     for (const name of ["dark", "light", "dark-colorblind", "light-colorblind", "ansi"])
-      expect(list).toMatch(new RegExp(`^[● ] ${name}\\s+✓ done  ✗ failed  \\+ added  - removed`, "m"));
+      expect(list).toMatch(new RegExp(`^[● ] ${name}\\s+✓.done  ✗.failed  \\+.added  -.removed`, "m"));
     expect(list).toMatch(/^● dark /m);
     // Each preview is painted in its own theme: the colour-blind one's "failed" is orange, not red.
     const painted = tty.screen({ escapes: true });
-    expect(painted).toMatch(/\x1b\[38;5;208m(\x1b\[[0-9;]*m)*✗ failed/);
-    expect(painted).toMatch(/\x1b\[38;5;39m(\x1b\[[0-9;]*m)*✓ done/);
-    expect(painted).toMatch(/\x1b\[31m(\x1b\[[0-9;]*m)*✗ failed/);
+    expect(painted).toMatch(/\x1b\[38;5;208m(\x1b\[[0-9;]*m)*✗.failed/);
+    expect(painted).toMatch(/\x1b\[38;5;39m(\x1b\[[0-9;]*m)*✓.done/);
+    expect(painted).toMatch(/\x1b\[31m(\x1b\[[0-9;]*m)*✗.failed/);
     tty.type("/theme solarized");
     tty.keys("Enter");
     await tty.waitFor(
@@ -212,13 +212,12 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     );
     tty.type("/theme light");
     tty.keys("Enter");
-    await tty.waitFor("✓ theme light");
+    // Remembered in the user's config, as Claude Code remembers its theme; the project's is not touched.
+    await tty.waitFor(/saved as "theme": "light" in ~\/\.yoi\/config\.jsonc for the next sessions\n›/);
     // From now on the light theme paints: its green on the ✓, its cyan on the prompt.
     const light = tty.screen({ escapes: true });
     expect(light).toMatch(/\x1b\[38;5;28m(\x1b\[[0-9;]*m)*✓/);
-    expect(light).toMatch(/\x1b\[38;5;30m(\x1b\[[0-9;]*m)*› /);
-    // Remembered in the user's config, as Claude Code remembers its theme; the project's is not touched.
-    await tty.waitFor('saved as "theme": "light" in ~/.yoi/config.jsonc for the next sessions');
+    expect(light).toMatch(/\x1b\[38;5;30m(\x1b\[[0-9;]*m)*›(\s|$)(?!.*accent)/m);
     const userConfig = path.join(home, ".yoi", "config.jsonc");
     expect(JSON.parse(await readFile(userConfig, "utf8"))).toEqual({ theme: "light" });
     await expect(readFile(path.join(project, ".yoi", "config.jsonc"), "utf8")).rejects.toThrow();
@@ -226,11 +225,11 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
 
-    // The next session starts in the light theme.
+    // The next session starts in the light theme (at 40 columns).
     const out2 = path.join(home, "run2");
     const again = TmuxSession.start(
       yoiCommand({ project, home, baseURL: server.baseURL, args: [], out: out2 }),
-      { width: 100, height: 40 },
+      { width: 40, height: 30 },
     );
     sessions.push(again);
     await again.waitFor(PROMPT);
@@ -240,7 +239,11 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     await writeFile(userConfig, broken);
     again.type("/theme dark");
     again.keys("Enter");
-    const refused = await again.waitFor("not saved");
+    const refused = await again.waitFor(/not\ssaved[\s\S]*›\s*$/);
+    // The preview wraps between its samples, never between a mark and its word.
+    const preview = refused.slice(refused.indexOf("✓ theme dark"), refused.indexOf("! theme dark"));
+    expect(preview).toMatch(/✓.done/);
+    expect(preview).not.toMatch(/(^|\s)[✓✗+!›-]$/m);
     expect(refused.replace(/\n/g, " ")).toMatch(
       /theme dark for this session only; not saved: .*config\.jsonc:1:/,
     );

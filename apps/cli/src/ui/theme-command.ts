@@ -24,15 +24,19 @@ export interface ThemeContext {
   overriddenBy: string | undefined;
 }
 
-/** A line of what the UI paints, in `s`'s theme. */
+/**
+ * A line of what the UI paints, in `s`'s theme. Each sample is held
+ * together by a no-break space, so a narrow terminal wraps the line between
+ * samples, never between a mark and its word.
+ */
 export function themePreview(s: Style): string {
   return [
-    s.green("✓ done"),
-    s.red("✗ failed"),
-    s.green("+ added"),
-    s.red("- removed"),
-    s.yellow("! warning"),
-    s.cyan("› accent"),
+    s.green("✓\u00a0done"),
+    s.red("✗\u00a0failed"),
+    s.green("+\u00a0added"),
+    s.red("-\u00a0removed"),
+    s.yellow("!\u00a0warning"),
+    s.cyan("›\u00a0accent"),
     s.blue(s.underline("link")),
     s.dim("dim"),
   ].join("  ");
