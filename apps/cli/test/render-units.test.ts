@@ -259,8 +259,13 @@ describe("at 40 columns", () => {
     });
     const narrow = permissionChoices(always, false, 40);
     expect(narrow.keys).toBe("[y]es · [n]o · [a]lways · [t]ell");
-    expect(narrow.note).toBe('a: always allow "git status *" this session · t: tell the model why not');
-    expect(permissionChoices(always, true, 30).keys).toBe("y n a p t");
+    expect(narrow.note).toBe('a: always allow "git status *" this session\nt: tell the model why not');
+    expect(permissionChoices(always, true, 30)).toEqual({
+      keys: "y n a p t",
+      note: 'y: yes · n: no\na: always allow "git status *" this session\np: always, in this project\nt: tell the model why not',
+    });
+    // A note that fits stays one line.
+    expect(permissionChoices('"ls *"', false, 60).note).toBe("t: tell the model why not");
     for (const columns of [30, 40, 60, 80, 120])
       expect(visibleWidth(permissionChoices(always, true, columns).keys) + 5).toBeLessThan(columns);
   });

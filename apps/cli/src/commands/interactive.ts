@@ -726,7 +726,7 @@ class InteractiveSession {
         project !== undefined,
         process.stdout.columns ?? 80,
       );
-      if (note !== "") this.#renderer.hanging("", s.dim(`  ${note}`), 0);
+      for (const line of note === "" ? [] : note.split("\n")) this.#renderer.hanging(" ", s.dim(line), 2);
       this.#editor.choose(`  ${s.yellow(choices)} › `, (key) => this.#answer(key));
     });
   };

@@ -89,8 +89,9 @@ export function permissionQuestion(
 /**
  * The answer keys of a question and what they do, as long as fits one line
  * of `columns` (the prompt adds 5): whole, then with short names and what
- * `p` and `t` do in `note` (a line printed above), then with what `a` grants
- * there too, then the letters alone. `always` is what "always" grants;
+ * `p` and `t` do in `note` (printed above), then with what `a` grants
+ * there too, then the letters alone. A note wider than a line has each key
+ * on a line of its own. `always` is what "always" grants;
  * `project` whether `p` (always, in this project) is offered.
  */
 export function permissionChoices(
@@ -114,12 +115,16 @@ export function permissionChoices(
       note: `a: always allow ${always} this session · ${pNote}t: tell the model why not`,
     },
   ];
-  return (
-    forms.find((f) => visibleWidth(f.keys) + 5 < columns) ?? {
-      keys: project ? "y n a p t" : "y n a t",
-      note: `y: yes · n: no · ${forms[2]?.note ?? ""}`,
-    }
-  );
+  const chosen = forms.find((f) => visibleWidth(f.keys) + 5 < columns) ?? {
+    keys: project ? "y n a p t" : "y n a t",
+    note: `y: yes · n: no · ${forms[2]?.note ?? ""}`,
+  };
+  // A note wider than the line: each key on a line of its own, so none is split between two.
+  const note =
+    visibleWidth(chosen.note) + 2 < columns
+      ? chosen.note
+      : chosen.note.replace(/ \u00b7 (?=[ynapt]: )/g, "\n").replace("y: yes\nn: no", "y: yes · n: no");
+  return { keys: chosen.keys, note };
 }
 
 /** Terminal rows `lines` take at `columns` (a line wider than the screen wraps). */

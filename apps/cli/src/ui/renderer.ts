@@ -234,6 +234,22 @@ export class Renderer {
     this.line([`${lead}${line0}`, ...rest.map((l) => `${pad}${l}`)].join("\n"));
   }
 
+  /**
+   * Our own status text (a call's summary line, an alert, a denial) as
+   * permanent lines, word-wrapped at the width: a line's further rows
+   * `indent` columns in, so no word is split at the terminal's edge.
+   */
+  #say(text: string, indent = 2): void {
+    if (this.#o.out.columns === undefined) {
+      this.line(text);
+      return;
+    }
+    const room = this.#width() - indent;
+    const pad = " ".repeat(indent);
+    const rows = text.split("\n").flatMap((l) => wrapWords(l, room).map((w, i) => (i === 0 ? w : pad + w)));
+    this.line(rows.join("\n"));
+  }
+
   /** Clears the spinners before a question; `resume()` brings them back. */
   suspend(): void {
     this.#stopWaiting();
@@ -335,7 +351,7 @@ export class Renderer {
         }
         // Printed with its output once the result is committed (item_committed), in call order.
         if (tool) tool.status = text;
-        else this.line(text);
+        else this.#say(text);
         break;
       }
       case "item_committed": {
@@ -345,7 +361,7 @@ export class Renderer {
         const tool = this.#tools.get(item.callId);
         if (tool?.status === undefined) break;
         this.#tools.delete(item.callId);
-        this.line(tool.status);
+        this.#say(tool.status);
         // A subagent's group collapses under its task line.
         if (tool.name === "task") this.#subagents.end(item.callId);
         this.#lastOutput = { title: `${tool.name} ${tool.args}`.trim(), text: item.output };
@@ -375,13 +391,13 @@ export class Renderer {
             protected: "a protected path",
             tool: "the tool",
           }[event.outcome.by];
-          this.line(s.yellow(`⊘ denied ${event.outcome.tool}${subject} (by ${by})`));
+          this.#say(s.yellow(`⊘ denied ${event.outcome.tool}${subject} (by ${by})`));
         }
         break;
       case "alert": {
         const { level, source } = event.alert;
         const paint = level === "error" ? s.red : level === "warn" ? s.yellow : s.dim;
-        this.line(
+        this.#say(
           paint(`${level === "info" ? "·" : "!"} ${source}: ${describeAlert(event.alert, "screen")}`),
         );
         break;
@@ -389,7 +405,7 @@ export class Renderer {
       case "retry": {
         const of = event.maxAttempts !== undefined ? ` of ${event.maxAttempts}` : "";
         const reason = event.reason.split("; retrying")[0] ?? "";
-        this.line(
+        this.#say(
           s.dim(
             `↻ retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt}${of}): ${reason}` +
               (event.discarded ? " — the partial answer above is discarded" : ""),
@@ -415,7 +431,7 @@ export class Renderer {
         const key = `${event.warning.code}:${event.warning.message.replace(/\d+/g, "#")}`;
         if (!this.#warned.has(key)) {
           this.#warned.add(key);
-          this.line(s.dim(`· ${event.warning.message}`));
+          this.#say(s.dim(`· ${event.warning.message}`));
         }
         break;
       }
@@ -428,7 +444,7 @@ export class Renderer {
         this.#endBlock();
         // Calls whose result never got committed (a cancelled batch) still get their line.
         for (const [id, tool] of this.#tools) {
-          if (tool.status !== undefined) this.line(tool.status);
+          if (tool.status !== undefined) this.#say(tool.status);
           if (tool.name === "task") this.#subagents.end(id);
           this.#tools.delete(id);
         }
@@ -458,7 +474,7 @@ export class Renderer {
         this.line(s.yellow("⊘ cancelled"));
         break;
       case "failed":
-        this.line(
+        this.#say(
           s.red(
             `✗ ${result.error ? describeFailure(result.error, this.#o.provider) : (result.reason ?? "the run failed")}`,
           ),
@@ -564,7 +580,7 @@ export class Renderer {
       const more = lines > 1 ? ` (+${lines - 1} lines, ctrl+o expands)` : "";
       const flat = first.replace(/\s+/g, " ").trim();
       const cut = flat.length > 100 ? `${flat.slice(0, 99)}…` : flat;
-      this.line(s.dim(`  ⎿ ${cut}${more}`));
+      this.#say(s.dim(`  ⎿ ${cut}${more}`), 4);
     }
   }
 
