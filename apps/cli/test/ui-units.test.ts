@@ -179,6 +179,51 @@ describe("Renderer notes", () => {
   });
 });
 
+describe("Renderer status lines at 40 columns", () => {
+  it("wraps a call's summary and its error at words, further rows indented", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    let text = "";
+    const renderer = new Renderer({
+      out: { write: (chunk: string) => (text += chunk), columns: 40, isTTY: true },
+      style: createStyle(false),
+      animate: false,
+      window: 0,
+      provider: { provider: "anthropic" },
+    });
+    const command = "ls -la && echo one two three four five six seven";
+    renderer.handle({
+      type: "tool_call_start",
+      callId: "c1",
+      name: "bash",
+      args: { command },
+      startedAt: Date.now(),
+    } as never);
+    renderer.handle({
+      type: "tool_call_end",
+      callId: "c1",
+      name: "bash",
+      isError: true,
+      durationMs: 1,
+      outputBytes: 193,
+      preview:
+        "Permission denied: the user declined bash; do not retry the same call, ask the user how to go on",
+    } as never);
+    renderer.handle({
+      type: "item_committed",
+      item: { type: "tool_result", callId: "c1", output: "denied", isError: true },
+    } as never);
+    const rows = text.split("\n").slice(1, -1);
+    const summary = rows.filter((r) => !r.startsWith("• "));
+    for (const row of summary) expect(row.length).toBeLessThan(40);
+    expect(summary[0]).toMatch(/^✗ bash /);
+    for (const row of summary.slice(1)) expect(row).toMatch(/^ {2}\S/);
+    // Every word whole: joined again, the rows give the words in order.
+    const words = summary.join(" ").split(/\s+/).filter(Boolean);
+    for (const word of [...command.split(" "), "193", "B", "declined", "retry"])
+      expect(words).toContain(word);
+  });
+});
+
 describe("Renderer.hanging", () => {
   it("wraps the text after its head at spaces, further lines under the text's column, as wide as the terminal allows", async () => {
     const { Renderer } = await import("../src/ui/renderer.ts");
