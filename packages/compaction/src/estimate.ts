@@ -32,6 +32,11 @@ export function itemTokens(item: Item): number {
       tokens += estimateTokens(item.text);
       for (const s of item.summary ?? []) tokens += estimateTokens(s);
       break;
+    case "server_tool":
+      // The provider counts what it sends back (Anthropic's search results, encrypted, go back whole).
+      tokens +=
+        estimateTokens(item.arguments) + estimateTokens(JSON.stringify(item.providerData ?? item.sources));
+      break;
   }
   return tokens;
 }

@@ -76,7 +76,11 @@ export function dropStrandedReasoning(items: readonly Item[]): Item[] {
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i]!;
     if (item.type === "reasoning") keep[i] = followedByOutput;
-    else if (item.type === "tool_call" || (item.type === "message" && item.role === "assistant"))
+    else if (
+      item.type === "tool_call" ||
+      item.type === "server_tool" ||
+      (item.type === "message" && item.role === "assistant")
+    )
       followedByOutput = true;
     else followedByOutput = false;
   }
@@ -193,6 +197,7 @@ export function pendingCallsStart(items: readonly Item[]): number {
     if (
       prev.type === "tool_call" ||
       prev.type === "reasoning" ||
+      prev.type === "server_tool" ||
       (prev.type === "message" && prev.role === "assistant")
     )
       i--;

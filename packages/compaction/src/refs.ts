@@ -29,6 +29,8 @@ export function collectRefs(items: readonly Item[]): Set<string> {
       case "reasoning":
         scan(item.text);
         break;
+      case "server_tool":
+        break; // the provider's search: it cannot name a blob of ours
     }
   }
   return refs;

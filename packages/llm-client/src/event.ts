@@ -14,7 +14,7 @@
  */
 
 import type { LlmErrorCode } from "./errors.ts";
-import type { ProviderData, ProviderName } from "./item.ts";
+import type { Citation, ProviderData, ProviderName, ServerToolItem } from "./item.ts";
 
 export type BlockKind = "text" | "thinking" | "tool_use";
 
@@ -143,6 +143,8 @@ export interface BlockStopEvent {
   replay?: ThinkingReplay;
   /** tool_use only: the complete arguments when the provider gives them whole (e.g. Gemini). */
   providerData?: ProviderData;
+  /** text only: the sources the provider cited for this block. */
+  citations?: Citation[];
 }
 
 export interface BlockAbortEvent {
@@ -152,8 +154,21 @@ export interface BlockAbortEvent {
   reason: string;
 }
 
+/**
+ * A tool the provider runs on its own side (web search) started or
+ * finished. Each event carries the whole state so far; a later one for the
+ * same `index` replaces the earlier (the call, then its results). `index`
+ * places it among the response's blocks (the provider's position of the call).
+ */
+export interface ServerToolEvent {
+  type: "server_tool";
+  index: number;
+  item: ServerToolItem;
+}
+
 export type Event =
   | PingEvent
+  | ServerToolEvent
   | UsageEvent
   | StatusEvent
   | ErrorEvent

@@ -26,6 +26,7 @@ function isAssistantSide(item: Item): boolean {
   return (
     item.type === "tool_call" ||
     item.type === "reasoning" ||
+    item.type === "server_tool" ||
     (item.type === "message" && item.role === "assistant")
   );
 }

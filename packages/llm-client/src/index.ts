@@ -17,6 +17,7 @@ export type {
   EventType,
   PingEvent,
   RetryEvent,
+  ServerToolEvent,
   StatusEvent,
   StopReason,
   ThinkingReplay,
@@ -31,6 +32,7 @@ export {
 } from "./history.ts";
 export {
   assistantMessage,
+  type Citation,
   type ContentPart,
   type ImagePart,
   type Item,
@@ -42,6 +44,8 @@ export {
   type ProviderName,
   type ReasoningItem,
   type Role,
+  type ServerToolItem,
+  type ServerToolSource,
   systemMessage,
   type TextPart,
   type ToolCallItem,

@@ -21,6 +21,31 @@ export type ProviderName = ProviderKind | (string & {});
 export interface TextPart {
   type: "text";
   text: string;
+  /** Sources the provider cited for this text (web search results); absent when none. */
+  citations?: Citation[];
+}
+
+/**
+ * A source a provider cited for a piece of its answer (Anthropic text
+ * citations, OpenAI `url_citation` annotations, Gemini grounding supports).
+ */
+export interface Citation {
+  url: string;
+  title?: string;
+  /** The passage of the source the text rests on, when the provider gives it. */
+  citedText?: string;
+  /** The provider that produced it; its `providerData` is only replayed there. */
+  provider: ProviderName;
+  /** What the provider needs to accept the citation back (Anthropic's `encrypted_index`). Opaque. */
+  providerData?: ProviderData;
+}
+
+/** One result of a server-side tool (a web page a search found). */
+export interface ServerToolSource {
+  url: string;
+  title?: string;
+  /** When the page was published or last seen, as the provider wrote it. */
+  pageAge?: string;
 }
 
 /** An image, either inline base64 data or a URL. */
@@ -105,10 +130,37 @@ export interface ReasoningItem {
   providerData?: ProviderData;
 }
 
+/**
+ * A tool the provider ran on its own side during the response (web search):
+ * the call and its results in one item. Kept in history because some
+ * providers require it back (Anthropic's `server_tool_use` and
+ * `web_search_tool_result` blocks, encrypted content included); it is only
+ * replayed to the provider that produced it, and dropped for the others.
+ */
+export interface ServerToolItem {
+  type: "server_tool";
+  /** The provider's id of the call. */
+  callId: string;
+  /** The neutral tool name, e.g. `web_search`. */
+  name: string;
+  /** The call's input as a JSON object string (e.g. `{"query":"..."}`); `"{}"` when the provider gives none. */
+  arguments: string;
+  /** `completed` with results, `failed` when the provider reported an error (`error`), `running` when the response ended first. */
+  status: "running" | "completed" | "failed";
+  /** What it found, in the provider's order. */
+  sources: ServerToolSource[];
+  /** The provider's error code, when `status` is `failed`. */
+  error?: string;
+  /** The provider family that ran it; it is only replayed there. */
+  provider: ProviderName;
+  /** The raw blocks the provider needs back. Opaque. */
+  providerData?: ProviderData;
+}
+
 /** Opaque, JSON-serializable provider replay data. */
 export type ProviderData = Record<string, unknown>;
 
-export type Item = MessageItem | ToolCallItem | ToolResultItem | ReasoningItem;
+export type Item = MessageItem | ToolCallItem | ToolResultItem | ReasoningItem | ServerToolItem;
 
 /** Convenience constructors. */
 export function userMessage(text: string): MessageItem {

@@ -301,6 +301,14 @@ function inputMessages(items: readonly Item[]): unknown[] {
       case "reasoning":
         if (item.text !== "") push("assistant", { type: "reasoning", content: item.text });
         break;
+      case "server_tool":
+        push("assistant", {
+          type: "server_tool_call",
+          id: item.callId,
+          name: item.name,
+          arguments: item.arguments,
+        });
+        break;
     }
   }
   return out;

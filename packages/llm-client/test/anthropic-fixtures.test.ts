@@ -151,7 +151,7 @@ describe("anthropic fixtures", () => {
     });
   }
 
-  it("shows passed-over server tool events to onRawEvent", async () => {
+  it("shows the server tool's raw events to onRawEvent too", async () => {
     const raw: unknown[] = [];
     await replay("anthropic-web-search-tool.1.chunks.txt", (p) => raw.push(p));
     const types = raw

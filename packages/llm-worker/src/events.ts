@@ -2,7 +2,7 @@
  * WorkerEvent: what a Worker tells UIs (the CLI) and the pod (session log).
  * Events are delivered synchronously to subscribers, in order.
  */
-import type { ClientWarning, Item, LlmErrorCode, StopReason, Usage } from "@yoi/llm-client";
+import type { ClientWarning, Item, LlmErrorCode, ServerToolItem, StopReason, Usage } from "@yoi/llm-client";
 import type { ToolOutcome } from "./interceptor.ts";
 
 /** Why an item entered history. The session log records these. */
@@ -37,6 +37,17 @@ export interface TextDeltaEvent {
   type: "text_delta";
   turnIndex: number;
   text: string;
+}
+
+/**
+ * A tool the provider runs itself (web search) started (`item.status`
+ * `running`, its query when known) or finished (its sources). Several per
+ * call; the item is committed with the response like any other.
+ */
+export interface ServerToolWorkerEvent {
+  type: "server_tool";
+  turnIndex: number;
+  item: ServerToolItem;
 }
 
 export interface ThinkingDeltaEvent {
@@ -209,6 +220,7 @@ export type WorkerEvent =
   | RequestStartEvent
   | TextDeltaEvent
   | ThinkingDeltaEvent
+  | ServerToolWorkerEvent
   | ToolCallStartEvent
   | ToolCallEndEvent
   | ToolOutputDeltaEvent

@@ -23,6 +23,7 @@ export type {
   RunEndEvent,
   RunStartEvent,
   RunStatus,
+  ServerToolWorkerEvent,
   TextDeltaEvent,
   ThinkingDeltaEvent,
   ToolCallEndEvent,

@@ -12,13 +12,22 @@ import {
   type MessageItem,
   type ReasoningItem,
   type Request,
+  type ServerToolItem,
   type StopReason,
+  type TextPart,
   type ToolCallItem,
   type Usage,
 } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import { createTurnCollector, onTextDelta, onThinkingDelta, Timeline, type TurnResult } from "@yoi/timeline";
-import type { RetryEvent, TextDeltaEvent, ThinkingDeltaEvent, WarningEvent, WorkerError } from "./events.ts";
+import type {
+  RetryEvent,
+  ServerToolWorkerEvent,
+  TextDeltaEvent,
+  ThinkingDeltaEvent,
+  WarningEvent,
+  WorkerError,
+} from "./events.ts";
 import { byteLength } from "./utf8.ts";
 
 export type ModelCallOutcome =
@@ -66,7 +75,7 @@ export interface ModelCallOptions {
   turnIndex: number;
   /** The worker's attempt number of this call (client retries count on from it). */
   attempt: number;
-  emit(event: TextDeltaEvent | ThinkingDeltaEvent | RetryEvent | WarningEvent): void;
+  emit(event: TextDeltaEvent | ThinkingDeltaEvent | ServerToolWorkerEvent | RetryEvent | WarningEvent): void;
 }
 
 /**
@@ -137,6 +146,15 @@ export class ModelCaller {
         "worker:thinking",
       ),
     );
+    this.#timeline.on("server_tool", {
+      name: "worker:server_tool",
+      onEvent: (event) =>
+        this.#emit({
+          type: "server_tool",
+          turnIndex: this.#turnIndex,
+          item: structuredClone(event.item) as ServerToolItem,
+        }),
+    });
     // The client owns retries; the worker only forwards them (the turn collector drops discarded blocks).
     this.#timeline.on("retry", {
       name: "worker:retry",
@@ -248,17 +266,23 @@ function completed(turn: TurnResult, provider: LlmClient["provider"]): ModelCall
   for (const block of turn.blocks) {
     if (block.kind === "text") {
       if (block.text === "") continue;
+      const part: TextPart = { type: "text", text: block.text };
+      if (block.citations !== undefined && block.citations.length > 0) part.citations = block.citations;
       // Adjacent text blocks form one assistant message (providers replay them as parts of one).
       if (text && block.providerData === undefined && text.providerData === undefined) {
-        text.content.push({ type: "text", text: block.text });
+        text.content.push(part);
         continue;
       }
-      text = { type: "message", role: "assistant", content: [{ type: "text", text: block.text }] };
+      text = { type: "message", role: "assistant", content: [part] };
       if (block.providerData !== undefined) text.providerData = block.providerData;
       items.push(text);
       continue;
     }
     text = undefined;
+    if (block.kind === "server_tool") {
+      items.push(block.item);
+      continue;
+    }
     if (block.kind === "thinking") {
       const replay = block.replay;
       if (block.text === "" && !replay?.signature && !replay?.encryptedContent && !replay?.summary?.length)

@@ -24,6 +24,8 @@ export function shape(history: readonly Item[]): string[] {
         return `call:${item.name}#${item.callId}`;
       case "tool_result":
         return `result${item.isError ? "!" : ""}:${item.callId}`;
+      case "server_tool":
+        return `server:${item.name}#${item.callId}`;
       default:
         return `reasoning:${item.text}`;
     }

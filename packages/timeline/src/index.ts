@@ -38,6 +38,7 @@ export {
   type TurnAbortedBlock,
   type TurnBlock,
   type TurnResult,
+  type TurnServerToolBlock,
   type TurnTextBlock,
   type TurnThinkingBlock,
   type TurnToolCallBlock,

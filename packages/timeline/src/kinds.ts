@@ -14,6 +14,7 @@ import type {
   ErrorEvent,
   PingEvent,
   RetryEvent,
+  ServerToolEvent,
   StatusEvent,
   ThinkingReplay,
   UsageEvent,
@@ -22,7 +23,7 @@ import type {
 export type { BlockKind };
 
 /** Kinds whose events are single, scope-less llm-client events. */
-export type MetaKind = "usage" | "ping" | "status" | "error" | "retry";
+export type MetaKind = "usage" | "ping" | "status" | "error" | "retry" | "server_tool";
 
 /** Every kind a handler can register for. */
 export type Kind = MetaKind | BlockKind;
@@ -114,6 +115,8 @@ export interface KindEventMap {
   error: ErrorEvent;
   /** The client retries: `discarded` voids what the previous attempt streamed. */
   retry: RetryEvent;
+  /** A tool the provider runs itself (web search) started or finished; a later event for an index replaces the earlier. */
+  server_tool: ServerToolEvent;
   text: TextBlockEvent;
   thinking: ThinkingBlockEvent;
   tool_use: ToolUseBlockEvent;
@@ -126,7 +129,7 @@ export type KindEvent<K extends Kind> = DeepReadonly<KindEventMap[K]>;
 export type BlockPhase = "start" | "delta" | "stop" | "abort";
 
 /** All meta kinds, in a stable order. */
-export const META_KINDS: readonly MetaKind[] = ["usage", "ping", "status", "error", "retry"];
+export const META_KINDS: readonly MetaKind[] = ["usage", "ping", "status", "error", "retry", "server_tool"];
 /** All block kinds, in a stable order. */
 export const BLOCK_KINDS: readonly BlockKind[] = ["text", "thinking", "tool_use"];
 
@@ -137,7 +140,14 @@ export function isBlockKind(kind: string): kind is BlockKind {
 
 /** Whether `kind` names a meta kind. */
 export function isMetaKind(kind: string): kind is MetaKind {
-  return kind === "usage" || kind === "ping" || kind === "status" || kind === "error" || kind === "retry";
+  return (
+    kind === "usage" ||
+    kind === "ping" ||
+    kind === "status" ||
+    kind === "error" ||
+    kind === "retry" ||
+    kind === "server_tool"
+  );
 }
 
 /** A caller-owned copy of a thinking block's replay data (collectors keep it past the dispatch). */

@@ -81,6 +81,7 @@ export class Timeline {
   #status: KindEntry;
   #error: KindEntry;
   #retry: KindEntry;
+  #serverTool: KindEntry;
   #text: KindEntry;
   #thinking: KindEntry;
   #toolUse: KindEntry;
@@ -97,6 +98,7 @@ export class Timeline {
     this.#status = this.#entry("status", []);
     this.#error = this.#entry("error", []);
     this.#retry = this.#entry("retry", []);
+    this.#serverTool = this.#entry("server_tool", []);
     this.#text = this.#entry("text", []);
     this.#thinking = this.#entry("thinking", []);
     this.#toolUse = this.#entry("tool_use", []);
@@ -162,6 +164,9 @@ export class Timeline {
         return;
       case "retry":
         this.#retry.set.meta(event, this.#retry.fail);
+        return;
+      case "server_tool":
+        this.#serverTool.set.meta(event, this.#serverTool.fail);
         return;
       default:
         // Unknown event types (a newer llm-client) are passed over, not fatal.
@@ -266,6 +271,8 @@ export class Timeline {
         return this.#error;
       case "retry":
         return this.#retry;
+      case "server_tool":
+        return this.#serverTool;
       case "text":
         return this.#text;
       case "thinking":
@@ -274,7 +281,7 @@ export class Timeline {
         return this.#toolUse;
       default:
         throw new TypeError(
-          `Timeline.on: unknown kind "${String(kind)}"; expected one of usage, ping, status, error, text, thinking, tool_use`,
+          `Timeline.on: unknown kind "${String(kind)}"; expected one of usage, ping, status, error, retry, server_tool, text, thinking, tool_use`,
         );
     }
   }
@@ -296,6 +303,9 @@ export class Timeline {
         return;
       case "retry":
         this.#retry = entry;
+        return;
+      case "server_tool":
+        this.#serverTool = entry;
         return;
       case "text":
         this.#text = entry;

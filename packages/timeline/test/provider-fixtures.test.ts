@@ -170,6 +170,16 @@ const ROWS: Row[] = [
     calls: [],
     usage: { inputTokens: 15665, outputTokens: 795, cacheReadTokens: 0, cacheWriteTokens: 0 },
     stopReason: "end_turn",
+    check: (r) => {
+      // The search (call and result at the call's place), then 19 text blocks, 9 of them cited.
+      const [search, ...rest] = r.turn.blocks;
+      expect(search?.kind).toBe("server_tool");
+      if (search?.kind !== "server_tool") return;
+      expect(search.item).toMatchObject({ name: "web_search", status: "completed" });
+      expect(search.item.sources).toHaveLength(10);
+      expect(rest.map((b) => b.kind)).toEqual(new Array(19).fill("text"));
+      expect(rest.filter((b) => b.kind === "text" && b.citations !== undefined)).toHaveLength(9);
+    },
   },
   // ---- openai-chat ----
   {
@@ -312,8 +322,21 @@ const ROWS: Row[] = [
     usage: { inputTokens: 31073, outputTokens: 4416, cacheReadTokens: 3712, reasoningTokens: 3712 },
     stopReason: "end_turn",
     check: (r) => {
-      // Seven reasoning blocks, then the text block.
-      expect(r.turn.blocks.map((b) => b.kind)).toEqual([...new Array(7).fill("thinking"), "text"]);
+      // Reasoning and a web search call, six times, then reasoning and the text block with its citations.
+      expect(r.turn.blocks.map((b) => b.kind)).toEqual([
+        ...new Array(6).fill(["thinking", "server_tool"]).flat(),
+        "thinking",
+        "text",
+      ]);
+      const searches = r.turn.blocks.flatMap((b) => (b.kind === "server_tool" ? [b.item] : []));
+      // Each call's place is kept at its start and filled with its finished state.
+      expect(searches.map((s) => s.status)).toEqual(new Array(6).fill("completed"));
+      expect(JSON.parse(searches[0]!.arguments)).toEqual({
+        action: "search",
+        query: "tech news today December 5 2025",
+      });
+      const text = r.turn.blocks.at(-1);
+      expect(text?.kind === "text" ? text.citations?.length : undefined).toBe(12);
       expect(r.turn.text).toBe(
         doneText(fixtureLines("openai-responses/openai-web-search-tool.1.chunks.txt")),
       );

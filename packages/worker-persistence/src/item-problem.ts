@@ -23,11 +23,18 @@ function optional(value: unknown, check: (v: unknown) => boolean): boolean {
 
 const isString = (v: unknown): boolean => typeof v === "string";
 const isBoolean = (v: unknown): boolean => typeof v === "boolean";
+/** A citation or a server tool's source: an object with a string `url`. */
+const isUrlEntry = (v: unknown): boolean => isObject(v) && isString(v.url);
+const SERVER_TOOL_STATUSES = new Set(["running", "completed", "failed"]);
 
 function partProblem(part: unknown, i: number): string | undefined {
   if (!isObject(part)) return `content[${i}] is not an object`;
-  if (part.type === "text")
-    return isString(part.text) ? undefined : `content[${i}] text part without a string \`text\``;
+  if (part.type === "text") {
+    if (!isString(part.text)) return `content[${i}] text part without a string \`text\``;
+    if (!optional(part.citations, (c) => Array.isArray(c) && c.every(isUrlEntry)))
+      return `content[${i}] text part whose \`citations\` are not objects with a \`url\``;
+    return undefined;
+  }
   if (part.type === "image") {
     if (!isString(part.mediaType)) return `content[${i}] image part without a \`mediaType\``;
     if (
@@ -85,6 +92,20 @@ export function itemProblem(value: unknown): string | undefined {
       return optional(value.providerData, isObject)
         ? undefined
         : "reasoning with a non-object `providerData`";
+    case "server_tool":
+      if (typeof value.callId !== "string" || value.callId === "") return "server tool without a `callId`";
+      if (typeof value.name !== "string" || value.name === "") return "server tool without a `name`";
+      if (!isString(value.arguments))
+        return `server tool ${value.callId} whose \`arguments\` is not a JSON string`;
+      if (typeof value.status !== "string" || !SERVER_TOOL_STATUSES.has(value.status))
+        return `server tool ${value.callId} with status ${JSON.stringify(value.status)} (expected running, completed or failed)`;
+      if (!Array.isArray(value.sources) || !value.sources.every(isUrlEntry))
+        return `server tool ${value.callId} whose \`sources\` are not objects with a \`url\``;
+      if (typeof value.provider !== "string" || value.provider === "")
+        return `server tool ${value.callId} without a \`provider\``;
+      return optional(value.providerData, isObject)
+        ? undefined
+        : "server tool with a non-object `providerData`";
     default:
       return `unknown item type ${JSON.stringify(value.type)}`;
   }

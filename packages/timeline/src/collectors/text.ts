@@ -1,4 +1,4 @@
-import type { ProviderData } from "@yoi/llm-client";
+import type { Citation, ProviderData } from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
 import type { KindEvent } from "../kinds.ts";
 import type { Timeline } from "../timeline.ts";
@@ -13,6 +13,8 @@ export interface TextBlock {
   partial?: true;
   /** Opaque replay data from the block stop (e.g. Gemini's thought signature on a text part). */
   providerData?: ProviderData;
+  /** The sources the provider cited for this block (web search). */
+  citations?: Citation[];
 }
 
 export interface TextResult {
@@ -22,9 +24,11 @@ export interface TextResult {
   blocks: TextBlock[];
 }
 
-/** What a completed text block keeps of its stop: Gemini's thought signature, if any. */
+/** What a completed text block keeps of its stop: Gemini's thought signature and the citations, if any. */
 export function keepTextStop(block: TextBlock, stop: Extract<KindEvent<"text">, { phase: "stop" }>): void {
   if (stop.stop.providerData !== undefined) block.providerData = stop.stop.providerData;
+  if (stop.stop.citations !== undefined && stop.stop.citations.length > 0)
+    block.citations = structuredClone(stop.stop.citations) as Citation[];
 }
 
 /**

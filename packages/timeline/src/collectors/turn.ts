@@ -1,4 +1,13 @@
-import type { BlockKind, ErrorEvent, ProviderData, StopReason, ThinkingReplay, Usage } from "@yoi/llm-client";
+import type {
+  BlockKind,
+  Citation,
+  ErrorEvent,
+  ProviderData,
+  ServerToolItem,
+  StopReason,
+  ThinkingReplay,
+  Usage,
+} from "@yoi/llm-client";
 import type { Collector } from "../collector.ts";
 import type { Timeline } from "../timeline.ts";
 import { CallBoundary } from "./call-boundary.ts";
@@ -16,6 +25,8 @@ export interface TurnTextBlock {
   /** The block was aborted; `text` is what arrived before (it is also listed in `aborted`). */
   partial?: true;
   providerData?: ProviderData;
+  /** The sources the provider cited for this block (web search). */
+  citations?: Citation[];
 }
 
 export interface TurnThinkingBlock {
@@ -40,7 +51,14 @@ export interface TurnToolCallBlock {
   providerData?: ProviderData;
 }
 
-export type TurnBlock = TurnTextBlock | TurnThinkingBlock | TurnToolCallBlock;
+/** A tool the provider ran itself (web search): its latest state. */
+export interface TurnServerToolBlock {
+  kind: "server_tool";
+  index: number;
+  item: ServerToolItem;
+}
+
+export type TurnBlock = TurnTextBlock | TurnThinkingBlock | TurnToolCallBlock | TurnServerToolBlock;
 
 /** A block that did not complete. */
 export interface TurnAbortedBlock {
@@ -84,6 +102,8 @@ class TurnState {
   stopReason: StopReason | undefined;
   status: TurnResult["status"];
   errors: ErrorEvent[] = [];
+  /** Server tool blocks by index (updated in place as results arrive). */
+  serverTools = new Map<number, TurnServerToolBlock>();
 }
 
 /**
@@ -151,6 +171,21 @@ export function createTurnCollector(): Collector<TurnResult> {
             "turn-collector:tool_use",
           ),
         ),
+        timeline.on("server_tool", {
+          name: "turn-collector:server_tool",
+          onEvent(event) {
+            // The first event keeps the call's place; later ones (its results) replace it there.
+            const block: TurnServerToolBlock = {
+              kind: "server_tool",
+              index: event.index,
+              item: structuredClone(event.item) as ServerToolItem,
+            };
+            if (!state.serverTools.has(event.index)) {
+              state.serverTools.set(event.index, block);
+              state.entries.fill(event.index, block);
+            } else Object.assign(state.serverTools.get(event.index)!, block);
+          },
+        }),
         timeline.on("usage", {
           name: "turn-collector:usage",
           onEvent(event) {

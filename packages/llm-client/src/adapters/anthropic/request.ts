@@ -3,7 +3,7 @@
  * whole history (nothing provider-specific is cached across compaction).
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ContentPart, ReasoningItem } from "../../item.ts";
+import type { Citation, ContentPart, ReasoningItem, ServerToolItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { systemReminder } from "../system-reminder.ts";
 
@@ -38,6 +38,10 @@ export interface AnthropicRequestResult {
  * - Reasoning is replayed only when Anthropic produced it and it can be
  *   verified (a signed `thinking` block or a `redacted_thinking` block);
  *   anything else is dropped, never sent as text.
+ * - A server tool Anthropic ran (web search) is sent back as its
+ *   `server_tool_use` block and its result block, encrypted content and
+ *   all, as the API requires; text keeps its web citations. Server tools
+ *   and citations of other providers are not sent (the answer's text is).
  * - `cache_control` breakpoints go on the system prompt, the last tool and
  *   the last message, per `settings.promptCache` (all on by default).
  */
@@ -118,6 +122,9 @@ export function buildAnthropicRequest(model: string, request: Request): Anthropi
             : item.output,
           ...(item.isError ? { is_error: true } : {}),
         });
+        break;
+      case "server_tool":
+        side("assistant").blocks.push(...serverToolBlocks(item));
         break;
       case "reasoning": {
         const block = reasoningBlock(item);
@@ -227,7 +234,11 @@ function textOf(content: ContentPart[]): string {
 function contentBlock(part: ContentPart): ContentBlockParam | undefined {
   if (part.type === "text") {
     // The API rejects empty text blocks.
-    return part.text === "" ? undefined : { type: "text", text: part.text };
+    if (part.text === "") return undefined;
+    const citations = part.citations?.flatMap((c) => citationParam(c) ?? []) ?? [];
+    return citations.length > 0
+      ? { type: "text", text: part.text, citations }
+      : { type: "text", text: part.text };
   }
   if (part.data !== undefined) {
     return {
@@ -241,6 +252,51 @@ function contentBlock(part: ContentPart): ContentBlockParam | undefined {
   }
   if (part.url !== undefined) return { type: "image", source: { type: "url", url: part.url } };
   return undefined;
+}
+
+/** Anthropic's own web citations, as it sent them (they need their `encrypted_index`). */
+function citationParam(citation: Citation): Anthropic.Messages.TextCitationParam | undefined {
+  const data = citation.providerData;
+  if (citation.provider !== "anthropic" || data?.type !== "web_search_result_location") return undefined;
+  if (typeof data.encryptedIndex !== "string") return undefined;
+  return {
+    type: "web_search_result_location",
+    url: citation.url,
+    title: citation.title ?? null,
+    cited_text: citation.citedText ?? "",
+    encrypted_index: data.encryptedIndex,
+  };
+}
+
+/**
+ * The call and its result block. A call without a result (the response was
+ * cut) or another provider's is not sent: the API rejects a call alone.
+ */
+function serverToolBlocks(item: ServerToolItem): ContentBlockParam[] {
+  const data = item.providerData;
+  if (item.provider !== "anthropic" || typeof data?.resultType !== "string" || data.content === undefined)
+    return [];
+  let input: Record<string, unknown> = {};
+  try {
+    const value: unknown = JSON.parse(item.arguments);
+    if (value !== null && typeof value === "object" && !Array.isArray(value))
+      input = value as Record<string, unknown>;
+  } catch {
+    // A broken input was stored as "{}" already; nothing better to send.
+  }
+  return [
+    {
+      type: "server_tool_use",
+      id: item.callId,
+      name: item.name as Anthropic.Messages.ServerToolUseBlockParam["name"],
+      input,
+    },
+    {
+      type: data.resultType,
+      tool_use_id: item.callId,
+      content: data.content,
+    } as unknown as ContentBlockParam,
+  ];
 }
 
 function reasoningBlock(item: ReasoningItem): ContentBlockParam | undefined {

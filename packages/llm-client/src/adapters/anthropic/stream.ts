@@ -2,12 +2,15 @@
  * Anthropic Messages stream -> the flat Event union.
  *
  * Block indices are Anthropic's own content-block indices (stable, unique
- * per response). Server-side tool blocks (`server_tool_use`,
- * `web_search_tool_result`, code execution results) and unknown block or
- * event types are passed over: they reach `ClientOptions.onRawEvent` only.
+ * per response). A server-side tool (`server_tool_use`, then its
+ * `*_tool_result` block) becomes one `server_tool` event at the call's
+ * index when its input is complete and another when its result arrives;
+ * `citations_delta`s go on their text block's stop. Unknown block or event
+ * types are passed over: they reach `ClientOptions.onRawEvent` only.
  */
 
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
+import type { Citation, ServerToolItem, ServerToolSource } from "../../item.ts";
 import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, incompleteStream, OpenBlocks } from "../stream-end.ts";
 import { classifyAnthropicError } from "./errors.ts";
@@ -26,6 +29,8 @@ interface RawEvent {
     data?: string;
     input?: unknown;
     signature?: string;
+    tool_use_id?: string;
+    content?: unknown;
   };
   delta?: {
     type?: string;
@@ -34,6 +39,7 @@ interface RawEvent {
     signature?: string;
     partial_json?: string;
     stop_reason?: string | null;
+    citation?: RawCitation;
   };
   usage?: RawUsage;
 }
@@ -46,12 +52,27 @@ interface RawUsage {
   output_tokens_details?: { thinking_tokens?: number | null } | null;
 }
 
+/** An Anthropic text citation (`web_search_result_location` and the document kinds, which have no url). */
+interface RawCitation {
+  type?: string;
+  url?: string;
+  title?: string | null;
+  cited_text?: string;
+  encrypted_index?: string;
+}
+
 interface BlockState {
-  block: BlockKind;
+  block: BlockKind | "server_tool";
   /** tool_use: whether any argument text was streamed. */
   sawInput: boolean;
   signature: string;
   redactedData?: string;
+  /** text: the citations streamed for it. */
+  citations?: Citation[];
+  /** server_tool: the call being streamed. */
+  serverTool?: ServerToolItem;
+  /** server_tool: its input JSON so far. */
+  inputJson?: string;
 }
 
 export interface NormalizeOptions {
@@ -83,6 +104,8 @@ export class AnthropicNormalizer implements Normalizer {
   private readonly open = new OpenBlocks();
   private readonly states = new Map<number, BlockState>();
   private readonly usage: RawUsage = {};
+  /** Server tool calls by id, with their block index: a result block names its call. */
+  private readonly serverCalls = new Map<string, { index: number; item: ServerToolItem }>();
   private started = false;
   private stopReason: StopReason | undefined;
   private stopped = false;
@@ -108,6 +131,10 @@ export class AnthropicNormalizer implements Normalizer {
               out.push({ type: "block_delta", index, delta: "thinking", text: delta.thinking });
             break;
           case "input_json_delta":
+            if (state.block === "server_tool") {
+              state.inputJson = (state.inputJson ?? "") + (delta.partial_json ?? "");
+              break;
+            }
             if (delta.partial_json) {
               state.sawInput = true;
               out.push({ type: "block_delta", index, delta: "input_json", text: delta.partial_json });
@@ -116,8 +143,16 @@ export class AnthropicNormalizer implements Normalizer {
           case "signature_delta":
             state.signature += delta.signature ?? "";
             break;
+          case "citations_delta": {
+            const citation = delta.citation ? toCitation(delta.citation) : undefined;
+            if (citation && state.block === "text") {
+              state.citations ??= [];
+              state.citations.push(citation);
+            }
+            break;
+          }
           default:
-            break; // citations_delta and future delta types
+            break; // future delta types
         }
         break;
       }
@@ -145,6 +180,10 @@ export class AnthropicNormalizer implements Normalizer {
         const state = this.states.get(index);
         if (!state) break;
         this.states.delete(index);
+        if (state.block === "server_tool") {
+          this.serverToolInput(index, state, out);
+          break;
+        }
         this.open.stop(index);
         closeBlock(index, state, out);
         break;
@@ -193,6 +232,26 @@ export class AnthropicNormalizer implements Normalizer {
       });
       this.open.start(index, "thinking");
       out.push({ type: "block_start", index, block: "thinking" });
+    } else if (block.type === "server_tool_use") {
+      const item: ServerToolItem = {
+        type: "server_tool",
+        callId: block.id ?? "",
+        name: block.name ?? "",
+        arguments: "{}",
+        status: "running",
+        sources: [],
+        provider: "anthropic",
+      };
+      const hasInput = block.input && typeof block.input === "object" && Object.keys(block.input).length > 0;
+      this.states.set(index, {
+        block: "server_tool",
+        sawInput: false,
+        signature: "",
+        serverTool: item,
+        inputJson: hasInput ? JSON.stringify(block.input) : "",
+      });
+    } else if (block.type.endsWith("_tool_result") && block.tool_use_id !== undefined) {
+      this.serverToolResult(block, out);
     } else if (block.type === "tool_use") {
       const state: BlockState = { block: "tool_use", sawInput: false, signature: "" };
       this.states.set(index, state);
@@ -211,6 +270,37 @@ export class AnthropicNormalizer implements Normalizer {
         out.push({ type: "block_delta", index, delta: "input_json", text: JSON.stringify(block.input) });
       }
     }
+  }
+
+  /** The call's input is complete: the UI can show what it does (the query). */
+  private serverToolInput(index: number, state: BlockState, out: Event[]): void {
+    const item = state.serverTool;
+    if (!item) return;
+    const json = state.inputJson?.trim() ?? "";
+    if (json !== "") {
+      try {
+        const value: unknown = JSON.parse(json);
+        if (value !== null && typeof value === "object" && !Array.isArray(value)) item.arguments = json;
+      } catch {
+        // A broken input stays "{}": the result block still tells what happened.
+      }
+    }
+    this.serverCalls.set(item.callId, { index, item });
+    out.push({ type: "server_tool", index, item: { ...item } });
+  }
+
+  /** A `*_tool_result` block arrives whole: the call it answers is complete. */
+  private serverToolResult(block: NonNullable<RawEvent["content_block"]>, out: Event[]): void {
+    const call = this.serverCalls.get(block.tool_use_id ?? "");
+    if (!call) return; // a result without its call cannot be replayed: passed over
+    const item = call.item;
+    const content = block.content;
+    const error = errorCode(content);
+    item.status = error === undefined ? "completed" : "failed";
+    if (error !== undefined) item.error = error;
+    item.sources = sourcesOf(content);
+    item.providerData = { resultType: block.type, content };
+    out.push({ type: "server_tool", index: call.index, item: { ...item, sources: [...item.sources] } });
   }
 
   end(out: Event[]): void {
@@ -247,9 +337,52 @@ function closeBlock(index: number, state: BlockState, out: Event[]): void {
           ? { provider: "anthropic", redacted: true, encryptedContent: state.redactedData }
           : { provider: "anthropic", ...(state.signature ? { signature: state.signature } : {}) },
     });
-  } else {
+  } else if (state.block === "text") {
+    out.push({
+      type: "block_stop",
+      index,
+      block: "text",
+      ...(state.citations?.length ? { citations: state.citations } : {}),
+    });
+  } else if (state.block !== "server_tool") {
     out.push({ type: "block_stop", index, block: state.block });
   }
+}
+
+/** A citation with a url (web search); document citations (no url) are passed over. */
+function toCitation(raw: RawCitation): Citation | undefined {
+  if (typeof raw.url !== "string" || raw.url === "") return undefined;
+  const citation: Citation = { url: raw.url, provider: "anthropic" };
+  if (typeof raw.title === "string" && raw.title !== "") citation.title = raw.title;
+  if (typeof raw.cited_text === "string" && raw.cited_text !== "") citation.citedText = raw.cited_text;
+  if (raw.type !== undefined || raw.encrypted_index !== undefined) {
+    citation.providerData = {
+      ...(raw.type !== undefined ? { type: raw.type } : {}),
+      ...(raw.encrypted_index !== undefined ? { encryptedIndex: raw.encrypted_index } : {}),
+    };
+  }
+  return citation;
+}
+
+/** The pages of a web search result (`web_search_result` entries). */
+function sourcesOf(content: unknown): ServerToolSource[] {
+  if (!Array.isArray(content)) return [];
+  const out: ServerToolSource[] = [];
+  for (const entry of content as Array<Record<string, unknown>>) {
+    if (entry === null || typeof entry !== "object" || typeof entry.url !== "string") continue;
+    const source: ServerToolSource = { url: entry.url };
+    if (typeof entry.title === "string" && entry.title !== "") source.title = entry.title;
+    if (typeof entry.page_age === "string" && entry.page_age !== "") source.pageAge = entry.page_age;
+    out.push(source);
+  }
+  return out;
+}
+
+/** The error code of a failed server tool (`{ type: "..._error", error_code }`). */
+function errorCode(content: unknown): string | undefined {
+  if (content === null || typeof content !== "object" || Array.isArray(content)) return undefined;
+  const code = (content as Record<string, unknown>).error_code;
+  return typeof code === "string" ? code : "unknown_error";
 }
 
 /** Later values win per field; a field missing from a later event keeps its earlier value. */

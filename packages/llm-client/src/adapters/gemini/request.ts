@@ -130,6 +130,9 @@ export function buildGeminiRequest(request: Request, model = ""): BuiltGeminiReq
         push("model", { text: item.text, thought: true, thoughtSignature: signature });
         break;
       }
+      case "server_tool":
+        // Gemini takes no search back: the grounded answer's text carries what it found.
+        break;
     }
   }
   // Without ids Gemini matches responses to calls by position: answer in call order.

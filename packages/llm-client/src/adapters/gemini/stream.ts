@@ -6,7 +6,7 @@ import type {
 } from "@google/genai";
 import { LlmError } from "../../errors.ts";
 import type { Event, StopReason, Usage } from "../../event.ts";
-import type { ProviderData } from "../../item.ts";
+import type { Citation, ProviderData, ServerToolItem, ServerToolSource } from "../../item.ts";
 import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, OpenBlocks } from "../stream-end.ts";
 import { classifyGeminiError } from "./errors.ts";
@@ -40,6 +40,11 @@ const FILTERED = new Set(["SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLI
  * Parts of one kind that follow each other form one block; a thought
  * signature stays with the block (text, thinking or tool call) whose part
  * carried it, so it can be sent back on the same part.
+ *
+ * Google Search grounding (`groundingMetadata`, the latest a chunk sent)
+ * becomes one `server_tool` event at the end (the queries and the pages
+ * found), and its supports become the citations of the text block open
+ * at the end. Gemini takes none of it back: nothing of it is replayed.
  */
 export function normalizeGeminiStream(
   stream: AsyncIterable<GenerateContentResponse>,
@@ -56,8 +61,9 @@ export function normalizeGeminiStream(
   let finishReason: string | undefined;
   let blockReason: string | undefined;
   let usageMeta: GenerateContentResponseUsageMetadata | undefined;
+  let grounding: GroundingMetadata | undefined;
 
-  function closeRun(): void {
+  function closeRun(citations?: Citation[]): void {
     if (!run) return;
     const current = run;
     run = undefined;
@@ -81,6 +87,7 @@ export function normalizeGeminiStream(
         ...(current.signature === undefined
           ? {}
           : { providerData: { [THOUGHT_SIGNATURE]: current.signature } }),
+        ...(citations !== undefined && citations.length > 0 ? { citations } : {}),
       });
     }
   }
@@ -195,6 +202,7 @@ export function normalizeGeminiStream(
         if (signature !== undefined) run.signature = signature;
       }
     }
+    if (candidate?.groundingMetadata) grounding = candidate.groundingMetadata as GroundingMetadata;
     if (candidate?.finishReason) finishReason = candidate.finishReason;
     return false;
   };
@@ -226,6 +234,11 @@ export function normalizeGeminiStream(
       return;
     }
     finishPending();
+    if (grounding !== undefined) {
+      closeRun(run?.block === "text" ? groundingCitations(grounding) : undefined);
+      const search = groundingSearch(grounding);
+      if (search) out.push({ type: "server_tool", index: nextIndex++, item: search });
+    }
     closeRun();
     const usage = usageMeta ? toUsage(usageMeta) : undefined;
     if (usage) out.push({ type: "usage", usage });
@@ -262,6 +275,56 @@ export function normalizeGeminiStream(
     },
   };
   return { payloads: stream, normalizer };
+}
+
+/** The fields of Gemini's `groundingMetadata` read here (Google Search grounding). */
+interface GroundingMetadata {
+  webSearchQueries?: string[];
+  groundingChunks?: Array<{ web?: { uri?: string; title?: string } }>;
+  groundingSupports?: Array<{
+    segment?: { text?: string };
+    groundingChunkIndices?: number[];
+  }>;
+}
+
+/** The search as one server tool item: the queries Gemini ran and the pages it grounded on. */
+function groundingSearch(meta: GroundingMetadata): ServerToolItem | undefined {
+  const queries = (meta.webSearchQueries ?? []).filter((q) => typeof q === "string" && q !== "");
+  const sources: ServerToolSource[] = [];
+  for (const chunk of meta.groundingChunks ?? []) {
+    const uri = chunk.web?.uri;
+    if (typeof uri !== "string" || uri === "") continue;
+    const title = chunk.web?.title;
+    sources.push(typeof title === "string" && title !== "" ? { url: uri, title } : { url: uri });
+  }
+  if (queries.length === 0 && sources.length === 0) return undefined;
+  return {
+    type: "server_tool",
+    callId: `search_${randomUUID()}`,
+    name: "web_search",
+    arguments: JSON.stringify(queries.length === 1 ? { query: queries[0] } : { queries }),
+    status: "completed",
+    sources,
+    provider: "gemini",
+  };
+}
+
+/** Each grounding support as a citation of the page(s) it rests on, with the supported text. */
+function groundingCitations(meta: GroundingMetadata): Citation[] {
+  const chunks = meta.groundingChunks ?? [];
+  const out: Citation[] = [];
+  for (const support of meta.groundingSupports ?? []) {
+    for (const at of support.groundingChunkIndices ?? []) {
+      const web = chunks[at]?.web;
+      if (typeof web?.uri !== "string" || web.uri === "") continue;
+      const citation: Citation = { url: web.uri, provider: "gemini" };
+      if (typeof web.title === "string" && web.title !== "") citation.title = web.title;
+      const text = support.segment?.text;
+      if (typeof text === "string" && text !== "") citation.citedText = text;
+      out.push(citation);
+    }
+  }
+  return out;
 }
 
 function stopReasonOf(

@@ -135,6 +135,9 @@ export function buildOpenAIChatRequest(
       case "reasoning":
         if (item.text !== "" || (item.summary?.some((s) => s !== "") ?? false)) dropped.push(item);
         break;
+      case "server_tool":
+        // Chat Completions has no server tools: the answer's text carries what a search found.
+        break;
     }
   }
   flush();

@@ -141,6 +141,10 @@ function toResponsesInput(
         else dropped++;
         break;
       }
+      case "server_tool":
+        // Not sent back: with `store: false` the server cannot resolve a web_search_call by its id
+        // (docs/design/web-search.md). The answer's text carries what the search found.
+        break;
     }
   }
   // The API rejects a reasoning item that is not followed by the output item

@@ -1,6 +1,7 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { LlmError } from "../../errors.ts";
 import type { BlockKind, Event, StopReason, Usage } from "../../event.ts";
+import type { Citation, ServerToolItem, ServerToolSource } from "../../item.ts";
 import type { AdapterStream, Normalizer } from "../adapter.ts";
 import { endAborted, failStream, OpenBlocks } from "../stream-end.ts";
 import { classifyOpenAIError, classifyStreamError } from "./errors.ts";
@@ -48,6 +49,10 @@ export interface NormalizeOptions {
  * Block indices are assigned in order of first appearance: one per output
  * item for reasoning and tool calls, one per (output item, content part) for
  * message text, so they stay stable whatever the server's numbering.
+ *
+ * A `web_search_call` item becomes a `server_tool` event when it is added
+ * (searching) and another when it is done (its query and sources); the
+ * `url_citation` annotations of a text part go on its block stop.
  */
 export function normalizeResponsesStream(
   stream: AsyncIterable<unknown>,
@@ -62,6 +67,8 @@ export function normalizeResponsesStream(
   let started = false;
   let sawToolCall = false;
   let sawRefusal = false;
+  /** Web search calls by output index: their block index and state. */
+  const searches = new Map<number, { index: number; item: ServerToolItem }>();
 
   const startBlock = (key: number, block: BlockKind): OpenBlock => {
     const state: OpenBlock = { index: nextIndex++, block, streamed: 0 };
@@ -165,7 +172,13 @@ export function normalizeResponsesStream(
         const state = open.get(key);
         if (state) {
           open.delete(key);
-          out.push({ type: "block_stop", index: state.index, block: "text" });
+          const citations = citationsOf(event.part);
+          out.push({
+            type: "block_stop",
+            index: state.index,
+            block: "text",
+            ...(citations.length > 0 ? { citations } : {}),
+          });
         }
         break;
       }
@@ -191,8 +204,21 @@ export function normalizeResponsesStream(
             state.streamed += initial.length;
             out.push({ type: "block_delta", index: state.index, delta: "input_json", text: initial });
           }
+        } else if (item.type === "web_search_call") {
+          const search: ServerToolItem = {
+            type: "server_tool",
+            callId: item.id,
+            name: "web_search",
+            arguments: "{}",
+            status: "running",
+            sources: [],
+            provider: "openai-responses",
+          };
+          const entry = { index: nextIndex++, item: search };
+          searches.set(event.output_index, entry);
+          out.push({ type: "server_tool", index: entry.index, item: { ...search } });
         }
-        // Built-in tool items (web search, apply_patch, ...) are the server's business.
+        // Other built-in tool items (apply_patch, ...) are the server's business.
         break;
       }
       case "response.output_item.done": {
@@ -230,9 +256,33 @@ export function normalizeResponsesStream(
           for (const [openKey, state] of open) {
             if (state.block === "text" && Math.floor(openKey / PART_SPAN) === event.output_index) {
               open.delete(openKey);
-              out.push({ type: "block_stop", index: state.index, block: "text" });
+              const citations = citationsOf(item.content[openKey % PART_SPAN]);
+              out.push({
+                type: "block_stop",
+                index: state.index,
+                block: "text",
+                ...(citations.length > 0 ? { citations } : {}),
+              });
             }
           }
+        } else if (item.type === "web_search_call") {
+          let entry = searches.get(event.output_index);
+          if (!entry) {
+            entry = {
+              index: nextIndex++,
+              item: {
+                type: "server_tool",
+                callId: item.id,
+                name: "web_search",
+                arguments: "{}",
+                status: "running",
+                sources: [],
+                provider: "openai-responses",
+              },
+            };
+          }
+          searches.delete(event.output_index);
+          out.push({ type: "server_tool", index: entry.index, item: finishedSearch(entry.item, item) });
         }
         break;
       }
@@ -291,6 +341,53 @@ export function normalizeResponsesStream(
     },
   };
   return { payloads: stream, normalizer };
+}
+
+/** What a finished `web_search_call` did: its action (search, open_page, find_in_page) and the pages it saw. */
+function finishedSearch(
+  started: ServerToolItem,
+  item: { status?: string; action?: unknown },
+): ServerToolItem {
+  const action = (item.action ?? {}) as Record<string, unknown>;
+  const input: Record<string, unknown> = {};
+  for (const key of ["type", "query", "url", "pattern"] as const) {
+    if (typeof action[key] === "string") input[key === "type" ? "action" : key] = action[key];
+  }
+  const sources: ServerToolSource[] = [];
+  const seen = new Set<string>();
+  const add = (url: unknown, title?: unknown) => {
+    if (typeof url !== "string" || url === "" || seen.has(url)) return;
+    seen.add(url);
+    sources.push(typeof title === "string" && title !== "" ? { url, title } : { url });
+  };
+  if (Array.isArray(action.sources))
+    for (const source of action.sources as Array<Record<string, unknown>>) add(source?.url, source?.title);
+  if (action.type === "open_page" || action.type === "find_in_page") add(action.url);
+  const failed = item.status === "failed";
+  return {
+    ...started,
+    arguments: JSON.stringify(input),
+    status: failed ? "failed" : "completed",
+    sources,
+    ...(failed ? { error: "search_failed" } : {}),
+    providerData: { action },
+  };
+}
+
+/** The `url_citation` annotations of an output text part. */
+function citationsOf(part: unknown): Citation[] {
+  const annotations = (part as { annotations?: unknown } | undefined)?.annotations;
+  if (!Array.isArray(annotations)) return [];
+  const out: Citation[] = [];
+  for (const annotation of annotations as Array<Record<string, unknown>>) {
+    if (annotation?.type !== "url_citation" || typeof annotation.url !== "string") continue;
+    const citation: Citation = { url: annotation.url, provider: "openai-responses" };
+    if (typeof annotation.title === "string" && annotation.title !== "") citation.title = annotation.title;
+    if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number")
+      citation.providerData = { startIndex: annotation.start_index, endIndex: annotation.end_index };
+    out.push(citation);
+  }
+  return out;
 }
 
 function cancelled(out: Event[], open: Map<number, OpenBlock>, started: boolean, signal: AbortSignal): void {
