@@ -33,6 +33,7 @@ const OPENAI_REASONING: ModelCapabilities = {
   reasoning: "effort",
   vision: true,
   promptCaching: true,
+  webSearch: true,
 };
 /** OpenAI GPT-4.x chat models: no reasoning control. */
 const OPENAI_CHAT: ModelCapabilities = { ...OPENAI_REASONING, reasoning: "none" };
@@ -43,6 +44,7 @@ const CLAUDE: ModelCapabilities = {
   reasoning: "budget",
   vision: true,
   promptCaching: true,
+  webSearch: true,
 };
 /** Gemini 2.5: `thinkingBudget`; implicit and explicit context caching. */
 const GEMINI_25: ModelCapabilities = {
@@ -51,6 +53,7 @@ const GEMINI_25: ModelCapabilities = {
   reasoning: "budget",
   vision: true,
   promptCaching: true,
+  webSearch: true,
 };
 
 /**

@@ -34,6 +34,13 @@ export interface ModelCapabilities {
    * model on a compatible server whose template takes system messages anywhere.
    */
   systemMessagesAnywhere?: boolean;
+  /**
+   * The provider can search the web for this model on its own side
+   * (Anthropic's web search tool, OpenAI Responses `web_search`, Gemini
+   * Google Search grounding); yoi then offers a `web_search` tool (see
+   * `webSearchServerTool`). Absent: no.
+   */
+  webSearch?: boolean;
 }
 
 /** Prices in US dollars per million tokens. */

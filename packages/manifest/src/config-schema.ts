@@ -91,6 +91,10 @@ const CapabilitiesSchema = obj({
     description:
       "Whether the server accepts a system message after the first turn. Default: OpenAI yes, OpenAI-compatible servers no (sent as marked user text).",
   }),
+  webSearch: bool().optional().meta({
+    description:
+      "Whether the provider searches the web for this model on its side (offers the web_search tool). Default: the catalog's; false for models it does not know.",
+  }),
 });
 
 const ModelEntrySchema = obj({

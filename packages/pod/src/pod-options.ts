@@ -99,6 +99,12 @@ export interface PodOptions {
   sandbox?: Sandbox | false;
   /** Options of `web_fetch`, or `false` to leave it out. */
   webFetch?: false | WebFetchOptions;
+  /**
+   * `false`: never offer the `web_search` tool. Otherwise it is offered
+   * where the model's provider searches on its side (the catalog's
+   * `webSearch`) and the permissions allow it (docs/design/web-search.md).
+   */
+  webSearch?: false;
   /** Directories of named agents (`*.md`). Default: `~/.yoi/agents`, then `<root>/.yoi/agents`. */
   agentDirs?: readonly string[];
   /**

@@ -145,10 +145,25 @@ export const anthropicWire: WireFormat = {
       if (!Array.isArray(content) || content.length === 0) return `messages.${i}: content must be non-empty`;
       const toolUses: string[] = [];
       const answered = new Set<string>();
+      // A server tool's call and its result block travel together in the same assistant message.
+      const serverUses = new Set<string>();
       let seenOther = false;
       for (const [j, rawBlock] of content.entries()) {
         const block = rawBlock as { type?: unknown; text?: unknown; id?: unknown; tool_use_id?: unknown };
         countCache(block);
+        if (block.type === "server_tool_use") {
+          if (message.role !== "assistant")
+            return `messages.${i}.content.${j}: server_tool_use blocks are only allowed in assistant messages`;
+          serverUses.add(String(block.id));
+        } else if (
+          typeof block.type === "string" &&
+          block.type !== "tool_result" &&
+          block.type.endsWith("_tool_result")
+        ) {
+          const id = String(block.tool_use_id);
+          if (!serverUses.delete(id))
+            return `messages.${i}.content.${j}: ${block.type} block with tool_use_id ${id} has no server_tool_use block before it in the same message`;
+        }
         if (block.type === "text" && (typeof block.text !== "string" || block.text === "")) {
           return `messages.${i}.content.${j}: text content blocks must be non-empty`;
         }
@@ -172,6 +187,8 @@ export const anthropicWire: WireFormat = {
           seenOther = true;
         }
       }
+      if (serverUses.size > 0)
+        return `messages.${i}: server_tool_use ids were found without their result blocks after them: ${[...serverUses].join(", ")}`;
       if (previousToolUses.length > 0) {
         const missing = previousToolUses.filter((id) => !answered.has(id));
         if (missing.length > 0) {

@@ -44,6 +44,7 @@ import { type SubagentResult, type TaskToolOptions, taskTool } from "../tools/ta
 import { TodoList } from "../tools/todo-list.ts";
 import { todoWriteTool } from "../tools/todo-write.ts";
 import { webFetchTool } from "../tools/web-fetch.ts";
+import { webSearchOffer } from "../tools/web-search.ts";
 import type { SessionBase } from "./session-base.ts";
 import { defaultSystem, settingsFrom, toolOutputLimits, workerBounds } from "./worker-settings.ts";
 
@@ -410,7 +411,14 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     maxTurns: config.worker.maxTurns,
     blobStore,
     contextPolicy: policy,
-    interceptors: [podInterceptor, configuredHooks.interceptor(), ...(options.interceptors ?? [])],
+    interceptors: [
+      podInterceptor,
+      ...(options.webSearch === false
+        ? []
+        : [webSearchOffer({ serverTool: () => model.webSearchTool(), permissions })]),
+      configuredHooks.interceptor(),
+      ...(options.interceptors ?? []),
+    ],
     hooks,
     toolTimeoutMs: config.worker.toolTimeoutMs,
     toolOutput: toolOutputLimits(config),

@@ -10,8 +10,10 @@ export type {
   TodosPodEvent,
 } from "./pod-events.ts";
 export {
+  answerSources,
   contextTokens,
   type JsonModelUsage,
+  type JsonSource,
   type JsonUsage,
   jsonUsage,
   lastText,

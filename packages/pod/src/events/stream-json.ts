@@ -17,6 +17,12 @@ export interface JsonUsage {
   reasoning_tokens: number;
 }
 
+/** A web page a search found or the answer cites. */
+export interface JsonSource {
+  url: string;
+  title?: string;
+}
+
 /** One model's share of a result: its tokens, calls and dollars (null: its prices are unknown). */
 export type JsonModelUsage = JsonUsage & { calls: number; cost_usd: number | null };
 
@@ -24,6 +30,21 @@ export type StreamJsonEvent =
   | { type: "session"; session_id: string; model: string; provider: string; cwd: string; resumed: boolean }
   | { type: "text"; turn: number; text: string }
   | { type: "thinking"; turn: number; text: string }
+  /**
+   * A tool the provider ran on its side (web search): once when it starts
+   * (`running`, `input` may still be `{}`) and again when it ends, with what
+   * it found. Same `id` both times.
+   */
+  | {
+      type: "server_tool";
+      turn: number;
+      id: string;
+      name: string;
+      status: "running" | "completed" | "failed";
+      input: unknown;
+      sources: JsonSource[];
+      error?: string;
+    }
   | {
       type: "tool_start";
       id: string;
@@ -95,6 +116,8 @@ export type StreamJsonEvent =
       /** Usage and dollars per `"<provider>/<model>"` (subagents' models included). */
       models: Record<string, JsonModelUsage>;
       duration_ms: number;
+      /** The sources the answer cites (web search), each url once, in order; absent when none. */
+      citations?: JsonSource[];
       /** `reset_at`: when a rate limit beyond the retry budget resets (ISO 8601). */
       error?: { code: string; message: string; reset_at?: string };
       /** `yoi -p "/review [base]"`: the findings (null when the reviewer's answer did not parse). */
@@ -128,6 +151,17 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
       return { type: "text", turn: event.turnIndex, text: event.text };
     case "thinking_delta":
       return { type: "thinking", turn: event.turnIndex, text: event.text };
+    case "server_tool":
+      return {
+        type: "server_tool",
+        turn: event.turnIndex,
+        id: event.item.callId,
+        name: event.item.name,
+        status: event.item.status,
+        input: parseInput(event.item.arguments),
+        sources: event.item.sources.map(jsonSource),
+        ...(event.item.error !== undefined ? { error: event.item.error } : {}),
+      };
     case "tool_call_start":
       return {
         type: "tool_start",
@@ -232,6 +266,42 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
     default:
       return undefined;
   }
+}
+
+function jsonSource(source: { url: string; title?: string }): JsonSource {
+  return source.title === undefined ? { url: source.url } : { url: source.url, title: source.title };
+}
+
+function parseInput(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * The sources of a run's answer, each url once, in order: what its
+ * assistant messages cite, or, when they cite nothing, what its web
+ * searches found (OpenAI may answer from a search without annotations).
+ */
+export function answerSources(items: readonly Item[]): JsonSource[] {
+  const cited = new Map<string, JsonSource>();
+  const found = new Map<string, JsonSource>();
+  for (const item of items) {
+    if (item.type === "server_tool") {
+      for (const source of item.sources)
+        if (!found.has(source.url)) found.set(source.url, jsonSource(source));
+      continue;
+    }
+    if (item.type !== "message" || item.role !== "assistant") continue;
+    for (const part of item.content) {
+      if (part.type !== "text") continue;
+      for (const citation of part.citations ?? [])
+        if (!cited.has(citation.url)) cited.set(citation.url, jsonSource(citation));
+    }
+  }
+  return [...(cited.size > 0 ? cited : found).values()];
 }
 
 /** The answer of a run: the text of the last message with any (a `result` event's `text`). */

@@ -13,6 +13,7 @@ import {
   type ModelInfo,
   PROVIDER_KINDS,
   type ProviderKind,
+  webSearchServerTool,
 } from "@yoi/manifest";
 import { SwitchableClient } from "./switchable-client.ts";
 
@@ -64,6 +65,17 @@ export class SessionModel {
     const provider = this.client.provider;
     if (!(PROVIDER_KINDS as readonly string[]).includes(provider)) return undefined;
     return findModel(provider as ProviderKind, this.client.model, this.catalog);
+  }
+
+  /**
+   * The server tool that lets the current model search the web at its
+   * provider, or undefined where it cannot (the catalog decides, see
+   * `webSearchServerTool`): read per request, so `/model` switches follow.
+   */
+  webSearchTool(): Record<string, unknown> | undefined {
+    const provider = this.client.provider;
+    if (!(PROVIDER_KINDS as readonly string[]).includes(provider)) return undefined;
+    return webSearchServerTool(provider as ProviderKind, this.catalogEntry()?.capabilities);
   }
 
   /** Why the current model cannot take an attached image, when the catalog marks it text-only. */

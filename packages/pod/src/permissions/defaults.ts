@@ -25,5 +25,13 @@ export const PERMISSION_DEFAULTS: Readonly<Record<string, PermissionAction>> = O
   edit_file: "ask",
   bash: "ask",
   web_fetch: "ask",
+  // Runs at the model's provider: offered only where allowed (docs/design/web-search.md).
+  web_search: "ask",
   "*": "ask",
 });
+
+/**
+ * Tools that ask by default yet only read, so plan mode keeps them:
+ * web_search changes nothing here (the provider searches the web).
+ */
+export const READ_ONLY_ASKING_TOOLS: readonly string[] = Object.freeze(["web_search"]);

@@ -22,7 +22,7 @@ import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { abortable } from "../input/abortable.ts";
 import { protectedPathReason } from "../sandbox/protected-paths.ts";
 import { WEB_FETCH_TOOL_NAME, webFetchHost } from "../tools/web-fetch.ts";
-import { PERMISSION_DEFAULTS } from "./defaults.ts";
+import { PERMISSION_DEFAULTS, READ_ONLY_ASKING_TOOLS } from "./defaults.ts";
 import { commandMatcher, pathMatcher } from "./matchers.ts";
 import { PermissionModeError } from "./mode-error.ts";
 import { analyzeShell, type ShellWrite } from "./shell-parse.ts";
@@ -191,7 +191,7 @@ export interface PermissionPolicyOptions {
    * (the user asked for it), never by cycling past plan by accident.
    */
   bypassInCycle?: boolean;
-  /** Tools that only read (allowed in plan mode). Default: those the built-in defaults allow. */
+  /** Tools that only read (allowed in plan mode). Default: those the built-in defaults allow, and web_search. */
   readOnlyTools?: readonly string[];
   /** Home directory for `~` in redirection targets. Default `os.homedir()`. */
   home?: string;
@@ -292,10 +292,12 @@ export class PermissionPolicy {
       this.addRule(rule, options.sources?.[index]);
     });
     this.readOnly = new Set(
-      options.readOnlyTools ??
-        Object.entries(PERMISSION_DEFAULTS)
+      options.readOnlyTools ?? [
+        ...Object.entries(PERMISSION_DEFAULTS)
           .filter(([tool, action]) => action === "allow" && tool !== "*")
           .map(([tool]) => tool),
+        ...READ_ONLY_ASKING_TOOLS,
+      ],
     );
     const mode = options.mode ?? config.mode ?? "default";
     this.#assertModeAllowed(mode);

@@ -21,7 +21,14 @@ import { findSessionId } from "@yoi/worker-persistence";
 import { sessionDataDir } from "../assembly/session-base.ts";
 import { forkSession } from "../checkpoints/fork.ts";
 import type { PodEvent } from "../events/pod-events.ts";
-import { jsonUsage, lastText, type StreamJsonEvent, toStreamJson } from "../events/stream-json.ts";
+import {
+  answerSources,
+  type JsonSource,
+  jsonUsage,
+  lastText,
+  type StreamJsonEvent,
+  toStreamJson,
+} from "../events/stream-json.ts";
 import { createStreamTextRedaction } from "../events/stream-text-redaction.ts";
 import type { Segment } from "../input/segments.ts";
 import type { InProcessMcpServer } from "../mcp/mcp-connection.ts";
@@ -205,7 +212,16 @@ export async function* query(options: QueryOptions): AsyncGenerator<StreamJsonEv
       }
       queue.reopen();
       const result = await run;
-      yield redactDeep(resultEvent(pod.id, result, lastText(assistant), ledger, Date.now() - started));
+      yield redactDeep(
+        resultEvent(
+          pod.id,
+          result,
+          lastText(assistant),
+          answerSources(assistant),
+          ledger,
+          Date.now() - started,
+        ),
+      );
       if (result.status === "failed" && result.error?.code === "storage") break;
     }
   } finally {
@@ -274,6 +290,7 @@ function resultEvent(
   sessionId: string,
   result: RunResult,
   text: string,
+  sources: JsonSource[],
   ledger: UsageLedger,
   durationMs: number,
 ): StreamJsonEvent {
@@ -287,6 +304,7 @@ function resultEvent(
     cost_usd: ledger.totalUsd() ?? null,
     models: ledger.json(),
     duration_ms: durationMs,
+    ...(sources.length > 0 ? { citations: sources } : {}),
     ...(result.error ? { error: { code: result.error.code, message: result.error.message } } : {}),
   };
 }

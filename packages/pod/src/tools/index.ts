@@ -35,3 +35,4 @@ export {
 export { todoWriteTool } from "./todo-write.ts";
 export { DEFAULT_SKIP_DIRS, type WalkEntry, type WalkOptions, walk } from "./walk.ts";
 export { WEB_FETCH_TOOL_NAME, type WebFetchOptions, webFetchHost, webFetchTool } from "./web-fetch.ts";
+export { WEB_SEARCH_TOOL_NAME, type WebSearchOfferOptions, webSearchOffer } from "./web-search.ts";
