@@ -2,6 +2,7 @@
  * `yoi acp` as an editor runs it: the shipped bundle on stdio, driven by
  * the official SDK's client side, against the scripted model servers.
  */
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -586,6 +587,54 @@ describe("yoi acp", () => {
     const live = updates.slice(0, done).map((u) => JSON.stringify(u.content ?? ""));
     expect(live.some((t) => t.includes("first-line") && !t.includes("second-line"))).toBe(true);
     expect(JSON.stringify(updates[done]?.content)).toContain("second-line");
+  }, 60_000);
+
+  it("a web search at the provider is a search tool call: running with its query, completed with the pages", async () => {
+    const lines = readFileSync(
+      fileURLToPath(
+        new URL(
+          "../../../fixtures/provider-streams/anthropic/anthropic-web-search-tool.1.chunks.txt",
+          import.meta.url,
+        ),
+      ),
+      "utf8",
+    )
+      .split("\n")
+      .filter((l) => l.trim() !== "");
+    const { project, env } = await world([{ type: "lines", lines }]);
+    const c = client({
+      cwd: project,
+      env,
+      args: ["--allow-tool", "web_search"],
+      permission: allow("allow_once"),
+    });
+    await initialize(c);
+    const { sessionId } = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await c.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "tech news today?" }],
+    });
+    expect(response.stopReason).toBe("end_turn");
+    const id = "srvtoolu_01Bj5uzzLcYG5hfueSLcDH8k";
+    const started = (kinds(c.updates, "tool_call") as acp.ToolCall[]).filter((u) => u.toolCallId === id);
+    expect(started).toEqual([
+      expect.objectContaining({
+        kind: "search",
+        status: "in_progress",
+        title: 'Searching the web: "tech news today September 26 2025"…',
+        rawInput: { query: "tech news today September 26 2025" },
+      }),
+    ]);
+    const [done] = (kinds(c.updates, "tool_call_update") as acp.ToolCallUpdate[]).filter(
+      (u) => u.toolCallId === id,
+    );
+    expect(done).toMatchObject({
+      status: "completed",
+      title: 'Searched the web: "tech news today September 26 2025" (10 results)',
+    });
+    expect(JSON.stringify(done?.content)).toContain("https://9to5mac.com/2025/09/22/ios-26-1-beta-1/");
+    expect(text(c.updates).startsWith("Based on my search results")).toBe(true);
+    onlyJsonRpc(c);
   }, 60_000);
 
   it("plan mode hands over through the editor: the chosen mode follows, and edits go on in it", async () => {

@@ -46,6 +46,7 @@ export {
   type Role,
   type ServerToolItem,
   type ServerToolSource,
+  serverToolInput,
   systemMessage,
   type TextPart,
   type ToolCallItem,

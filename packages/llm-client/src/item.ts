@@ -181,3 +181,15 @@ export function messageText(item: MessageItem): string {
   for (const part of item.content) if (part.type === "text") out += part.text;
   return out;
 }
+
+/** A server tool call's input as an object: `{}` when its `arguments` are not a JSON object. */
+export function serverToolInput(item: Pick<ServerToolItem, "arguments">): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(item.arguments);
+    if (value !== null && typeof value === "object" && !Array.isArray(value))
+      return value as Record<string, unknown>;
+  } catch {
+    // not JSON: no input to show or send
+  }
+  return {};
+}

@@ -84,7 +84,12 @@ function offered(s: ScriptedServer, index: number): unknown[] {
   return (body.tools ?? []).filter((t) => t.type !== undefined && t.type !== "custom");
 }
 
-const ANTHROPIC_SEARCH = { type: "web_search_20250305", name: "web_search", max_uses: 5, cache_control: { type: "ephemeral" } };
+const ANTHROPIC_SEARCH = {
+  type: "web_search_20250305",
+  name: "web_search",
+  max_uses: 5,
+  cache_control: { type: "ephemeral" },
+};
 
 describe("web_search in a pod (Anthropic)", () => {
   it("allowed: offered, the search and citations kept, and sent back whole, also after a restore", async () => {
@@ -98,10 +103,9 @@ describe("web_search in a pod (Anthropic)", () => {
     expect(offered(s, 0)).toEqual([ANTHROPIC_SEARCH]);
     const search = pod.history.find((i) => i.type === "server_tool");
     expect(search).toMatchObject({ name: "web_search", status: "completed", provider: "anthropic" });
-    expect(events.filter((e) => e.type === "server_tool").map((e) => e.type === "server_tool" && e.item.status)).toEqual([
-      "running",
-      "completed",
-    ]);
+    expect(
+      events.filter((e) => e.type === "server_tool").map((e) => e.type === "server_tool" && e.item.status),
+    ).toEqual(["running", "completed"]);
     const answer = pod.history.at(-1) as Extract<Item, { type: "message" }>;
     expect(answer.content.filter((p) => p.type === "text" && p.citations).length).toBe(9);
 
@@ -189,7 +193,9 @@ describe("web_search in a pod (Anthropic)", () => {
     const rules: PermissionRule[] = [{ tool: "web_search", action: "allow" }];
     const proxy = { provider: "anthropic", contextWindow: 200_000, maxOutputTokens: 8192 };
     const unknown = await server([{ type: "reply", text: "ok" }]);
-    await (await open(unknown, { rules, model: "claude-from-a-proxy", models: { "claude-from-a-proxy": proxy } })).pod.run("a");
+    await (
+      await open(unknown, { rules, model: "claude-from-a-proxy", models: { "claude-from-a-proxy": proxy } })
+    ).pod.run("a");
     expect(offered(unknown, 0)).toEqual([]);
     // The config can say the model searches.
     const declared = await server([{ type: "reply", text: "ok" }]);

@@ -27,7 +27,9 @@ const search: ServerToolItem = {
   provider: "anthropic",
   providerData: {
     resultType: "web_search_tool_result",
-    content: [{ type: "web_search_result", url: "https://example.com/a", title: "A", encrypted_content: "Enc==" }],
+    content: [
+      { type: "web_search_result", url: "https://example.com/a", title: "A", encrypted_content: "Enc==" },
+    ],
   },
 };
 const answer: Item = {
@@ -56,7 +58,10 @@ async function logged(): Promise<{ dir: string; id: string; path: string }> {
   dirs.push(dir);
   const log = await createSession({ dir, fsync: "never", model: "m", provider: "anthropic", cwd: "/p" });
   await log.userInput("did yoi ship?");
-  await log.item({ type: "message", role: "user", content: [{ type: "text", text: "did yoi ship?" }] }, "user");
+  await log.item(
+    { type: "message", role: "user", content: [{ type: "text", text: "did yoi ship?" }] },
+    "user",
+  );
   await log.item(search, "assistant");
   await log.item(answer, "assistant");
   await log.turnEnd({ turn: 0, stopReason: "end_turn" });
@@ -93,12 +98,18 @@ describe("server tool items in the session log", () => {
 
   it("itemProblem names each broken field", () => {
     expect(itemProblem(search)).toBeUndefined();
-    expect(itemProblem({ ...search, status: "done" })).toMatch(/status "done" \(expected running, completed or failed\)/);
+    expect(itemProblem({ ...search, status: "done" })).toMatch(
+      /status "done" \(expected running, completed or failed\)/,
+    );
     expect(itemProblem({ ...search, arguments: { query: "x" } })).toMatch(/`arguments` is not a JSON string/);
     expect(itemProblem({ ...search, provider: "" })).toMatch(/without a `provider`/);
     expect(itemProblem({ ...search, callId: "" })).toMatch(/server tool without a `callId`/);
     expect(
-      itemProblem({ type: "message", role: "assistant", content: [{ type: "text", text: "x", citations: [{}] }] }),
+      itemProblem({
+        type: "message",
+        role: "assistant",
+        content: [{ type: "text", text: "x", citations: [{}] }],
+      }),
     ).toMatch(/`citations` are not objects with a `url`/);
   });
 });

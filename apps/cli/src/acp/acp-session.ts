@@ -6,7 +6,7 @@
  */
 import type * as acp from "@agentclientprotocol/sdk";
 import { RequestError } from "@agentclientprotocol/sdk";
-import { type Item, messageText, redactDeep } from "@yoi/llm-client";
+import { type Item, messageText, redactDeep, type ServerToolItem, serverToolInput } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { PermissionMode } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
@@ -28,6 +28,7 @@ import type { OpenedPod } from "../open-session.ts";
 import { approveForProject, projectRulesFor, quoteRules } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
+import { serverToolLine } from "../ui/web-sources.ts";
 import { promptInput } from "./prompt-input.ts";
 import {
   LIVE_OUTPUT_CHARS,
@@ -94,6 +95,8 @@ export class AcpSession {
   readonly #client: acp.AgentContext;
   readonly #log: (line: string) => void;
   readonly #calls = new Map<string, CallState>();
+  /** Server tool calls (web searches) announced and not yet finished. */
+  readonly #serverCalls = new Set<string>();
   /** Updates go out in order; a prompt answers after the updates it caused. */
   #sent: Promise<void> = Promise.resolve();
   #running = false;
@@ -463,6 +466,9 @@ export class AcpSession {
       case "tool_output_delta":
         this.#streamOutput(event.callId, event.name, event.text);
         return;
+      case "server_tool":
+        this.#serverTool(event.item);
+        return;
       case "tool_call_end":
         // A tool may change the mode (plan mode's hand-over): the editor's selector follows.
         if (this.opened.pod.permissions.mode !== this.#mode) {
@@ -495,6 +501,36 @@ export class AcpSession {
       default:
         return;
     }
+  }
+
+  /**
+   * A search the provider runs (web_search) as a tool call of kind
+   * `search`: announced while it runs, completed with the pages it found.
+   */
+  #serverTool(item: ServerToolItem): void {
+    const title = serverToolLine(item);
+    const sources = item.sources.map((s) => (s.title ? `${s.title} — ${s.url}` : s.url)).join("\n");
+    if (!this.#serverCalls.has(item.callId)) {
+      this.#serverCalls.add(item.callId);
+      this.update({
+        sessionUpdate: "tool_call",
+        toolCallId: item.callId,
+        title,
+        kind: "search",
+        status: "in_progress",
+        rawInput: serverToolInput(item),
+      });
+    }
+    if (item.status === "running") return;
+    this.#serverCalls.delete(item.callId);
+    this.update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: item.callId,
+      title,
+      status: item.status === "failed" ? "failed" : "completed",
+      rawOutput: { sources: item.sources },
+      ...(sources !== "" ? { content: [{ type: "content", content: { type: "text", text: sources } }] } : {}),
+    });
   }
 
   #finish(callId: string, output: string, isError: boolean): void {

@@ -8,6 +8,7 @@ import { isatty } from "node:tty";
 import { type Item, redactDeep, redactSecrets } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import {
+  answerSources,
   createStreamTextRedaction,
   detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
@@ -39,6 +40,7 @@ import { exitAfterFlush } from "../telemetry/exit.ts";
 import { jsonLine, sanitize } from "../terminal-text.ts";
 import { reviewLines } from "../ui/changes-view.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
+import { sourcesText } from "../ui/web-sources.ts";
 import { pricingHint } from "../usage-ledger.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
@@ -200,6 +202,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   }
 
   const text = redactSecrets(lastText(assistant));
+  const sources = redactDeep(answerSources(assistant));
   const resetAt = result.status === "failed" ? result.error?.resetAt : undefined;
   const error =
     result.status === "failed" && result.error
@@ -214,6 +217,8 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     // The model's answer, to a terminal or a file someone will print later: control characters made visible.
     const shown = result.error?.code === "storage" ? "" : sanitize(text);
     if (shown !== "") process.stdout.write(shown.endsWith("\n") ? shown : `${shown}\n`);
+    // What a web search found and the answer cites, under the answer, as peers print it.
+    if (shown !== "" && sources.length > 0) process.stdout.write(`\n${sanitize(sourcesText(sources))}\n`);
   } else {
     const final: StreamJsonEvent = {
       type: "result",
@@ -225,6 +230,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       cost_usd: ledger.totalUsd() ?? null,
       models: ledger.json(),
       duration_ms: Date.now() - started,
+      ...(sources.length > 0 ? { citations: sources } : {}),
       ...(error ? { error } : {}),
     };
     process.stdout.write(`${jsonLine(redactDeep(final))}\n`);

@@ -23,6 +23,7 @@ import type { RunResult } from "@yoi/llm-worker";
 import { ConfigError, type ProjectSettings } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import {
+  answerSources,
   createStreamTextRedaction,
   EXIT_PLAN_MODE_TOOL_NAME,
   jsonUsage,
@@ -720,6 +721,7 @@ export class SessionHost {
             : result?.status === "failed" && result.error
               ? { code: result.error.code, message: describeFailure(result.error, providerContext(setup)) }
               : undefined;
+      const sources = answerSources(assistant);
       const final: StreamJsonEvent = {
         type: "result",
         status:
@@ -733,6 +735,7 @@ export class SessionHost {
         cost_usd: ledger.totalUsd() ?? null,
         models: ledger.json(),
         duration_ms: Date.now() - started,
+        ...(sources.length > 0 ? { citations: sources } : {}),
         ...(failure ? { error: failure } : {}),
       };
       const seq = pod.log ? pod.log.nextSeq - 1 : -1;

@@ -7,7 +7,7 @@
 import type { Usage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { ModelPricing } from "@yoi/manifest";
-import { contextTokens, type PodEvent } from "@yoi/pod";
+import { answerSources, contextTokens, type PodEvent } from "@yoi/pod";
 import { describeAlert, describeFailure, type ProviderContext } from "../describe-error.ts";
 import type { Style } from "../style.ts";
 import { sanitize, sanitizeDeep } from "../terminal-text.ts";
@@ -20,6 +20,7 @@ import { SubagentView } from "./subagent-view.ts";
 import { PlainStream } from "./text-stream.ts";
 import { TodoView } from "./todo-view.ts";
 import { formatDuration, formatTokens, shortArgs, toolSize } from "./tool-summary.ts";
+import { serverToolLine, sourcesText } from "./web-sources.ts";
 
 export interface RendererOptions {
   out: LiveOutput;
@@ -354,9 +355,31 @@ export class Renderer {
         else this.#say(text);
         break;
       }
+      case "server_tool": {
+        this.#stopWaiting();
+        const id = `server:${event.item.callId}`;
+        if (event.item.status === "running") {
+          if (this.#o.animate) {
+            const line = serverToolLine(event.item);
+            this.#endBlock();
+            this.#live.set(id, (frame) => `${s.cyan(frame)} ${line}`);
+          }
+          break;
+        }
+        this.#live.delete(id);
+        const mark = event.item.status === "failed" ? s.red("✗") : s.green("✓");
+        this.line(`${mark} ${serverToolLine(event.item)}`);
+        break;
+      }
       case "item_committed": {
         this.#stopWaiting();
         const item = event.item;
+        if (item.type === "message" && item.role === "assistant") {
+          // The sources an answer cites, under it (a web search's).
+          const sources = answerSources([item]);
+          if (sources.length > 0) this.line(s.dim(sourcesText(sources)));
+          break;
+        }
         if (item.type !== "tool_result") break;
         const tool = this.#tools.get(item.callId);
         if (tool?.status === undefined) break;

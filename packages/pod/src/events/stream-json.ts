@@ -5,7 +5,7 @@
  * that a script has no use for (item commits, request starts) are not
  * emitted.
  */
-import { type Item, messageText, type Usage } from "@yoi/llm-client";
+import { type Item, messageText, serverToolInput, type Usage } from "@yoi/llm-client";
 import type { PodEvent } from "./pod-events.ts";
 
 /** Token counts in the stream-json convention (input includes cached tokens). */
@@ -158,7 +158,7 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
         id: event.item.callId,
         name: event.item.name,
         status: event.item.status,
-        input: parseInput(event.item.arguments),
+        input: serverToolInput(event.item),
         sources: event.item.sources.map(jsonSource),
         ...(event.item.error !== undefined ? { error: event.item.error } : {}),
       };
@@ -270,14 +270,6 @@ export function toStreamJson(event: PodEvent, contextWindow: number): StreamJson
 
 function jsonSource(source: { url: string; title?: string }): JsonSource {
   return source.title === undefined ? { url: source.url } : { url: source.url, title: source.title };
-}
-
-function parseInput(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return {};
-  }
 }
 
 /**

@@ -3,7 +3,13 @@
  * whole history (nothing provider-specific is cached across compaction).
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Citation, ContentPart, ReasoningItem, ServerToolItem } from "../../item.ts";
+import {
+  type Citation,
+  type ContentPart,
+  type ReasoningItem,
+  type ServerToolItem,
+  serverToolInput,
+} from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { systemReminder } from "../system-reminder.ts";
 
@@ -276,14 +282,7 @@ function serverToolBlocks(item: ServerToolItem): ContentBlockParam[] {
   const data = item.providerData;
   if (item.provider !== "anthropic" || typeof data?.resultType !== "string" || data.content === undefined)
     return [];
-  let input: Record<string, unknown> = {};
-  try {
-    const value: unknown = JSON.parse(item.arguments);
-    if (value !== null && typeof value === "object" && !Array.isArray(value))
-      input = value as Record<string, unknown>;
-  } catch {
-    // A broken input was stored as "{}" already; nothing better to send.
-  }
+  const input = serverToolInput(item);
   return [
     {
       type: "server_tool_use",
