@@ -20,6 +20,11 @@ export type BlockKind = "text" | "thinking" | "tool_use";
 
 export type StopReason =
   | "end_turn"
+  /**
+   * The provider paused a long server-side tool loop (Anthropic web search);
+   * sending the history back, the paused response last, lets it go on.
+   */
+  | "pause_turn"
   | "tool_use"
   | "max_tokens"
   | "stop_sequence"

@@ -58,6 +58,8 @@ interface RunContext {
    * output is committed, so a turn cancelled before any output is rolled back.
    */
   rollbackMark: number | undefined;
+  /** The last response was paused by the provider (`pause_turn`): the next request goes on from it. */
+  continuePaused?: boolean;
 }
 
 /** The batch a pause left pending, so resume keeps its identity. */
@@ -314,7 +316,7 @@ export class Worker {
         if (batch.kind === "aborted") return this.#finish(ctx, "cancelled", { reason: batch.reason });
         if (ctx.signal.aborted) return this.#finish(ctx, "cancelled", { reason: abortReason(ctx.signal) });
         await this.#checkpoint(ctx, "after_tools");
-      } else if (!needsAnswer(this.#history)) {
+      } else if (!ctx.continuePaused && !needsAnswer(this.#history)) {
         // Nothing to do (e.g. resume after the model had ended its turn).
         return this.#finish(ctx, "completed");
       }
@@ -324,6 +326,7 @@ export class Worker {
 
       const turnIndex = ctx.turns;
       const outcome = await this.#callModel(ctx, turnIndex);
+      ctx.continuePaused = false;
       if (outcome.kind === "request_cancelled") {
         // Nothing was sent: like a cancelled prompt, the submission leaves no trace.
         if (ctx.rollbackMark !== undefined) this.#rollback(ctx.rollbackMark);
@@ -371,6 +374,11 @@ export class Worker {
         this.#pendingBatch = { batchId: uuidv7(), turnIndex };
         this.#argumentErrors = outcome.argumentErrors;
         this.#refused = refused;
+        continue;
+      }
+      // The provider paused its own tool loop (a long web search): the paused response goes back as it is.
+      if (outcome.stopReason === "pause_turn") {
+        ctx.continuePaused = true;
         continue;
       }
       const action = await this.#turnEnd(ctx, turnIndex, outcome.stopReason, outcome.items);

@@ -213,4 +213,31 @@ describe("web_search in a pod (Anthropic)", () => {
     await (await open(off, { rules, webSearch: false })).pod.run("a");
     expect(offered(off, 0)).toEqual([]);
   });
+
+  it("a turn the server paused (pause_turn) is sent back as it is, and the answer goes on", async () => {
+    const paused = SEARCH.map((line) =>
+      line.replace('"stop_reason":"end_turn"', '"stop_reason":"pause_turn"'),
+    );
+    expect(paused.join("\n")).toContain('"pause_turn"');
+    const s = await server([
+      { type: "lines", lines: paused },
+      { type: "reply", text: " That is all for today." },
+    ]);
+    const { pod } = await open(s, { rules: [{ tool: "web_search", action: "allow" }] });
+    const result = await pod.run("tech news today?");
+    expect(result).toMatchObject({ status: "completed", turns: 2 });
+    const body = s.requests[1] as {
+      messages: { role: string; content: { type: string; text?: string }[] }[];
+    };
+    // No new user message: the paused answer is last, and its final text has no trailing whitespace.
+    expect(body.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    const last = body.messages[1]!.content;
+    expect(last.slice(0, 2).map((b) => b.type)).toEqual(["server_tool_use", "web_search_tool_result"]);
+    expect(last.at(-1)!.text).toBe(last.at(-1)!.text!.trimEnd());
+    expect(s.rejections).toEqual([]);
+    expect(pod.history.at(-1)).toMatchObject({
+      role: "assistant",
+      content: [{ text: " That is all for today." }],
+    });
+  });
 });

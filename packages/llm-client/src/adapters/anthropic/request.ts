@@ -185,6 +185,7 @@ export function buildAnthropicRequest(model: string, request: Request): Anthropi
     }
   }
 
+  trimPausedTurn(messages);
   if (cacheOn && (cache.conversation ?? true)) markLastMessage(messages);
 
   // The Messages API has deprecated sampling parameters (the SDK no longer types them): not sent.
@@ -323,6 +324,22 @@ function parseArguments(raw: string, name: string, warnings: ClientWarning[]): R
     detail: { tool: name },
   });
   return {};
+}
+
+/**
+ * A history that ends with the assistant (a turn the server paused, sent
+ * back to go on) is continued from its last block; the API rejects a final
+ * assistant text that ends in whitespace, so that text is trimmed.
+ */
+function trimPausedTurn(messages: MessageParam[]): void {
+  const last = messages[messages.length - 1];
+  if (last?.role !== "assistant" || typeof last.content === "string") return;
+  const block = last.content[last.content.length - 1];
+  if (block?.type !== "text") return;
+  const text = block.text.trimEnd();
+  if (text === "") last.content.pop();
+  else last.content[last.content.length - 1] = { ...block, text };
+  if (last.content.length === 0) messages.pop();
 }
 
 function markLastMessage(messages: MessageParam[]): void {

@@ -88,7 +88,7 @@ const STOP_REASONS: Record<string, StopReason> = {
   // The turn hit the context window while generating: for the caller it is a length stop.
   model_context_window_exceeded: "max_tokens",
   // A server-tool loop paused; the caller continues by sending the turn back.
-  pause_turn: "end_turn",
+  pause_turn: "pause_turn",
 };
 
 /** The SDK's parsed Anthropic stream with its normalizer. */
