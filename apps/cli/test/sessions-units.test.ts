@@ -94,4 +94,31 @@ describe("the resume transcript", () => {
     );
     expect(lines).toEqual(["… 1 earlier turn(s)", "› second", "✗ read_file a.txt", "two"]);
   });
+
+  it("draws a web search the provider ran with its query and what it found", () => {
+    const search = {
+      type: "server_tool" as const,
+      callId: "s1",
+      name: "web_search",
+      arguments: '{"query":"yoi\\u001b[2J release"}',
+      status: "completed" as const,
+      sources: [{ url: "https://a.example/" }, { url: "https://b.example/" }],
+      provider: "anthropic",
+    };
+    const lines = transcriptLines(
+      [
+        { type: "message", role: "user", content: [{ type: "text", text: "news?" }] },
+        search,
+        { ...search, callId: "s2", status: "failed", error: "max_uses_exceeded", sources: [] },
+        { type: "message", role: "assistant", content: [{ type: "text", text: "It shipped." }] },
+      ],
+      createStyle(false),
+    );
+    expect(lines).toEqual([
+      "› news?",
+      '✓ Searched the web: "yoi\\u001b[2J release" (2 results)',
+      '✗ Web search failed: "yoi\\u001b[2J release" (max_uses_exceeded)',
+      "It shipped.",
+    ]);
+  });
 });

@@ -1,7 +1,8 @@
-import type { Item, ReasoningItem, ToolResultItem } from "@yoi/llm-client";
+import type { Item, ReasoningItem, ServerToolItem, ToolResultItem } from "@yoi/llm-client";
 import { describe, expect, it } from "vitest";
 import {
   isCompactionMessage,
+  itemTokens,
   lastTurnsStart,
   planCompaction,
   prepareForSummary,
@@ -11,6 +12,37 @@ import {
 import { assistant, call, ref, result, user } from "./support/items.ts";
 
 const thinking: ReasoningItem = { type: "reasoning", text: "hmm", signature: "sig", provider: "anthropic" };
+
+const search: ServerToolItem = {
+  type: "server_tool",
+  callId: "srvtoolu_1",
+  name: "web_search",
+  arguments: '{"query":"news"}',
+  status: "completed",
+  sources: [{ url: "https://example.com/" }],
+  provider: "anthropic",
+  providerData: { resultType: "web_search_tool_result", content: [{ encrypted_content: "x".repeat(4000) }] },
+};
+
+describe("a web search the provider ran (server_tool)", () => {
+  it("is assistant output: reasoning before it stays, and a turn that ends with it is kept whole", () => {
+    const history: Item[] = [
+      user("news?"),
+      thinking,
+      search,
+      assistant("Here."),
+      user("more"),
+      thinking,
+      search,
+    ];
+    expect(prepareForSummary(history)).toEqual(history);
+  });
+
+  it("counts what goes back to the provider, its encrypted results included", () => {
+    expect(itemTokens(search)).toBeGreaterThan(1000);
+    expect(itemTokens({ ...search, providerData: undefined })).toBeLessThan(100);
+  });
+});
 
 describe("prepareForSummary", () => {
   it("reduces a trailing assistant turn with tool calls to its text", () => {

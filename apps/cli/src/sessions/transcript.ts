@@ -1,12 +1,13 @@
 /**
  * The last turns of a resumed session, drawn the way the live session drew
  * them: the prompt after `›`, the answer's text, one line per tool call
- * with its arguments in short and whether it failed.
+ * with its arguments in short and whether it failed, one per web search.
  */
 import { type Item, messageText } from "@yoi/llm-client";
 import type { Style } from "../style.ts";
 import { sanitize } from "../terminal-text.ts";
 import { shortArgs } from "../ui/tool-summary.ts";
+import { serverToolLine } from "../ui/web-sources.ts";
 
 /** Turns shown on resume. */
 export const RESUME_TURNS = 3;
@@ -51,6 +52,11 @@ export function transcriptLines(history: readonly Item[], style: Style, turns = 
         const mark = failed === undefined ? style.dim("·") : failed ? style.red("✗") : style.green("✓");
         const args = sanitize(shortArgs(item.name, parseArgs(item.arguments)));
         out.push(`${mark} ${sanitize(item.name)} ${style.dim(args)}`.trimEnd());
+        break;
+      }
+      case "server_tool": {
+        const mark = item.status === "failed" ? style.red("✗") : style.green("✓");
+        out.push(`${mark} ${sanitize(serverToolLine(item))}`);
         break;
       }
       default:
