@@ -5,6 +5,7 @@
  * permission rules before the request, the search kept in history and sent
  * back whole on the next request, also after a restore from the log.
  */
+import { mkdir, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { createClient, type Item } from "@yoi/llm-client";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
@@ -239,5 +240,54 @@ describe("web_search in a pod (Anthropic)", () => {
       role: "assistant",
       content: [{ text: " That is all for today." }],
     });
+  });
+
+  it("a subagent is offered it too, for its own model, under the same rules", async () => {
+    const s = await server([
+      {
+        type: "reply",
+        toolCalls: [
+          { id: "toolu_t", name: "task", arguments: { description: "look it up", prompt: "search" } },
+        ],
+      },
+      { type: "reply", text: "found it" },
+      { type: "reply", text: "done" },
+    ]);
+    const { pod } = await open(s, { rules: [{ tool: "web_search", action: "allow" }] });
+    expect((await pod.run("delegate")).status).toBe("completed");
+    const system = (i: number) => JSON.stringify((s.requests[i] as { system?: unknown }).system ?? "");
+    expect(system(1)).toContain("You are a subagent");
+    expect(offered(s, 1)).toEqual([ANTHROPIC_SEARCH]);
+    expect(offered(s, 2)).toEqual([ANTHROPIC_SEARCH]);
+  });
+
+  it("an agent whose tools list leaves web_search out is not offered it", async () => {
+    const s = await server([
+      {
+        type: "reply",
+        toolCalls: [
+          {
+            id: "toolu_t",
+            name: "task",
+            arguments: { description: "read", prompt: "read", agent: "reader" },
+          },
+        ],
+      },
+      { type: "reply", text: "read it" },
+      { type: "reply", text: "done" },
+    ]);
+    const base = await tempDir();
+    const agentsDir = path.join(base, "agents");
+    await mkdir(agentsDir);
+    await writeFile(
+      path.join(agentsDir, "reader.md"),
+      "---\ndescription: Reads files\ntools: read_file, grep\n---\nRead.\n",
+    );
+    const { options } = await open(s, { rules: [{ tool: "web_search", action: "allow" }] });
+    const pod = await Pod.create({ ...options, agentDirs: [agentsDir] });
+    pods.push(pod);
+    expect((await pod.run("delegate")).status).toBe("completed");
+    expect(offered(s, 0)).toEqual([ANTHROPIC_SEARCH]);
+    expect(offered(s, 1)).toEqual([]);
   });
 });

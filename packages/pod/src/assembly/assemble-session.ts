@@ -6,7 +6,7 @@
  */
 import * as path from "node:path";
 import type { YoiContextPolicy } from "@yoi/compaction";
-import type { Item } from "@yoi/llm-client";
+import type { Item, LlmClient } from "@yoi/llm-client";
 import { type Hook, type Interceptor, sumUsage, type Tool, Worker } from "@yoi/llm-worker";
 import type { Config } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
@@ -333,6 +333,11 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         items: result.items,
       }),
     );
+  // Web search where the client's model has it and the permissions allow it (read per request).
+  const searchOffer = (client: LlmClient): Interceptor[] =>
+    options.webSearch === false
+      ? []
+      : [webSearchOffer({ serverTool: () => model.webSearchTool(client), permissions })];
   // The task tool's options; /review runs its read-only reviewer with them too.
   const subagents: TaskToolOptions = {
     depth: 1,
@@ -348,6 +353,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     instructions: promptAdditions,
     settings: settingsFrom(config),
     hooks,
+    interceptors: searchOffer,
     blobStore,
     toolTimeoutMs: config.worker.toolTimeoutMs,
     toolOutput: toolOutputLimits(config),
@@ -413,9 +419,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     contextPolicy: policy,
     interceptors: [
       podInterceptor,
-      ...(options.webSearch === false
-        ? []
-        : [webSearchOffer({ serverTool: () => model.webSearchTool(), permissions })]),
+      ...searchOffer(model.client),
       configuredHooks.interceptor(),
       ...(options.interceptors ?? []),
     ],

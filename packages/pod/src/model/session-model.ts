@@ -68,14 +68,16 @@ export class SessionModel {
   }
 
   /**
-   * The server tool that lets the current model search the web at its
-   * provider, or undefined where it cannot (the catalog decides, see
-   * `webSearchServerTool`): read per request, so `/model` switches follow.
+   * The server tool that lets `client`'s model (default: the session's)
+   * search the web at its provider, or undefined where it cannot (the
+   * catalog decides, see `webSearchServerTool`). Read per request, so
+   * `/model` switches follow.
    */
-  webSearchTool(): Record<string, unknown> | undefined {
-    const provider = this.client.provider;
+  webSearchTool(client: LlmClient = this.client): Record<string, unknown> | undefined {
+    const provider = client.provider;
     if (!(PROVIDER_KINDS as readonly string[]).includes(provider)) return undefined;
-    return webSearchServerTool(provider as ProviderKind, this.catalogEntry()?.capabilities);
+    const info = findModel(provider as ProviderKind, client.model, this.catalog);
+    return webSearchServerTool(provider as ProviderKind, info?.capabilities);
   }
 
   /** Why the current model cannot take an attached image, when the catalog marks it text-only. */

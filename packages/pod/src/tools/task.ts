@@ -10,6 +10,7 @@ import {
   type BlobStore,
   defineTool,
   type Hook,
+  type Interceptor,
   type ResponseBounds,
   type RunResult,
   type Tool,
@@ -19,6 +20,7 @@ import {
   Worker,
   type WorkerEvent,
 } from "@yoi/llm-worker";
+import { WEB_SEARCH_TOOL_NAME } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import type { AgentDefinition } from "../agents/agent-definition.ts";
@@ -77,6 +79,12 @@ export interface TaskToolOptions {
   settings?: RequestSettings;
   /** The permission hook and the session's hooks: children ask exactly as the parent does. */
   hooks?: readonly Hook[];
+  /**
+   * The child's interceptors for its client (the web search offer, which
+   * depends on the child's model); an agent whose `tools` list leaves out
+   * `web_search` gets none of them.
+   */
+  interceptors?: (client: LlmClient) => readonly Interceptor[];
   blobStore?: BlobStore;
   toolTimeoutMs?: number;
   toolOutput?: ToolOutputLimits;
@@ -217,6 +225,9 @@ export function taskTool(options: TaskToolOptions): Tool {
         maxTurns: options.maxTurns,
         ...(options.blobStore ? { blobStore: options.blobStore } : {}),
         ...(options.hooks ? { hooks: options.hooks } : {}),
+        ...(options.interceptors && (agent?.tools === undefined || agent.tools.includes(WEB_SEARCH_TOOL_NAME))
+          ? { interceptors: options.interceptors(client) }
+          : {}),
         ...(options.toolTimeoutMs !== undefined ? { toolTimeoutMs: options.toolTimeoutMs } : {}),
         ...(options.toolOutput ? { toolOutput: options.toolOutput } : {}),
         ...(options.bounds ? { bounds: options.bounds } : {}),
