@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanEnv, FIXTURES, jsonLines, runYoi, tempWorld } from "./helpers.ts";
+import { post, type ServeProcess, sseEvents, startServe } from "./serve-helpers.ts";
 import { TmuxSession, waitForFile, yoiCommand } from "./tmux.ts";
 
 const SEARCH = readFileSync(path.join(FIXTURES, "anthropic/anthropic-web-search-tool.1.chunks.txt"), "utf8")
@@ -20,8 +21,10 @@ const SEARCH = readFileSync(path.join(FIXTURES, "anthropic/anthropic-web-search-
 
 const servers: ScriptedServer[] = [];
 const sessions: TmuxSession[] = [];
+const hosts: ServeProcess[] = [];
 afterEach(async () => {
   for (const s of sessions.splice(0)) s.kill();
+  for (const h of hosts.splice(0)) await h.kill();
   for (const s of servers.splice(0)) await s.close();
 });
 
@@ -140,6 +143,74 @@ describe("yoi -p with web search (scripted Anthropic server)", () => {
     expect(searchTools(server.requests[1])).toEqual([]);
     // Nothing is said about it: the model never asked for a search.
     expect(plain.stderr + denied.stderr).toBe("");
+  });
+});
+
+describe("yoi -p with web search (OpenAI Responses, recorded stream)", () => {
+  it("prints what the answer cites; the next request sends the answer, not the search items", async () => {
+    const lines = readFileSync(
+      path.join(FIXTURES, "openai-responses/openai-web-search-tool.1.chunks.txt"),
+      "utf8",
+    )
+      .split("\n")
+      .filter((l) => l.trim() !== "");
+    const server = await startScriptedServer({
+      provider: "openai-responses",
+      script: [
+        { type: "lines", lines },
+        { type: "reply", text: "Netflix and Warner Bros." },
+      ],
+      validate: true,
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const env = cleanEnv(home, { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.baseURL });
+    const yoi = (args: string[]) =>
+      runYoi(["--model", "openai/gpt-5-mini", "--allow-tool", "web_search", ...args], { cwd: project, env });
+    const first = await yoi(["-p", "--output", "json", "tech news today?"]);
+    expect(first.code).toBe(0);
+    expect((server.requests[0] as { tools?: unknown[] }).tools).toContainEqual({ type: "web_search" });
+    const result = JSON.parse(first.stdout) as { text: string; citations: { url: string }[] };
+    expect(result.text.startsWith("I checked today’s tech headlines")).toBe(true);
+    // 12 annotations on 7 pages, each url once.
+    expect(result.citations).toHaveLength(7);
+    const second = await yoi(["-c", "-p", "which deal was biggest?"]);
+    expect(second.code).toBe(0);
+    const input = (server.requests[1] as { input: { type?: string; role?: string }[] }).input;
+    expect(input.some((i) => i.type === "web_search_call")).toBe(false);
+    expect(input.filter((i) => i.role === "assistant")).toHaveLength(1);
+    expect(server.rejections).toEqual([]);
+  });
+});
+
+describe("yoi serve with web search", () => {
+  it("the run's stream carries the search and the result its citations", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "lines", lines: SEARCH }],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "test-key", YOI_TRUST_PROJECT: "1" });
+    const host = await startServe(["--allow-tool", "web_search"], env, project);
+    hosts.push(host);
+    const created = await post(`${host.url}/v1/sessions`, {
+      model: "anthropic/claude-haiku-4-5",
+      baseUrl: server.baseURL,
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const run = await post(`${host.url}/v1/sessions/${id}/runs`, { prompt: "tech news today?" });
+    expect(run.status).toBe(200);
+    const data: Record<string, unknown>[] = [];
+    for await (const event of sseEvents(run)) data.push(event.data as Record<string, unknown>);
+    expect(data.filter((e) => e.type === "server_tool").map((e) => e.status)).toEqual([
+      "running",
+      "completed",
+    ]);
+    expect(data.at(-1)).toMatchObject({ type: "result", status: "completed" });
+    expect((data.at(-1)!.citations as { url: string }[]).map((c) => c.url)).toEqual(CITED);
+    expect(searchTools(server.requests[0])).toHaveLength(1);
   });
 });
 
