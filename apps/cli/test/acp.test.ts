@@ -635,6 +635,24 @@ describe("yoi acp", () => {
     expect(JSON.stringify(done?.content)).toContain("https://9to5mac.com/2025/09/22/ios-26-1-beta-1/");
     expect(text(c.updates).startsWith("Based on my search results")).toBe(true);
     onlyJsonRpc(c);
+    expect(await c.close()).toBe(0);
+
+    // session/load shows the search again, where it was, before the answer.
+    const again = client({ cwd: project, env, args: ["--allow-tool", "web_search"] });
+    await initialize(again);
+    await again.agent.request("session/load", { sessionId, cwd: project, mcpServers: [] });
+    const replayed = again.updates
+      .map((n) => n.update)
+      .filter((u) => u.sessionUpdate !== "available_commands_update")
+      .slice(0, 4);
+    expect(replayed.map((u) => u.sessionUpdate)).toEqual([
+      "user_message_chunk",
+      "tool_call",
+      "tool_call_update",
+      "agent_message_chunk",
+    ]);
+    expect(replayed[1]).toMatchObject({ toolCallId: id, kind: "search" });
+    expect(replayed[2]).toMatchObject({ toolCallId: id, status: "completed" });
   }, 60_000);
 
   it("plan mode hands over through the editor: the chosen mode follows, and edits go on in it", async () => {

@@ -186,6 +186,9 @@ export class AcpSession {
           });
           break;
         }
+        case "server_tool":
+          this.#serverTool(item);
+          break;
         case "reasoning":
           if (item.text !== "" && !item.redacted)
             this.update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: item.text } });
