@@ -249,7 +249,8 @@ describe("OpenAI Responses request building", () => {
     expect(params).toMatchObject({
       model: "gpt-5",
       store: false,
-      include: ["reasoning.encrypted_content"],
+      // With web_search offered, the pages each search saw are asked for too.
+      include: ["reasoning.encrypted_content", "web_search_call.action.sources"],
       instructions: "be brief",
       max_output_tokens: 500,
       prompt_cache_key: "k1",

@@ -269,6 +269,10 @@ describe("OpenAI Responses web search (recorded stream)", () => {
       { role: "assistant", content: "A." },
     ]);
     expect(params.tools).toEqual([{ type: "web_search" }]);
+    // The pages each search saw are asked for; without the tool they are not.
+    expect(params.include).toEqual(["reasoning.encrypted_content", "web_search_call.action.sources"]);
+    const plain = buildResponsesRequest("gpt-5-mini", { items: [userMessage("q")] });
+    expect(plain.params.include).toEqual(["reasoning.encrypted_content"]);
   });
 });
 

@@ -52,6 +52,9 @@ export function buildResponsesRequest(
   const params: ResponseCreateParamsStreaming = { model, input, stream: true, store: false };
   // Non-reasoning models (gpt-4o, gpt-4.1, *-chat) reject this include with a 400.
   if (isReasoningModel(model, capabilities)) params.include = ["reasoning.encrypted_content"];
+  // The pages a web search saw come only when asked for (shown, and kept on the server_tool item).
+  if ((request.serverTools ?? []).some((tool) => tool.type === "web_search"))
+    params.include = [...(params.include ?? []), "web_search_call.action.sources"];
   if (request.system !== undefined && request.system !== "") params.instructions = request.system;
   if (tools.length > 0) params.tools = tools;
   if (settings.maxTokens !== undefined) params.max_output_tokens = settings.maxTokens;
