@@ -99,28 +99,35 @@ export function pairToolResults(items: Item[]): PairedHistory {
  * accepts that), before any other message.
  */
 function isWellPaired(items: Item[]): boolean {
-  let pending = new Set<string>();
+  // The open calls of the current assistant run. An array, not a Set: a run holds a few calls, and a Set that
+  // grows and empties again for every turn reallocated its table each time (this runs over the whole history
+  // before every model call).
+  const pending: string[] = [];
   let inResults = false;
   for (const item of items) {
     if (isAssistantSide(item)) {
       if (inResults) {
-        if (pending.size > 0) return false;
+        if (pending.length > 0) return false;
         inResults = false;
       }
-      if (item.type === "tool_call") pending.add(item.callId);
+      // A call id given twice is open once, as in a set: its second result is then a duplicate.
+      if (item.type === "tool_call" && !pending.includes(item.callId)) pending.push(item.callId);
       continue;
     }
     if (item.type === "tool_result") {
-      if (!pending.delete(item.callId)) return false;
+      const at = pending.indexOf(item.callId);
+      if (at < 0) return false;
+      // Order does not matter here: move the last open call into the answered one's place.
+      pending[at] = pending[pending.length - 1]!;
+      pending.pop();
       inResults = true;
       continue;
     }
     // A user/system message: every call must already be answered.
-    if (pending.size > 0) return false;
-    pending = new Set();
+    if (pending.length > 0) return false;
     inResults = false;
   }
-  return pending.size === 0;
+  return pending.length === 0;
 }
 
 function orphanAsMessage(result: ToolResultItem): MessageItem {

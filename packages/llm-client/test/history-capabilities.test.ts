@@ -28,6 +28,22 @@ describe("pairToolResults", () => {
     expect(paired.items).toBe(items);
   });
 
+  it("leaves a long valid history untouched; a call answered twice or a result out of its turn is repaired", () => {
+    const items: Item[] = [userMessage("go")];
+    for (let turn = 0; turn < 500; turn++) {
+      items.push(call(`c${turn}a`), call(`c${turn}b`), result(`c${turn}b`), result(`c${turn}a`));
+    }
+    items.push(assistantMessage("done"));
+    expect(pairToolResults(items).items).toBe(items);
+
+    // The same call id twice in one turn is one open call: its second result is a duplicate.
+    const twice = pairToolResults([call("a"), call("a"), result("a"), result("a", "again")]);
+    expect(twice.repairs).toEqual([{ kind: "duplicate_result", callId: "a" }]);
+    // A result answering the turn before last is not paired with it.
+    const late = pairToolResults([call("a"), result("a"), call("b"), result("b"), result("a", "late")]);
+    expect(late.repairs.map((r) => r.kind)).toEqual(["orphan_result"]);
+  });
+
   it("adds an error result for a call that never got one", () => {
     const paired = pairToolResults([
       userMessage("go"),
