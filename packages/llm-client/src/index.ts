@@ -67,6 +67,7 @@ export {
   MIN_SECRET_LENGTH,
   REDACTED,
   redactDeep,
+  redactedJson,
   redactSecrets,
   registerClientSecrets,
   registerSecret,

@@ -74,7 +74,7 @@ export function redactSecrets(text: string): string {
   return out;
 }
 
-/** Deep copy of a JSON-like value with every string redacted (records, stream-json lines). */
+/** Deep copy of a JSON-like value with every string redacted (events handed to another owner). */
 export function redactDeep<T>(value: T): T {
   if (typeof value === "string") return redactSecrets(value) as T;
   if (Array.isArray(value)) return value.map(redactDeep) as T;
@@ -84,6 +84,49 @@ export function redactDeep<T>(value: T): T {
     return out as T;
   }
   return value;
+}
+
+/**
+ * The JSON text of a JSON-like value with every string redacted, for what
+ * is written out at once (session records, SSE lines). Only the objects and
+ * arrays on the way to a string that changed are copied: a record with
+ * nothing to redact, the common case, is stringified as it is instead of
+ * being copied whole on every write.
+ */
+export function redactedJson(value: unknown): string {
+  return JSON.stringify(redactShared(value)) ?? "null";
+}
+
+/** `value` with every string redacted, sharing every part that has nothing to redact; never mutates it. */
+function redactShared(value: unknown): unknown {
+  if (typeof value === "string") return redactSecrets(value);
+  if (value === null || typeof value !== "object") return value;
+  // What JSON.stringify would call first: redact what it returns (a Date's string, a Buffer's object).
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") return redactShared(toJSON.call(value));
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const r = redactShared(v);
+      if (r !== v) {
+        out ??= value.slice();
+        out[i] = r;
+      }
+    }
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const v = (value as Record<string, unknown>)[key];
+    const r = redactShared(v);
+    if (r !== v) {
+      out ??= { ...value };
+      out[key] = r;
+    }
+  }
+  return out ?? value;
 }
 
 /** Whether a URL carries credentials (userinfo or a key-bearing query parameter). */

@@ -11,6 +11,7 @@ import {
   clearRegisteredSecrets,
   hasUrlCredentials,
   redactDeep,
+  redactedJson,
   redactSecrets,
   registerClientSecrets,
   registerSecret,
@@ -47,6 +48,31 @@ describe("redactSecrets", () => {
       'header "<redacted>" rejected; code 1',
     );
     expect(redactDeep({ a: ["custom-header-value-42"], n: 3 })).toEqual({ a: ["<redacted>"], n: 3 });
+  });
+
+  it("redactedJson: the JSON of the redacted value, without changing the value", () => {
+    registerSecret("custom-header-value-42");
+    const record = {
+      v: 1,
+      item: { type: "tool_result", output: "token custom-header-value-42 here", images: [] },
+      list: ["plain", "Bearer abcdefghijklmnop", 3, null, true],
+      when: new Date(0),
+      skipped: undefined,
+    };
+    const before = structuredClone(record);
+    const json = redactedJson(record);
+    expect(JSON.parse(json)).toEqual({
+      v: 1,
+      item: { type: "tool_result", output: "token <redacted> here", images: [] },
+      list: ["plain", "Bearer <redacted>", 3, null, true],
+      when: "1970-01-01T00:00:00.000Z",
+    });
+    expect(record).toEqual(before);
+    // Nothing to redact: the same text JSON.stringify gives.
+    const clean = { a: [1, { b: "two" }], c: "three" };
+    expect(redactedJson(clean)).toBe(JSON.stringify(clean));
+    expect(redactedJson("custom-header-value-42")).toBe('"<redacted>"');
+    expect(redactedJson(undefined)).toBe("null");
   });
 
   it("registers a client's key, header values and URL credentials", () => {

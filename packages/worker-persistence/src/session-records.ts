@@ -5,7 +5,7 @@
  * 8601 time of the append). Serialized with `v` first, so every line starts
  * with `{"v":` — recovery relies on that to split glued records.
  */
-import { type Item, redactDeep, type StopReason, type Usage } from "@yoi/llm-client";
+import { type Item, redactedJson, type StopReason, type Usage } from "@yoi/llm-client";
 import { itemProblem } from "./item-problem.ts";
 
 /** The record format version this package writes and reads. */
@@ -428,7 +428,7 @@ export function stampRecord(input: SessionRecordInput, seq: number): SessionReco
  * credentials): the session log never stores one.
  */
 export function serializeRecord(record: SessionRecord): string {
-  return `${JSON.stringify(redactDeep(record))}\n`;
+  return `${redactedJson(record)}\n`;
 }
 
 /**

@@ -25,7 +25,7 @@
  * end; a resume within a turn tells the turn's records again, from the log.
  */
 import type { ServerResponse } from "node:http";
-import { messageText, redactDeep } from "@yoi/llm-client";
+import { messageText, redactDeep, redactedJson } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import type { StreamJsonEvent } from "@yoi/pod";
 import type { SessionRecord } from "@yoi/worker-persistence";
@@ -144,7 +144,7 @@ class Watcher {
       this.sub = 0;
     } else this.sub++;
     const id = this.sub === 0 ? `${this.cursor}` : `${this.cursor}.${this.sub}`;
-    this.res.write(`id: ${id}\ndata: ${JSON.stringify(redactDeep(event))}\n\n`);
+    this.res.write(`id: ${id}\ndata: ${redactedJson(event)}\n\n`);
   }
 }
 

@@ -18,7 +18,7 @@ import { realpath } from "node:fs/promises";
 import type { ServerResponse } from "node:http";
 import * as path from "node:path";
 import type { Item } from "@yoi/llm-client";
-import { redactDeep } from "@yoi/llm-client";
+import { redactedJson } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import { ConfigError, type ProjectSettings } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
@@ -573,7 +573,7 @@ export class SessionHost {
       ...(user.name !== undefined ? { author: user.name } : {}),
       position: queue.length,
     };
-    res.write(`data: ${JSON.stringify(redactDeep(event))}\n\n`);
+    res.write(`data: ${redactedJson(event)}\n\n`);
     this.#live.publish(id, event, this.#seqNow(id));
     gone.addEventListener("abort", () => {
       if (this.#live.watching(id) === 0) this.#drop(id, waiting);
@@ -641,7 +641,7 @@ export class SessionHost {
         // members attached to the session's events see it too
         this.#live.publish(id, event, seq);
         if (res.writableEnded || res.destroyed) return;
-        res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${JSON.stringify(redactDeep(event))}\n\n`);
+        res.write(`${seq >= 0 ? `id: ${seq}\n` : ""}data: ${redactedJson(event)}\n\n`);
       });
     };
     // what was asked, and by whom: for the members watching (the run's client knows)
