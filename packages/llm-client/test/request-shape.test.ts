@@ -260,6 +260,51 @@ describe("openai-chat request shape", () => {
     expect(warnings.map((w) => w.code)).toEqual(["dropped_reasoning"]);
   });
 
+  it("a growing history gives the messages a fresh conversion gives, and none is shared with another request's changes", () => {
+    const items: Item[] = [
+      { type: "message", role: "user", content: [{ type: "text", text: "Read both" }] },
+      { type: "message", role: "assistant", content: [{ type: "text", text: "Reading." }] },
+      { type: "tool_call", callId: "c1", name: "read", arguments: "" },
+      { type: "tool_result", callId: "c1", name: "read", output: "one", isError: false },
+      { type: "tool_call", callId: "c2", name: "read", arguments: '{"path":"b"}' },
+    ];
+    const fresh = (history: Item[]) =>
+      buildOpenAIChatRequest("m", { items: structuredClone(history) }, { openai: false }).params.messages;
+    const build = (history: Item[]) =>
+      buildOpenAIChatRequest("m", { items: history.slice() }, { openai: false }).params.messages;
+    // The last run is open (its result is not there yet): a later request sees it grown.
+    expect(build(items)).toEqual(fresh(items));
+    items.push({ type: "tool_call", callId: "c3", name: "read", arguments: "{}" });
+    items.push({ type: "tool_result", callId: "c2", name: "read", output: "two", isError: true });
+    items.push({
+      type: "tool_result",
+      callId: "c3",
+      name: "read",
+      output: "three",
+      isError: false,
+      images: [{ type: "image", mediaType: "image/png", data: "AA==" }],
+    });
+    // A system message that a compatible server gets as text appended to the user message before it.
+    items.push({ type: "message", role: "user", content: [{ type: "text", text: "Now the last" }] });
+    items.push({ type: "message", role: "system", content: [{ type: "text", text: "Be brief." }] });
+    const second = build(items);
+    expect(second).toEqual(fresh(items));
+    expect(second[3]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "c2", type: "function", function: { name: "read", arguments: '{"path":"b"}' } },
+        { id: "c3", type: "function", function: { name: "read", arguments: "{}" } },
+      ],
+    });
+    expect(second.at(-1)).toEqual({
+      role: "user",
+      content: "Now the last\n\n<system-reminder>\nBe brief.\n</system-reminder>",
+    });
+    // Built again, the same (the user message that took the reminder was not kept and changed twice).
+    expect(build(items)).toEqual(second);
+  });
+
   it("the scripted server answers 400 in OpenAI's shape for a tool message without its call", async () => {
     const s = await startScriptedServer({
       provider: "openai-chat",

@@ -3,7 +3,7 @@
  * for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio, xAI...).
  */
 import type OpenAI from "openai";
-import type { ContentPart, ReasoningItem } from "../../item.ts";
+import type { ContentPart, Item, ReasoningItem, ToolCallItem, ToolResultItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { omittedToolResultImages } from "../../tool-result-images.ts";
 import { systemReminder } from "../system-reminder.ts";
@@ -13,6 +13,23 @@ type MessageParam = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type AssistantParam = OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam;
 type UserContentPart = OpenAI.Chat.Completions.ChatCompletionContentPart;
 type ToolCallParam = OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
+type ToolParam = OpenAI.Chat.Completions.ChatCompletionToolMessageParam;
+
+/*
+ * The messages of history items, kept per item object. Committed items are
+ * never changed and history only grows between compactions, so a long
+ * session converts each item once instead of allocating every message of
+ * its history anew for each model call (which, kept alive while the
+ * request is in flight, also made V8 grow its young generation). Kept is
+ * only what depends on nothing but the items: the tool message of a result
+ * without images, a tool call, and the assistant message of a run of
+ * assistant items (checked item by item against the run it was built
+ * from). Nothing here is changed after it is built; a request that needs a
+ * different message builds a new one.
+ */
+const toolMessages = new WeakMap<ToolResultItem, ToolParam>();
+const toolCalls = new WeakMap<ToolCallItem, ToolCallParam>();
+const assistantRuns = new WeakMap<Item, { run: Item[]; message: AssistantParam | undefined }>();
 
 export interface OpenAIChatRequestResult {
   params: Params;
@@ -79,28 +96,25 @@ export function buildOpenAIChatRequest(
     items = items.slice(i);
   }
 
-  let assistant: { text: string; calls: ToolCallParam[] } | undefined;
-  const flush = () => {
-    if (!assistant) return;
-    const message: AssistantParam = {
-      role: "assistant",
-      content: assistant.text === "" ? null : assistant.text,
-    };
-    if (assistant.calls.length > 0) message.tool_calls = assistant.calls;
-    if (assistant.text !== "" || assistant.calls.length > 0) messages.push(message);
-    assistant = undefined;
+  /** Index of the first item of the assistant run in progress (assistant text and tool calls), -1 when none. */
+  let runStart = -1;
+  const flush = (end: number) => {
+    if (runStart < 0) return;
+    const message = assistantMessage(items, runStart, end);
+    if (message !== undefined) messages.push(message);
+    runStart = -1;
   };
   const dropped: ReasoningItem[] = [];
 
-  for (const item of items) {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
     switch (item.type) {
       case "message":
         if (item.role === "assistant") {
-          assistant ??= { text: "", calls: [] };
-          for (const part of item.content) if (part.type === "text") assistant.text += part.text;
+          if (runStart < 0) runStart = i;
           break;
         }
-        flush();
+        flush(i);
         if (item.role === "system" && anywhere) {
           messages.push({ role: "system", content: textOf(item.content) });
         } else if (item.role === "system") {
@@ -111,26 +125,11 @@ export function buildOpenAIChatRequest(
         }
         break;
       case "tool_call":
-        assistant ??= { text: "", calls: [] };
-        assistant.calls.push({
-          id: item.callId,
-          type: "function",
-          function: { name: item.name, arguments: item.arguments.trim() === "" ? "{}" : item.arguments },
-        });
+        if (runStart < 0) runStart = i;
         break;
       case "tool_result":
-        flush();
-        messages.push({
-          role: "tool",
-          tool_call_id: item.callId,
-          // Chat has no error flag on tool messages; the model learns it from the text.
-          // Tool messages are text only: images the result holds are named, not sent.
-          content:
-            (item.isError ? `Error: ${item.output}` : item.output) +
-            (item.images?.length
-              ? `\n${omittedToolResultImages(item.images.length, "openai-chat", model)}`
-              : ""),
-        });
+        flush(i);
+        messages.push(toolMessage(item, model));
         break;
       case "reasoning":
         if (item.text !== "" || (item.summary?.some((s) => s !== "") ?? false)) dropped.push(item);
@@ -140,7 +139,7 @@ export function buildOpenAIChatRequest(
         break;
     }
   }
-  flush();
+  flush(items.length);
 
   if (dropped.length > 0) {
     warnings.push({
@@ -208,6 +207,65 @@ export function buildOpenAIChatRequest(
   if (settings.cacheKey !== undefined && options.openai) params.prompt_cache_key = settings.cacheKey;
 
   return { params, warnings };
+}
+
+/**
+ * The one assistant message of `items[start..end)`, a run of assistant text
+ * and tool calls (reasoning inside it is not sent); undefined when the run
+ * has neither text nor calls.
+ */
+function assistantMessage(items: Item[], start: number, end: number): AssistantParam | undefined {
+  const kept = assistantRuns.get(items[start]!);
+  if (
+    kept !== undefined &&
+    kept.run.length === end - start &&
+    kept.run.every((it, k) => it === items[start + k])
+  )
+    return kept.message;
+  let text = "";
+  const calls: ToolCallParam[] = [];
+  for (let i = start; i < end; i++) {
+    const item = items[i]!;
+    if (item.type === "message") {
+      for (const part of item.content) if (part.type === "text") text += part.text;
+    } else if (item.type === "tool_call") {
+      let call = toolCalls.get(item);
+      if (call === undefined) {
+        call = {
+          id: item.callId,
+          type: "function",
+          function: { name: item.name, arguments: item.arguments.trim() === "" ? "{}" : item.arguments },
+        };
+        toolCalls.set(item, call);
+      }
+      calls.push(call);
+    }
+  }
+  let message: AssistantParam | undefined;
+  if (text !== "" || calls.length > 0) {
+    message = { role: "assistant", content: text === "" ? null : text };
+    if (calls.length > 0) message.tool_calls = calls;
+  }
+  assistantRuns.set(items[start]!, { run: items.slice(start, end), message });
+  return message;
+}
+
+/** The tool message of a result. Chat has no error flag on tool messages; the model learns it from the text. */
+function toolMessage(item: ToolResultItem, model: string): ToolParam {
+  const text = item.isError ? `Error: ${item.output}` : item.output;
+  // Tool messages are text only: images the result holds are named, not sent (which names the model: not kept).
+  if (item.images?.length)
+    return {
+      role: "tool",
+      tool_call_id: item.callId,
+      content: `${text}\n${omittedToolResultImages(item.images.length, "openai-chat", model)}`,
+    };
+  let message = toolMessages.get(item);
+  if (message === undefined) {
+    message = { role: "tool", tool_call_id: item.callId, content: text };
+    toolMessages.set(item, message);
+  }
+  return message;
 }
 
 function textOf(content: ContentPart[]): string {
