@@ -13,6 +13,12 @@
  *   the file, append to the history, loop) on the same Node;
  * - `yoi -p`: the published bundle, apps/cli/dist/bin.js, rebuilt first
  *   when its sources changed (fresh-bundle.ts);
+ * - the same bundle as `yoi serve` (the bench creates a session over HTTP,
+ *   posts the prompt as a run and reads its SSE stream to the result) and
+ *   as `yoi acp` (the bench is the editor: initialize, session/new,
+ *   session/prompt over stdio JSON-RPC); their gaps are also reported
+ *   against print mode's of the same rounds (issue 38 wants each within
+ *   1.5x). YOI_BENCH_HOSTS=0 leaves them out;
  * - pi and Claude Code, when `pnpm bench:peers` installed them (see
  *   bench-peers.ts; never a CI step).
  *
@@ -33,9 +39,12 @@
  *   YOI_BENCH_COMPARE=/tmp/dist-before pnpm bench long-session   also run a copy of an earlier dist/ (its bin.js) in
  *                                                      the same rounds: what a change bought, measured side by side
  *   YOI_BENCH_KEEP=1 ...                               keep the temp homes (session logs, blobs) and each run's
- *                                                      gaps (<home>.gaps.json); path on stderr
+ *                                                      gaps (<home>.gaps.json), output (<home>.out.txt) and last
+ *                                                      request body (<home>.last-request.json); path on stderr
+ *   YOI_BENCH_NODE_ARGS="--trace-gc-nvp" ...           Node flags for every run (heap profiles, GC traces, V8 sizes)
+ *   YOI_BENCH_HOSTS=0 ...                              only print mode: no `yoi serve` and `yoi acp` rows
  */
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { stripTypeScriptTypes } from "node:module";
@@ -46,8 +55,10 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { ProviderKind } from "@yoi/llm-client";
 import { closeServer, frameLines, WIRE_FORMATS } from "@yoi/llm-client/testing";
+import { errorMessage } from "@yoi/manifest/errors";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
 import { freshBundle } from "../fresh-bundle.ts";
+import { post, sseEvents } from "../test/serve-helpers.ts";
 import { type Peer, peers } from "./bench-peers.ts";
 
 const DIST = freshBundle((line) => process.stderr.write(`long-session.bench: ${line}\n`));
@@ -70,6 +81,10 @@ const ROUNDS = intEnv("YOI_BENCH_ROUNDS", 3, 1);
 const PROFILE_DIR = process.env.YOI_BENCH_CPU_PROF;
 const KEEP = process.env.YOI_BENCH_KEEP === "1";
 const COMPARE_DIST = process.env.YOI_BENCH_COMPARE;
+/** Whether the `yoi serve` and `yoi acp` subjects run (YOI_BENCH_HOSTS=0 leaves them out). */
+const HOSTS = process.env.YOI_BENCH_HOSTS !== "0";
+/** Extra Node flags for every run, the floor's too (e.g. `--heap-prof`, `--trace-gc-nvp`), split on spaces. */
+const NODE_ARGS = (process.env.YOI_BENCH_NODE_ARGS ?? "").split(" ").filter((arg) => arg !== "");
 /** Turns in each window of the first/last 10%. */
 const WINDOW = Math.max(1, Math.floor(TURNS / 10));
 /** The first window starts at this turn: the first turns pay compilation, not the loop. */
@@ -92,8 +107,14 @@ writeFileSync(path.join(project, "notes.md"), `${NOTES}\n`);
 const floorScript = path.join(world, "long-session-floor.mjs");
 writeFileSync(floorScript, stripTypeScriptTypes(readFileSync(FLOOR, "utf8")));
 
-/** What one run of one subject needs: how to start it and what its model asks for. */
-type Subject = Peer;
+/**
+ * What one run of one subject needs: how to start it and what its model asks for, and for a subject that is a
+ * server (`yoi serve`, `yoi acp`), the client that drives the session: it returns the answer's text and then
+ * ends the process.
+ */
+interface Subject extends Peer {
+  drive?(child: ChildProcessWithoutNullStreams, prompt: string): Promise<string>;
+}
 
 /** Node's flags for a CPU profile of one run (a 250 µs interval: a turn is a few ms), when YOI_BENCH_CPU_PROF asks. */
 function profileArgs(name: string): string[] {
@@ -120,7 +141,7 @@ const floor: Subject = {
   toolCall: { name: "read_file", arguments: { path: "notes.md" } },
   start: ({ origin, env, prompt }) => ({
     command: process.execPath,
-    args: [...profileArgs("floor"), floorScript, `${origin}/v1`, "bench-model", prompt],
+    args: [...profileArgs("floor"), ...NODE_ARGS, floorScript, `${origin}/v1`, "bench-model", prompt],
     env,
   }),
 };
@@ -142,6 +163,7 @@ const yoiAt = (name: string, bin: string): Subject => ({
     command: process.execPath,
     args: [
       ...profileArgs(name === "yoi -p" ? "yoi" : "yoi-compare"),
+      ...NODE_ARGS,
       bin,
       "-p",
       prompt,
@@ -154,6 +176,141 @@ const yoiAt = (name: string, bin: string): Subject => ({
   }),
 });
 const yoi = yoiAt("yoi -p", DIST);
+
+const MODEL = "openai-chat/bench-model";
+/** The environment of a yoi process, as print mode's. */
+const yoiEnv = (env: Record<string, string>): Record<string, string> => ({
+  ...env,
+  ...yoiConfigEnv(),
+  YOI_TRUST_PROJECT: "0",
+  YOI_MAX_TURNS: String(TURNS + 10),
+});
+
+/** `yoi serve` on a free port: one session created over HTTP, the prompt posted as a run, its SSE read to the result. */
+const yoiServe: Subject = {
+  name: "yoi serve",
+  provider: "openai-chat",
+  toolCall: { name: "read_file", arguments: { path: "notes.md" } },
+  start: ({ env }) => ({
+    command: process.execPath,
+    args: [...profileArgs("yoi-serve"), ...NODE_ARGS, DIST, "serve", "--port", "0"],
+    env: yoiEnv(env),
+  }),
+  async drive(child, prompt) {
+    let seen = "";
+    const url = await new Promise<string>((resolve, reject) => {
+      const onData = (d: string) => {
+        seen += d;
+        const match = /listening on (http:\/\/\S+)/.exec(seen);
+        if (match === null) return;
+        child.stderr.off("data", onData);
+        resolve(match[1]!);
+      };
+      child.stderr.on("data", onData);
+      child.once("exit", (code) => reject(new Error(`yoi serve exited ${code} before listening`)));
+    });
+    const created = await post(`${url}/v1/sessions`, { model: MODEL, baseUrl: `${origin}/v1` });
+    if (!created.ok) throw new Error(`POST /v1/sessions: HTTP ${created.status} ${await created.text()}`);
+    const { id } = (await created.json()) as { id: string };
+    const res = await post(`${url}/v1/sessions/${id}/runs`, { prompt });
+    if (!res.ok) throw new Error(`POST /v1/sessions/${id}/runs: HTTP ${res.status} ${await res.text()}`);
+    let text = "";
+    for await (const { data } of sseEvents(res)) {
+      if (data.type !== "result") continue;
+      if (data.status !== "completed") throw new Error(`the run ended ${JSON.stringify(data)}`);
+      text = String(data.text);
+    }
+    child.kill("SIGTERM");
+    return text;
+  },
+};
+
+/** `yoi acp` on stdio: the bench is the editor (initialize, session/new, session/prompt) and collects the message chunks. */
+const yoiAcp: Subject = {
+  name: "yoi acp",
+  provider: "openai-chat",
+  toolCall: { name: "read_file", arguments: { path: "notes.md" } },
+  start: ({ origin, env }) => ({
+    command: process.execPath,
+    args: [
+      ...profileArgs("yoi-acp"),
+      ...NODE_ARGS,
+      DIST,
+      "acp",
+      "--model",
+      MODEL,
+      "--base-url",
+      `${origin}/v1`,
+    ],
+    env: yoiEnv(env),
+  }),
+  async drive(child, prompt) {
+    let nextId = 1;
+    const waiting = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+    let text = "";
+    let partial = "";
+    const send = (message: object) =>
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+    const request = (method: string, params: object) =>
+      new Promise<unknown>((resolve, reject) => {
+        const id = nextId++;
+        waiting.set(id, { resolve, reject });
+        send({ id, method, params });
+      });
+    child.stdout.on("data", (d: string) => {
+      const lines = (partial + d).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) {
+        if (line.trim() === "") continue;
+        const message = JSON.parse(line) as {
+          id?: number;
+          method?: string;
+          params?: { update?: { sessionUpdate?: string; content?: { type?: string; text?: string } } } & {
+            options?: { optionId: string; kind: string }[];
+          };
+          result?: unknown;
+          error?: { message: string };
+        };
+        if (message.method === "session/update") {
+          const update = message.params?.update;
+          if (update?.sessionUpdate === "agent_message_chunk" && update.content?.type === "text")
+            text += update.content.text ?? "";
+        } else if (message.method === "session/request_permission" && message.id !== undefined) {
+          const allow = message.params?.options?.find((o) => o.kind === "allow_once");
+          send({
+            id: message.id,
+            result: {
+              outcome: allow ? { outcome: "selected", optionId: allow.optionId } : { outcome: "cancelled" },
+            },
+          });
+        } else if (message.method !== undefined && message.id !== undefined) {
+          send({
+            id: message.id,
+            error: { code: -32601, message: `the bench does not offer ${message.method}` },
+          });
+        } else if (message.id !== undefined) {
+          const waiter = waiting.get(message.id);
+          waiting.delete(message.id);
+          if (message.error) waiter?.reject(new Error(`ACP error: ${message.error.message}`));
+          else waiter?.resolve(message.result);
+        }
+      }
+    });
+    await request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const { sessionId } = (await request("session/new", { cwd: project, mcpServers: [] })) as {
+      sessionId: string;
+    };
+    const done = (await request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: prompt }],
+    })) as {
+      stopReason: string;
+    };
+    if (done.stopReason !== "end_turn") throw new Error(`session/prompt ended with ${done.stopReason}`);
+    child.stdin.end();
+    return text;
+  },
+};
 
 /** One session's record, as the server saw it. */
 interface Run {
@@ -275,7 +432,8 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
   current = run;
   const { command, args, env } = subject.start({ origin, home, env: baseEnv(home), prompt: PROMPT });
   const start = performance.now();
-  const child = spawn(command, args, { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { cwd: project, env, stdio: "pipe" });
+  if (subject.drive === undefined) child.stdin.end();
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => {
@@ -284,6 +442,17 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
   child.stderr.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
   });
+  // A server subject's client: what it read as the answer counts as the output; a failure ends the process.
+  let driveError: unknown;
+  const driven = subject.drive?.(child, PROMPT).then(
+    (text) => {
+      stdout += `\n${text}`;
+    },
+    (error: unknown) => {
+      driveError = error;
+      child.kill("SIGKILL");
+    },
+  );
   let peak = 0;
   let cpuMs = 0;
   const poll = setInterval(() => {
@@ -305,10 +474,13 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
   clearInterval(poll);
   clearTimeout(timer);
   await closed;
+  await driven;
   current = undefined;
   if (!KEEP) rmSync(home, { recursive: true, force: true });
 
   const what = `${subject.name} (${turns} turns)`;
+  if (driveError !== undefined)
+    throw new Error(`${what}: ${errorMessage(driveError)}\n${stderr.slice(-2000)}`);
   if (code !== 0) {
     const how = code === null ? `was stopped after ${limitMs / 1000} s` : `exited ${code}`;
     throw new Error(`${what} ${how}:\n${stderr.slice(-2000)}`);
@@ -323,8 +495,11 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
     throw new Error(`${what}: the last request does not carry the last tool call and its result`);
   }
   const gaps = run.arrived.slice(1).map((a, i) => a - (run.ended[i] ?? Number.NaN));
-  if (KEEP)
+  if (KEEP) {
     writeFileSync(`${home}.gaps.json`, JSON.stringify({ subject: subject.name, gaps, bytes: run.bytes }));
+    writeFileSync(`${home}.out.txt`, `${stdout}\n--- stderr\n${stderr}`);
+    writeFileSync(`${home}.last-request.json`, run.lastBody);
+  }
   // gaps[k] is the gap before turn k + 2 (turns counted from 1).
   const firstFrom = Math.min(FIRST_TURN - 2, gaps.length - WINDOW);
   const firstGap = median(gaps.slice(firstFrom, firstFrom + WINDOW));
@@ -344,6 +519,7 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
 }
 
 const subjects: Subject[] = [floor, yoi];
+if (HOSTS) subjects.push(yoiServe, yoiAcp);
 if (COMPARE_DIST !== undefined)
   subjects.push(yoiAt(`yoi -p (${COMPARE_DIST})`, path.join(COMPARE_DIST, "bin.js")));
 const installed = peers(project);
@@ -356,7 +532,7 @@ try {
     try {
       await runOnce(s, 20);
     } catch (error) {
-      if (s === floor || s === yoi) throw error;
+      if (s === floor || s === yoi || s === yoiServe || s === yoiAcp) throw error;
       // A peer that cannot run here (offline, a changed CLI) is left out, not a failed bench.
       subjects.splice(subjects.indexOf(s), 1);
       process.stderr.write(
@@ -371,7 +547,7 @@ try {
       try {
         r = await runOnce(s);
       } catch (error) {
-        if (s === floor || s === yoi) throw error;
+        if (s === floor || s === yoi || s === yoiServe || s === yoiAcp) throw error;
         subjects.splice(subjects.indexOf(s), 1);
         process.stderr.write(
           `long-session: ${s.name} failed in round ${round + 1}; its rows are skipped: ${error}\n`,
@@ -445,6 +621,33 @@ try {
     });
     row("wall, spawn to exit", "wallMs", "ms");
     row("peak RSS", "peakMB", "MB", { target: 1.3 });
+  }
+  // The same loop through the servers, against print mode of the same rounds: issue 38 wants each gap within 1.5x.
+  const print = results.get(yoi)!;
+  for (const s of [yoiServe, yoiAcp]) {
+    const rs = results.get(s);
+    if (rs === undefined || rs.length === 0) continue;
+    const rows: [string, "firstGap" | "lastGap" | "meanGap" | "cpuPerTurn", number | undefined][] = [
+      [`gap per turn, ${first} (median)`, "firstGap", undefined],
+      [`gap per turn, last ${WINDOW} turns (median)`, "lastGap", 1.5],
+      ["gap per turn, all turns (mean)", "meanGap", undefined],
+      ["CPU time per turn", "cpuPerTurn", undefined],
+    ];
+    for (const [name, key, target] of rows) {
+      const subject = pick(rs, key);
+      const baseline = pick(print, key);
+      report({
+        group: "cli",
+        name: `long session, ${TURNS} turns, ${s.name} vs yoi -p: ${name}`,
+        subject: median(subject),
+        baseline: median(baseline),
+        ratio: pairedRatio(subject, baseline),
+        baselineName: "yoi -p, same run",
+        unit: "ms",
+        ...(target === undefined ? {} : { target }),
+        note: `${ROUNDS} rounds: ${spread(subject)} vs ${spread(baseline)}`,
+      });
+    }
   }
 } finally {
   await closeServer(server);
