@@ -29,6 +29,7 @@ import { APPROVALS_SOURCE, approvalRule, readApprovals } from "./project-approva
 import { projectRoot } from "./project-root.ts";
 import type { ModelSetup, SetupOptions } from "./session-setup.ts";
 import { recordedBaseURL } from "./sessions/resume-target.ts";
+import { boundYoungGeneration } from "./young-generation.ts";
 
 export interface OpenPodOptions {
   env?: SetupOptions["env"];
@@ -55,6 +56,7 @@ export async function openPodWith(
   setup: ModelSetup,
   options: Pick<OpenPodOptions, "continueLast" | "resume" | "fork" | "ask" | "env" | "fileAccess">,
 ): Promise<OpenedPod> {
+  boundYoungGeneration();
   let pod: Pod;
   // The pod makes the client for the config's model (setup.config.model), its key from `env`.
   const podOptions: PodOptions = {

@@ -13,6 +13,7 @@ import { applyPermissionFlags } from "../permission-flags.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { sanitize } from "../terminal-text.ts";
 import { cliVersion } from "../version.ts";
+import { boundYoungGeneration } from "../young-generation.ts";
 import { isLoopback } from "./auth.ts";
 import { startServeServer } from "./serve-server.ts";
 import { openServeStore, type ServeStore } from "./serve-store.ts";
@@ -20,6 +21,7 @@ import { SessionHost } from "./session-host.ts";
 import { ServeUsers } from "./users.ts";
 
 export async function serveCommand(command: Extract<Command, { kind: "serve" }>): Promise<number> {
+  boundYoungGeneration();
   const env = process.env;
   const users = new ServeUsers({
     adminToken: env.YOI_SERVE_TOKEN?.trim() || undefined,

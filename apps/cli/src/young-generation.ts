@@ -1,0 +1,45 @@
+/**
+ * Bounds V8's young generation in a process that runs sessions.
+ *
+ * V8 doubles the young generation each time the bytes that survived its
+ * scavenges since the last doubling exceed its size, and gives the memory
+ * back only when the process allocates slowly. An agent allocates steadily
+ * and something always survives (each request body is alive while it is
+ * sent), so over a long session the young generation grows to V8's maximum
+ * (64 MB semi-spaces, 128 MB on Node 24) whatever the agent keeps: in the
+ * long-session bench (issue 38) it was most of yoi's peak RSS above the
+ * floor's, while the live heap stayed near 20 MB.
+ *
+ * `--max-semi-space-size` cannot be set once the heap exists, and the CLI
+ * has no command line of its own to put it on (an `env -S` shebang breaks
+ * where `env` has no `-S`, such as BusyBox). The growth factor is read at
+ * each growth, so once the young generation has reached {@link CAP_BYTES}
+ * the factor is set to 1 and it grows no more (a growth already under way
+ * may still finish: it ends near 40 MB). Measured in that bench, a cap of
+ * this size cut peak RSS from 1.57x the floor's to 1.19x and cost no CPU per
+ * turn; a 16 MB young generation (`--max-semi-space-size=8`) cost about 10%
+ * more CPU per turn, scavenging that much more often. A user who sizes the young generation (`--max-semi-space-size`
+ * or `--semi-space-growth-factor` in NODE_OPTIONS or on node's command
+ * line) keeps their choice.
+ */
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+
+/** The size of the young generation (both semi-spaces, as `new_space` reports it) past which it stops growing. */
+const CAP_BYTES = 32 * 1024 * 1024;
+
+let started = false;
+
+/** Starts watching the young generation's size after each GC (once per process; later calls do nothing). */
+export function boundYoungGeneration(): void {
+  if (started) return;
+  started = true;
+  const flags = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`;
+  if (/--(max-semi-space-size|semi-space-growth-factor)\b/.test(flags)) return;
+  const observer = new PerformanceObserver(() => {
+    const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
+    if (young === undefined || young.space_size < CAP_BYTES) return;
+    setFlagsFromString("--semi-space-growth-factor=1");
+    observer.disconnect();
+  });
+  observer.observe({ entryTypes: ["gc"] });
+}
