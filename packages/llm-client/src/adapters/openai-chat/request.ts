@@ -216,12 +216,7 @@ export function buildOpenAIChatRequest(
  */
 function assistantMessage(items: Item[], start: number, end: number): AssistantParam | undefined {
   const kept = assistantRuns.get(items[start]!);
-  if (
-    kept !== undefined &&
-    kept.run.length === end - start &&
-    kept.run.every((it, k) => it === items[start + k])
-  )
-    return kept.message;
+  if (kept !== undefined && sameRun(kept.run, items, start, end)) return kept.message;
   let text = "";
   const calls: ToolCallParam[] = [];
   for (let i = start; i < end; i++) {
@@ -248,6 +243,13 @@ function assistantMessage(items: Item[], start: number, end: number): AssistantP
   }
   assistantRuns.set(items[start]!, { run: items.slice(start, end), message });
   return message;
+}
+
+/** Whether `items[start..end)` are the items of `run`, one by one. */
+function sameRun(run: Item[], items: Item[], start: number, end: number): boolean {
+  if (run.length !== end - start) return false;
+  for (let k = 0; k < run.length; k++) if (run[k] !== items[start + k]) return false;
+  return true;
 }
 
 /** The tool message of a result. Chat has no error flag on tool messages; the model learns it from the text. */
