@@ -144,9 +144,10 @@ describe("agent and tool spans", () => {
     const [first, second] = [...chats].sort(
       (x, y) => x.startTime[0] - y.startTime[0] || x.startTime[1] - y.startTime[1],
     );
-    expect(second!.startTime[0] * 1e9 + second!.startTime[1]).toBeGreaterThanOrEqual(
-      a!.endTime[0] * 1e9 + a!.endTime[1],
-    );
+    // The SDK takes a span's start from Date.now() (whole ms) and its end from the performance clock:
+    // compare to the millisecond.
+    const ms = (t: readonly [number, number]) => t[0] * 1e3 + Math.floor(t[1] / 1e6);
+    expect(ms(second!.startTime)).toBeGreaterThanOrEqual(ms(a!.endTime));
     expect(first!.attributes["gen_ai.response.finish_reasons"]).toEqual(["tool_use"]);
 
     const { resourceMetrics } = await reader.collect();
