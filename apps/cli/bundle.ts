@@ -110,6 +110,40 @@ const englishZodLocale: Plugin = {
 };
 
 /**
+ * `@hono/zod-openapi` (serve's routes) hands zod's whole namespace to
+ * `extendZodWithOpenApi(z)`, which reads only `z.ZodType` from it. A
+ * namespace used as a value keeps every one of zod's exports (its JSON
+ * Schema importer, its compiler, every schema kind), and esbuild splits
+ * chunks by file: the zod files print mode shares with serve then carried
+ * all of it, some 180 KB more zod evaluated before every first request. Here
+ * the call is given `ZodType` by name, and the package's `z` (which yoi's
+ * serve code imports from `zod` instead) is left unused, so zod stays
+ * shaken as before. A version whose source no longer has the call fails
+ * the build, rather than quietly bringing the cost back.
+ */
+const ZOD_OPENAPI_NAMESPACE = {
+  import: 'import { z } from "zod";',
+  call: "extendZodWithOpenApi(z);",
+};
+const zodOpenApiByName: Plugin = {
+  name: "zod-openapi-by-name",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@hono[\\/]zod-openapi[\\/]dist[\\/]index\.mjs$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const { import: from, call } = ZOD_OPENAPI_NAMESPACE;
+      if (!source.includes(from) || !source.includes(call))
+        throw new Error(`bundle.ts: ${args.path} no longer has \`${call}\`; look at zodOpenApiByName again`);
+      return {
+        loader: "js",
+        contents: source
+          .replace(from, 'import * as z from "zod";')
+          .replace(call, "extendZodWithOpenApi({ ZodType: z.ZodType });"),
+      };
+    });
+  },
+};
+
+/**
  * uuid draws its random bytes from the global `crypto.getRandomValues`
  * (WebCrypto), and reading that global loads Node's whole WebCrypto
  * implementation (some 0.7 ms, before every session's first request, for
@@ -249,7 +283,7 @@ await build({
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",
-  plugins: [commonJsNamespaces, lazyGenaiImports, englishZodLocale, uuidNodeRng],
+  plugins: [commonJsNamespaces, lazyGenaiImports, englishZodLocale, uuidNodeRng, zodOpenApiByName],
 });
 const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
 const buildHash = createHash("sha256");

@@ -3,7 +3,7 @@
  * validated with them (a 400 carries the zod issues) and the OpenAPI
  * document is generated from them (each named schema is a component).
  */
-import { z } from "@hono/zod-openapi";
+import * as z from "zod";
 
 export const CreateSessionBody = z
   .strictObject({

@@ -3,7 +3,8 @@
  * server registers its handlers from them and the OpenAPI document is
  * generated from them (`GET /v1/openapi.json`).
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
+import * as z from "zod";
 import {
   CancelAccepted,
   CreateSessionBody,
