@@ -6,13 +6,13 @@
  * verbatim (tool output refs, decisions, paths).
  */
 
-import { COMPACTION_RETAIN_PROMPT, COMPACTION_SUMMARY_PROMPT } from "@yoi/manifest";
+import { COMPACTION_DEFAULTS } from "@yoi/manifest";
 
 /** The default summary prompt; its answer goes in `<summary>` tags. The manifest holds the text, as the default of the `compaction` config section. */
-export const DEFAULT_SUMMARY_PROMPT = COMPACTION_SUMMARY_PROMPT;
+export const DEFAULT_SUMMARY_PROMPT = COMPACTION_DEFAULTS.summaryPrompt;
 
 /** The default retain prompt; its answer goes in `<retain>` tags. The text is the manifest's, like the summary prompt's. */
-export const DEFAULT_RETAIN_PROMPT = COMPACTION_RETAIN_PROMPT;
+export const DEFAULT_RETAIN_PROMPT = COMPACTION_DEFAULTS.retainPrompt;
 
 /** Appends directives to a prompt as a bullet list; the prompt itself is kept. */
 export function withDirectives(prompt: string, directives: readonly string[]): string {

@@ -3,19 +3,12 @@ import type { ModelInfo, ProviderKind } from "./catalog.ts";
 import { findModel, PROVIDER_KINDS } from "./catalog.ts";
 import { MODEL_CATALOG } from "./catalog-data.ts";
 import {
-  COMPACTION_AUTO,
-  COMPACTION_ENABLED,
-  COMPACTION_RETAIN_LAST_TURNS,
-  COMPACTION_RETAIN_PROMPT,
-  COMPACTION_SUMMARY_PROMPT,
-  COMPACTION_THRESHOLD_RATIO,
+  COMPACTION_DEFAULTS,
   INLINE_THRESHOLD_BYTES,
   SUMMARY_HEAD_LINES,
   SUMMARY_MAX_BYTES,
   SUMMARY_TAIL_LINES,
-  TOOL_OUTPUT_CACHE_ENABLED,
-  TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
-  TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  TOOL_OUTPUT_CACHE_DEFAULTS,
   TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH,
   TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES,
   TOOL_OUTPUT_MAX_BYTES,
@@ -170,15 +163,17 @@ const ToolOutputSchema = obj({
 
 /** The `toolOutputCache` section: how much of older tool outputs stays in context (docs/design/context-management.md#the-tool-output-cache). */
 export const ToolOutputCacheSchema = obj({
-  enabled: bool().default(TOOL_OUTPUT_CACHE_ENABLED),
+  enabled: bool().default(TOOL_OUTPUT_CACHE_DEFAULTS.enabled),
   contextBudgetTokens: positiveInt("a positive integer or null")
     .nullable()
     .default(null)
     .meta({ description: "null: clamp(contextWindow * 0.25, 20000, 60000)." }),
   maxMessageBytes: intAtLeast(TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES).default(
-    TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+    TOOL_OUTPUT_CACHE_DEFAULTS.maxMessageBytes,
   ),
-  maxLineLength: intAtLeast(TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH).default(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH),
+  maxLineLength: intAtLeast(TOOL_OUTPUT_CACHE_MIN_LINE_LENGTH).default(
+    TOOL_OUTPUT_CACHE_DEFAULTS.maxLineLength,
+  ),
   deleteUnreferencedRefs: bool().default(false).meta({
     description:
       "Delete stored tool outputs that no history references after a compaction. Off keeps them for yoi inspect and the session log.",
@@ -192,20 +187,20 @@ export const ToolOutputCacheSchema = obj({
 const RATIO = "a number greater than 0 and at most 1";
 /** The `compaction` section: when and how history is summarized (docs/design/context-management.md#compaction). */
 export const CompactionSchema = obj({
-  enabled: bool().default(COMPACTION_ENABLED),
-  auto: bool().default(COMPACTION_AUTO),
-  thresholdRatio: boundedNumber(RATIO, { gt: 0, lte: 1 }).default(COMPACTION_THRESHOLD_RATIO),
+  enabled: bool().default(COMPACTION_DEFAULTS.enabled),
+  auto: bool().default(COMPACTION_DEFAULTS.auto),
+  thresholdRatio: boundedNumber(RATIO, { gt: 0, lte: 1 }).default(COMPACTION_DEFAULTS.thresholdRatio),
   model: modelRef()
     .nullable()
     .default(null)
     .meta({ description: "Model for the summary call; null: the session's." }),
-  summaryPrompt: nonBlank("a non-empty string").default(COMPACTION_SUMMARY_PROMPT),
+  summaryPrompt: nonBlank("a non-empty string").default(COMPACTION_DEFAULTS.summaryPrompt),
   summaryDirectives: stringList().default(noStrings),
   retainPrompt: nonBlank("a non-empty string, or null to turn retain off")
     .nullable()
-    .default(COMPACTION_RETAIN_PROMPT),
+    .default(COMPACTION_DEFAULTS.retainPrompt),
   retainDirectives: stringList().default(noStrings),
-  retainLastTurns: nonNegativeInt().default(COMPACTION_RETAIN_LAST_TURNS),
+  retainLastTurns: nonNegativeInt().default(COMPACTION_DEFAULTS.retainLastTurns),
 });
 
 const MS = "a number of milliseconds (an integer >= 0)";

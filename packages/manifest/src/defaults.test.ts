@@ -1,17 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "./config-schema.ts";
 import {
-  COMPACTION_RETAIN_LAST_TURNS,
-  COMPACTION_RETAIN_PROMPT,
-  COMPACTION_SUMMARY_PROMPT,
-  COMPACTION_THRESHOLD_RATIO,
+  COMPACTION_DEFAULTS,
   estimateTokens,
   INLINE_THRESHOLD_BYTES,
   SUMMARY_HEAD_LINES,
   SUMMARY_MAX_BYTES,
   SUMMARY_TAIL_LINES,
-  TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH,
-  TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES,
+  TOOL_OUTPUT_CACHE_DEFAULTS,
   TOOL_OUTPUT_MAX_BYTES,
   toolOutputCacheBudgetTokens,
 } from "./defaults.ts";
@@ -23,12 +19,12 @@ describe("named defaults", () => {
     expect(SUMMARY_MAX_BYTES).toBe(400);
     expect(SUMMARY_HEAD_LINES).toBe(5);
     expect(SUMMARY_TAIL_LINES).toBe(3);
-    expect(TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES).toBe(50 * 1024);
-    expect(TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH).toBe(2000);
-    expect(COMPACTION_THRESHOLD_RATIO).toBe(0.8);
-    expect(COMPACTION_RETAIN_LAST_TURNS).toBe(1);
-    expect(COMPACTION_SUMMARY_PROMPT).toContain("<summary></summary>");
-    expect(COMPACTION_RETAIN_PROMPT).toContain("<retain></retain>");
+    expect(TOOL_OUTPUT_CACHE_DEFAULTS.maxMessageBytes).toBe(50 * 1024);
+    expect(TOOL_OUTPUT_CACHE_DEFAULTS.maxLineLength).toBe(2000);
+    expect(COMPACTION_DEFAULTS.thresholdRatio).toBe(0.8);
+    expect(COMPACTION_DEFAULTS.retainLastTurns).toBe(1);
+    expect(COMPACTION_DEFAULTS.summaryPrompt).toContain("<summary></summary>");
+    expect(COMPACTION_DEFAULTS.retainPrompt).toContain("<retain></retain>");
   });
 
   it("fills every section of an empty config from the named constants", () => {
@@ -64,9 +60,9 @@ describe("named defaults", () => {
       auto: true,
       thresholdRatio: 0.8,
       model: null,
-      summaryPrompt: COMPACTION_SUMMARY_PROMPT,
+      summaryPrompt: COMPACTION_DEFAULTS.summaryPrompt,
       summaryDirectives: [],
-      retainPrompt: COMPACTION_RETAIN_PROMPT,
+      retainPrompt: COMPACTION_DEFAULTS.retainPrompt,
       retainDirectives: [],
       retainLastTurns: 1,
     });
@@ -74,6 +70,12 @@ describe("named defaults", () => {
     expect(config.providers.anthropic).toEqual({ kind: "anthropic", apiKeyEnv: "ANTHROPIC_API_KEY" });
     expect(config.permissions.rules).toEqual([]);
     expect(config.scope).toEqual({});
+  });
+
+  it("keys the section defaults as the sections: each is what an empty section parses to", () => {
+    const config = ConfigSchema.parse({});
+    expect(config.compaction).toMatchObject(COMPACTION_DEFAULTS);
+    expect(config.toolOutputCache).toMatchObject(TOOL_OUTPUT_CACHE_DEFAULTS);
   });
 
   it("holds no per-tool permission defaults: the pod owns its tools', the config only overrides them", () => {

@@ -22,18 +22,24 @@ export const SUMMARY_TAIL_LINES = 3;
 
 // The tool output cache: docs/design/context-management.md#the-tool-output-cache.
 
-/** Tool output cache: cap of one in-context tool message, in bytes. */
-export const TOOL_OUTPUT_CACHE_MAX_MESSAGE_BYTES = 50 * 1024;
-/** Tool output cache: longest line kept in the in-context view. */
-export const TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH = 2000;
+/**
+ * Defaults of the config's `toolOutputCache` section, keyed as its fields
+ * are (the schema's defaults and the code's own fallbacks read them here).
+ */
+export const TOOL_OUTPUT_CACHE_DEFAULTS = {
+  /** The cache is on unless a config turns it off. */
+  enabled: true,
+  /** Cap of one in-context tool message, in bytes. */
+  maxMessageBytes: 50 * 1024,
+  /** Longest line kept in the in-context view. */
+  maxLineLength: 2000,
+} as const;
 /** Tool output cache: the budget is `clamp(window * ratio, min, max)` tokens. */
 export const TOOL_OUTPUT_CACHE_BUDGET_RATIO = 0.25;
 /** Tool output cache: lower bound of the derived context budget, in tokens. */
 export const TOOL_OUTPUT_CACHE_BUDGET_MIN_TOKENS = 20_000;
 /** Tool output cache: upper bound of the derived context budget, in tokens. */
 export const TOOL_OUTPUT_CACHE_BUDGET_MAX_TOKENS = 60_000;
-/** Tool output cache is on unless a config turns it off. */
-export const TOOL_OUTPUT_CACHE_ENABLED = true;
 /** Bytes per token when no tokenizer is available. */
 export const BYTES_PER_TOKEN_ESTIMATE = 4;
 
@@ -55,21 +61,12 @@ export function estimateTokens(text: string): number {
 
 // Compaction: docs/design/context-management.md#compaction.
 
-/** Compaction starts when the context reaches this share of the window. */
-export const COMPACTION_THRESHOLD_RATIO = 0.8;
-/** Turns kept verbatim after compaction. */
-export const COMPACTION_RETAIN_LAST_TURNS = 1;
-/** Compaction is available unless a config turns it off. */
-export const COMPACTION_ENABLED = true;
-/** Compaction runs by itself when the threshold is reached; `false` leaves only manual `/compact`. */
-export const COMPACTION_AUTO = true;
-
 /**
  * Default instruction of the compaction summary call: the answer
  * goes in `<summary>` tags. `compaction.summaryDirectives` are appended to it
  * as bullets; `compaction.summaryPrompt` replaces it.
  */
-export const COMPACTION_SUMMARY_PROMPT = `Your context window is filling up, so the conversation above will be replaced by a summary you write now. Write it for yourself: after this point you will only see the summary (and the most recent turn), and you must be able to continue the work without asking the user to repeat anything.
+const SUMMARY_PROMPT = `Your context window is filling up, so the conversation above will be replaced by a summary you write now. Write it for yourself: after this point you will only see the summary (and the most recent turn), and you must be able to continue the work without asking the user to repeat anything.
 
 Cover, in this order:
 1. The user's requests and intent, in their own words where the wording matters, including every constraint and preference they stated.
@@ -84,7 +81,24 @@ Be specific (names, paths, numbers, identifiers) and concise. Do not invent anyt
  * Default retain instruction: facts that must survive word for
  * word, in `<retain>` tags. `compaction.retainPrompt: null` turns retain off.
  */
-export const COMPACTION_RETAIN_PROMPT = `Before the summary, list inside <retain></retain> tags the facts that must survive word for word: tool output references (every \`ref=<id>\` / \`[blob:<id>]\` that may be needed again, with what it contains), file paths, identifiers, exact error messages, and the user's explicit instructions. One item per line. Write <retain></retain> with nothing inside when there is nothing to keep.`;
+const RETAIN_PROMPT = `Before the summary, list inside <retain></retain> tags the facts that must survive word for word: tool output references (every \`ref=<id>\` / \`[blob:<id>]\` that may be needed again, with what it contains), file paths, identifiers, exact error messages, and the user's explicit instructions. One item per line. Write <retain></retain> with nothing inside when there is nothing to keep.`;
+
+/**
+ * Defaults of the config's `compaction` section, keyed as its fields are
+ * (the schema's defaults and compaction's own fallbacks read them here).
+ */
+export const COMPACTION_DEFAULTS = {
+  /** Compaction is available unless a config turns it off. */
+  enabled: true,
+  /** Compaction runs by itself when the threshold is reached; `false` leaves only manual `/compact`. */
+  auto: true,
+  /** Compaction starts when the context reaches this share of the window. */
+  thresholdRatio: 0.8,
+  summaryPrompt: SUMMARY_PROMPT,
+  retainPrompt: RETAIN_PROMPT,
+  /** Turns kept verbatim after compaction. */
+  retainLastTurns: 1,
+} as const;
 
 /** Tool output cache: smallest allowed `maxMessageBytes` (smaller leaves no room for a placeholder). */
 export const TOOL_OUTPUT_CACHE_MIN_MESSAGE_BYTES = 1024;

@@ -7,7 +7,7 @@
 
 import type { FileHandle } from "node:fs/promises";
 import * as path from "node:path";
-import { TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH, TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { TOOL_OUTPUT_CACHE_DEFAULTS, TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { errorMessage, YoiError } from "@yoi/manifest/errors";
 import { type ResolvedFileRef, resolveFileRef } from "../input/file-ref.ts";
 import type { FileAccess } from "./file-access.ts";
@@ -259,7 +259,7 @@ async function takeLines(
   const limit =
     options.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(options.limit));
   const maxBytes = options.maxBytes ?? TOOL_OUTPUT_MAX_BYTES;
-  const maxLine = options.maxLineLength ?? TOOL_OUTPUT_CACHE_MAX_LINE_LENGTH;
+  const maxLine = options.maxLineLength ?? TOOL_OUTPUT_CACHE_DEFAULTS.maxLineLength;
   const lines: string[] = [];
   let lineNo = 0;
   let bytes = 0;
