@@ -58,6 +58,11 @@ export async function openPodWith(
 ): Promise<OpenedPod> {
   boundYoungGeneration();
   let pod: Pod;
+  // "Always for this project" answers of earlier sessions, read while the pod opens (a damaged file fails the open below).
+  const approvals = projectRoot(setup.cwd, setup.config.scope.root).then((root) =>
+    readApprovals(setup.homeDir, root),
+  );
+  approvals.catch(() => {}); // awaited below; a failure while the pod opens must not be an unhandled rejection
   // The pod makes the client for the config's model (setup.config.model), its key from `env`.
   const podOptions: PodOptions = {
     config: setup.config,
@@ -115,10 +120,7 @@ export async function openPodWith(
     }
   }
   try {
-    // "Always for this project" answers of earlier sessions: rules of this one too.
-    const root = await projectRoot(setup.cwd, setup.config.scope.root);
-    for (const approval of await readApprovals(setup.homeDir, root))
-      pod.permissions.addRule(approvalRule(approval), APPROVALS_SOURCE);
+    for (const approval of await approvals) pod.permissions.addRule(approvalRule(approval), APPROVALS_SOURCE);
   } catch (error) {
     await pod.close().catch(() => {});
     throw error;

@@ -112,6 +112,9 @@ export async function loadProjectConfig(
   } catch {}
   if (!info?.isDirectory()) throw usageError(`--cwd: ${cwd} is not a directory`);
   const trust = options.trust ?? true;
+  // The saved keys are read while the config loads (neither needs the other).
+  const saved = loadCredentials(homeDir);
+  saved.catch(() => {}); // awaited below, after the config's own errors
   const loaded = await loadConfig({
     cwd,
     homeDir,
@@ -120,7 +123,7 @@ export async function loadProjectConfig(
     trust: typeof trust === "boolean" ? trust : projectTrust(homeDir, env, trust),
   });
   const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
-  const credentials = await loadCredentials(homeDir);
+  const credentials = await saved;
   return { loaded, config: loaded.config, sources: loaded.sources, cwd, homeDir, dataDir, credentials };
 }
 

@@ -38,7 +38,6 @@ export function sessionDataDir(options: Pick<PodOptions, "config" | "cwd" | "dat
 export async function openSessionBase(options: PodOptions): Promise<SessionBase> {
   const config = options.config ?? ConfigSchema.parse({});
   const cwd = path.resolve(options.cwd ?? process.cwd());
-  const fs = await scopeFromConfig(config.scope, cwd);
   const root = path.resolve(cwd, config.scope.root ?? ".");
   const dataDir = sessionDataDir({ config, cwd, dataDir: options.dataDir });
   // Blobs and session logs of one data directory: the blobs' fsyncs run behind the tool loop (write-behind),
@@ -55,20 +54,26 @@ export async function openSessionBase(options: PodOptions): Promise<SessionBase>
       ...(options.fsync !== undefined ? { fsync: options.fsync } : {}),
       ...(ownBlobs !== undefined && { blobs: ownBlobs }),
     });
-  const sandbox = await podSandbox({
-    settings: sandboxSettings(config.sandbox),
-    bash: options.bash !== false,
-    ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
-    writeRoots: fs.writeRoots,
-    dataDir,
-  });
-  const extensions: Extensions = options.extensions
-    ? await loadExtensions({ projectDir: root, homeDir: options.extensions.homeDir })
-    : { commands: [], skills: [], problems: [] };
-  const loaded =
+  // The extensions and the agents are read while the scope and then the sandbox are set up: none needs them.
+  const scope = scopeFromConfig(config.scope, cwd);
+  const [fs, sandbox, extensions, loaded] = await Promise.all([
+    scope,
+    scope.then((fs) =>
+      podSandbox({
+        settings: sandboxSettings(config.sandbox),
+        bash: options.bash !== false,
+        ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
+        writeRoots: fs.writeRoots,
+        dataDir,
+      }),
+    ),
+    options.extensions
+      ? loadExtensions({ projectDir: root, homeDir: options.extensions.homeDir })
+      : ({ commands: [], skills: [], problems: [] } satisfies Extensions),
     config.task.maxDepth > 0
-      ? await loadAgents(options.agentDirs ?? agentDirs(root, homedir()))
-      : { agents: new Map<string, AgentDefinition>(), problems: [] };
+      ? loadAgents(options.agentDirs ?? agentDirs(root, homedir()))
+      : { agents: new Map<string, AgentDefinition>(), problems: [] },
+  ]);
   return {
     config,
     fs,
