@@ -13,6 +13,7 @@
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ProjectSettings, writePrivateFile } from "@yoi/manifest";
+import { sanitize } from "./terminal-text.ts";
 
 /** How a command takes part in the decision. */
 export interface TrustPrompt {
@@ -29,8 +30,17 @@ export interface TrustPrompt {
  * left out; `where` is how it names the project's directory to its user.
  */
 export function untrustedNote(settings: ProjectSettings, where: "here" | "there" = "here"): string {
-  return `ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi ${where} once to trust it, or set YOI_TRUST_PROJECT=1`;
+  return `ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers, language servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi ${where} once to trust it, or set YOI_TRUST_PROJECT=1`;
 }
+
+/**
+ * How a command that cannot ask takes part (print mode, `yoi mcp`, `yoi lsp`):
+ * only YOI_TRUST_PROJECT=1 or a remembered yes trusts the project, and what
+ * was left out is said on stderr.
+ */
+export const WITHOUT_ASKING: TrustPrompt = {
+  onIgnored: (settings) => process.stderr.write(`yoi: ${sanitize(untrustedNote(settings))}\n`),
+};
 
 /** The trust decision for `loadConfig({ trust })`. */
 export function projectTrust(

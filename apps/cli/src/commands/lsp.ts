@@ -6,9 +6,11 @@
  * for a trusted project (as print mode: YOI_TRUST_PROJECT=1 or an earlier
  * interactive yes).
  */
-import type { LspServerStatus } from "@yoi/pod";
+import * as path from "node:path";
+import { defaultBashEnv, LspManager, type LspServerStatus } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { EXIT } from "../exit-codes.ts";
+import { WITHOUT_ASKING } from "../project-trust.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitizeDeep } from "../terminal-text.ts";
@@ -18,17 +20,8 @@ const START_WAIT_MS = 30_000;
 
 export async function lspCommand(command: Extract<Command, { kind: "lsp" }>): Promise<number> {
   const env = process.env;
-  const cli = await loadCliConfig(command.flags, {
-    env,
-    trust: {
-      onIgnored: (ignored) =>
-        process.stderr.write(
-          `yoi: ignoring what ${ignored.file} sets for language servers, MCP servers, hooks, providers, scope, session or permissions: this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
-        ),
-    },
-  });
+  const cli = await loadCliConfig(command.flags, { env, trust: WITHOUT_ASKING });
   const style = createStyle(colorEnabled(process.stdout));
-  const [{ LspManager, defaultBashEnv }, path] = await Promise.all([import("@yoi/pod"), import("node:path")]);
   const manager = new LspManager({
     config: cli.config.lsp,
     root: path.resolve(cli.cwd, cli.config.scope.root ?? "."),

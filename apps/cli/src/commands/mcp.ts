@@ -8,21 +8,14 @@
 import { McpManager, type McpServerStatus } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { EXIT } from "../exit-codes.ts";
+import { WITHOUT_ASKING } from "../project-trust.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitizeDeep } from "../terminal-text.ts";
 
 export async function mcpCommand(command: Extract<Command, { kind: "mcp" }>): Promise<number> {
   const env = process.env;
-  const cli = await loadCliConfig(command.flags, {
-    env,
-    trust: {
-      onIgnored: (ignored) =>
-        process.stderr.write(
-          `yoi: ignoring what ${ignored.file} sets for MCP servers, hooks, providers, scope, session or permissions: this project is not trusted yet; run yoi here once to trust it, or set YOI_TRUST_PROJECT=1\n`,
-        ),
-    },
-  });
+  const cli = await loadCliConfig(command.flags, { env, trust: WITHOUT_ASKING });
   const style = createStyle(colorEnabled(process.stdout));
   if (Object.keys(cli.config.mcpServers).length === 0) {
     process.stdout.write(

@@ -31,7 +31,7 @@ import { EXIT } from "../exit-codes.ts";
 import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from "../input-limit.ts";
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
-import { untrustedNote } from "../project-trust.ts";
+import { WITHOUT_ASKING } from "../project-trust.ts";
 import { applySessionFlags, loadProjectConfig, modelSetup, type SetupOptions } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup/trace.ts";
@@ -54,11 +54,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
 
   markStartup("print: prompt read");
   // Print mode cannot ask: a project's own settings that widen reach apply once trusted (YOI_TRUST_PROJECT=1, or a yes in interactive yoi).
-  const trust: SetupOptions = {
-    trust: {
-      onIgnored: (ignored) => process.stderr.write(`yoi: ${sanitize(untrustedNote(ignored))}\n`),
-    },
-  };
+  const trust: SetupOptions = { trust: WITHOUT_ASKING };
   let base = await loadProjectConfig(command.flags, trust);
   // The picker (only for `-r` without an id) is loaded when asked for: it lays out text, which print mode never does otherwise.
   const pick = async (sessions: SessionSummary[]) =>

@@ -5,6 +5,7 @@
  * git work; this file chooses the words.
  */
 import * as path from "node:path";
+import { listWorktrees, openWorktree, removeWorktree, WorktreeError } from "@yoi/pod";
 import type { Command } from "../args.ts";
 import { usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
@@ -16,7 +17,6 @@ export async function enterWorktree(
   command: Extract<Command, { kind: "chat" }>,
 ): Promise<Extract<Command, { kind: "chat" }>> {
   if (command.worktree === undefined) return command;
-  const { openWorktree, WorktreeError } = await import("@yoi/pod");
   const from = path.resolve(command.flags.cwd ?? process.cwd());
   try {
     const worktree = await openWorktree(from, command.worktree.name);
@@ -32,7 +32,6 @@ export async function enterWorktree(
 }
 
 export async function worktreeCommand(command: Extract<Command, { kind: "worktree" }>): Promise<number> {
-  const { listWorktrees, removeWorktree, WorktreeError } = await import("@yoi/pod");
   const cwd = path.resolve(command.flags.cwd ?? process.cwd());
   const style = createStyle(colorEnabled(process.stdout));
   try {
