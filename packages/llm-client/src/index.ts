@@ -86,5 +86,12 @@ export type {
   ToolSpec,
 } from "./request.ts";
 export { STREAM_HOLDBACK_LIMIT, StreamRedactor } from "./stream-redactor.ts";
-export { captureMessageContent, GEN_AI_DURATION_BUCKETS, genAiProviderName } from "./telemetry.ts";
+export {
+  activeContext,
+  captureMessageContent,
+  GEN_AI_DURATION_BUCKETS,
+  genAiProviderName,
+  lazyHistogram,
+  withSpan,
+} from "./telemetry.ts";
 export { acceptsToolResultImages, omittedToolResultImages } from "./tool-result-images.ts";

@@ -13,6 +13,7 @@ import {
   type Context,
   context,
   type Histogram,
+  type MetricOptions,
   metrics,
   type Span,
   SpanKind,
@@ -61,36 +62,34 @@ export function genAiProviderName(provider: string): string {
   }
 }
 
-interface Instruments {
-  tokens: Histogram;
-  duration: Histogram;
+/**
+ * A histogram of the instrumentation scope `scope`, made when first asked
+ * for (never at import time) and made again when the application has
+ * registered another meter provider since (an SDK registered late gets its own).
+ */
+export function lazyHistogram(scope: string, name: string, options: MetricOptions): () => Histogram {
+  let histogram: Histogram | undefined;
+  let from: unknown;
+  return () => {
+    const provider = metrics.getMeterProvider();
+    if (histogram === undefined || from !== provider) {
+      from = provider;
+      histogram = provider.getMeter(scope).createHistogram(name, options);
+    }
+    return histogram;
+  };
 }
 
-/** The instruments, made on the first model call (never at import time). */
-let instruments: Instruments | undefined;
-/** The meter provider the instruments came from (an SDK registered later gets new ones). */
-let instrumentsFrom: unknown;
-
-function getInstruments(): Instruments {
-  const provider = metrics.getMeterProvider();
-  if (instruments === undefined || instrumentsFrom !== provider) {
-    const meter = provider.getMeter(SCOPE);
-    instrumentsFrom = provider;
-    instruments = {
-      tokens: meter.createHistogram("gen_ai.client.token.usage", {
-        description: "Tokens used by a model call, by gen_ai.token.type (input, output)",
-        unit: "{token}",
-        advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-      }),
-      duration: meter.createHistogram("gen_ai.client.operation.duration", {
-        description: "Duration of a model call, from the request to the end of its stream",
-        unit: "s",
-        advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS },
-      }),
-    };
-  }
-  return instruments;
-}
+const tokenHistogram = lazyHistogram(SCOPE, "gen_ai.client.token.usage", {
+  description: "Tokens used by a model call, by gen_ai.token.type (input, output)",
+  unit: "{token}",
+  advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+});
+const durationHistogram = lazyHistogram(SCOPE, "gen_ai.client.operation.duration", {
+  description: "Duration of a model call, from the request to the end of its stream",
+  unit: "s",
+  advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS },
+});
 
 /** What a model call's telemetry needs to know of its client. */
 export interface CallTelemetryOptions {
@@ -142,7 +141,7 @@ export class CallTelemetry {
 
   /** Runs `fn` with the call's span active: what the provider SDK traces hangs under it. */
   within<T>(fn: () => T): T {
-    return context.with(trace.setSpan(this.#parent, this.#span), fn);
+    return withSpan(this.#parent, this.#span, fn);
   }
 
   /** Whether block deltas are wanted (only to capture the completion's text). */
@@ -240,8 +239,8 @@ export class CallTelemetry {
       );
     }
     span.end();
-    const { tokens, duration } = getInstruments();
-    duration.record((performance.now() - this.#started) / 1000, metricAttributes);
+    const tokens = tokenHistogram();
+    durationHistogram().record((performance.now() - this.#started) / 1000, metricAttributes);
     if (usage.inputTokens !== undefined)
       tokens.record(usage.inputTokens, { ...metricAttributes, "gen_ai.token.type": "input" });
     if (usage.outputTokens !== undefined)
@@ -249,9 +248,14 @@ export class CallTelemetry {
   }
 }
 
-/** The parent of a call's span: the context active where `stream` was called. */
+/** The context active now: where a span started here hangs (a call's span, a batch's tool spans). */
 export function activeContext(): Context {
   return context.active();
+}
+
+/** Runs `fn` with `span` active, as a child of `parent`: what `fn` traces hangs under the span. */
+export function withSpan<T>(parent: Context, span: Span, fn: () => T): T {
+  return context.with(trace.setSpan(parent, span), fn);
 }
 
 function requestAttributes(request: Request, baseURL: string | undefined): Attributes {

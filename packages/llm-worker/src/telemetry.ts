@@ -9,41 +9,31 @@
 import {
   type Attributes,
   type Context,
-  context,
-  type Histogram,
-  metrics,
   type Span,
   SpanKind,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
 import {
+  activeContext,
   captureMessageContent,
   GEN_AI_DURATION_BUCKETS,
   genAiProviderName,
   type LlmClient,
+  lazyHistogram,
   redactSecrets,
+  withSpan,
 } from "@yoi/llm-client";
 import type { ToolCallInfo, ToolOutcome } from "./interceptor.ts";
 import type { RunOptions, RunResult } from "./options.ts";
 
 const SCOPE = "@yoi/llm-worker";
 
-let toolDuration: Histogram | undefined;
-let toolDurationFrom: unknown;
-
-function toolDurationHistogram(): Histogram {
-  const provider = metrics.getMeterProvider();
-  if (toolDuration === undefined || toolDurationFrom !== provider) {
-    toolDurationFrom = provider;
-    toolDuration = provider.getMeter(SCOPE).createHistogram("yoi.tool.duration", {
-      description: "Duration of a tool call, from its start to its result",
-      unit: "s",
-      advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS },
-    });
-  }
-  return toolDuration;
-}
+const toolDurationHistogram = lazyHistogram(SCOPE, "yoi.tool.duration", {
+  description: "Duration of a tool call, from its start to its result",
+  unit: "s",
+  advice: { explicitBucketBoundaries: GEN_AI_DURATION_BUCKETS },
+});
 
 /**
  * Runs `body` (one run or resume of the loop) inside an `invoke_agent` span
@@ -70,7 +60,7 @@ export async function inAgentSpan(
   const span = trace.getTracer(SCOPE).startSpan(name, { kind: SpanKind.INTERNAL, attributes });
   let result: RunResult | undefined;
   try {
-    result = await context.with(trace.setSpan(context.active(), span), body);
+    result = await withSpan(activeContext(), span, body);
     return result;
   } finally {
     if (result === undefined) {
@@ -133,9 +123,4 @@ export function startToolSpan(info: ToolCallInfo, batchSize: number, parent: Con
       toolDurationHistogram().record((performance.now() - started) / 1000, metricAttributes);
     },
   };
-}
-
-/** The context active now: where a batch's tool spans hang. */
-export function activeContext(): Context {
-  return context.active();
 }

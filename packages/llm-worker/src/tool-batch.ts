@@ -7,14 +7,14 @@
  * themselves.
  */
 import { type Context, context } from "@opentelemetry/api";
-import type { ToolCallItem, ToolResultItem } from "@yoi/llm-client";
+import { activeContext, type ToolCallItem, type ToolResultItem } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import type * as z from "zod";
 import { type BlobStore, BlobStoreError } from "./blob-store.ts";
 import type { ToolCallEndEvent, ToolCallStartEvent, ToolOutputDeltaEvent } from "./events.ts";
 import type { Interceptor, ToolCallInfo, ToolOutcome, ToolResultInfo } from "./interceptor.ts";
 import { type OutputLimits, type ProcessedOutput, processToolReturn } from "./output-processing.ts";
-import { activeContext, startToolSpan } from "./telemetry.ts";
+import { startToolSpan } from "./telemetry.ts";
 import { type Tool, ToolError, type ToolExecutionContext, type ToolReturn } from "./tool.ts";
 import { isToolOutput } from "./tool-output.ts";
 import { byteLength } from "./utf8.ts";
