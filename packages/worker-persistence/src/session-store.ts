@@ -35,6 +35,21 @@ function lockPath(dir: string, id: string): string {
   return join(sessionsDir(dir), `${id}.lock`);
 }
 
+/**
+ * What a session's log is, whatever opens it: its id (validated), file and
+ * sync policy, and the blob store it syncs first. `createSession` and
+ * `openSession` add the open file, its lock and where the log continues.
+ */
+function sessionFile(options: { dir: string; id: string; fsync?: FsyncPolicy; blobs?: SyncedBefore }) {
+  const id = checkSessionId(options.id);
+  return {
+    id,
+    path: sessionPath(options.dir, id),
+    fsync: options.fsync ?? "turn",
+    ...(options.blobs !== undefined && { blobs: options.blobs }),
+  };
+}
+
 /** A new session: where and under which id, how its log syncs, and what its session_start record tells. */
 export interface CreateSessionOptions extends SessionStartFields {
   /** Data directory; the log goes to `<dir>/sessions/<id>.jsonl` (directories created, mode 0700). */
@@ -53,10 +68,9 @@ export interface CreateSessionOptions extends SessionStartFields {
  * taken, `locked`, `invalid_id` or `io`.
  */
 export async function createSession(options: CreateSessionOptions): Promise<SessionLog> {
-  const id = checkSessionId(options.id ?? uuidv7());
-  const fsync = options.fsync ?? "turn";
+  const file = sessionFile({ ...options, id: options.id ?? uuidv7() });
+  const { id, path, fsync } = file;
   const dir = sessionsDir(options.dir);
-  const path = sessionPath(options.dir, id);
   try {
     await mkdir(dir, { recursive: true, mode: DIR_MODE });
   } catch (error) {
@@ -82,17 +96,7 @@ export async function createSession(options: CreateSessionOptions): Promise<Sess
       }
       throw sessionIoError("create the session log", path, error);
     }
-    log = new SessionLog({
-      id,
-      path,
-      fsync,
-      handle,
-      lock,
-      ...(options.blobs !== undefined && { blobs: options.blobs }),
-      nextSeq: 0,
-      size: 0,
-      historyLength: 0,
-    });
+    log = new SessionLog({ ...file, handle, lock, nextSeq: 0, size: 0, historyLength: 0 });
     // the new directory entry must be durable before anything depends on it
     if (fsync !== "never")
       await fsyncDir(dir).catch((error) => Promise.reject(sessionIoError("fsync", dir, error)));
@@ -132,9 +136,8 @@ export interface OpenedSession {
  * and continues the seq. Rejects with `not_found`, `locked`, `invalid_id`, `io`.
  */
 export async function openSession(options: OpenSessionOptions): Promise<OpenedSession> {
-  const id = checkSessionId(options.id);
-  const fsync = options.fsync ?? "turn";
-  const path = sessionPath(options.dir, id);
+  const file = sessionFile(options);
+  const { id, path, fsync } = file;
   await stat(path).catch((error) => {
     if (errnoOf(error) === "ENOENT")
       throw new SessionLogError("not_found", `no session ${id} (${path})`, { path });
@@ -164,12 +167,9 @@ export async function openSession(options: OpenSessionOptions): Promise<OpenedSe
       throw sessionIoError("truncate the torn tail of", path, error);
     }
     const log = new SessionLog({
-      id,
-      path,
-      fsync,
+      ...file,
       handle,
       lock,
-      ...(options.blobs !== undefined && { blobs: options.blobs }),
       nextSeq: replay.meta.lastSeq + 1,
       size: scan.validBytes,
       historyLength: replay.history.length,
