@@ -14,7 +14,7 @@
  */
 
 import type { LlmErrorCode } from "./errors.ts";
-import type { Citation, ProviderData, ProviderName, ServerToolItem } from "./item.ts";
+import type { Citation, ProviderData, ReasoningItem, ServerToolItem } from "./item.ts";
 
 export type BlockKind = "text" | "thinking" | "tool_use";
 
@@ -130,15 +130,11 @@ export interface BlockDeltaEvent {
   text: string;
 }
 
-/** Data needed to replay a thinking block to the provider that produced it. */
-export interface ThinkingReplay {
-  provider: ProviderName;
-  signature?: string;
-  encryptedContent?: string;
-  redacted?: boolean;
-  summary?: string[];
-  providerData?: ProviderData;
-}
+/**
+ * Data needed to replay a thinking block to the provider that produced it:
+ * the fields of the reasoning item the block becomes, besides its text.
+ */
+export type ThinkingReplay = Omit<ReasoningItem, "type" | "text">;
 
 export interface BlockStopEvent {
   type: "block_stop";

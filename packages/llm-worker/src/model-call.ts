@@ -287,16 +287,8 @@ function completed(turn: TurnResult, provider: LlmClient["provider"]): ModelCall
       const replay = block.replay;
       if (block.text === "" && !replay?.signature && !replay?.encryptedContent && !replay?.summary?.length)
         continue;
-      const item: ReasoningItem = {
-        type: "reasoning",
-        text: block.text,
-        provider: replay?.provider ?? provider,
-      };
-      if (replay?.signature !== undefined) item.signature = replay.signature;
-      if (replay?.encryptedContent !== undefined) item.encryptedContent = replay.encryptedContent;
-      if (replay?.redacted !== undefined) item.redacted = replay.redacted;
-      if (replay?.summary !== undefined) item.summary = replay.summary;
-      if (replay?.providerData !== undefined) item.providerData = replay.providerData;
+      // The replay data are the item's own fields; without any, the item is the calling client's provider's.
+      const item: ReasoningItem = { type: "reasoning", text: block.text, provider, ...replay };
       items.push(item);
       continue;
     }
