@@ -50,8 +50,8 @@ export interface ManagedBlobStore {
   delete(id: string): Promise<boolean>;
 }
 
-/** Decides which blobs `gc` deletes; shared so both stores behave identically. */
-export function selectGarbage(blobs: readonly BlobInfo[], options: GcOptions): BlobInfo[] {
+/** Decides which blobs `gc` deletes; shared so every store behaves identically. */
+function selectGarbage(blobs: readonly BlobInfo[], options: GcOptions): BlobInfo[] {
   const graceMs = options.graceMs ?? DEFAULT_GC_GRACE_MS;
   if (!(graceMs >= 0)) throw new RangeError(`gc graceMs must be a non-negative number, got ${graceMs}`);
   const now = options.now ?? Date.now();
@@ -61,19 +61,30 @@ export function selectGarbage(blobs: readonly BlobInfo[], options: GcOptions): B
 }
 
 /**
- * A store's `gc`, the same for every store: list the blobs, pick the
- * garbage (`selectGarbage`) and, unless `dryRun`, delete it with `remove`,
- * which answers with the blobs it did delete (one already deleted by
- * someone else is not reported, nor counted as freed).
+ * What every store shares: its `gc` lists the blobs, picks the garbage
+ * (`selectGarbage`) and, unless `dryRun`, hands it to the store's own
+ * `deleteGarbage`.
  */
-export async function collectGarbage(
-  store: Pick<ManagedBlobStore, "list">,
-  options: GcOptions,
-  remove: (garbage: BlobInfo[]) => Promise<BlobInfo[]>,
-): Promise<GcResult> {
-  const blobs = await store.list();
-  const garbage = selectGarbage(blobs, options);
-  const deleted = options.dryRun || garbage.length === 0 ? garbage : await remove(garbage);
-  const freedBytes = deleted.reduce((sum, blob) => sum + blob.byteSize, 0);
-  return { deleted, freedBytes, kept: blobs.length - garbage.length };
+export abstract class GarbageCollectedStore implements ManagedBlobStore {
+  abstract list(): Promise<BlobInfo[]>;
+  abstract delete(id: string): Promise<boolean>;
+
+  /**
+   * Deletes the blobs `gc` chose and answers with those it did delete (one
+   * already deleted by someone else is not reported, nor counted as freed).
+   */
+  protected abstract deleteGarbage(garbage: BlobInfo[]): Promise<BlobInfo[]>;
+
+  /** The time the grace period is measured from (epoch ms) when `options.now` is not given. */
+  protected now(): number {
+    return Date.now();
+  }
+
+  async gc(options: GcOptions): Promise<GcResult> {
+    const blobs = await this.list();
+    const garbage = selectGarbage(blobs, { ...options, now: options.now ?? this.now() });
+    const deleted = options.dryRun || garbage.length === 0 ? garbage : await this.deleteGarbage(garbage);
+    const freedBytes = deleted.reduce((sum, blob) => sum + blob.byteSize, 0);
+    return { deleted, freedBytes, kept: blobs.length - garbage.length };
+  }
 }

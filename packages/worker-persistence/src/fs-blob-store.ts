@@ -5,13 +5,7 @@ import { join } from "node:path";
 import { type BlobId, type BlobStore, BlobStoreError, type Content } from "@yoi/llm-worker";
 import { v7 as uuidv7 } from "uuid";
 import { checkBlobId, serializeContent } from "./blob-content.ts";
-import {
-  type BlobInfo,
-  collectGarbage,
-  type GcOptions,
-  type GcResult,
-  type ManagedBlobStore,
-} from "./blob-gc.ts";
+import { type BlobInfo, GarbageCollectedStore } from "./blob-gc.ts";
 import { fsyncDir, isProcessAlive } from "./durable-fs.ts";
 import { blobIoError, errnoOf } from "./fs-errors.ts";
 
@@ -81,7 +75,7 @@ const inFlight = new Set<string>();
  *   `path` and `errno`, e.g. ENOSPC, EACCES, EROFS). Content that cannot be
  *   serialized is a programming error and throws a `TypeError`.
  */
-export class FsBlobStore implements BlobStore, ManagedBlobStore {
+export class FsBlobStore extends GarbageCollectedStore implements BlobStore {
   /** The directory holding the blob files. */
   readonly blobsDir: string;
   readonly #fsync: boolean;
@@ -94,6 +88,7 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     if (typeof options?.dir !== "string" || options.dir === "") {
       throw new TypeError("FsBlobStore needs `dir`, the directory that holds `blobs/`");
     }
+    super();
     this.blobsDir = join(options.dir, "blobs");
     this.#fsync = options.fsync ?? true;
     this.#deferSync = this.#fsync && options.deferSync === true;
@@ -374,22 +369,20 @@ export class FsBlobStore implements BlobStore, ManagedBlobStore {
     return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  gc(options: GcOptions): Promise<GcResult> {
-    return collectGarbage(this, options, async (garbage) => {
-      const deleted: BlobInfo[] = [];
-      for (const blob of garbage) {
-        const path = join(this.blobsDir, `${blob.id}.${blob.kind === "text" ? "txt" : "json"}`);
-        try {
-          await unlink(path);
-        } catch (error) {
-          if (errnoOf(error) === "ENOENT") continue; // deleted concurrently: not ours to report
-          throw blobIoError("delete", path, error);
-        }
-        deleted.push(blob);
+  protected async deleteGarbage(garbage: BlobInfo[]): Promise<BlobInfo[]> {
+    const deleted: BlobInfo[] = [];
+    for (const blob of garbage) {
+      const path = join(this.blobsDir, `${blob.id}.${blob.kind === "text" ? "txt" : "json"}`);
+      try {
+        await unlink(path);
+      } catch (error) {
+        if (errnoOf(error) === "ENOENT") continue; // deleted concurrently: not ours to report
+        throw blobIoError("delete", path, error);
       }
-      if (deleted.length > 0 && this.#fsync) await fsyncDir(this.blobsDir).catch(() => {});
-      return deleted;
-    });
+      deleted.push(blob);
+    }
+    if (deleted.length > 0 && this.#fsync) await fsyncDir(this.blobsDir).catch(() => {});
+    return deleted;
   }
 
   /**

@@ -1,13 +1,7 @@
 import { type BlobId, type BlobStore, BlobStoreError, type Content } from "@yoi/llm-worker";
 import { v7 as uuidv7 } from "uuid";
 import { checkBlobId, serializeContent } from "./blob-content.ts";
-import {
-  type BlobInfo,
-  collectGarbage,
-  type GcOptions,
-  type GcResult,
-  type ManagedBlobStore,
-} from "./blob-gc.ts";
+import { type BlobInfo, GarbageCollectedStore } from "./blob-gc.ts";
 
 export interface MemoryBlobStoreOptions {
   /** Clock for `storedAt` (epoch ms). Default `Date.now`. */
@@ -29,11 +23,12 @@ interface Entry {
  * content that cannot be serialized throws a `TypeError`), `list` and `gc`.
  * For embedding and tests; nothing survives the process.
  */
-export class MemoryBlobStore implements BlobStore, ManagedBlobStore {
+export class MemoryBlobStore extends GarbageCollectedStore implements BlobStore {
   readonly #blobs = new Map<string, Entry>();
   readonly #now: () => number;
 
   constructor(options: MemoryBlobStoreOptions = {}) {
+    super();
     this.#now = options.now ?? Date.now;
   }
 
@@ -72,10 +67,12 @@ export class MemoryBlobStore implements BlobStore, ManagedBlobStore {
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  gc(options: GcOptions): Promise<GcResult> {
-    return collectGarbage(this, { ...options, now: options.now ?? this.#now() }, async (garbage) =>
-      garbage.filter((blob) => this.#blobs.delete(blob.id)),
-    );
+  protected override now(): number {
+    return this.#now();
+  }
+
+  protected async deleteGarbage(garbage: BlobInfo[]): Promise<BlobInfo[]> {
+    return garbage.filter((blob) => this.#blobs.delete(blob.id));
   }
 
   /** Number of stored blobs. */

@@ -9,13 +9,7 @@ import { type BlobId, type BlobStore, BlobStoreError, type Content } from "@yoi/
 import type { Sql } from "postgres";
 import { v7 as uuidv7 } from "uuid";
 import { checkBlobId, serializeContent } from "../blob-content.ts";
-import {
-  type BlobInfo,
-  collectGarbage,
-  type GcOptions,
-  type GcResult,
-  type ManagedBlobStore,
-} from "../blob-gc.ts";
+import { type BlobInfo, GarbageCollectedStore } from "../blob-gc.ts";
 import { describeDbError } from "./pg-error.ts";
 
 /** Default chunk size: 256 KiB. */
@@ -29,7 +23,7 @@ interface BlobRow {
   stored_at: Date;
 }
 
-export class PgBlobStore implements BlobStore, ManagedBlobStore {
+export class PgBlobStore extends GarbageCollectedStore implements BlobStore {
   /** `postgres://host:port/db` without credentials. */
   readonly location: string;
   readonly chunkBytes: number;
@@ -37,6 +31,7 @@ export class PgBlobStore implements BlobStore, ManagedBlobStore {
 
   /** @internal Use `PgStore.connect(...).blobs`. */
   constructor(sql: Sql, location: string, options: { chunkBytes?: number } = {}) {
+    super();
     this.#sql = sql;
     this.location = location;
     this.chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
@@ -188,18 +183,16 @@ export class PgBlobStore implements BlobStore, ManagedBlobStore {
     }));
   }
 
-  gc(options: GcOptions): Promise<GcResult> {
-    return collectGarbage(this, options, async (garbage) => {
-      let gone: { id: string }[];
-      try {
-        gone = await this.#sql<{ id: string }[]>`
-          DELETE FROM yoi_blobs WHERE id = ANY(${garbage.map((b) => b.id)}::uuid[]) RETURNING id::text`;
-      } catch (error) {
-        throw this.#ioError("delete unreferenced blobs", error);
-      }
-      // One deleted concurrently is not ours to report.
-      const ids = new Set(gone.map((r) => r.id));
-      return garbage.filter((blob) => ids.has(blob.id));
-    });
+  protected async deleteGarbage(garbage: BlobInfo[]): Promise<BlobInfo[]> {
+    let gone: { id: string }[];
+    try {
+      gone = await this.#sql<{ id: string }[]>`
+        DELETE FROM yoi_blobs WHERE id = ANY(${garbage.map((b) => b.id)}::uuid[]) RETURNING id::text`;
+    } catch (error) {
+      throw this.#ioError("delete unreferenced blobs", error);
+    }
+    // One deleted concurrently is not ours to report.
+    const ids = new Set(gone.map((r) => r.id));
+    return garbage.filter((blob) => ids.has(blob.id));
   }
 }
