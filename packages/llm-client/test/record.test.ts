@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { LlmError } from "../src/errors.ts";
 import type { ProviderKind } from "../src/item.ts";
-import { MissingApiKeyError, recordStream } from "../src/record/record.ts";
+import { recordStream } from "../src/record/record.ts";
 import { startReplayServer } from "../src/testing/replay-server.ts";
 import { fixtureLines } from "./openai-responses-collect.ts";
 
@@ -79,14 +80,13 @@ describe("record: writes the raw stream in the fixture format", () => {
     });
   }
 
-  it("without a key: a typed error that names the variable to set", async () => {
+  it("without a key: a config error that names the variable yoi reads", async () => {
     const out = join(tempDir(), "x.chunks.txt");
-    await expect(recordStream({ provider: "gemini", model: "m", prompt: "p", out, env: {} })).rejects.toThrow(
-      MissingApiKeyError,
+    const failed = await recordStream({ provider: "gemini", model: "m", prompt: "p", out, env: {} }).catch(
+      (error: unknown) => error,
     );
-    await expect(recordStream({ provider: "gemini", model: "m", prompt: "p", out, env: {} })).rejects.toThrow(
-      /GEMINI_API_KEY/,
-    );
+    expect(LlmError.isInstance(failed) && failed.code).toBe("config");
+    expect(String((failed as Error).message)).toContain("set GEMINI_API_KEY");
   });
 
   it("CLI without a key exits 2 and says which variable to set", () => {

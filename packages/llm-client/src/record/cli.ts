@@ -7,9 +7,10 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { errorMessage } from "@yoi/manifest/errors";
+import { LlmError } from "../errors.ts";
 import type { ProviderKind } from "../item.ts";
 import type { ToolSpec } from "../request.ts";
-import { MissingApiKeyError, recordStream } from "./record.ts";
+import { recordStream } from "./record.ts";
 
 const PROVIDERS: ProviderKind[] = ["anthropic", "openai-chat", "openai-responses", "gemini"];
 const EFFORTS = ["minimal", "low", "medium", "high"] as const;
@@ -106,7 +107,8 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`wrote ${result.lines} payload line(s) to ${result.path}\n`);
   } catch (error) {
-    if (MissingApiKeyError.isInstance(error)) {
+    // No key (said with the variable to set) is a usage error; anything else the recording's failure.
+    if (LlmError.isInstance(error) && error.code === "config") {
       process.stderr.write(`${error.message}\n`);
       process.exit(2);
     }

@@ -8,8 +8,9 @@ import { randomUUID } from "node:crypto";
 import { rename, rm, writeFile } from "node:fs/promises";
 import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
-import { YoiError } from "@yoi/manifest/errors";
+import { providerOfKind } from "@yoi/manifest";
 import OpenAI from "openai";
+import { LlmError } from "../errors.ts";
 import type { ProviderKind } from "../item.ts";
 import type { ToolSpec } from "../request.ts";
 
@@ -40,42 +41,21 @@ export interface RecordResult {
   lines: number;
 }
 
-/** Thrown when no API key is available; `variable` names what to set. */
-export class MissingApiKeyError extends YoiError<"missing_api_key"> {
-  override readonly name = "MissingApiKeyError";
-  static override readonly marker: symbol = Symbol.for("yoi.error.MissingApiKeyError");
-  readonly provider: ProviderKind;
-  readonly variable: string;
-  constructor(provider: ProviderKind, variable: string) {
-    super("missing_api_key", `recording from ${provider} needs an API key: set ${variable} (or pass apiKey)`);
-    this.provider = provider;
-    this.variable = variable;
-  }
-}
-
-/** The environment variables each provider's SDK reads, first one preferred. */
-export const API_KEY_VARIABLES: Record<ProviderKind, string[]> = {
-  anthropic: ["ANTHROPIC_API_KEY"],
-  "openai-chat": ["OPENAI_API_KEY"],
-  "openai-responses": ["OPENAI_API_KEY"],
-  gemini: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
-};
-
-export function resolveApiKey(
-  provider: ProviderKind,
-  env: Record<string, string | undefined>,
-): string | undefined {
-  for (const name of API_KEY_VARIABLES[provider]) {
-    const value = env[name];
-    if (value) return value;
-  }
-  return undefined;
-}
-
-/** Sends one request and writes every raw stream payload as one JSON line. */
+/**
+ * Sends one request and writes every raw stream payload as one JSON line.
+ * The key is read from the variable yoi reads for the provider (its row in
+ * the provider registry); without one this rejects with an `LlmError` of
+ * code `config` that names the variable.
+ */
 export async function recordStream(options: RecordOptions): Promise<RecordResult> {
-  const apiKey = options.apiKey ?? resolveApiKey(options.provider, options.env ?? process.env);
-  if (!apiKey) throw new MissingApiKeyError(options.provider, API_KEY_VARIABLES[options.provider][0] ?? "");
+  const variable = providerOfKind(options.provider).apiKeyEnv;
+  const apiKey = options.apiKey ?? (options.env ?? process.env)[variable];
+  if (!apiKey)
+    throw new LlmError(
+      "config",
+      `recording from ${options.provider} needs an API key: set ${variable} (or pass apiKey)`,
+      { provider: options.provider, retryable: false },
+    );
   const lines: string[] = [];
   for await (const payload of rawStream(options, apiKey)) lines.push(JSON.stringify(payload));
   const tmp = `${options.out}.${randomUUID()}.tmp`;
