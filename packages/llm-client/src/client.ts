@@ -147,6 +147,11 @@ export function createClientWithAdapter(
       if (capabilities === null) capabilities = findModelCapabilities(options.provider, options.model);
       return runStream(settings, capabilities, request, streamOptions);
     },
+    prepare: () =>
+      getAdapter().then(
+        () => undefined,
+        () => undefined,
+      ),
   };
 }
 

@@ -137,4 +137,10 @@ export interface LlmClient {
    * `error` events followed by `status: failed`.
    */
   stream(request: Request, options?: StreamOptions): AsyncIterable<Event>;
+  /**
+   * Loads what the first call needs (the provider's adapter and SDK) now, so
+   * that it can overlap other work (reading files, waiting for git) instead
+   * of delaying the request. Never rejects: a failure is the call's to report.
+   */
+  prepare?(): Promise<void>;
 }

@@ -27,6 +27,37 @@ const FAST = {
 };
 
 describe("client contract around a generic adapter", () => {
+  it("prepare() loads the adapter once, ahead of the first call, which then uses it", async () => {
+    let loads = 0;
+    const { factory } = fake(async function* () {
+      yield { type: "status", status: "started" };
+      yield { type: "status", status: "completed", stopReason: "end_turn" };
+    });
+    const client = createClientWithAdapter({ provider: "anthropic", model: "m", ...FAST }, () => {
+      loads++;
+      return factory();
+    });
+    expect(loads).toBe(0);
+    await client.prepare?.();
+    expect(loads).toBe(1);
+    expect((await collect(client.stream(hello()))).status).toBe("completed");
+    expect(loads).toBe(1);
+  });
+
+  it("prepare() never rejects: an adapter that cannot load is the call's failure", async () => {
+    let loads = 0;
+    const client = createClientWithAdapter({ provider: "anthropic", model: "m", ...FAST }, async () => {
+      loads++;
+      throw new Error("no such SDK");
+    });
+    await expect(client.prepare?.()).resolves.toBeUndefined();
+    const r = await collect(client.stream(hello()));
+    expect(r.status).toBe("failed");
+    expect(r.errors[0]!.message).toContain("no such SDK");
+    // The failed load was not kept: the call tried again.
+    expect(loads).toBe(2);
+  });
+
   it("an adapter that throws mid-stream ends as failed with its open blocks aborted", async () => {
     const { factory } = fake(async function* () {
       yield { type: "status", status: "started" };

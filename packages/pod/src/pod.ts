@@ -246,6 +246,8 @@ export class Pod {
     // Instruction files and git are read while the refs are: both only need to be ready for the request.
     const prompt = this.#refreshPrompt();
     prompt.catch(() => {}); // awaited below; a failure before then must not be an unhandled rejection
+    // The provider's SDK loads while those reads (and git) are waited for, not after them.
+    void this.#s.model.client.prepare();
     let result: RunResult;
     try {
       const started = this.#sessionStart;

@@ -73,16 +73,18 @@ export async function readGitState(root: string, options: GitStateOptions): Prom
 
 /** Whether `root` or a directory above it holds a `.git` (a directory, or the file of a worktree or submodule). */
 async function insideRepository(root: string): Promise<boolean> {
-  for (let dir = path.resolve(root); ; dir = path.dirname(dir)) {
-    if (
-      await stat(path.join(dir, ".git")).then(
+  const dirs = [path.resolve(root)];
+  for (let dir = dirs[0]!; path.dirname(dir) !== dir; dir = path.dirname(dir)) dirs.push(path.dirname(dir));
+  // Every level at once: one wait instead of one per level before git can start.
+  const found = await Promise.all(
+    dirs.map((dir) =>
+      stat(path.join(dir, ".git")).then(
         () => true,
         () => false,
-      )
-    )
-      return true;
-    if (path.dirname(dir) === dir) return false;
-  }
+      ),
+    ),
+  );
+  return found.includes(true);
 }
 
 /** The `## ...` line of `git status --short --branch`. */

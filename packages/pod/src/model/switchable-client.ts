@@ -34,4 +34,8 @@ export class SwitchableClient implements LlmClient {
   stream(request: Request, options?: StreamOptions): AsyncIterable<Event> {
     return this.#target.stream(request, options);
   }
+
+  prepare(): Promise<void> {
+    return this.#target.prepare?.() ?? Promise.resolve();
+  }
 }
