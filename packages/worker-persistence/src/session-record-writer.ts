@@ -55,6 +55,14 @@ export abstract class SessionRecordWriter {
     return this.serialized(() => this.#write(input)) as Promise<Extract<SessionRecord, { type: T["type"] }>>;
   }
 
+  /**
+   * Resolves while this writer may still act for the session; a host checks
+   * it before work the log cannot fence (running a tool). A JSONL log holds
+   * its lock file as long as the process lives, so it always may; the
+   * PostgreSQL log confirms its lease.
+   */
+  async ensureHeld(): Promise<void> {}
+
   /** Resolves when every append issued so far has settled. */
   async flush(): Promise<void> {
     await this.#queue;

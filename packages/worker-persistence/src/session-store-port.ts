@@ -33,6 +33,7 @@ export type SessionWriter = Pick<
   | "title"
   | "flush"
   | "sync"
+  | "ensureHeld"
   | "close"
 >;
 

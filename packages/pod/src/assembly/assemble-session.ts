@@ -273,6 +273,19 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     configuredHooks.hook(),
     ...(checkpoints === undefined ? [] : [checkpoints.hook()]),
     ...(options.hooks ?? []),
+    // Last before a tool runs: a host that lost the session (stopped past its lease, another host
+    // took over) must not act for it; the log fences its appends, this fences the tools.
+    {
+      name: "session-held",
+      beforeToolCall: async () => {
+        try {
+          await log.writer?.ensureHeld();
+          return undefined;
+        } catch (error) {
+          return { action: "abort", reason: `this host no longer holds the session: ${errorMessage(error)}` };
+        }
+      },
+    },
   ];
 
   const mcp = new McpManager({

@@ -15,7 +15,7 @@
 import type { RunResult } from "@yoi/llm-worker";
 import type { PermissionMode } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
-import type { SessionWriter } from "@yoi/worker-persistence";
+import { SessionLogError, type SessionWriter } from "@yoi/worker-persistence";
 
 /** What a new session's session_start says about the session as its first input arrives. */
 export interface SessionStartMeta {
@@ -51,7 +51,7 @@ export class SessionLog {
   readonly #pending = new Set<Promise<unknown>>();
   #broken = false;
   /** Why the log could not be written, once it could not. */
-  #failure: string | undefined;
+  #failure: { message: string; lost: boolean } | undefined;
   #closed = false;
 
   constructor(options: SessionLogOptions) {
@@ -68,8 +68,11 @@ export class SessionLog {
     return this.#writer;
   }
 
-  /** Why the log could not be written (a full disk), once a write failed; later records are dropped. */
-  get failure(): string | undefined {
+  /**
+   * Why the log could not be written (a full disk; `lost`: another host took
+   * the session over), once a write failed; later records are dropped.
+   */
+  get failure(): { message: string; lost: boolean } | undefined {
     return this.#failure;
   }
 
@@ -124,7 +127,10 @@ export class SessionLog {
   #fail(error: unknown): void {
     if (this.#broken) return;
     this.#broken = true;
-    this.#failure = errorMessage(error);
+    this.#failure = {
+      message: errorMessage(error),
+      lost: SessionLogError.isInstance(error) && error.code === "locked",
+    };
     this.#options.onFailure(error);
   }
 }
@@ -134,13 +140,18 @@ export class SessionLog {
  * `storage`, whatever the worker said, since what it did is not recorded.
  * `result` is undefined for a run that never started.
  */
-export function unrecordedResult(result: RunResult | undefined, failure: string): RunResult {
+export function unrecordedResult(
+  result: RunResult | undefined,
+  failure: { message: string; lost: boolean },
+): RunResult {
   return {
     ...(result ?? { turns: 0, usage: {} }),
     status: "failed",
     error: {
       code: "storage",
-      message: `The session log could not be written (${failure}), so the run stopped and what it did is not recorded. Free disk space, then resume the session: what was recorded is kept.`,
+      message: failure.lost
+        ? `Another host took this session over (${failure.message}), so the run stopped here and did nothing more. Continue the session where it runs now: what was recorded is kept.`
+        : `The session log could not be written (${failure.message}), so the run stopped and what it did is not recorded. Free disk space, then resume the session: what was recorded is kept.`,
       retryable: false,
     },
   };

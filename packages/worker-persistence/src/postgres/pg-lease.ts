@@ -129,27 +129,47 @@ export class PgLease {
 
   /** Starts the heartbeat. */
   start(): void {
-    const sql = this.#sql;
     this.#lastRenewed = Date.now();
     const beat = async () => {
-      if (this.#released || this.#lost) return;
-      try {
-        const rows = await sql`
-          UPDATE yoi_session_leases SET expires_at = now() + ${this.#options.leaseMs} * interval '1 millisecond'
-          WHERE session_id = ${this.sessionId} AND token = ${this.token}
-          RETURNING 1`;
-        if (this.#released) return;
-        if (rows.length === 0) this.#lose("another host took the lease over after it expired");
-        else this.#lastRenewed = Date.now();
-      } catch (error) {
-        if (Date.now() - this.#lastRenewed >= this.#options.leaseMs)
-          this.#lose(
-            `the lease could not be renewed for ${this.#options.leaseMs} ms: ${describeDbError(error)}`,
-          );
-      }
+      await this.#renew();
       if (!this.#released && !this.#lost) this.#schedule(beat);
     };
     this.#schedule(beat);
+  }
+
+  /**
+   * Resolves once the lease is known to hold now, or rejects with why it
+   * does not. Free while the last renewal is recent; otherwise (the process
+   * was stopped, or the database is slow) it renews first, so a host never
+   * acts on a session another host may have taken over.
+   */
+  async confirm(): Promise<void> {
+    if (this.#lost === undefined && Date.now() - this.#lastRenewed < this.#options.leaseMs / 2) return;
+    if (this.#lost === undefined && !this.#released) await this.#renew();
+    if (this.#released) throw new Error(`the lease on session ${this.sessionId} was released`);
+    if (this.#lost !== undefined) throw new Error(this.#lost);
+    if (Date.now() - this.#lastRenewed >= this.#options.leaseMs / 2)
+      throw new Error(`the lease on session ${this.sessionId} could not be renewed just now`);
+  }
+
+  /** One renewal: extends the lease, or finds it lost. `lastRenewed` is when the update was sent (the expiry is later). */
+  async #renew(): Promise<void> {
+    if (this.#released || this.#lost) return;
+    const sent = Date.now();
+    try {
+      const rows = await this.#sql`
+        UPDATE yoi_session_leases SET expires_at = now() + ${this.#options.leaseMs} * interval '1 millisecond'
+        WHERE session_id = ${this.sessionId} AND token = ${this.token}
+        RETURNING 1`;
+      if (this.#released) return;
+      if (rows.length === 0) this.#lose("another host took the lease over after it expired");
+      else this.#lastRenewed = Math.max(this.#lastRenewed, sent);
+    } catch (error) {
+      if (Date.now() - this.#lastRenewed >= this.#options.leaseMs)
+        this.#lose(
+          `the lease could not be renewed for ${this.#options.leaseMs} ms: ${describeDbError(error)}`,
+        );
+    }
   }
 
   #schedule(beat: () => Promise<void>): void {

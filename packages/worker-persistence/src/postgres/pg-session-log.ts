@@ -1,3 +1,4 @@
+import { errorMessage } from "@yoi/manifest/errors";
 import type { Sql } from "postgres";
 import { SessionLogError } from "../session-error.ts";
 import type { FsyncPolicy } from "../session-log.ts";
@@ -55,6 +56,7 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
   readonly lease: PgLease;
   readonly #sql: Sql;
   #broken: string | undefined;
+  #brokenBy: "io" | "locked" | undefined;
   readonly #snapshotEvery: number;
   /**
    * The seq of the last snapshot written or read (undefined: none), and the
@@ -177,17 +179,40 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
   #break(code: "io" | "locked", message: string, cause?: unknown): SessionLogError {
     this.state = "broken";
     this.#broken = message;
+    this.#brokenBy = code;
     return new SessionLogError(code, message, { path: this.path, ...(cause ? { cause } : {}) });
   }
 
   protected override closedError(): SessionLogError {
     return new SessionLogError(
-      "closed",
+      // a lost lease stays `locked`: the session is another host's now, not merely closed here
+      this.#brokenBy === "locked" ? "locked" : "closed",
       this.state === "broken"
         ? `session ${this.id} stopped accepting records after a failed append (${this.#broken}); reopen the session`
         : `session ${this.id} is closed`,
       { path: this.path },
     );
+  }
+
+  /**
+   * Resolves while this host still holds the session's lease (renewing it
+   * first when the last renewal is old, e.g. after the process was stopped);
+   * rejects with `locked` once another host took it over (the writer is then
+   * broken, as an append would find), or `io` when the database cannot say.
+   */
+  override async ensureHeld(): Promise<void> {
+    if (this.state === "broken") throw this.closedError();
+    try {
+      await this.lease.confirm();
+    } catch (error) {
+      const lost = this.lease.lost;
+      if (lost !== undefined)
+        throw this.#break("locked", `the lease on session ${this.id} was lost: ${lost}`);
+      throw new SessionLogError("io", `session ${this.id}: ${errorMessage(error)}`, {
+        path: this.path,
+        cause: error,
+      });
+    }
   }
 
   /** Every append is already durable when it resolves: the same as `flush`. */

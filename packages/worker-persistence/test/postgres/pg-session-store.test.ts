@@ -317,12 +317,36 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     await expect(log.item(user("a1 from the stalled host"), "user")).rejects.toMatchObject({
       code: "locked",
     });
-    await expect(log.item(user("a2"), "user")).rejects.toMatchObject({ code: "closed" });
+    await expect(log.item(user("a2"), "user")).rejects.toMatchObject({ code: "locked" });
     await opened.log.item(user("b1"), "user");
     const { history } = await hostB.sessions.load(log.id);
     expect(history).toEqual([user("a0"), user("b1")]);
     await new Promise((r) => setTimeout(r, 500));
     expect(lost).toEqual([log.id]);
+  });
+
+  it("a host that stalled past its lease learns before it acts whether it still holds the session", async () => {
+    const url = await pg.createDatabase();
+    // a heartbeat late enough that the host looks stalled (stopped, a long pause) in between
+    const hostA = await connect(url, { holder: "host-a", leaseMs: 2000, heartbeatMs: 1999 });
+    const hostB = await connect(url, { holder: "host-b", leaseMs: 5000 });
+    const [kept, taken] = [await hostA.sessions.create({}), await hostA.sessions.create({})];
+    writers.push(kept, taken);
+    for (const log of [kept, taken]) {
+      await log.item(user("a0"), "user");
+      await log.ensureHeld();
+      await hostA.sql`UPDATE yoi_session_leases SET expires_at = now() - interval '1 second' WHERE session_id = ${log.id}`;
+    }
+    await new Promise((r) => setTimeout(r, 1100));
+    // expired, but nobody took it: confirming renews it, and the host goes on
+    await kept.ensureHeld();
+    expect((await hostB.sessions.leaseHolder(kept.id))?.holder).toBe("host-a");
+    await expect(kept.item(user("a1"), "user")).resolves.toMatchObject({ seq: 2 });
+    // taken over by another host: refused, and the writer is done, as an append would have found
+    const opened = await hostB.sessions.open(taken.id);
+    writers.push(opened.log);
+    await expect(taken.ensureHeld()).rejects.toMatchObject({ code: "locked" });
+    await expect(taken.item(user("a1"), "user")).rejects.toMatchObject({ code: "locked" });
   });
 });
 
