@@ -6,6 +6,8 @@
  * over with every record, a SIGKILLed holder's session goes to another host
  * once its lease expires, and a shutdown releases what the host held.
  */
+import { mkdir, writeFile } from "node:fs/promises";
+import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import type { TestPostgres } from "@yoi/worker-persistence/postgres/testing";
 import { describe, expect, it } from "vitest";
@@ -178,6 +180,36 @@ describe.each(stores)("yoi serve keeps a session open between runs ($kind)", ({ 
     expect(view.turns).toBe(4); // two model turns a run
     expect(view.runningOn).toBeUndefined();
   });
+
+  it.skipIf(skip)(
+    "a project config edited between runs applies to the next run on the same host",
+    async () => {
+      const { home, project } = await tempWorld();
+      const env = cleanEnv(home, { YOI_TRUST_PROJECT: "1" });
+      const server = await model();
+      const store = kind === "files" ? `${home}/store` : await (fx.pg as TestPostgres).createDatabase();
+      const host = await serve(["--store", store], env, project);
+      const id = await createSession(host, server);
+
+      const first = await run(host, id, "start the watcher");
+      expect(first.some((e) => e.type === "permission_request")).toBe(true);
+      expect(lastToolResult(server)).toContain("bash_1");
+
+      // The project now denies bash: the kept session must not go on with the settings it was opened with.
+      await mkdir(path.join(project, ".yoi"), { recursive: true });
+      await writeFile(
+        path.join(project, ".yoi", "config.jsonc"),
+        JSON.stringify({ permissions: { rules: [{ tool: "bash", action: "deny" }] } }),
+      );
+      const second = await run(host, id, "start another");
+      expect(second.at(-1)).toMatchObject({ type: "result", status: "completed" });
+      expect(second.some((e) => e.type === "permission_request")).toBe(false);
+      expect(lastToolResult(server)).toMatch(/denied|deny/i);
+      // the conversation went on: the reopened session has the first run's records
+      const view = (await (await fetch(`${host.url}/v1/sessions/${id}`)).json()) as { turns: number };
+      expect(view.turns).toBe(4);
+    },
+  );
 });
 
 describe.skipIf(!withPostgres)("yoi serve: another host takes over a session", () => {

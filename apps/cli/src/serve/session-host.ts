@@ -809,14 +809,20 @@ export class SessionHost {
    */
   async #open(id: string, spec: SessionSpec): Promise<HeldSession> {
     await this.#closing.get(id);
+    // Read again for every run: a project whose config was edited since the session was opened
+    // here gets what its files say now (the kept pod is closed and the session reopened).
+    const ignored: string[] = [];
+    const setup = await this.#setup(spec, (message) => ignored.push(message));
     const kept = this.#held.get(id);
     if (kept !== undefined) {
       clearTimeout(kept.idle);
       kept.idle = undefined;
-      return kept;
+      if (sameSetup(kept.setup, setup)) {
+        kept.ignored = ignored;
+        return kept;
+      }
+      await this.#close(id, kept);
     }
-    const ignored: string[] = [];
-    const setup = await this.#setup(spec, (message) => ignored.push(message));
     const env = spec.keyless ? withoutSecrets(this.#env) : this.#env;
     const pending: HeldSession["pending"] = new Map();
     let pod: Pod;
@@ -1035,6 +1041,13 @@ function checkId(id: string): void {
 /** The environment without anything that looks like a secret (for client-chosen base URLs). */
 function withoutSecrets(env: Env): Env {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_NAME.test(name)));
+}
+
+/** Whether a kept session's pod was made from the same settings: config, model and server. */
+function sameSetup(a: ModelSetup, b: ModelSetup): boolean {
+  const key = (setup: ModelSetup) =>
+    JSON.stringify([setup.config, setup.resolved, setup.baseURL, setup.contextWindow, setup.apiKey]);
+  return key(a) === key(b);
 }
 
 /** Maps a session store failure to its HTTP answer. */
