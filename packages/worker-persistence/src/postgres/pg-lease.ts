@@ -138,18 +138,18 @@ export class PgLease {
   }
 
   /**
-   * Resolves once the lease is known to hold now, or rejects with why it
-   * does not. Free while the last renewal is recent; otherwise (the process
-   * was stopped, or the database is slow) it renews first, so a host never
-   * acts on a session another host may have taken over.
+   * Why this host cannot act for the session now, or undefined when the
+   * lease is known to hold. Free while the last renewal is recent; otherwise
+   * (the process was stopped, or the database is slow) it renews first, so a
+   * host never acts on a session another host may have taken over.
    */
-  async confirm(): Promise<void> {
-    if (this.#lost === undefined && Date.now() - this.#lastRenewed < this.#options.leaseMs / 2) return;
-    if (this.#lost === undefined && !this.#released) await this.#renew();
-    if (this.#released) throw new Error(`the lease on session ${this.sessionId} was released`);
-    if (this.#lost !== undefined) throw new Error(this.#lost);
-    if (Date.now() - this.#lastRenewed >= this.#options.leaseMs / 2)
-      throw new Error(`the lease on session ${this.sessionId} could not be renewed just now`);
+  async problem(): Promise<string | undefined> {
+    const fresh = () => Date.now() - this.#lastRenewed < this.#options.leaseMs / 2;
+    if (this.#lost === undefined && !this.#released && fresh()) return undefined;
+    await this.#renew();
+    if (this.#released) return `the lease on session ${this.sessionId} was released`;
+    if (this.#lost !== undefined) return this.#lost;
+    return fresh() ? undefined : `the lease on session ${this.sessionId} could not be renewed just now`;
   }
 
   /** One renewal: extends the lease, or finds it lost. `lastRenewed` is when the update was sent (the expiry is later). */

@@ -1,4 +1,3 @@
-import { errorMessage } from "@yoi/manifest/errors";
 import type { Sql } from "postgres";
 import { SessionLogError } from "../session-error.ts";
 import type { FsyncPolicy } from "../session-log.ts";
@@ -202,17 +201,11 @@ export class PgSessionLog extends SessionRecordWriter implements SessionWriter {
    */
   override async ensureHeld(): Promise<void> {
     if (this.state === "broken") throw this.closedError();
-    try {
-      await this.lease.confirm();
-    } catch (error) {
-      const lost = this.lease.lost;
-      if (lost !== undefined)
-        throw this.#break("locked", `the lease on session ${this.id} was lost: ${lost}`);
-      throw new SessionLogError("io", `session ${this.id}: ${errorMessage(error)}`, {
-        path: this.path,
-        cause: error,
-      });
-    }
+    const problem = await this.lease.problem();
+    if (problem === undefined) return;
+    if (this.lease.lost !== undefined)
+      throw this.#break("locked", `the lease on session ${this.id} was lost: ${problem}`);
+    throw new SessionLogError("io", `session ${this.id}: ${problem}`, { path: this.path });
   }
 
   /** Every append is already durable when it resolves: the same as `flush`. */
