@@ -389,6 +389,37 @@ globalThis.fetch = (...args) => {
       expect(statSync(printPack(home)).mtimeMs).toBe(written);
     }, 60_000);
 
+    it("a run whose V8 flags changed as it went (the young-generation bound) leaves the pack to the next start", async () => {
+      const { home, project } = await tempWorld();
+      await printRun(home, project);
+      const before = readFileSync(printPack(home));
+      // A long session sets a V8 flag once its young generation is large (src/young-generation.ts); V8 refuses
+      // every cache made after that at the next start. This run sets the flag on its way out, before the
+      // loader's exit, and loads a chunk the pack lacks (another provider's), so it would write the pack.
+      const setFlag = path.join(home, "set-flag.cjs");
+      writeFileSync(
+        setFlag,
+        'process.once("exit", () => require("node:v8").setFlagsFromString("--semi-space-growth-factor=1"));\n',
+      );
+      const local = await startScriptedServer({
+        provider: "openai-chat",
+        script: [{ type: "reply", text: "ok" }],
+      });
+      servers.push(local);
+      const r = await runYoi(
+        ["-p", "hi", "--model", "openai-chat/local-model", "--base-url", local.baseURL],
+        {
+          env: cleanEnv(home, { YOI_TRACE_STARTUP: "1" }),
+          cwd: project,
+          nodeArgs: ["--require", setFlag],
+        },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(readFileSync(printPack(home)).equals(before)).toBe(true);
+      const next = fromCache((await printRun(home, project)).stderr);
+      expect(next).toEqual({ cached: next.loaded, loaded: next.loaded });
+    }, 60_000);
+
     it("a damaged or foreign cache in the pack is not used, and the pack is rewritten", async () => {
       const { home, project } = await tempWorld();
       await printRun(home, project);

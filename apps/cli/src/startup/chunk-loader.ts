@@ -18,6 +18,13 @@
  * so each kind caches what it compiles. `NODE_DISABLE_COMPILE_CACHE=1`
  * (Node's switch for its own cache) turns this one off as well; an
  * unwritable cache directory only means no cache.
+ *
+ * V8 stamps each cache with a hash of its flags and refuses one made under
+ * other flags. A flag set while the process runs (the young-generation
+ * bound does so in long sessions, ../young-generation.ts) changes that hash
+ * for every cache made afterwards, so a pack written at such a run's exit
+ * would be refused, whole, by the next start: it would start as slowly as
+ * the first run after an install. Such a run leaves the pack as it is.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -70,6 +77,8 @@ export interface ChunkLoader {
  */
 export function createChunkLoader(chunksDir: string, buildId: string, runKind: string): ChunkLoader {
   const chunks = new Map<string, LoadedChunk>();
+  /** Made under the flags this run started with: V8 still takes it at exit unless a flag changed since. */
+  let witness: FlagsWitness | undefined;
   const cacheDir = trustedDir(codeCacheDir(buildId));
   const packFile = cacheDir && path.join(cacheDir, `${runKind}.pack`);
   const pack = packFile ? readPack(packFile) : undefined;
@@ -111,6 +120,8 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
       cached: cachedData !== undefined && !script.cachedDataRejected,
     };
     chunks.set(name, chunk);
+    // The first chunk loads before anything can set a flag: its cache, or (when it had none) a small one made now.
+    if (cacheDir) witness ??= chunk.cached && cachedData ? { source, cache: cachedData } : startWitness();
     // `import.meta` of the chunk; its URL is worked out when read (few chunks read it).
     const meta = {
       get url() {
@@ -130,7 +141,7 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     return module.exports;
   };
 
-  if (cacheDir && packFile) process.once("exit", () => savePack(cacheDir, packFile, chunks, pack));
+  if (cacheDir && packFile) process.once("exit", () => savePack(cacheDir, packFile, chunks, pack, witness));
 
   return {
     load,
@@ -139,6 +150,27 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
       cached: [...chunks.values()].filter((c) => c.cached).length,
     }),
   };
+}
+
+/** A code cache and its source, made under the flags the process started with. */
+interface FlagsWitness {
+  source: string;
+  cache: Buffer;
+}
+
+/** Each check compiles under its own name: V8 would otherwise answer from its in-memory cache and never look at the data. */
+const WITNESS_NAME = "yoi:code-cache-flags";
+let checks = 0;
+
+function startWitness(): FlagsWitness {
+  const source = "0";
+  return { source, cache: new vm.Script(source, { filename: WITNESS_NAME }).createCachedData() };
+}
+
+/** True when V8 now refuses the witness: a flag changed since it was made, and so would every cache made now. */
+function flagsChanged(witness: FlagsWitness): boolean {
+  const filename = `${WITNESS_NAME}-${++checks}`;
+  return new vm.Script(witness.source, { filename, cachedData: witness.cache }).cachedDataRejected === true;
 }
 
 /** `./name.js` as bundle.ts writes references between chunks (all in one directory). */
@@ -187,17 +219,21 @@ function readPack(file: string): Map<string, PackedChunk> | undefined {
 /**
  * At exit: when a chunk this run loaded had no cache V8 took, writes the
  * pack again with every loaded chunk's source and a cache taken now, and
- * the other chunks the old pack held (with a cache whose CRC holds). Never throws: a pack
- * that cannot be written only means the next run compiles again.
+ * the other chunks the old pack held (with a cache whose CRC holds); not
+ * when a V8 flag changed while the run went on (the caches taken now would
+ * be refused). Never throws: a pack that cannot be written only means the
+ * next run compiles again.
  */
 function savePack(
   cacheDir: string,
   packFile: string,
   chunks: Map<string, LoadedChunk>,
   old: Map<string, PackedChunk> | undefined,
+  witness: FlagsWitness | undefined,
 ): void {
   try {
     if ([...chunks.values()].every((c) => c.cached)) return;
+    if (witness !== undefined && flagsChanged(witness)) return;
     const entries: ChunkToPack[] = [...chunks].map(([name, c]) => ({
       name,
       size: c.size,
