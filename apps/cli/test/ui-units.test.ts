@@ -5,6 +5,7 @@ import { createStyle } from "../src/style.ts";
 import { costOf, formatCost } from "../src/ui/cost.ts";
 import { EditBuffer } from "../src/ui/edit-buffer.ts";
 import { KeyDecoder } from "../src/ui/keys.ts";
+import { LiveRegion } from "../src/ui/live-region.ts";
 import { MarkdownStream } from "../src/ui/markdown/markdown-stream.ts";
 import * as rich from "../src/ui/rich-output.ts";
 
@@ -254,8 +255,16 @@ describe("Renderer while Markdown streams", () => {
   it("previews a block still being written on live lines, rendered and wrapped, then prints it", async () => {
     const { Renderer } = await import("../src/ui/renderer.ts");
     let text = "";
+    let writes = 0;
     const renderer = new Renderer({
-      out: { write: (chunk: string) => (text += chunk), columns: 80, isTTY: true },
+      out: {
+        write: (chunk: string) => {
+          writes++;
+          text += chunk;
+        },
+        columns: 80,
+        isTTY: true,
+      },
       style: createStyle(true),
       animate: true,
       window: 0,
@@ -269,14 +278,17 @@ describe("Renderer while Markdown streams", () => {
     expect(stripVTControlCharacters(text)).toContain("A long para");
     expect(text).not.toContain("**");
     const before = text.length;
+    const writesBefore = writes;
     delta("graph.\n\nNext");
-    // The block printed rendered, then (drawn by the next frame, within 80 ms) the preview holds only
-    // what is still pending.
-    expect(stripVTControlCharacters(text.slice(before))).toMatch(/A long paragraph\.\n\n$/);
+    delta(" more.\n\nAnd");
+    // Finished blocks wait for the next frame (within 40 ms), which writes them rendered and the
+    // preview of what is still pending under them, in one write.
+    expect(text.length).toBe(before);
     await new Promise((resolve) => setTimeout(resolve, 250));
     const after = stripVTControlCharacters(text.slice(before));
-    expect(after).toMatch(/A long paragraph\.\n\nNext\n$/);
+    expect(after).toMatch(/^A long paragraph\.\n\nNext more\.\n\nAnd\n$/);
     expect(after).not.toContain("**");
+    expect(writes - writesBefore).toBe(1);
     // A paragraph longer than the line is previewed on several lines, wrapped at spaces.
     const start = text.length;
     delta(" and then a sentence that goes on and on, longer than the eighty columns of this terminal");
@@ -289,6 +301,38 @@ describe("Renderer while Markdown streams", () => {
     for (const line of preview) expect(line.length).toBeLessThan(80);
     expect(preview.join(" ")).toContain("the eighty columns of this terminal");
     renderer.dispose();
+  });
+});
+
+describe("LiveRegion frames", () => {
+  it("writes text printed while it is on screen with the next frame, and all of it before a question or at the end", async () => {
+    const written: string[] = [];
+    const region = new LiveRegion({ write: (t: string) => written.push(t), columns: 80, rows: 24 }, true);
+    region.set("spinner", (frame) => `${frame} working`);
+    const drawn = written.length;
+    region.print("one\n");
+    region.print("two\n");
+    expect(written.length).toBe(drawn);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // One write: the region cleared, both lines, the region again.
+    const frame = written.slice(drawn);
+    expect(frame.length).toBeGreaterThanOrEqual(1);
+    expect(stripVTControlCharacters(frame[0] ?? "")).toMatch(/^one\ntwo\n\S working\n$/);
+    // A question clears the region: what waits goes out first, and text printed then goes out at once.
+    region.print("three\n");
+    region.suspend();
+    expect(stripVTControlCharacters(written.join(""))).toMatch(/three\n$/);
+    region.print("asked\n");
+    expect(written.at(-1)).toBe("asked\n");
+    region.resume();
+    region.print("four\n");
+    region.dispose();
+    const all = stripVTControlCharacters(written.join(""));
+    expect(all.indexOf("four\n")).toBeGreaterThan(all.indexOf("asked\n"));
+    expect(all).toMatch(/four\n$/);
+    // Disposed with nothing left to draw: text goes out at once.
+    region.print("after\n");
+    expect(written.at(-1)).toBe("after\n");
   });
 });
 

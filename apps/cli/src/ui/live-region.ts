@@ -24,6 +24,15 @@ export interface LiveOutput {
 /** Rows of the screen the region leaves to the rest (the prompt, a line of context above). */
 const SPARE_ROWS = 4;
 
+/**
+ * How long permanent text printed while the region is on screen waits for
+ * the frame that writes it, with the region drawn again under it, in one
+ * write. A streamed answer commits a block every few reads; writing each
+ * on its own (a synchronous write to the terminal, then the region again)
+ * was the largest part of the CPU spent showing an answer.
+ */
+const FRAME_MS = 40;
+
 export class LiveRegion {
   readonly #out: LiveOutput;
   readonly #lines = new Map<string, (frame: string) => string>();
@@ -33,6 +42,11 @@ export class LiveRegion {
   #shown = "";
   #frame = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** Permanent text waiting for the next frame, and that frame's timer. */
+  #queued = "";
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Cleared for a question: printed text goes out at once until `resume()`. */
+  #suspended = false;
   readonly #animate: boolean;
 
   constructor(out: LiveOutput, animate: boolean) {
@@ -65,23 +79,27 @@ export class LiveRegion {
   /** Writes permanent text above the region (styling kept, any other escape shown, never acted on). */
   print(styled: string): void {
     const text = guardStyled(styled);
-    if (!this.#animate || this.#drawn.length === 0) {
-      this.#out.write(text);
+    if (!this.#animate || this.#suspended || this.#lines.size === 0) {
+      this.#write(this.#clear() + this.#takeQueued() + text);
       return;
     }
-    // The region is drawn again by the timer's next frame (within 80 ms), not now: while an answer
-    // streams, text is printed block after block, and drawing the region (the next block's preview)
-    // after each would be most of the cost of showing the answer.
-    this.#out.write(this.#clear() + text);
+    // Written by the next frame, with the region under it: while an answer streams, blocks are
+    // committed every few reads, and a write (and a drawing of the region) for each cost more than
+    // the rendering did.
+    this.#queued += text;
+    this.#flushTimer ??= setTimeout(() => this.#redraw(), FRAME_MS);
   }
 
   /** Clears the region (before a prompt or question); `resume()` draws it again. */
   suspend(): void {
-    if (this.#animate) this.#write(this.#clear());
+    if (!this.#animate) return;
+    this.#suspended = true;
+    this.#write(this.#clear() + this.#takeQueued());
   }
 
   resume(): void {
-    if (this.#animate && this.#lines.size > 0) this.#write(this.#draw());
+    this.#suspended = false;
+    if (this.#animate && this.#lines.size > 0) this.#write(this.#takeQueued() + this.#draw());
   }
 
   /** The terminal was resized: clear what the old lines now cover, draw again. */
@@ -91,9 +109,9 @@ export class LiveRegion {
   }
 
   dispose(): void {
+    if (this.#animate) this.#write(this.#clear() + this.#takeQueued());
     this.#stop();
     this.#lines.clear();
-    if (this.#animate) this.#write(this.#clear());
   }
 
   #stop(): void {
@@ -103,11 +121,24 @@ export class LiveRegion {
   }
 
   #redraw(): void {
-    this.#write(this.#clear() + this.#draw());
+    this.#write(this.#clear() + this.#takeQueued() + this.#draw());
+  }
+
+  /** The text waiting for the next frame (taken: the caller writes it); the frame is not needed any more. */
+  #takeQueued(): string {
+    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    const queued = this.#queued;
+    this.#queued = "";
+    return queued;
   }
 
   /** A timer's redraw: nothing is written when the lines are what is on screen already. */
   #tick(): void {
+    if (this.#queued !== "") {
+      this.#redraw();
+      return;
+    }
     const shown = this.#shown;
     const clear = this.#clear();
     const draw = this.#draw();
