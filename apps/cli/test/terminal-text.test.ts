@@ -78,6 +78,15 @@ describe("guardStyled", () => {
     expect(out).toContain("␛]52;c;eA==␇");
     expect(out.replace(/\x1b\[[0-9;]*m/g, "")).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
   });
+
+  it("shows between and next to styling what sanitize shows, and keeps the erase to the line's end", () => {
+    expect(guardStyled("a\r\nb\x1b[1mc\x1b[22m")).toBe("a\nb\x1b[1mc\x1b[22m");
+    // A carriage return cut from its newline by an escape is one alone.
+    expect(guardStyled("a\r\x1b[0m\n")).toBe("a␍\x1b[0m\n");
+    expect(guardStyled("\x1b[2J\x1b[31mred\x1b[39m\x1b[K\x1b")).toBe("␛[2J\x1b[31mred\x1b[39m\x1b[K␛");
+    expect(guardStyled("\x9b2J \u202eevil\x1b[0m\x7f")).toBe("␛[2J ⟨U+202E⟩evil\x1b[0m␡");
+    expect(guardStyled("tab\tnew\nline")).toBe("tab\tnew\nline");
+  });
 });
 
 describe("jsonLine", () => {
