@@ -110,6 +110,23 @@ describe("code highlighting", () => {
     expect(rich.highlightCode("x", "no-such-language", s)).toBeUndefined();
     expect(rich.highlightCode("const a = 1;", "ts", createStyle(false))).toBeUndefined();
   });
+
+  it("paints an embedded language in its own colours, and text as it is (no HTML entities)", () => {
+    const s = createStyle(true, "dark");
+    // JavaScript and CSS registered first: HTML finds them for its script and style.
+    rich.highlightCode("let a;", "js", s);
+    rich.highlightCode("a {}", "css", s);
+    const code =
+      '<p class="x">&amp; &lt;</p>\n<script>let a = "<b>" && 1 < 2;</script>\n<style>p { color: red; }</style>';
+    const out = rich.highlightCode(code, "html", s) ?? "";
+    expect(stripVTControlCharacters(out)).toBe(code);
+    expect(out).toContain(s.magenta("let"));
+    expect(out).toContain(s.green('"<b>"'));
+    expect(out).toContain(s.yellow("1"));
+    expect(out).toContain(s.blue("script"));
+    expect(out).toContain(s.cyan("color"));
+    expect(out).toContain(s.magenta("p"));
+  });
 });
 
 describe("themes", () => {

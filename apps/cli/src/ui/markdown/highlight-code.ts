@@ -2,18 +2,19 @@
  * Syntax colours for code blocks, by language: highlight.js's core with
  * its common languages (some 36: the C family, Go, Rust, Java, Kotlin, Swift,
  * JavaScript and TypeScript, Python, Ruby, PHP, shell, SQL, JSON, YAML,
- * XML/HTML, CSS, Markdown, diff ...). Its HTML is turned into the theme's
- * colours here (through yoi's Style, so they follow the theme and yoi's
- * colour decision): the spans it writes are the only markup, so a small
- * walk over them does what an HTML parser would. Loaded lazily: it is the
- * heaviest module of the UI, and all of highlight.js's 190 grammars
- * would take several times as long to load.
+ * XML/HTML, CSS, Markdown, diff ...), painted in the theme's colours (through
+ * yoi's Style, so they follow the theme and yoi's colour decision). The
+ * parser's scopes go straight to an emitter of ours, which keeps each piece
+ * of text with the scope that colours it: no HTML is written to be parsed
+ * back. Loaded lazily: it is the heaviest module of the UI, and all of
+ * highlight.js's 190 grammars would take several times as long to load.
  *
  * A grammar that embeds another (HTML's scripts and styles, Markdown's
  * code) finds it only once that one is registered; until then the
  * embedded part is left plain.
  */
 
+import type { HLJSOptions } from "highlight.js";
 import hljs from "highlight.js/lib/core";
 import bash from "highlight.js/lib/languages/bash";
 import c from "highlight.js/lib/languages/c";
@@ -51,7 +52,7 @@ import vbnet from "highlight.js/lib/languages/vbnet";
 import wasm from "highlight.js/lib/languages/wasm";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
-import type { Style } from "../../style.ts";
+import { createStyle, type Style } from "../../style.ts";
 
 type Grammar = Parameters<typeof hljs.registerLanguage>[1];
 
@@ -228,33 +229,87 @@ function paintsOf(s: Style): Record<string, Paint | undefined> {
   };
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', "#x27": "'", "#39": "'" };
-const decode = (text: string) =>
-  text.includes("&")
-    ? text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (_, e: string) => ENTITIES[e] ?? "")
-    : text;
+/**
+ * The text highlight.js parsed, each piece with the scope that colours it
+ * (the innermost open scope the theme has a colour for; undefined: none).
+ * highlight.js builds one per block (and one per embedded language) from
+ * the `__emitter` option: the interface its parser calls, which its types
+ * call private but stable. Nothing is escaped, so nothing is decoded.
+ */
+class ScopedText {
+  readonly pieces: { text: string; scope: string | undefined }[] = [];
+  /** The open scopes, each as the theme knows it (undefined: one it has no colour for). */
+  readonly #open: (string | undefined)[] = [];
+  /** Text added next continues the last piece (no scope opened or closed since). */
+  #joins = false;
 
-/** highlight.js's HTML (spans with classes, escaped text) as text painted by `theme`, each line on its own. */
-function paintHtml(html: string, theme: Record<string, Paint | undefined>): string {
+  addText(text: string): void {
+    if (text === "") return;
+    const last = this.pieces.at(-1);
+    if (this.#joins && last !== undefined) last.text += text;
+    else this.pieces.push({ text, scope: this.#colouring() });
+    this.#joins = true;
+  }
+
+  startScope(scope: string): void {
+    this.openNode(scope);
+  }
+
+  endScope(): void {
+    this.closeNode();
+  }
+
+  /** The parser also opens and closes scopes by these names. */
+  openNode(scope: string): void {
+    // `title.function` is coloured as `title`, as highlight.js's CSS class for it (`hljs-title function_`) is.
+    const known = scope.split(".", 1)[0] ?? "";
+    this.#open.push(Object.hasOwn(SCOPES, known) ? known : undefined);
+    this.#joins = false;
+  }
+
+  closeNode(): void {
+    this.#open.pop();
+    this.#joins = false;
+  }
+
+  /** An embedded language's text: its own colours, the enclosing scope's where it has none. */
+  __addSublanguage(other: ScopedText, _name: string): void {
+    const around = this.#colouring();
+    for (const piece of other.pieces) this.pieces.push({ text: piece.text, scope: piece.scope ?? around });
+    this.#joins = false;
+  }
+
+  finalize(): void {
+    this.#open.length = 0;
+  }
+
+  /** highlight.js asks for its result as HTML: there is none, the pieces are read instead. */
+  toHTML(): string {
+    return "";
+  }
+
+  #colouring(): string | undefined {
+    return this.#open.findLast((scope) => scope !== undefined);
+  }
+}
+
+const SCOPES = paintsOf(createStyle(false));
+
+// Its `__addSublanguage` takes our own kind, which is all highlight.js gives it.
+hljs.configure({ __emitter: ScopedText as unknown as HLJSOptions["__emitter"] });
+
+/** The pieces painted by `theme`, each line on its own (a code block's lines are drawn one by one). */
+function paint(pieces: ScopedText["pieces"], theme: Record<string, Paint | undefined>): string {
   let out = "";
-  // The paint of each open span (undefined: a scope without a colour, the enclosing one's goes on).
-  const open: (Paint | undefined)[] = [];
-  for (const m of html.matchAll(/<span class="([^"]*)">|<\/span>|[^<]+/g)) {
-    if (m[1] !== undefined) {
-      const scope = /^hljs-([\w-]+)/.exec(m[1])?.[1] ?? "";
-      open.push(theme[scope]);
-    } else if (m[0] === "</span>") open.pop();
-    else {
-      const paint = open.findLast((p) => p !== undefined);
-      const text = decode(m[0]);
-      // Each line painted on its own: a code block's lines are drawn one by one.
-      out += paint
-        ? text
-            .split("\n")
-            .map((line) => (line === "" ? line : paint(line)))
-            .join("\n")
-        : text;
-    }
+  for (const { text, scope } of pieces) {
+    const colour = scope === undefined ? undefined : theme[scope];
+    if (colour === undefined) out += text;
+    else if (!text.includes("\n")) out += colour(text);
+    else
+      out += text
+        .split("\n")
+        .map((line) => (line === "" ? line : colour(line)))
+        .join("\n");
   }
   return out;
 }
@@ -264,7 +319,8 @@ export function highlightCode(code: string, lang: string | undefined, style: Sty
   const name = style.enabled && lang !== undefined ? language(lang) : undefined;
   if (name === undefined) return undefined;
   try {
-    return paintHtml(hljs.highlight(code, { language: name, ignoreIllegals: true }).value, themeOf(style));
+    const result = hljs.highlight(code, { language: name, ignoreIllegals: true });
+    return paint((result._emitter as unknown as ScopedText).pieces, themeOf(style));
   } catch {
     return undefined;
   }
