@@ -243,4 +243,17 @@ describe("MarkdownStream", () => {
     expect(md.pending).toBe("");
     expect(written).toContain("Second, still going");
   });
+
+  it("previews an open code block plain, and writes it coloured once it closes", () => {
+    let written = "";
+    const md = new MarkdownStream(rich, options, (t) => (written += t));
+    md.push('```ts\nconst a = "x";\n');
+    const preview = md.preview();
+    expect(preview).toContain(style.codeLine('const a = "x";', true));
+    expect(preview).not.toContain(style.magenta("const"));
+    md.push("```\n");
+    expect(md.pending).toBe("");
+    expect(written).toContain(style.magenta("const"));
+    expect(written).toBe(whole('```ts\nconst a = "x";\n```\n'));
+  });
 });

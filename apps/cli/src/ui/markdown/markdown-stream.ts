@@ -37,10 +37,16 @@ export class MarkdownStream {
     return this.#pending;
   }
 
-  /** The pending text rendered as it would be if it ended now (a live preview of the block being written). */
+  /**
+   * The pending text rendered as it would be if it ended now (a live preview
+   * of the block being written), but for code, shown without colours until
+   * its block is written: highlighting a growing block again at every frame
+   * would cost more the longer it gets, and the colours would shift as it
+   * grew (an unclosed string colours all that follows).
+   */
   preview(): string {
     if (this.#pending.trim() === "") return "";
-    const options = this.#options();
+    const { highlight: _, ...options } = this.#options();
     const key = `${options.width} ${options.style.theme}`;
     // Drawn again on every frame: rendered again only when the text or the layout changed.
     if (this.#preview?.source !== this.#pending || this.#preview.key !== key) {
