@@ -281,7 +281,7 @@ describe("Renderer while Markdown streams", () => {
     const writesBefore = writes;
     delta("graph.\n\nNext");
     delta(" more.\n\nAnd");
-    // Finished blocks wait for the next frame (within 40 ms), which writes them rendered and the
+    // Finished blocks wait for the next frame (within 80 ms), which writes them rendered and the
     // preview of what is still pending under them, in one write.
     expect(text.length).toBe(before);
     await new Promise((resolve) => setTimeout(resolve, 250));

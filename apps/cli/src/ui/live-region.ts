@@ -25,13 +25,17 @@ export interface LiveOutput {
 const SPARE_ROWS = 4;
 
 /**
- * How long permanent text printed while the region is on screen waits for
- * the frame that writes it, with the region drawn again under it, in one
- * write. A streamed answer commits a block every few reads; writing each
- * on its own (a synchronous write to the terminal, then the region again)
- * was the largest part of the CPU spent showing an answer.
+ * The frame: how often the region is drawn again (its spinners turn, the
+ * block being written is laid out anew), and the longest that permanent
+ * text printed while the region is on screen waits to go out, in the same
+ * write, with the region drawn again under it. A streamed answer commits a
+ * block every few reads; a write for each, and a drawing of the region
+ * (the open block rendered again) after each, cost more than the blocks'
+ * own rendering. In the render-cpu bench (under load, same rounds), frames
+ * of 40 ms cost 0.16x print mode's CPU more than frames of 80 ms, which
+ * draw half as often.
  */
-const FRAME_MS = 40;
+const FRAME_MS = 80;
 
 export class LiveRegion {
   readonly #out: LiveOutput;
@@ -42,9 +46,8 @@ export class LiveRegion {
   #shown = "";
   #frame = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
-  /** Permanent text waiting for the next frame, and that frame's timer. */
+  /** Permanent text waiting for the next frame. */
   #queued = "";
-  #flushTimer: ReturnType<typeof setTimeout> | undefined;
   /** Cleared for a question: printed text goes out at once until `resume()`. */
   #suspended = false;
   readonly #animate: boolean;
@@ -66,7 +69,7 @@ export class LiveRegion {
     this.#timer ??= setInterval(() => {
       this.#frame = (this.#frame + 1) % FRAMES.length;
       this.#tick();
-    }, 80);
+    }, FRAME_MS);
   }
 
   delete(key: string): void {
@@ -83,11 +86,8 @@ export class LiveRegion {
       this.#write(this.#clear() + this.#takeQueued() + text);
       return;
     }
-    // Written by the next frame, with the region under it: while an answer streams, blocks are
-    // committed every few reads, and a write (and a drawing of the region) for each cost more than
-    // the rendering did.
+    // Written by the next frame (the timer runs while the region has lines), with the region under it.
     this.#queued += text;
-    this.#flushTimer ??= setTimeout(() => this.#redraw(), FRAME_MS);
   }
 
   /** Clears the region (before a prompt or question); `resume()` draws it again. */
@@ -124,10 +124,8 @@ export class LiveRegion {
     this.#write(this.#clear() + this.#takeQueued() + this.#draw());
   }
 
-  /** The text waiting for the next frame (taken: the caller writes it); the frame is not needed any more. */
+  /** The text waiting for the next frame (taken: the caller writes it). */
   #takeQueued(): string {
-    if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
     const queued = this.#queued;
     this.#queued = "";
     return queued;
