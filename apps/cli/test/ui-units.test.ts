@@ -324,7 +324,13 @@ describe("LiveRegion frames", () => {
     expect(stripVTControlCharacters(written.join(""))).toMatch(/three\n$/);
     region.print("asked\n");
     expect(written.at(-1)).toBe("asked\n");
+    // While the question waits, the region stays off the screen: no frame draws it, nor a change.
+    const asked = written.length;
+    region.set("other", () => "another call");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(written.length).toBe(asked);
     region.resume();
+    expect(stripVTControlCharacters(written.at(-1) ?? "")).toMatch(/working\nanother call\n$/);
     region.print("four\n");
     region.dispose();
     const all = stripVTControlCharacters(written.join(""));

@@ -158,9 +158,10 @@ export class LiveRegion {
     return `\x1b[${rows}F\x1b[J`;
   }
 
-  /** What draws the region's lines (an entry that renders nothing takes no line). */
+  /** What draws the region's lines (an entry that renders nothing takes no line; none while suspended). */
   #draw(): string {
-    if (this.#lines.size === 0) return "";
+    // Suspended for a question: a spinner's frame or a call that ends must not draw over it.
+    if (this.#lines.size === 0 || this.#suspended) return "";
     const cols = Math.max(10, (this.#out.columns ?? 80) - 1);
     const frame = FRAMES[this.#frame] ?? "-";
     let lines: string[] = [];
