@@ -3,7 +3,7 @@
  * for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio, xAI...).
  */
 import type OpenAI from "openai";
-import type { ContentPart, Item, ReasoningItem, ToolCallItem, ToolResultItem } from "../../item.ts";
+import type { ContentPart, Item, ToolCallItem, ToolResultItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { omittedToolResultImages } from "../../tool-result-images.ts";
 import { systemReminder } from "../system-reminder.ts";
@@ -33,7 +33,44 @@ const assistantRuns = new WeakMap<Item, { run: Item[]; message: AssistantParam |
 
 export interface OpenAIChatRequestResult {
   params: Params;
+  /** `params` as the JSON text that is sent. */
+  body: string;
   warnings: ClientWarning[];
+}
+
+/**
+ * The messages of the history an adapter sent last, kept for its next
+ * request. History only grows between compactions, so the next request's
+ * items usually begin with the last request's: their messages, and the JSON
+ * of each, are taken as they are, and only the items after them are
+ * converted and encoded. Without it every request walked the whole history
+ * again and encoded all of it. Whether the items begin with the kept ones is
+ * checked item by item (object identity), so any other change (a
+ * compaction, a trim, a rewind, a repaired pairing) starts over, as does
+ * another model, system prompt or option.
+ */
+export class ChatHistoryCache {
+  /** The items the kept messages were built from (a copy: the caller's array may change). */
+  items: readonly Item[] = [];
+  /** What they were built with. */
+  model = "";
+  system: string | undefined;
+  anywhere = false;
+  fold: Fold | undefined;
+}
+
+/**
+ * The conversion of a history's items up to some point: the messages of its
+ * finished parts (an assistant run still open at that point is not among
+ * them), the JSON of each (filled in when first encoded), where the open
+ * run starts, and how many reasoning items were dropped.
+ */
+interface Fold {
+  messages: MessageParam[];
+  json: (string | undefined)[];
+  /** Index in the items of the first item of the open assistant run; -1 when none. */
+  runStart: number;
+  dropped: number;
 }
 
 export interface OpenAIChatRequestOptions {
@@ -73,79 +110,48 @@ export function buildOpenAIChatRequest(
   model: string,
   request: Request,
   options: OpenAIChatRequestOptions,
+  cache?: ChatHistoryCache,
 ): OpenAIChatRequestResult {
   const warnings: ClientWarning[] = [];
   const settings = request.settings ?? {};
-  const messages: MessageParam[] = [];
   const anywhere = options.systemMessagesAnywhere ?? options.openai;
-  let items = request.items;
-  if (anywhere) {
-    if (request.system !== undefined && request.system !== "")
-      messages.push({ role: "system", content: request.system });
+  const items = request.items;
+  const kept =
+    cache !== undefined &&
+    cache.fold !== undefined &&
+    cache.model === model &&
+    cache.system === request.system &&
+    cache.anywhere === anywhere &&
+    startsWith(items, cache.items)
+      ? cache.fold
+      : undefined;
+  let fold: Fold;
+  let from: number;
+  if (kept !== undefined) {
+    fold = {
+      messages: kept.messages.slice(),
+      json: kept.json.slice(),
+      runStart: kept.runStart,
+      dropped: kept.dropped,
+    };
+    from = cache!.items.length;
   } else {
-    // One system message, first: the prompt and the system messages that open the history.
-    const leading: string[] = request.system ? [request.system] : [];
-    let i = 0;
-    for (; i < items.length; i++) {
-      const item = items[i]!;
-      if (item.type !== "message" || item.role !== "system") break;
-      const text = textOf(item.content);
-      if (text !== "") leading.push(text);
-    }
-    if (leading.length > 0) messages.push({ role: "system", content: leading.join("\n\n") });
-    items = items.slice(i);
+    fold = { messages: [], json: [], runStart: -1, dropped: 0 };
+    from = openingMessages(fold.messages, request.system, items, anywhere);
   }
-
-  /** Index of the first item of the assistant run in progress (assistant text and tool calls), -1 when none. */
-  let runStart = -1;
-  const flush = (end: number) => {
-    if (runStart < 0) return;
-    const message = assistantMessage(items, runStart, end);
+  convert(items, from, fold, model, anywhere);
+  const messages = fold.messages;
+  const settled = messages.length;
+  if (fold.runStart >= 0) {
+    const message = assistantMessage(items, fold.runStart, items.length);
     if (message !== undefined) messages.push(message);
-    runStart = -1;
-  };
-  const dropped: ReasoningItem[] = [];
-
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    switch (item.type) {
-      case "message":
-        if (item.role === "assistant") {
-          if (runStart < 0) runStart = i;
-          break;
-        }
-        flush(i);
-        if (item.role === "system" && anywhere) {
-          messages.push({ role: "system", content: textOf(item.content) });
-        } else if (item.role === "system") {
-          const text = textOf(item.content);
-          if (text !== "") appendUserText(messages, systemReminder(text));
-        } else {
-          messages.push({ role: "user", content: userContent(item.content) });
-        }
-        break;
-      case "tool_call":
-        if (runStart < 0) runStart = i;
-        break;
-      case "tool_result":
-        flush(i);
-        messages.push(toolMessage(item, model));
-        break;
-      case "reasoning":
-        if (item.text !== "" || (item.summary?.some((s) => s !== "") ?? false)) dropped.push(item);
-        break;
-      case "server_tool":
-        // Chat Completions has no server tools: the answer's text carries what a search found.
-        break;
-    }
   }
-  flush(items.length);
 
-  if (dropped.length > 0) {
+  if (fold.dropped > 0) {
     warnings.push({
       code: "dropped_reasoning",
-      message: `openai-chat: ${dropped.length} reasoning item(s) were not sent (Chat Completions cannot take reasoning back)`,
-      detail: { count: dropped.length },
+      message: `openai-chat: ${fold.dropped} reasoning item(s) were not sent (Chat Completions cannot take reasoning back)`,
+      detail: { count: fold.dropped },
     });
   }
 
@@ -206,7 +212,119 @@ export function buildOpenAIChatRequest(
   }
   if (settings.cacheKey !== undefined && options.openai) params.prompt_cache_key = settings.cacheKey;
 
-  return { params, warnings };
+  const body = encodeParams(params, fold.json);
+  if (cache !== undefined) {
+    // Kept is the fold before the open run's message (the next request may add to that run). Leading system items
+    // alone are not kept: a next one would join them.
+    const keep = from < items.length || kept !== undefined;
+    cache.items = keep ? items.slice() : [];
+    cache.model = model;
+    cache.system = request.system;
+    cache.anywhere = anywhere;
+    cache.fold = keep
+      ? {
+          messages: messages.slice(0, settled),
+          json: fold.json.slice(0, settled),
+          runStart: fold.runStart,
+          dropped: fold.dropped,
+        }
+      : undefined;
+  }
+  return { params, body, warnings };
+}
+
+/**
+ * The first messages: the system prompt, or for a server that takes one
+ * leading system message, the prompt and the system items that open the
+ * history joined. Returns the index of the first item still to convert.
+ */
+function openingMessages(
+  messages: MessageParam[],
+  system: string | undefined,
+  items: readonly Item[],
+  anywhere: boolean,
+): number {
+  if (anywhere) {
+    if (system !== undefined && system !== "") messages.push({ role: "system", content: system });
+    return 0;
+  }
+  const leading: string[] = system ? [system] : [];
+  let i = 0;
+  for (; i < items.length; i++) {
+    const item = items[i]!;
+    if (item.type !== "message" || item.role !== "system") break;
+    const text = textOf(item.content);
+    if (text !== "") leading.push(text);
+  }
+  if (leading.length > 0) messages.push({ role: "system", content: leading.join("\n\n") });
+  return i;
+}
+
+/**
+ * Converts `items[from..]` onto `fold`: consecutive assistant items form one
+ * assistant message (text and `tool_calls`), pushed when the run ends; each
+ * tool result is a `tool` message right after it. A run still open at the
+ * end stays open (`fold.runStart`).
+ */
+function convert(items: readonly Item[], from: number, fold: Fold, model: string, anywhere: boolean): void {
+  const { messages } = fold;
+  const flush = (end: number) => {
+    if (fold.runStart < 0) return;
+    const message = assistantMessage(items, fold.runStart, end);
+    if (message !== undefined) messages.push(message);
+    fold.runStart = -1;
+  };
+  for (let i = from; i < items.length; i++) {
+    const item = items[i]!;
+    switch (item.type) {
+      case "message":
+        if (item.role === "assistant") {
+          if (fold.runStart < 0) fold.runStart = i;
+          break;
+        }
+        flush(i);
+        if (item.role === "system" && anywhere) {
+          messages.push({ role: "system", content: textOf(item.content) });
+        } else if (item.role === "system") {
+          const text = textOf(item.content);
+          if (text !== "") appendUserText(fold, systemReminder(text));
+        } else {
+          messages.push({ role: "user", content: userContent(item.content) });
+        }
+        break;
+      case "tool_call":
+        if (fold.runStart < 0) fold.runStart = i;
+        break;
+      case "tool_result":
+        flush(i);
+        messages.push(toolMessage(item, model));
+        break;
+      case "reasoning":
+        if (item.text !== "" || (item.summary?.some((s) => s !== "") ?? false)) fold.dropped++;
+        break;
+      case "server_tool":
+        // Chat Completions has no server tools: the answer's text carries what a search found.
+        break;
+    }
+  }
+}
+
+/** Whether `items` begins with the items of `prefix`, the same objects in the same order. */
+function startsWith(items: readonly Item[], prefix: readonly Item[]): boolean {
+  if (prefix.length === 0 || items.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (items[i] !== prefix[i]) return false;
+  return true;
+}
+
+/**
+ * `params` as JSON, the same text `JSON.stringify(params)` gives, with each
+ * message encoded once: `json` holds the JSON of the messages encoded by an
+ * earlier request and receives the others'.
+ */
+function encodeParams(params: Params, json: (string | undefined)[]): string {
+  const { model, messages, ...rest } = params;
+  for (let k = 0; k < messages.length; k++) json[k] ??= JSON.stringify(messages[k]);
+  return `{"model":${JSON.stringify(model)},"messages":[${json.join(",")}],${JSON.stringify(rest).slice(1)}`;
 }
 
 /**
@@ -214,7 +332,7 @@ export function buildOpenAIChatRequest(
  * and tool calls (reasoning inside it is not sent); undefined when the run
  * has neither text nor calls.
  */
-function assistantMessage(items: Item[], start: number, end: number): AssistantParam | undefined {
+function assistantMessage(items: readonly Item[], start: number, end: number): AssistantParam | undefined {
   const kept = assistantRuns.get(items[start]!);
   if (kept !== undefined && sameRun(kept.run, items, start, end)) return kept.message;
   let text = "";
@@ -246,7 +364,7 @@ function assistantMessage(items: Item[], start: number, end: number): AssistantP
 }
 
 /** Whether `items[start..end)` are the items of `run`, one by one. */
-function sameRun(run: Item[], items: Item[], start: number, end: number): boolean {
+function sameRun(run: Item[], items: readonly Item[], start: number, end: number): boolean {
   if (run.length !== end - start) return false;
   for (let k = 0; k < run.length; k++) if (run[k] !== items[start + k]) return false;
   return true;
@@ -297,11 +415,20 @@ function userContent(content: ContentPart[]): string | UserContentPart[] {
  * converted system message does not make two user turns in a row, which
  * strict chat templates also reject), else as a new user message.
  */
-function appendUserText(messages: MessageParam[], text: string): void {
-  const last = messages.at(-1);
+function appendUserText(fold: Fold, text: string): void {
+  const { messages } = fold;
+  const at = messages.length - 1;
+  const last = messages[at];
   if (last?.role === "user") {
-    if (typeof last.content === "string") last.content = `${last.content}\n\n${text}`;
-    else last.content = [...last.content, { type: "text", text }];
+    // A new message, not a change to the old one: a kept history holds the old one and its JSON.
+    messages[at] = {
+      role: "user",
+      content:
+        typeof last.content === "string"
+          ? `${last.content}\n\n${text}`
+          : [...last.content, { type: "text", text }],
+    };
+    fold.json[at] = undefined;
     return;
   }
   messages.push({ role: "user", content: text });
