@@ -10,7 +10,7 @@ import { cancellation, errorEvent, OpenBlocks } from "./adapters/stream-end.ts";
 import { applyCapabilities } from "./capabilities.ts";
 import { LlmError } from "./errors.ts";
 import type { ErrorEvent, Event, RetryEvent } from "./event.ts";
-import { pairToolResults } from "./history.ts";
+import { type PairingCheck, pairToolResults } from "./history.ts";
 import { redactSecrets } from "./redact.ts";
 import type { ClientOptions, ClientWarning, Request, StreamOptions } from "./request.ts";
 import { decideRetry, type RetryPolicy, sleep } from "./retry.ts";
@@ -24,6 +24,8 @@ export interface StreamSettings {
   firstEventMs: number;
   idleMs: number;
   getAdapter(): Promise<ProviderAdapter>;
+  /** The client's pairing check, which scans only what its last request's history did not have. */
+  pairing: PairingCheck;
 }
 
 const DONE: IteratorResult<Event> = Object.freeze({ value: undefined, done: true }) as IteratorResult<Event>;
@@ -399,7 +401,7 @@ export class ClientStream implements AsyncIterableIterator<Event> {
     const checked = applyCapabilities(options.provider, options.model, this.capabilities, this.input);
     for (const warning of checked.warnings) this.warn(warning);
     let request = checked.request;
-    const paired = pairToolResults(request.items);
+    const paired = pairToolResults(request.items, this.settings.pairing);
     if (paired.repairs.length > 0) {
       request = { ...request, items: paired.items };
       this.warn({

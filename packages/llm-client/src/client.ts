@@ -11,6 +11,7 @@ import type { AdapterFactory, ProviderAdapter } from "./adapters/adapter.ts";
 import { ClientStream, type StreamSettings } from "./client-stream.ts";
 import { LlmError } from "./errors.ts";
 import type { Event } from "./event.ts";
+import { PairingCheck } from "./history.ts";
 import type { ProviderKind } from "./item.ts";
 import { findModelCapabilities, isProviderKind } from "./model-info.ts";
 import { redactSecrets, registerClientSecrets } from "./redact.ts";
@@ -139,7 +140,14 @@ export function createClientWithAdapter(
     );
     return adapter;
   };
-  const settings: StreamSettings = { options, policy, firstEventMs, idleMs, getAdapter };
+  const settings: StreamSettings = {
+    options,
+    policy,
+    firstEventMs,
+    idleMs,
+    getAdapter,
+    pairing: new PairingCheck(),
+  };
   return {
     provider: options.provider,
     model: options.model,

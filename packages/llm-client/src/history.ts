@@ -39,8 +39,8 @@ function isAssistantSide(item: Item): boolean {
  * call is not in the turn before them become a user message that keeps
  * their text (the model still sees what the tool said).
  */
-export function pairToolResults(items: Item[]): PairedHistory {
-  if (isWellPaired(items)) return { items, repairs: [] };
+export function pairToolResults(items: Item[], checked?: PairingCheck): PairedHistory {
+  if (checked === undefined ? isWellPaired(items) : checked.wellPaired(items)) return { items, repairs: [] };
   const out: Item[] = [];
   const repairs: PairingRepair[] = [];
   let i = 0;
@@ -98,17 +98,30 @@ export function pairToolResults(items: Item[]): PairedHistory {
  * calls (in any order: parallel tools finish in any order and every API
  * accepts that), before any other message.
  */
-function isWellPaired(items: Item[]): boolean {
-  // The open calls of the current assistant run. An array, not a Set: a run holds a few calls, and a Set that
-  // grows and empties again for every turn reallocated its table each time (this runs over the whole history
-  // before every model call).
-  const pending: string[] = [];
-  let inResults = false;
-  for (const item of items) {
+function isWellPaired(items: readonly Item[]): boolean {
+  const scan = newScan();
+  return scanPairing(items, 0, scan) && scan.pending.length === 0;
+}
+
+/** Where a pairing scan stands after some items: the open calls of the current assistant run, and whether results follow it. */
+interface PairingScan {
+  // An array, not a Set: a run holds a few calls, and a Set that grows and empties again for every turn
+  // reallocated its table each time.
+  pending: string[];
+  inResults: boolean;
+}
+
+const newScan = (): PairingScan => ({ pending: [], inResults: false });
+
+/** Scans `items[from..]` on from `scan`; false as soon as the pairing is broken. */
+function scanPairing(items: readonly Item[], from: number, scan: PairingScan): boolean {
+  const { pending } = scan;
+  for (let i = from; i < items.length; i++) {
+    const item = items[i]!;
     if (isAssistantSide(item)) {
-      if (inResults) {
+      if (scan.inResults) {
         if (pending.length > 0) return false;
-        inResults = false;
+        scan.inResults = false;
       }
       // A call id given twice is open once, as in a set: its second result is then a duplicate.
       if (item.type === "tool_call" && !pending.includes(item.callId)) pending.push(item.callId);
@@ -120,14 +133,46 @@ function isWellPaired(items: Item[]): boolean {
       // Order does not matter here: move the last open call into the answered one's place.
       pending[at] = pending[pending.length - 1]!;
       pending.pop();
-      inResults = true;
+      scan.inResults = true;
       continue;
     }
     // A user/system message: every call must already be answered.
     if (pending.length > 0) return false;
-    inResults = false;
+    scan.inResults = false;
   }
-  return pending.length === 0;
+  return true;
+}
+
+/**
+ * The pairing check of the history a client sent last, kept for its next
+ * request. History only grows between compactions, so the next request's
+ * items usually begin with the checked ones (the same objects, checked one
+ * by one): only the items after them are scanned, instead of the whole
+ * history before every model call. Any other history is scanned whole.
+ */
+export class PairingCheck {
+  #items: readonly Item[] = [];
+  /** The scan after `#items`; undefined when they broke the pairing (a repair follows, and the next check starts over). */
+  #scan: PairingScan | undefined;
+
+  /** Whether `items` is well paired (as {@link pairToolResults} decides), scanning only what is new. */
+  wellPaired(items: readonly Item[]): boolean {
+    const kept = this.#scan !== undefined && startsWith(items, this.#items);
+    const scan = kept
+      ? { pending: this.#scan!.pending.slice(), inResults: this.#scan!.inResults }
+      : newScan();
+    const ok = scanPairing(items, kept ? this.#items.length : 0, scan);
+    this.#items = ok ? items.slice() : [];
+    this.#scan = ok ? scan : undefined;
+    return ok && scan.pending.length === 0;
+  }
+}
+
+/** Whether `items` begins with the items of `prefix`, the same objects in the same order (and `prefix` is not empty). */
+export function startsWith(items: readonly Item[], prefix: readonly Item[]): boolean {
+  if (prefix.length === 0 || items.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (items[i] !== prefix[i]) return false;
+  return true;
 }
 
 function orphanAsMessage(result: ToolResultItem): MessageItem {

@@ -1,7 +1,7 @@
 import type { ModelCapabilities } from "@yoi/manifest";
 import { describe, expect, it } from "vitest";
 import { applyCapabilities } from "../src/capabilities.ts";
-import { MISSING_RESULT_TEXT, pairToolResults } from "../src/history.ts";
+import { MISSING_RESULT_TEXT, PairingCheck, pairToolResults } from "../src/history.ts";
 import { assistantMessage, type Item, userMessage } from "../src/item.ts";
 import type { Request } from "../src/request.ts";
 
@@ -11,6 +11,59 @@ const result = (callId: string, output = "ok"): Item => ({
   callId,
   output,
   isError: false,
+});
+
+describe("PairingCheck, the pairing check a client keeps between requests", () => {
+  /** `pairToolResults` with the kept check, checked against the check from scratch. */
+  const expectSame = (check: PairingCheck, items: Item[]) => {
+    const kept = pairToolResults(items, check);
+    const fresh = pairToolResults(items);
+    expect(kept).toEqual(fresh);
+    if (fresh.repairs.length === 0) expect(kept.items).toBe(items);
+    return kept;
+  };
+
+  it("agrees with a whole scan as a history grows, breaks and is repaired, rewinds and is compacted", () => {
+    const check = new PairingCheck();
+    const items: Item[] = [userMessage("go")];
+    for (let turn = 0; turn < 20; turn++) {
+      expectSame(check, items.slice());
+      items.push(call(`c${turn}`));
+      if (turn % 3 === 0) items.push(call(`c${turn}x`), result(`c${turn}x`));
+      // A request while a call is still open (the history ends with it): repaired, and the check starts over.
+      if (turn % 5 === 2) expect(expectSame(check, items.slice()).repairs).toHaveLength(1);
+      items.push(result(`c${turn}`));
+      if (turn % 4 === 3) items.push(assistantMessage("so far"), userMessage("more"));
+    }
+    expectSame(check, items.slice());
+
+    // A result that answers nothing, appended to a history checked as valid: only the new part shows it.
+    const orphan = [...items, result("nobody")];
+    expect(expectSame(check, orphan).repairs).toEqual([{ kind: "orphan_result", callId: "nobody" }]);
+    // A message while a call of the checked part is open: the kept scan must remember the open call.
+    const open = [...items, call("o1")];
+    expectSame(check, open);
+    expect(expectSame(check, [...open, userMessage("interrupting")]).repairs).toEqual([
+      { kind: "missing_result", callId: "o1" },
+    ]);
+    expectSame(check, [...open, result("o1")]);
+
+    // A rewind and a different continuation, then a compaction (new objects in front).
+    const rewound = items.slice(0, 7);
+    expectSame(check, rewound);
+    expectSame(check, [...rewound, result("c9")]);
+    const compacted = [userMessage("[summary]"), ...items.slice(-2)];
+    expectSame(check, compacted);
+    expectSame(check, [...compacted, call("p"), result("p")]);
+  });
+
+  it("does not trust an array changed in place after it was checked", () => {
+    const check = new PairingCheck();
+    const items: Item[] = [userMessage("go"), call("a"), result("a")];
+    expectSame(check, items);
+    items[2] = result("b");
+    expect(expectSame(check, items).repairs.map((r) => r.kind)).toEqual(["orphan_result", "missing_result"]);
+  });
 });
 
 describe("pairToolResults", () => {

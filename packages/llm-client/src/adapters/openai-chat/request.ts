@@ -3,6 +3,7 @@
  * for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LM Studio, xAI...).
  */
 import type OpenAI from "openai";
+import { startsWith } from "../../history.ts";
 import type { ContentPart, Item, ToolCallItem, ToolResultItem } from "../../item.ts";
 import type { ClientWarning, Request } from "../../request.ts";
 import { omittedToolResultImages } from "../../tool-result-images.ts";
@@ -307,13 +308,6 @@ function convert(items: readonly Item[], from: number, fold: Fold, model: string
         break;
     }
   }
-}
-
-/** Whether `items` begins with the items of `prefix`, the same objects in the same order. */
-function startsWith(items: readonly Item[], prefix: readonly Item[]): boolean {
-  if (prefix.length === 0 || items.length < prefix.length) return false;
-  for (let i = 0; i < prefix.length; i++) if (items[i] !== prefix[i]) return false;
-  return true;
 }
 
 /**
