@@ -163,3 +163,28 @@ describe("resolveModel", () => {
     );
   });
 });
+
+describe("findModel's kept answers", () => {
+  const entry = (id: string) => ({
+    ...MODEL_CATALOG.find((m) => m.id === "gpt-4.1")!,
+    id,
+    aliases: [],
+  });
+
+  it("answer the same for a frozen catalog, known and unknown models alike", () => {
+    const catalog = buildModelCatalog(ConfigSchema.parse({}));
+    expect(Object.isFrozen(catalog)).toBe(true);
+    for (let i = 0; i < 3; i++) {
+      expect(findModel("openai-chat", "gpt-4.1-2025-04-14", catalog)?.id).toBe("gpt-4.1");
+      expect(findModel("openai-chat", "no-such-model", catalog)).toBeUndefined();
+      expect(findModel("anthropic", "gpt-4.1", catalog)).toBeUndefined();
+    }
+  });
+
+  it("are not kept for a catalog that can still change", () => {
+    const catalog = [entry("one")];
+    expect(findModel("openai-chat", "two", catalog)).toBeUndefined();
+    catalog.push(entry("two"));
+    expect(findModel("openai-chat", "two", catalog)?.id).toBe("two");
+  });
+});

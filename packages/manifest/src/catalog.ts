@@ -99,6 +99,29 @@ export function findModel(
   id: string,
   catalog: readonly ModelInfo[] = MODEL_CATALOG,
 ): ModelInfo | undefined {
+  // A frozen catalog (the built-in one, an effective one) cannot change: its answers are kept, since a session asks
+  // the same question for every model call and a model the catalog does not know costs a scan of all of it.
+  if (!Object.isFrozen(catalog)) return searchCatalog(provider, id, catalog);
+  let answers = found.get(catalog);
+  if (answers === undefined) {
+    answers = new Map();
+    found.set(catalog, answers);
+  }
+  const key = `${provider}\0${id}`;
+  if (answers.has(key)) return answers.get(key);
+  const info = searchCatalog(provider, id, catalog);
+  answers.set(key, info);
+  return info;
+}
+
+/** {@link findModel}'s answers per frozen catalog, by provider kind and id. */
+const found = new WeakMap<readonly ModelInfo[], Map<string, ModelInfo | undefined>>();
+
+function searchCatalog(
+  provider: ProviderKind,
+  id: string,
+  catalog: readonly ModelInfo[],
+): ModelInfo | undefined {
   const wanted = id.replace(LISTING_PREFIX, "");
   const served = catalog.filter((m) => m.providers.includes(provider));
   for (const m of served) {
