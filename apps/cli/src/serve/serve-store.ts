@@ -83,9 +83,12 @@ export async function openServeStore(options: OpenServeStoreOptions): Promise<Se
     };
   }
   const dir = store ?? options.dataDir;
+  // As a pod's own stores: the blobs' fsyncs run behind the tool loop (grouped), and each fsync of a session log
+  // waits for them first, so a record on disk never points at a blob that is not.
+  const blobs = await FsBlobStore.open({ dir, deferSync: true });
   return {
-    sessions: new FileSessionStore({ dir }),
-    blobs: await FsBlobStore.open({ dir }),
+    sessions: new FileSessionStore({ dir, blobs }),
+    blobs,
     access: new FileSessionAccess({ dir }),
     holder: options.holder,
     location: dir,
