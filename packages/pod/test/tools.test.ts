@@ -86,6 +86,25 @@ describe("read_file", () => {
     );
   });
 
+  it("reads a file past the binary sniff whole: a BOM, a character split by the sniff's end, every line", async () => {
+    // 8 KiB is what the binary check reads first: lines up to byte 8191, then a 3-byte character across the cut.
+    const lines = ["\uFEFFfirst"];
+    const bytes = () => Buffer.byteLength(`${lines.join("\n")}\n`);
+    while (bytes() < 8191 - 100) lines.push(`line ${lines.length + 1}: ${"x".repeat(50)}`);
+    lines.push(`${"y".repeat(8191 - bytes())}\u4e2d\u6587 caf\u00e9`);
+    for (let i = 0; i < 30; i++) lines.push(`after ${i}: \u4e2d caf\u00e9`);
+    const content = Buffer.from(`${lines.join("\n")}\n`);
+    expect(content[8192]! & 0xc0).toBe(0x80); // a continuation byte: the cut is inside a character
+    await writeFile(path.join(root, "long.txt"), content);
+    const want = lines
+      .map((line, i) => `${String(i + 1).padStart(6)}\t${line.replace("\uFEFF", "")}\n`)
+      .join("");
+    expect(await text("read_file", { path: "long.txt" })).toBe(want);
+    expect(await text("read_file", { path: "long.txt", offset: lines.length })).toBe(
+      `${String(lines.length).padStart(6)}\t${lines.at(-1)}\n`,
+    );
+  });
+
   it("refuses binary files and paths out of scope with clear messages", async () => {
     expect(await toolError("read_file", { path: "logo.png" })).toBe(
       "logo.png is a damaged PNG image (the file is cut off)",

@@ -102,7 +102,7 @@ export class PodFsView {
       const head = await readUpTo(file.handle, Math.min(size, SNIFF_BYTES));
       const cls = classifyBytes(head, head.length >= size);
       if (cls.kind === "binary") throw new BinaryFileError(input, cls.reason);
-      return await takeLines(input, fileChunks(file.handle, size), options, {
+      return await takeLines(input, fileChunks(file.handle, size, head), options, {
         path: file.path,
         display: this.fs.display(file.path.real),
         size,
@@ -230,15 +230,20 @@ function wrapIo(error: unknown, input: string): unknown {
 async function* fileChunks(
   handle: FileHandle,
   size: number,
+  head: Uint8Array,
 ): AsyncGenerator<{ text: string; last: boolean }> {
   // Past the sniff, decode leniently: one bad byte deep in a log should not hide the file.
   const decoder = new TextDecoder("utf-8", { ignoreBOM: false });
+  // The sniffed head is the file's first bytes (all of a small file): decoded as it is, not read again.
+  let position = head.length;
+  let last = head.length === 0 || position >= size;
+  yield { text: decoder.decode(head, { stream: !last }), last };
+  if (last) return;
   const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-  let position = 0;
   for (;;) {
     const { bytesRead } = await handle.read(buf, 0, CHUNK_BYTES, position);
     position += bytesRead;
-    const last = bytesRead === 0 || position >= size;
+    last = bytesRead === 0 || position >= size;
     yield { text: decoder.decode(buf.subarray(0, bytesRead), { stream: !last }), last };
     if (last) return;
   }
