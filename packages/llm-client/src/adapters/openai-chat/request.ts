@@ -312,13 +312,19 @@ function convert(items: readonly Item[], from: number, fold: Fold, model: string
 
 /**
  * `params` as JSON, the same text `JSON.stringify(params)` gives, with each
- * message encoded once: `json` holds the JSON of the messages encoded by an
- * earlier request and receives the others'.
+ * message encoded once: `json` holds what earlier requests encoded of the
+ * messages (each after its comma) and receives the rest.
  */
 function encodeParams(params: Params, json: (string | undefined)[]): string {
   const { model, messages, ...rest } = params;
-  for (let k = 0; k < messages.length; k++) json[k] ??= JSON.stringify(messages[k]);
-  return `{"model":${JSON.stringify(model)},"messages":[${json.join(",")}],${JSON.stringify(rest).slice(1)}`;
+  // One join, so the body is one flat string: a template around a joined array is copied once more when sent.
+  const parts: string[] = [`{"model":${JSON.stringify(model)},"messages":[`];
+  for (let k = 0; k < messages.length; k++) {
+    json[k] ??= `${k === 0 ? "" : ","}${JSON.stringify(messages[k])}`;
+    parts.push(json[k]!);
+  }
+  parts.push(`],${JSON.stringify(rest).slice(1)}`);
+  return parts.join("");
 }
 
 /**
