@@ -304,6 +304,69 @@ describe("Renderer while Markdown streams", () => {
   });
 });
 
+describe("streamed text taken in once a frame", () => {
+  it("filters and lays out the deltas of a frame together, masks a key split over them, and shows them before anything else", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    const { createStreamTextRedaction } = await import("@yoi/pod");
+    let text = "";
+    const filter = createStreamTextRedaction();
+    const seen: string[] = [];
+    const renderer = new Renderer({
+      out: {
+        write: (chunk: string) => {
+          text += chunk;
+        },
+        columns: 80,
+        rows: 24,
+        isTTY: true,
+      },
+      style: createStyle(false),
+      animate: true,
+      window: 0,
+      provider: { provider: "anthropic" },
+      redact: (event) => {
+        seen.push(event.type);
+        return filter(event);
+      },
+    });
+    renderer.rich = rich;
+    const delta = (t: string) => renderer.handle({ type: "text_delta", text: t, turnIndex: 0 });
+    // Nothing on the live lines, no frames: the first delta is shown at once (and starts the preview).
+    delta("The key is ");
+    expect(seen).toEqual(["text_delta"]);
+    for (const piece of ["sk-ant-api03-", "abcdefghij", "klmnopqrstuvwxyz0123 and ", "more.\n\nNext"])
+      delta(piece);
+    // While frames are drawn, deltas wait for the next one.
+    expect(seen).toEqual(["text_delta"]);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    // One pass through the filter for the four deltas.
+    expect(seen).toEqual(["text_delta", "text_delta"]);
+    const shown = stripVTControlCharacters(text);
+    expect(shown).toContain("The key is");
+    expect(shown).toContain("and more.");
+    expect(shown).not.toMatch(/abcdefghij|klmnop/);
+    // Text held for a frame goes out before a line printed in between, in order.
+    delta(" after!");
+    renderer.line("a line");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const after = stripVTControlCharacters(text);
+    expect(after.indexOf("Next after!")).toBeGreaterThan(-1);
+    expect(after.indexOf("Next after!")).toBeLessThan(after.indexOf("a line"));
+    // ... and before any other event.
+    delta("Last words.");
+    renderer.handle({
+      type: "tool_call_start",
+      callId: "c1",
+      name: "read_file",
+      args: { path: "a.ts" },
+      startedAt: Date.now(),
+      turnIndex: 0,
+    } as never);
+    expect(seen.slice(-2)).toEqual(["text_delta", "tool_call_start"]);
+    renderer.dispose();
+  });
+});
+
 describe("LiveRegion frames", () => {
   it("writes text printed while it is on screen with the next frame, and all of it before a question or at the end", async () => {
     const written: string[] = [];

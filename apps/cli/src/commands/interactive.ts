@@ -385,13 +385,14 @@ class InteractiveSession {
     this.#renderer.provider = opened.provider;
     this.#renderer.root = opened.pod.fs.cwd;
     this.#renderer.pricing = opened.setup.resolved.info?.pricing;
-    const redactStreamed = createStreamTextRedaction();
+    // Streamed text is masked (a key split over deltas too) by the renderer, once a frame.
+    this.#renderer.redact = createStreamTextRedaction();
     this.#contextTokens = undefined;
     const model = () => `${opened.setup.resolved.providerName}/${opened.setup.resolved.model}`;
     this.#unsubscribe = opened.pod.subscribe((event) => {
       this.#ledger.record(event, model);
       if (event.type === "usage") this.#contextTokens = contextTokens(event.usage);
-      for (const shown of redactStreamed(event)) this.#renderer.handle(shown);
+      this.#renderer.handle(event);
     });
     this.#statusChanged();
   }

@@ -51,14 +51,22 @@ export class LiveRegion {
   /** Cleared for a question: printed text goes out at once until `resume()`. */
   #suspended = false;
   readonly #animate: boolean;
+  readonly #beforeFrame: (() => void) | undefined;
 
-  constructor(out: LiveOutput, animate: boolean) {
+  /** `beforeFrame` runs at each frame before it is drawn, and when the last line goes (no frame follows then). */
+  constructor(out: LiveOutput, animate: boolean, beforeFrame?: () => void) {
     this.#out = out;
     this.#animate = animate;
+    this.#beforeFrame = beforeFrame;
   }
 
   get size(): number {
     return this.#lines.size;
+  }
+
+  /** Frames are being drawn: what is printed or changed now shows with the next one, within a frame's time. */
+  get framing(): boolean {
+    return this.#timer !== undefined;
   }
 
   /** Adds or replaces an entry; `render` may return several lines (joined by `\n`). */
@@ -67,6 +75,7 @@ export class LiveRegion {
     if (!this.#animate) return;
     this.#redraw();
     this.#timer ??= setInterval(() => {
+      this.#beforeFrame?.();
       this.#frame = (this.#frame + 1) % FRAMES.length;
       this.#tick();
     }, FRAME_MS);
@@ -76,7 +85,10 @@ export class LiveRegion {
     if (!this.#lines.delete(key)) return;
     if (!this.#animate) return;
     this.#redraw();
-    if (this.#lines.size === 0) this.#stop();
+    if (this.#lines.size > 0 || this.#timer === undefined) return;
+    this.#stop();
+    // What waited for a frame that will not come now goes out (it may start the frames again).
+    this.#beforeFrame?.();
   }
 
   /** Writes permanent text above the region (styling kept, any other escape shown, never acted on). */

@@ -34,6 +34,11 @@ export interface RendererOptions {
   root?: string;
   /** Prices of the model in use (undefined: unknown, cost shown as `$?`). */
   pricing?: ModelPricing | undefined;
+  /**
+   * What every event passes through before it is shown (the session's
+   * streamed-secret filter, createStreamTextRedaction); none: shown as it is.
+   */
+  redact?: ((event: PodEvent) => PodEvent[]) | undefined;
 }
 
 /** A streamed block held until it can be laid out. */
@@ -105,10 +110,17 @@ export class Renderer {
   #pendingShown = false;
   /** The full output of the last tool (what the model saw), for the expand key. */
   #lastOutput: { title: string; text: string } | undefined;
+  /**
+   * Streamed text that came since the last frame of the live region, not
+   * shown yet: taken in at the next frame (or before anything else is shown),
+   * so it is filtered and laid out once a frame, not once a delta (an
+   * answer is thousands of deltas, a frame shows what came in 80 ms anyway).
+   */
+  #held: { type: "text_delta" | "thinking_delta"; turnIndex: number; text: string } | undefined;
 
   constructor(options: RendererOptions) {
     this.#o = options;
-    this.#live = new LiveRegion(options.out, options.animate);
+    this.#live = new LiveRegion(options.out, options.animate, () => this.#release());
     this.#todos = new TodoView({
       live: this.#live,
       animate: options.animate,
@@ -133,6 +145,12 @@ export class Renderer {
 
   set pricing(value: ModelPricing | undefined) {
     this.#o.pricing = value;
+  }
+
+  /** The filter events pass before they are shown (a new one with each session). */
+  set redact(value: ((event: PodEvent) => PodEvent[]) | undefined) {
+    this.#release();
+    this.#o.redact = value;
   }
 
   set root(value: string) {
@@ -208,6 +226,7 @@ export class Renderer {
 
   /** Permanent output on its own line(s). */
   line(text: string): void {
+    this.#release();
     this.#endBlock();
     this.#live.print(`${text}\n`);
     this.#atLineStart = true;
@@ -253,6 +272,7 @@ export class Renderer {
 
   /** Clears the spinners before a question; `resume()` brings them back. */
   suspend(): void {
+    this.#release();
     this.#stopWaiting();
     this.#endBlock();
     this.#live.suspend();
@@ -267,10 +287,44 @@ export class Renderer {
   }
 
   dispose(): void {
+    this.#release();
     this.#live.dispose();
   }
 
-  handle(raw: PodEvent): void {
+  /**
+   * Shows an event, after the filter. Streamed text that comes while the
+   * live region draws frames waits for the next one (see `#held`); any
+   * other event shows it first.
+   */
+  handle(event: PodEvent): void {
+    if ((event.type === "text_delta" || event.type === "thinking_delta") && this.#live.framing) {
+      const held = this.#held;
+      if (held?.type === event.type && held.turnIndex === event.turnIndex) held.text += event.text;
+      else {
+        this.#release();
+        this.#held = { type: event.type, turnIndex: event.turnIndex, text: event.text };
+      }
+      return;
+    }
+    this.#release();
+    this.#filtered(event);
+  }
+
+  /** Shows the streamed text held for the frame. */
+  #release(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    this.#filtered(held);
+  }
+
+  #filtered(event: PodEvent): void {
+    const redact = this.#o.redact;
+    if (redact === undefined) this.#show(event);
+    else for (const shown of redact(event)) this.#show(shown);
+  }
+
+  #show(raw: PodEvent): void {
     // Everything in an event came from outside (the model, tools, servers): made visible before any styling.
     // A delta (thousands an answer) has one string: it alone is made visible, without a walk.
     const event =
@@ -488,6 +542,7 @@ export class Renderer {
 
   /** The closing lines of a run: status, usage, context fill. */
   finish(run: RunResult): void {
+    this.#release();
     const result = sanitizeDeep(run);
     const s = this.#o.style;
     this.#endBlock();
