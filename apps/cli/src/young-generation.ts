@@ -1,5 +1,6 @@
 /**
- * Bounds V8's young generation in a process that runs sessions.
+ * Bounds V8's young generation, and the garbage its scavenges promote, in a
+ * process that runs sessions.
  *
  * V8 doubles the young generation each time the bytes that survived its
  * scavenges since the last doubling exceed its size, and gives the memory
@@ -21,11 +22,27 @@
  * more CPU per turn, scavenging that much more often. A user who sizes the young generation (`--max-semi-space-size`
  * or `--semi-space-growth-factor` in NODE_OPTIONS or on node's command
  * line) keeps their choice.
+ *
+ * A smaller young generation scavenges more often, so more request bodies
+ * are alive at a scavenge and are promoted. Once sent they are garbage in
+ * the old generation (large-object space: a body past 128 KB), freed only
+ * by a full collection, which V8 starts when the old generation has grown
+ * to about four times what the last one kept. In the same bench that was
+ * some 40 MB of dead bodies at the peak. From the cap on, the old
+ * generation may grow to three times what the last full collection kept
+ * (`--heap-growing-percent=200`): peak RSS 219-221 MB -> 193-198 MB, with
+ * 10-11 full collections per 1000 turns instead of 6-7 and no measurable
+ * CPU per turn; at 100% it was 183 MB, but the longer stretches of
+ * incremental marking slowed the turns. A user's own
+ * `--heap-growing-percent` is kept.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 
 /** The size of the young generation (both semi-spaces, as `new_space` reports it) past which it stops growing. */
 const CAP_BYTES = 32 * 1024 * 1024;
+
+/** How far past what the last full collection kept the old generation may grow before the next (V8 lets it reach 4x). */
+const OLD_GROWTH_PERCENT = 200;
 
 let started = false;
 
@@ -35,10 +52,12 @@ export function boundYoungGeneration(): void {
   started = true;
   const flags = `${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`;
   if (/--(max-semi-space-size|semi-space-growth-factor)\b/.test(flags)) return;
+  const ownGrowth = /--heap-growing-percent\b/.test(flags);
   const observer = new PerformanceObserver(() => {
     const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
     if (young === undefined || young.space_size < CAP_BYTES) return;
     setFlagsFromString("--semi-space-growth-factor=1");
+    if (!ownGrowth) setFlagsFromString(`--heap-growing-percent=${OLD_GROWTH_PERCENT}`);
     observer.disconnect();
   });
   observer.observe({ entryTypes: ["gc"] });
