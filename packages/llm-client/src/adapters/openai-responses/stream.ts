@@ -205,15 +205,7 @@ export function normalizeResponsesStream(
             out.push({ type: "block_delta", index: state.index, delta: "input_json", text: initial });
           }
         } else if (item.type === "web_search_call") {
-          const search: ServerToolItem = {
-            type: "server_tool",
-            callId: item.id,
-            name: "web_search",
-            arguments: "{}",
-            status: "running",
-            sources: [],
-            provider: "openai-responses",
-          };
+          const search = runningSearch(item.id);
           const entry = { index: nextIndex++, item: search };
           searches.set(event.output_index, entry);
           out.push({ type: "server_tool", index: entry.index, item: { ...search } });
@@ -268,18 +260,7 @@ export function normalizeResponsesStream(
         } else if (item.type === "web_search_call") {
           let entry = searches.get(event.output_index);
           if (!entry) {
-            entry = {
-              index: nextIndex++,
-              item: {
-                type: "server_tool",
-                callId: item.id,
-                name: "web_search",
-                arguments: "{}",
-                status: "running",
-                sources: [],
-                provider: "openai-responses",
-              },
-            };
+            entry = { index: nextIndex++, item: runningSearch(item.id) };
           }
           searches.delete(event.output_index);
           out.push({ type: "server_tool", index: entry.index, item: finishedSearch(entry.item, item) });
@@ -415,4 +396,17 @@ function toUsage(usage: TerminalResponse["usage"]): Usage | undefined {
   const reasoning = usage.output_tokens_details?.reasoning_tokens;
   if (reasoning !== undefined) out.reasoningTokens = reasoning;
   return out;
+}
+
+/** A web search the Responses stream reports under way: its item until the results (or their absence) arrive. */
+function runningSearch(callId: string): ServerToolItem {
+  return {
+    type: "server_tool",
+    callId,
+    name: "web_search",
+    arguments: "{}",
+    status: "running",
+    sources: [],
+    provider: "openai-responses",
+  };
 }
