@@ -107,6 +107,25 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
     expect(found).toMatchObject({ kind: "bwrap" });
   });
 
+  it("takes the first runnable bwrap in PATH order, and never one a relative entry names", async () => {
+    const real = await realBwrap();
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexec '${real}' "$@"\n`);
+    await chmod(wrapper, 0o755);
+    // A relative entry is a directory of whatever the current one is: the project, which the model can write.
+    const planted = path.join(path.dirname(bin), "planted");
+    await mkdir(planted);
+    await writeFile(
+      path.join(planted, "bwrap"),
+      `#!/bin/sh\necho planted >> '${log}'\nshift $#\nexec /bin/sh -c true\n`,
+    );
+    await chmod(path.join(planted, "bwrap"), 0o755);
+    process.env.PATH = [path.relative(process.cwd(), planted), bin, path.dirname(real)].join(path.delimiter);
+    expect((await detect()).sandboxed).toBe(true);
+    expect(await readFile(log, "utf8")).toBe("run\n"); // the wrapper (first absolute entry), not the planted one
+    expect(JSON.parse(await readFile(cacheFile, "utf8")).ok).toContain(wrapper);
+  });
+
   it("an unreadable cache file means probing, not a failure", async () => {
     const wrapper = path.join(bin, "bwrap");
     await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexec '${await realBwrap()}' "$@"\n`);

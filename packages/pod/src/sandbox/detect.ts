@@ -11,7 +11,7 @@
  * namespaces work changes with a kernel setting or a new binary, which a
  * reboot or the key catches. A failed probe is never remembered.
  */
-import { constants } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { access, mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { yoiCacheDir } from "@yoi/manifest";
@@ -34,6 +34,13 @@ export function isSandbox(value: Sandbox | SandboxUnavailable): value is Sandbox
   return "wrap" in value;
 }
 
+/**
+ * Every read the answer needs (PATH, the remembered probe, the boot id) is
+ * made at once, before bwrap is started: one after another, each waited for
+ * a turn of the event loop, which start-up keeps busy (some 10 ms before
+ * bwrap could start on a first run, when it is on the way to the first
+ * request).
+ */
 async function probe(): Promise<Sandbox | SandboxUnavailable> {
   if (process.platform === "darwin") {
     const exec = "/usr/bin/sandbox-exec";
@@ -42,14 +49,15 @@ async function probe(): Promise<Sandbox | SandboxUnavailable> {
       : { reason: "sandbox-exec was not found at /usr/bin/sandbox-exec" };
   }
   if (process.platform !== "linux") return { reason: `no sandbox is supported on ${process.platform}` };
-  const bwrap = await onPath("bwrap");
-  if (bwrap === undefined)
+  const [found, boot, remembered] = await Promise.all([onPath("bwrap"), bootId(), cachedProbe()]);
+  if (found === undefined)
     return {
       reason:
         "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
     };
-  const key = await probeKey(bwrap);
-  if (key !== undefined && (await cachedProbe()) === key) return bwrapSandbox(bwrap);
+  const bwrap = found.file;
+  const key = probeKey(found, boot);
+  if (key !== undefined && remembered === key) return bwrapSandbox(bwrap);
   // The namespaces and mounts every sandboxed command gets: if these work, the commands will.
   const error = await run(bwrap, [...bwrapBaseArgs(false), "--", "/bin/sh", "-c", "true"]);
   if (error !== undefined) return { reason: `bubblewrap (${bwrap}) cannot create a sandbox here: ${error}` };
@@ -62,13 +70,22 @@ function probeCacheFile(): string | undefined {
   return dir && path.join(dir, "sandbox-probe.json");
 }
 
+/** A runnable file and what it was when found. */
+interface Found {
+  file: string;
+  info: Stats;
+}
+
 /** What a successful probe holds for: this bwrap binary, this user, this boot. Undefined when unknowable. */
-async function probeKey(bwrap: string): Promise<string | undefined> {
+function probeKey(bwrap: Found, boot: string | undefined): string | undefined {
+  if (boot === undefined) return undefined;
+  const uid = process.getuid?.() ?? -1;
+  return [bwrap.file, bwrap.info.size, bwrap.info.mtimeMs, bwrap.info.ino, uid, boot].join(":");
+}
+
+async function bootId(): Promise<string | undefined> {
   try {
-    const info = await stat(bwrap);
-    const boot = await readFile("/proc/sys/kernel/random/boot_id", "utf8");
-    const uid = process.getuid?.() ?? -1;
-    return [bwrap, info.size, info.mtimeMs, info.ino, uid, boot.trim()].join(":");
+    return (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim();
   } catch {
     return undefined;
   }
@@ -99,24 +116,26 @@ async function rememberProbe(key: string): Promise<void> {
   }
 }
 
-/** A file (not a directory of that name) this process may run. */
-async function executable(file: string): Promise<boolean> {
+/** A file (not a directory of that name) this process may run, as it is now; undefined when not. */
+async function executable(file: string): Promise<Found | undefined> {
   try {
-    if (!(await stat(file)).isFile()) return false;
-    await access(file, constants.X_OK);
-    return true;
+    const [info] = await Promise.all([stat(file), access(file, constants.X_OK)]);
+    return info.isFile() ? { file, info } : undefined;
   } catch {
-    return false; // missing, not ours to run, or a PATH entry that is not a directory
+    return undefined; // missing, not ours to run, or a PATH entry that is not a directory
   }
 }
 
-async function onPath(name: string): Promise<string | undefined> {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (dir === "") continue;
-    const file = path.join(dir, name);
-    if (await executable(file)) return file;
-  }
-  return undefined;
+/**
+ * The first `name` in PATH order, every directory looked at at once. A
+ * relative entry (`.`, `bin`) is skipped: it names a directory of the
+ * project, where a command the model ran could have put a `bwrap` that
+ * sandboxes nothing.
+ */
+async function onPath(name: string): Promise<Found | undefined> {
+  const dirs = (process.env.PATH ?? "").split(path.delimiter).filter((dir) => path.isAbsolute(dir));
+  const found = await Promise.all(dirs.map((dir) => executable(path.join(dir, name))));
+  return found.find((f) => f !== undefined);
 }
 
 function run(file: string, args: string[]): Promise<string | undefined> {
