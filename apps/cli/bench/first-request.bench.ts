@@ -5,8 +5,10 @@
  * util-linux `script`) until its prompt is on screen. Each run is paired
  * with a spawned `node -e 0` (spawn to exit) right after it, and the ratio
  * is the median of the pairs' ratios, so it holds when the machine's speed
- * drifts during the run. The CLI runs as published: the bundled
- * `dist/bin.js` (rebuilt first when its sources changed, fresh-bundle.ts).
+ * drifts during the run. The CLI runs as published and as a user starts
+ * it: the bundled `dist/bin.js` (rebuilt first when its sources changed,
+ * fresh-bundle.ts), executed itself, so its first line starts `node` (found
+ * on PATH: this process's own) as an installed `yoi` does.
  *
  * The two targets of the start-up machinery (src/startup/, explained in
  * docs/cli-startup.md), checked here rather than by any test:
@@ -39,7 +41,9 @@ const WARM_TARGET = 4;
 const COLD_TARGET = 2.5;
 
 const home = mkdtempSync(path.join(tmpdir(), "yoi-bench-first-request-"));
-const baseEnv = { PATH: process.env.PATH ?? "", HOME: home, YOI_TRUST_PROJECT: "0" };
+// The `node` that `yoi`'s first line starts is the one on PATH: this process's own, first.
+const PATH = [path.dirname(process.execPath), process.env.PATH].filter(Boolean).join(path.delimiter);
+const baseEnv = { PATH, HOME: home, YOI_TRUST_PROJECT: "0" };
 
 /** Spawn-to-exit of `node -e 0`. */
 async function nodeBaseline(): Promise<number> {
@@ -98,14 +102,15 @@ const PROVIDERS: { kind: ProviderKind; model: string; env: Record<string, string
 ];
 
 /**
- * Spawns `node` with `args(baseURL)` against a scripted `kind` server, each
- * run followed by a spawned `node -e 0`: the times from spawn until the
- * server had the request, and their baselines (warm-up runs left out).
+ * Spawns `command(baseURL)` (an executable and its arguments) against a
+ * scripted `kind` server, each run followed by a spawned `node -e 0`: the
+ * times from spawn until the server had the request, and their baselines
+ * (warm-up runs left out).
  */
 async function timeToRequest(
   kind: ProviderKind,
   what: string,
-  args: (baseURL: string) => string[],
+  command: (baseURL: string) => [string, ...string[]],
   env: () => Record<string, string> = () => ({}),
 ): Promise<{ subject: number[]; baseline: number[] }> {
   let arrived = 0;
@@ -122,7 +127,8 @@ async function timeToRequest(
     for (let i = 0; i < WARMUP + RUNS; i++) {
       arrived = 0;
       const start = performance.now();
-      const child = spawn(process.execPath, args(server.baseURL), {
+      const [file, ...args] = command(server.baseURL);
+      const child = spawn(file, args, {
         cwd: home,
         env: { ...baseEnv, ...env() },
         stdio: ["ignore", "ignore", "pipe"],
@@ -189,7 +195,7 @@ async function firstRequest(
 /** Spawn of interactive `yoi` on a pty until the prompt (`›`) is drawn. */
 async function promptReady(): Promise<number> {
   const start = performance.now();
-  const child = spawn("script", ["-qfec", `${process.execPath} ${DIST}`, "/dev/null"], {
+  const child = spawn("script", ["-qfec", DIST, "/dev/null"], {
     cwd: home,
     env: { ...baseEnv, ANTHROPIC_API_KEY: "sk-bench", TERM: "xterm-256color", COLUMNS: "100", LINES: "30" },
     stdio: ["pipe", "pipe", "pipe"],
@@ -225,6 +231,7 @@ async function promptReady(): Promise<number> {
 async function fetchFloor(): Promise<number> {
   const code = `fetch(process.argv[1] + "/v1/messages", { method: "POST", headers: new Headers({ "content-type": "application/json", "x-api-key": "sk-bench" }), body: JSON.stringify({ model: "m", max_tokens: 8, stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text())`;
   const { subject, baseline } = await timeToRequest("anthropic", "the bare fetch", (baseURL) => [
+    process.execPath,
     "-e",
     code,
     baseURL,

@@ -1,9 +1,10 @@
-#!/usr/bin/env node
 /**
  * The `yoi` executable, as bundle.ts builds it into `dist/bin.js`. Kept
  * tiny: `--version` and `--help` load only what they print; every other
  * command line goes to the rest of the CLI, which the start-up machinery
- * (./startup/) loads from the bundle's chunks.
+ * (./startup/) loads from the bundle's chunks. bundle.ts puts the
+ * launcher line in front of it (docs/cli-startup.md): run as a program, it
+ * starts `node` on this file with a larger young generation.
  */
 import { deferStdout, runBundled } from "./startup/index.ts";
 

@@ -11,9 +11,10 @@
  * long-session bench (issue 38) it was most of yoi's peak RSS above the
  * floor's, while the live heap stayed near 20 MB.
  *
- * `--max-semi-space-size` cannot be set once the heap exists, and the CLI
- * has no command line of its own to put it on (an `env -S` shebang breaks
- * where `env` has no `-S`, such as BusyBox). The growth factor is read at
+ * `--max-semi-space-size` cannot be set once the heap exists, and the
+ * launcher line of `bin.js` (bundle.ts) gives only the starting size
+ * (`--min-semi-space-size`, so that start-up collects nothing): a process
+ * started with `node bin.js` must be bounded too. The growth factor is read at
  * each growth, so once the young generation has reached {@link CAP_BYTES}
  * the factor is set to 1 and it grows no more (a growth already under way
  * may still finish: it ends near 40 MB). Measured in that bench, a cap of

@@ -7,7 +7,15 @@
  * used, refused when damaged, foreign or in a directory others can write to).
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
@@ -33,6 +41,66 @@ describe("the bundled yoi", () => {
     const r = await runBundle(["--version"], cleanEnv(home), home);
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe(version);
+  });
+
+  it("starts as an installed yoi does: executed itself, node from PATH with a larger young generation", async () => {
+    // npm links `yoi` to dist/bin.js; its first line (see bundle.ts) is a shell one that starts node on the file.
+    const { home, project } = await tempWorld();
+    const link = path.join(home, "yoi");
+    symlinkSync(BIN, link);
+    let cmdline: string[] = [];
+    let child: ReturnType<typeof spawn> | undefined;
+    const watched = await startScriptedServer({
+      provider: "anthropic",
+      script: () => {
+        // The process the user started is node itself by now (the shell exec'ed it): same pid.
+        cmdline = readFileSync(`/proc/${child?.pid}/cmdline`, "latin1").split("\0").filter(Boolean);
+        return { type: "reply", text: "done" };
+      },
+    });
+    try {
+      const env = cleanEnv(home, {
+        ANTHROPIC_API_KEY: "sk-test",
+        // The node that `yoi` finds on PATH: the one running these tests.
+        PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+      });
+      const prompt = `it's "quoted", $HOME and \`ticks\` stay as typed`;
+      const run = (url: string) =>
+        new Promise<RunResult>((resolve) => {
+          child = spawn(link, ["-p", prompt, "--model", "anthropic/claude-haiku-4-5", "--base-url", url], {
+            cwd: project,
+            env,
+            stdio: ["ignore", "pipe", "pipe"],
+          });
+          let stdout = "";
+          let stderr = "";
+          child.stdout?.on("data", (d: Buffer) => (stdout += d));
+          child.stderr?.on("data", (d: Buffer) => (stderr += d));
+          child.on("close", (code) => resolve({ code, stdout, stderr }));
+        });
+      const r = await run(watched.baseURL);
+      expect(r.stderr).toBe("");
+      expect(r).toMatchObject({ code: 0, stdout: "done\n" });
+      expect(JSON.stringify(watched.requests[0])).toContain(JSON.stringify(prompt));
+      expect(cmdline.slice(1)).toEqual([
+        "--min-semi-space-size=16",
+        link,
+        "-p",
+        prompt,
+        "--model",
+        "anthropic/claude-haiku-4-5",
+        "--base-url",
+        watched.baseURL,
+      ]);
+      expect(path.basename(cmdline[0] ?? "")).toBe("node");
+      // Its own exit code comes back through the shell line: a usage error is 2.
+      const usage = await new Promise<number | null>((resolve) =>
+        spawn(link, ["--no-such-flag"], { cwd: project, env, stdio: "ignore" }).on("close", resolve),
+      );
+      expect(usage).toBe(2);
+    } finally {
+      await watched.close();
+    }
   });
 
   it("imports no built-in module as an ES module, and carries zod's English messages only", () => {
