@@ -14,7 +14,7 @@
  * clone after `pnpm install` can run it.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import * as path from "node:path";
 
 const CLI_DIR = import.meta.dirname;
@@ -24,6 +24,18 @@ export const DIST_BIN = path.join(CLI_DIR, "dist", "bin.js");
 const LOCK = path.join(CLI_DIR, "dist", ".bundle-lock");
 /** A lock older than this was left by a build that died: it is taken over. */
 const LOCK_STALE_MS = 5 * 60_000;
+
+/**
+ * The Node flags `bin`'s launcher line gives the process it starts when
+ * `yoi` is run as a program (see bundle.ts); none for a bundle without one.
+ * For a harness that must start `node` itself (to add profiling flags) and
+ * still run yoi as users get it.
+ */
+export function launcherNodeArgs(bin: string = DIST_BIN): string[] {
+  const line = readFileSync(bin, "latin1").split("\n", 2)[1] ?? "";
+  const flags = /^":" \/\/; exec node (.*) "\$0" "\$@"$/.exec(line)?.[1];
+  return flags === undefined ? [] : flags.split(" ");
+}
 
 /**
  * Builds `dist/bin.js` (and its chunks) when it is missing or older than

@@ -12,7 +12,8 @@
  * - the floor: long-session-floor.ts, a bare loop (fetch, parse SSE, read
  *   the file, append to the history, loop) on the same Node;
  * - `yoi -p`: the published bundle, apps/cli/dist/bin.js, rebuilt first
- *   when its sources changed (fresh-bundle.ts);
+ *   when its sources changed (fresh-bundle.ts), on `node` with the flags its
+ *   launcher line gives an installed `yoi` (and any YOI_BENCH_NODE_ARGS);
  * - the same bundle as `yoi serve` (the bench creates a session over HTTP,
  *   posts the prompt as a run and reads its SSE stream to the result) and
  *   as `yoi acp` (the bench is the editor: initialize, session/new,
@@ -57,7 +58,7 @@ import type { ProviderKind } from "@yoi/llm-client";
 import { closeServer, frameLines, WIRE_FORMATS } from "@yoi/llm-client/testing";
 import { errorMessage } from "@yoi/manifest/errors";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
-import { freshBundle } from "../fresh-bundle.ts";
+import { freshBundle, launcherNodeArgs } from "../fresh-bundle.ts";
 import { post, sseEvents } from "../test/serve-helpers.ts";
 import { type Peer, peers } from "./bench-peers.ts";
 
@@ -163,6 +164,7 @@ const yoiAt = (name: string, bin: string): Subject => ({
     command: process.execPath,
     args: [
       ...profileArgs(name === "yoi -p" ? "yoi" : "yoi-compare"),
+      ...launcherNodeArgs(bin),
       ...NODE_ARGS,
       bin,
       "-p",
@@ -193,7 +195,15 @@ const yoiServe: Subject = {
   toolCall: { name: "read_file", arguments: { path: "notes.md" } },
   start: ({ env }) => ({
     command: process.execPath,
-    args: [...profileArgs("yoi-serve"), ...NODE_ARGS, DIST, "serve", "--port", "0"],
+    args: [
+      ...profileArgs("yoi-serve"),
+      ...launcherNodeArgs(DIST),
+      ...NODE_ARGS,
+      DIST,
+      "serve",
+      "--port",
+      "0",
+    ],
     env: yoiEnv(env),
   }),
   async drive(child, prompt) {
@@ -234,6 +244,7 @@ const yoiAcp: Subject = {
     command: process.execPath,
     args: [
       ...profileArgs("yoi-acp"),
+      ...launcherNodeArgs(DIST),
       ...NODE_ARGS,
       DIST,
       "acp",

@@ -21,6 +21,7 @@ import * as path from "node:path";
 import { crc32, deflateSync } from "node:zlib";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterAll, describe, expect, it } from "vitest";
+import { launcherNodeArgs } from "../fresh-bundle.ts";
 import { type ChunkToPack, encodeCodePack, parseCodePack, writeCodePack } from "../src/startup/code-pack.ts";
 import { BIN, CLI_DIR, cleanEnv, type RunResult, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
 
@@ -82,8 +83,10 @@ describe("the bundled yoi", () => {
       expect(r.stderr).toBe("");
       expect(r).toMatchObject({ code: 0, stdout: "done\n" });
       expect(JSON.stringify(watched.requests[0])).toContain(JSON.stringify(prompt));
+      // The flags the benchmarks give a node they start themselves are the ones the launcher line gives.
+      expect(launcherNodeArgs(BIN)).toEqual(["--min-semi-space-size=16"]);
       expect(cmdline.slice(1)).toEqual([
-        "--min-semi-space-size=16",
+        ...launcherNodeArgs(BIN),
         link,
         "-p",
         prompt,
