@@ -110,15 +110,16 @@ describe("diagnostics after an edit, from real servers", () => {
 });
 
 describe("a server that fails costs the edit nothing", () => {
-  async function standIn(root: string, name: string, body: string): Promise<string> {
-    const file = path.join(root, "..", `${path.basename(root)}-${name}.mjs`);
+  /** A stand-in server program, outside the project root (a directory of its own, removed after the test). */
+  async function standIn(name: string, body: string): Promise<string> {
+    const file = path.join(await tempDir("yoi-lsp-bin-"), `${name}.mjs`);
     await writeFile(file, body);
     return file;
   }
 
   it("a server that never answers: the budget runs out, said once", async () => {
     const root = await tempDir("yoi-lsp-");
-    const hang = await standIn(root, "hang", "process.stdin.resume();\n");
+    const hang = await standIn("hang", "process.stdin.resume();\n");
     const lsp = manager(root, {
       timeoutMs: 300,
       servers: { typescript: { command: process.execPath, args: [hang] } },
@@ -135,7 +136,6 @@ describe("a server that fails costs the edit nothing", () => {
   it("a server that dies: reported once with its stderr, then left alone", async () => {
     const root = await tempDir("yoi-lsp-");
     const die = await standIn(
-      root,
       "die",
       'process.stderr.write("boom: no licence\\n");\nprocess.exit(3);\n',
     );
@@ -192,7 +192,7 @@ describe("a server that fails costs the edit nothing", () => {
 
   it("a program that cannot be run fails once, with why", async () => {
     const root = await tempDir("yoi-lsp-");
-    const notExecutable = await standIn(root, "plain", "not a program\n");
+    const notExecutable = await standIn("plain", "not a program\n");
     const lsp = manager(root, { servers: { typescript: { command: notExecutable } } });
     const first = await lsp.diagnose(path.join(root, "a.ts"), BAD_TS);
     expect(first).toMatch(
