@@ -135,10 +135,7 @@ describe("a server that fails costs the edit nothing", () => {
 
   it("a server that dies: reported once with its stderr, then left alone", async () => {
     const root = await tempDir("yoi-lsp-");
-    const die = await standIn(
-      "die",
-      'process.stderr.write("boom: no licence\\n");\nprocess.exit(3);\n',
-    );
+    const die = await standIn("die", 'process.stderr.write("boom: no licence\\n");\nprocess.exit(3);\n');
     const lsp = manager(root, { servers: { typescript: { command: process.execPath, args: [die] } } });
     const file = path.join(root, "a.ts");
     const first = await lsp.diagnose(file, BAD_TS);
