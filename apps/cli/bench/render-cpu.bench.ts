@@ -7,6 +7,8 @@
  * bundle (dist/bin.js, rebuilt first when stale) runs in a real terminal
  * (a private tmux server, 120x40) both ways, and bash's `times` after it
  * exits gives the CPU (user + system) the process used from spawn to exit.
+ * node gets the flags the bundle's launcher line gives an installed `yoi`
+ * (its young-generation size), so both modes run as users get them.
  * The interactive run is sent `/exit` once the usage line is on screen.
  * Rounds interleaved (print, interactive, print, ...), reported as the
  * median of the rounds' paired ratios; the target is 1.3x.
@@ -25,7 +27,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { frameLines, startScriptedServer, WIRE_FORMATS } from "@yoi/llm-client/testing";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
-import { freshBundle } from "../fresh-bundle.ts";
+import { freshBundle, launcherNodeArgs } from "../fresh-bundle.ts";
 
 const DIST = freshBundle((line) => process.stderr.write(`render-cpu.bench: ${line}\n`));
 const ROUNDS = Math.max(1, Number(process.env.YOI_BENCH_ROUNDS ?? "5") || 5);
@@ -122,7 +124,15 @@ async function cpuOf(bin: string, args: string[], interactive: boolean): Promise
           `--cpu-prof-dir=${PROFILE}`,
           `--cpu-prof-name=${interactive ? "interactive" : "print"}-${runs}.cpuprofile`,
         ];
-  const yoi = [process.execPath, ...profile, bin, "-m", "anthropic/claude-haiku-4-5", ...args]
+  const yoi = [
+    process.execPath,
+    ...profile,
+    ...launcherNodeArgs(bin),
+    bin,
+    "-m",
+    "anthropic/claude-haiku-4-5",
+    ...args,
+  ]
     .map(quote)
     .join(" ");
   // bash's `times`: its second line is the user and system time of the children that ended.
