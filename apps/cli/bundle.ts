@@ -340,16 +340,19 @@ const builtinsAtRunTime: Plugin = {
  * first request and keeps nearly all of it (modules, schemas, the SDK);
  * V8's young generation starts at 1 MB, so the run made six scavenges that
  * copied what survives, some 6 ms, and an OpenAI run a 9 ms one between
- * calling `fetch` and writing the request (docs/cli-startup.md). 16 MB
- * semi-spaces hold all of it: no collection before the answer. The heap
- * size flags are not in the hash V8 stamps code caches with, so the code
- * packs and Node's own built-in caches are still taken. `#!/usr/bin/env -S`
+ * calling `fetch` and writing the request (docs/cli-startup.md). Starting
+ * at 4 MB it makes two, and no scavenge waits between `fetch` and the
+ * request: nearly what 16 MB gives, without 16 MB semi-spaces that a long
+ * answer then touches page by page (+16 MB RSS, +4,000 page faults for a
+ * 24 KB answer). The heap size flags are not in the hash V8 stamps code
+ * caches with, so the code packs and Node's own built-in caches are still
+ * taken. `#!/usr/bin/env -S`
  * would carry the flag too, but BusyBox's env has no `-S`; every POSIX
  * shell runs this. `node bin.js` (the tests, `pnpm yoi`) reads both lines as
  * JavaScript and runs without the flag.
  */
 const LAUNCHER = `#!/usr/bin/env sh
-":" //; exec node --min-semi-space-size=16 "$0" "$@"`;
+":" //; exec node --min-semi-space-size=4 "$0" "$@"`;
 
 // `bin.js`, written last (fresh-bundle.ts takes its time as the build's): one small module (no splitting) holding the chunk loader; `--version` and `--help` load nothing else.
 await build({

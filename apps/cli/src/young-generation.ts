@@ -13,7 +13,7 @@
  *
  * `--max-semi-space-size` cannot be set once the heap exists, and the
  * launcher line of `bin.js` (bundle.ts) gives only the starting size
- * (`--min-semi-space-size`, so that start-up collects nothing): a process
+ * (`--min-semi-space-size`, so that start-up collects less): a process
  * started with `node bin.js` must be bounded too. The growth factor is read at
  * each growth, so once the young generation has reached {@link CAP_BYTES}
  * the factor is set to 1 and it grows no more (a growth already under way
@@ -23,6 +23,9 @@
  * more CPU per turn, scavenging that much more often. A user who sizes the young generation (`--max-semi-space-size`
  * or `--semi-space-growth-factor` in NODE_OPTIONS or on node's command
  * line) keeps their choice.
+ *
+ * Both flags change the hash V8 stamps code caches with: the chunk loader
+ * is told first (startup/flags-event.ts) and writes its code pack then.
  *
  * A smaller young generation scavenges more often, so more request bodies
  * are alive at a scavenge and are promoted. Once sent they are garbage in
@@ -38,6 +41,7 @@
  * `--heap-growing-percent` is kept.
  */
 import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { beforeV8FlagsChange } from "./startup/flags-event.ts";
 
 /** The size of the young generation (both semi-spaces, as `new_space` reports it) past which it stops growing. */
 const CAP_BYTES = 32 * 1024 * 1024;
@@ -57,6 +61,8 @@ export function boundYoungGeneration(): void {
   const observer = new PerformanceObserver(() => {
     const young = getHeapSpaceStatistics().find((space) => space.space_name === "new_space");
     if (young === undefined || young.space_size < CAP_BYTES) return;
+    // The flags below change the hash V8 stamps code caches with: the code pack is written first.
+    beforeV8FlagsChange();
     setFlagsFromString("--semi-space-growth-factor=1");
     if (!ownGrowth) setFlagsFromString(`--heap-growing-percent=${OLD_GROWTH_PERCENT}`);
     observer.disconnect();

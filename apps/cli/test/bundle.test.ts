@@ -84,7 +84,7 @@ describe("the bundled yoi", () => {
       expect(r).toMatchObject({ code: 0, stdout: "done\n" });
       expect(JSON.stringify(watched.requests[0])).toContain(JSON.stringify(prompt));
       // The flags the benchmarks give a node they start themselves are the ones the launcher line gives.
-      expect(launcherNodeArgs(BIN)).toEqual(["--min-semi-space-size=16"]);
+      expect(launcherNodeArgs(BIN)).toEqual(["--min-semi-space-size=4"]);
       expect(cmdline.slice(1)).toEqual([
         ...launcherNodeArgs(BIN),
         link,
@@ -487,6 +487,34 @@ globalThis.fetch = (...args) => {
       );
       expect(r.code, r.stderr).toBe(0);
       expect(readFileSync(printPack(home)).equals(before)).toBe(true);
+      const next = fromCache((await printRun(home, project)).stderr);
+      expect(next).toEqual({ cached: next.loaded, loaded: next.loaded });
+    }, 60_000);
+
+    it("a run that says a V8 flag is about to change writes its pack first, and not again at exit", async () => {
+      const { home, project } = await tempWorld();
+      // What src/young-generation.ts does once the young generation is large: the event, then the flag.
+      const setFlag = path.join(home, "announce-flag.cjs");
+      writeFileSync(
+        setFlag,
+        'process.once("exit", () => { process.emit("yoi:before-v8-flags"); require("node:v8").setFlagsFromString("--semi-space-growth-factor=1"); });\n',
+      );
+      const server = await startScriptedServer({
+        provider: "anthropic",
+        script: [{ type: "reply", text: "ok" }],
+      });
+      servers.push(server);
+      const r = await runYoi(
+        ["-p", "hi", "--model", "anthropic/claude-haiku-4-5", "--base-url", server.baseURL],
+        {
+          env: cleanEnv(home, { ANTHROPIC_API_KEY: "sk-test", YOI_TRACE_STARTUP: "1" }),
+          cwd: project,
+          nodeArgs: ["--require", setFlag],
+        },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(fromCache(r.stderr).cached).toBe(0);
+      // Written before the flag changed: the next start takes every cache in it.
       const next = fromCache((await printRun(home, project)).stderr);
       expect(next).toEqual({ cached: next.loaded, loaded: next.loaded });
     }, 60_000);

@@ -21,10 +21,12 @@
  *
  * V8 stamps each cache with a hash of its flags and refuses one made under
  * other flags. A flag set while the process runs (the young-generation
- * bound does so in long sessions, ../young-generation.ts) changes that hash
- * for every cache made afterwards, so a pack written at such a run's exit
- * would be refused, whole, by the next start: it would start as slowly as
- * the first run after an install. Such a run leaves the pack as it is.
+ * bound does so in sessions that grow, ../young-generation.ts) changes that
+ * hash for every cache made afterwards, so a pack written at such a run's
+ * exit would be refused, whole, by the next start: it would start as slowly
+ * as the first run after an install. The module that sets a flag says so
+ * first (flags-event.ts), and the pack is written then, with what the run
+ * compiled so far; a pack is never written after a flag changed.
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -33,6 +35,7 @@ import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 import { yoiCacheDir } from "@yoi/manifest";
 import { type ChunkToPack, type PackedChunk, parseCodePack, writeCodePack } from "./code-pack.ts";
+import { BEFORE_V8_FLAGS_EVENT } from "./flags-event.ts";
 
 /** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta) {...})`. */
 type ChunkFunction = (
@@ -51,8 +54,10 @@ interface LoadedChunk {
   /** The chunk file's size and mtime, which a packed source must match. */
   size: number;
   mtimeMs: number;
-  /** True when V8 took the cache this run: no write is needed for this chunk's sake. */
+  /** True when V8 took the cache this run. */
   cached: boolean;
+  /** True when the pack on disk holds a good cache of it: no write is needed for this chunk's sake. */
+  packed: boolean;
 }
 /** Build directories of other versions not used for this long are removed when a cache is written. */
 const STALE_MS = 30 * 24 * 60 * 60 * 1000;
@@ -111,14 +116,8 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     const cachedData = current ? packed.cache() : undefined;
     const script = new vm.Script(source, { filename: file, ...(cachedData ? { cachedData } : {}) });
     const module = { exports: {} as unknown };
-    const chunk: LoadedChunk = {
-      module,
-      script,
-      source,
-      size,
-      mtimeMs,
-      cached: cachedData !== undefined && !script.cachedDataRejected,
-    };
+    const cached = cachedData !== undefined && !script.cachedDataRejected;
+    const chunk: LoadedChunk = { module, script, source, size, mtimeMs, cached, packed: cached };
     chunks.set(name, chunk);
     // The first chunk loads before anything can set a flag: its cache, or (when it had none) a small one made now.
     if (cacheDir) witness ??= chunk.cached && cachedData ? { source, cache: cachedData } : startWitness();
@@ -141,7 +140,15 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     return module.exports;
   };
 
-  if (cacheDir && packFile) process.once("exit", () => savePack(cacheDir, packFile, chunks, pack, witness));
+  if (cacheDir && packFile) {
+    const save = () => {
+      savePack(cacheDir, packFile, chunks, pack, witness);
+      // What the pack now holds needs no second write at exit (and one after a flag change is refused, see above).
+      for (const chunk of chunks.values()) chunk.packed = true;
+    };
+    process.once(BEFORE_V8_FLAGS_EVENT, save);
+    process.once("exit", save);
+  }
 
   return {
     load,
@@ -232,7 +239,7 @@ function savePack(
   witness: FlagsWitness | undefined,
 ): void {
   try {
-    if ([...chunks.values()].every((c) => c.cached)) return;
+    if ([...chunks.values()].every((c) => c.packed)) return;
     if (witness !== undefined && flagsChanged(witness)) return;
     const entries: ChunkToPack[] = [...chunks].map(([name, c]) => ({
       name,

@@ -8,10 +8,12 @@
  * - chunk-loader.ts and code-pack.ts: the bundle's chunks run with V8 code
  *   caches taken after the run, one pack per kind of run;
  * - trace.ts: `YOI_TRACE_STARTUP=1`, the phases up to the first request;
- * - zod-jitless.ts: zod without its generated parsers.
+ * - zod-jitless.ts: zod without its generated parsers;
+ * - flags-event.ts: the pack written before a V8 flag changes.
  *
- * The rest of the CLI knows of it only `markStartup` (trace.ts) and the
- * import of zod-jitless.ts that main.ts makes before any command.
+ * The rest of the CLI knows of it only `markStartup` (trace.ts), the
+ * import of zod-jitless.ts that main.ts makes before any command, and
+ * `beforeV8FlagsChange` (flags-event.ts).
  */
 import module from "node:module";
 import * as path from "node:path";
