@@ -17,7 +17,7 @@
  * declarations; this step replaces only `dist/bin.js`.
  */
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
 import { init as initCjsLexer, parse as parseCommonJs } from "cjs-module-lexer";
@@ -363,6 +363,8 @@ await build({
   define: { ...common.define, __YOI_BUILD_ID__: JSON.stringify(buildHash.digest("hex").slice(0, 16)) },
   plugins: [builtinsAtRunTime],
 });
+// An executable, as npm makes it when it installs the package: the benchmarks and tests run it as users do.
+chmodSync(path.join(outdir, "bin.js"), 0o755);
 
 /**
  * One chunk, as esbuild wrote it (an ES module), as the script the chunk

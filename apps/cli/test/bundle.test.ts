@@ -77,6 +77,8 @@ describe("the bundled yoi", () => {
           let stderr = "";
           child.stdout?.on("data", (d: Buffer) => (stdout += d));
           child.stderr?.on("data", (d: Buffer) => (stderr += d));
+          // Not runnable (bin.js without its executable bit): say so rather than wait for a close that never comes.
+          child.on("error", (error) => resolve({ code: null, stdout, stderr: error.message }));
           child.on("close", (code) => resolve({ code, stdout, stderr }));
         });
       const r = await run(watched.baseURL);
@@ -97,8 +99,10 @@ describe("the bundled yoi", () => {
       ]);
       expect(path.basename(cmdline[0] ?? "")).toBe("node");
       // Its own exit code comes back through the shell line: a usage error is 2.
-      const usage = await new Promise<number | null>((resolve) =>
-        spawn(link, ["--no-such-flag"], { cwd: project, env, stdio: "ignore" }).on("close", resolve),
+      const usage = await new Promise<number | null>((resolve, reject) =>
+        spawn(link, ["--no-such-flag"], { cwd: project, env, stdio: "ignore" })
+          .on("error", reject)
+          .on("close", resolve),
       );
       expect(usage).toBe(2);
     } finally {
