@@ -346,10 +346,9 @@ const builtinsAtRunTime: Plugin = {
  * answer then touches page by page (+16 MB RSS, +4,000 page faults for a
  * 24 KB answer). The heap size flags are not in the hash V8 stamps code
  * caches with, so the code packs and Node's own built-in caches are still
- * taken. `#!/usr/bin/env -S`
- * would carry the flag too, but BusyBox's env has no `-S`; every POSIX
- * shell runs this. `node bin.js` (the tests, `pnpm yoi`) reads both lines as
- * JavaScript and runs without the flag.
+ * taken. `#!/usr/bin/env -S` would carry the flag too, but BusyBox's env has
+ * no `-S`; every POSIX shell runs this. `node bin.js` (the tests, `pnpm yoi`)
+ * reads both lines as JavaScript and runs without the flag.
  */
 const LAUNCHER = `#!/usr/bin/env sh
 ":" //; exec node --min-semi-space-size=4 "$0" "$@"`;
