@@ -27,6 +27,8 @@ const TS_LANGUAGE_SERVER = path.join(
 );
 // Generous: a cold tsserver or pyright on a loaded machine takes seconds; the budget itself is tested with stand-ins.
 const SLOW_OK_MS = 90_000;
+/** A test that waits on real servers may take up to two of their budgets (an edit and its fix). */
+const REAL_SERVERS = { timeout: 2 * SLOW_OK_MS + 30_000 };
 
 const managers: LspManager[] = [];
 const pods: Pod[] = [];
@@ -63,7 +65,7 @@ function manager(root: string, lsp: ConfigInput["lsp"] = {}) {
 const BAD_TS = 'export const n: number = "seven";\n';
 const GOOD_TS = "export const n: number = 7;\n";
 
-describe("diagnostics after an edit, from real servers", () => {
+describe("diagnostics after an edit, from real servers", REAL_SERVERS, () => {
   it("typescript-language-server: a type error is reported with its line and code; the fix clears it", async () => {
     const root = await tsProject();
     const lsp = manager(root);
@@ -109,7 +111,7 @@ describe("diagnostics after an edit, from real servers", () => {
   });
 });
 
-describe("a server that fails costs the edit nothing", () => {
+describe("a server that fails costs the edit nothing", REAL_SERVERS, () => {
   /** A stand-in server program, outside the project root (a directory of its own, removed after the test). */
   async function standIn(name: string, body: string): Promise<string> {
     const file = path.join(await tempDir("yoi-lsp-bin-"), `${name}.mjs`);
@@ -222,7 +224,7 @@ describe("a server that fails costs the edit nothing", () => {
   });
 });
 
-describe("the project's node_modules/.bin", () => {
+describe("the project's node_modules/.bin", REAL_SERVERS, () => {
   it("is used when the program was there at the start", async () => {
     const root = await tsProject();
     await mkdir(path.join(root, "node_modules", ".bin"));
@@ -250,7 +252,78 @@ describe("the project's node_modules/.bin", () => {
   });
 });
 
-describe("in a session", () => {
+describe("in the session's sandbox", REAL_SERVERS, () => {
+  it("typescript-language-server outlives its watch on the client's pid (its PID namespace has no such pid)", async () => {
+    const found = await detectSandbox();
+    if (!isSandbox(found))
+      throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
+    const root = await tsProject();
+    const m = new LspManager({
+      config: ConfigSchema.parse({ lsp: { timeoutMs: SLOW_OK_MS } }).lsp,
+      root,
+      env: defaultBashEnv(),
+      display: (real) => path.relative(root, real),
+      sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
+    });
+    managers.push(m);
+    const file = path.join(root, "a.ts");
+    await writeFile(file, BAD_TS);
+    expect(await m.diagnose(file, BAD_TS)).toMatch(/TS2322/);
+    // A server on vscode-languageserver looks for its client's process every 3 s, and exits when it finds none.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    await writeFile(file, GOOD_TS);
+    expect(await m.diagnose(file, GOOD_TS)).toBeUndefined();
+    expect(m.status()[0]).toMatchObject({ name: "typescript", state: "ready" });
+  });
+
+  it("a server that dies while an edit waits for it is reported at once, not after the budget", async () => {
+    const found = await detectSandbox();
+    if (!isSandbox(found))
+      throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
+    const root = await tempDir("yoi-lsp-");
+    // Answers initialize, then ends (code 1) once it is told about a file: the edit is waiting for it by then.
+    const server = path.join(await tempDir("yoi-lsp-bin-"), "dies-later.mjs");
+    await writeFile(
+      server,
+      [
+        "let buffer = Buffer.alloc(0);",
+        "const send = (message) => { const body = JSON.stringify(message); process.stdout.write('Content-Length: ' + Buffer.byteLength(body) + '\\r\\n\\r\\n' + body); };",
+        "process.stdin.on('data', (chunk) => {",
+        "  buffer = Buffer.concat([buffer, chunk]);",
+        "  for (;;) {",
+        "    const end = buffer.indexOf('\\r\\n\\r\\n');",
+        "    if (end < 0) return;",
+        "    const length = Number(/Content-Length: (\\d+)/i.exec(buffer.subarray(0, end).toString())[1]);",
+        "    if (buffer.length < end + 4 + length) return;",
+        "    const message = JSON.parse(buffer.subarray(end + 4, end + 4 + length).toString());",
+        "    buffer = buffer.subarray(end + 4 + length);",
+        "    if (message.method === 'initialize') send({ jsonrpc: '2.0', id: message.id, result: { capabilities: { textDocumentSync: 1 } } });",
+        "    if (message.method === 'textDocument/didOpen') setTimeout(() => process.exit(1), 200);",
+        "  }",
+        "});",
+      ].join("\n"),
+    );
+    const m = new LspManager({
+      config: ConfigSchema.parse({
+        lsp: {
+          timeoutMs: SLOW_OK_MS,
+          servers: { typescript: { command: process.execPath, args: [server] } },
+        },
+      }).lsp,
+      root,
+      env: defaultBashEnv(),
+      display: (real) => path.relative(root, real),
+      sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
+    });
+    managers.push(m);
+    const started = Date.now();
+    const note = await m.diagnose(path.join(root, "a.ts"), BAD_TS);
+    expect(note).toMatch(/language server typescript failed \(typescript exited with code 1\)/);
+    expect(Date.now() - started).toBeLessThan(SLOW_OK_MS / 2);
+  });
+});
+
+describe("in a session", REAL_SERVERS, () => {
   it("write_file's type error reaches the next request with its code; edit_file's fix clears it", async () => {
     const root = await tsProject();
     const s = await startScriptedServer({

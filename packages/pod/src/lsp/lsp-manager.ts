@@ -112,7 +112,13 @@ export class LspManager {
       root: this.#options.root,
       // Servers written for Node run on the Node yoi runs on.
       env: { ...env, PATH: env.PATH ? `${bin}${path.delimiter}${env.PATH}` : bin },
-      ...(this.#options.sandbox ? { confine: confineIn(this.#options.sandbox) } : {}),
+      ...(this.#options.sandbox
+        ? {
+            confine: confineIn(this.#options.sandbox),
+            // bubblewrap gives the server a PID namespace of its own, where this pid names nothing.
+            ...(this.#options.sandbox.sandbox.kind === "bwrap" ? { clientProcessId: null } : {}),
+          }
+        : {}),
     });
     this.#servers.set(spec.name, server);
     return server;

@@ -46,6 +46,8 @@ interface Waiter {
   sync: number;
   version: number;
   resolve: (diagnostics: Diagnostic[]) => void;
+  /** The server died: it will publish nothing more for this text. */
+  reject: (error: LspServerError) => void;
 }
 
 interface OpenFile {
@@ -69,6 +71,14 @@ export interface LspServerOptions {
    * by the model, and must not run with more power than bash has.
    */
   confine?: (program: string, args: readonly string[], cwd: string) => SandboxedCommand;
+  /**
+   * The client's pid the server is told (LSP `processId`; default this
+   * process's). Servers built on vscode-languageserver check it every few
+   * seconds and exit when no such process exists, so a server in a sandbox
+   * with its own PID namespace, where this pid names nothing, must be told
+   * `null`: that one is ended with this process by the sandbox instead.
+   */
+  clientProcessId?: number | null;
 }
 
 export class LspServer {
@@ -190,7 +200,7 @@ export class LspServer {
     connection.listen();
     try {
       await connection.sendRequest(rpc.InitializeRequest.type, {
-        processId: process.pid,
+        processId: this.#options.clientProcessId === undefined ? process.pid : this.#options.clientProcessId,
         clientInfo: { name: "yoi" },
         rootUri: this.#folder().uri,
         workspaceFolders: [this.#folder()],
@@ -226,8 +236,8 @@ export class LspServer {
     if (this.#state === "failed" || this.#state === "stopped") return;
     this.#state = "failed";
     this.#error = error;
-    // Nothing more will be published: waiters end with what there is (none).
-    for (const waiters of this.#waiters.values()) for (const w of waiters) w.resolve([]);
+    // Nothing more will be published: a waiter learns why, rather than hearing of no errors.
+    for (const waiters of this.#waiters.values()) for (const w of waiters) w.reject(error);
     this.#waiters.clear();
     this.#connection?.dispose();
     this.#child?.kill("SIGKILL");
@@ -292,21 +302,29 @@ export class LspServer {
     if (this.#state === "failed") throw this.#error;
     if (this.spec.pull === "tsserver" && this.#tsserverRequests) {
       const asked = this.#askTsserver(file).catch(() => {
-        // Not typescript-language-server after all: its publications are waited for instead.
-        this.#tsserverRequests = false;
+        // Not typescript-language-server after all (unless it died meanwhile): its publications are waited for instead.
+        if (this.#state === "ready") this.#tsserverRequests = false;
         return undefined;
       });
       const answer = await Promise.race([asked, aborted]);
       if (answer !== undefined || signal.aborted) return answer;
     }
+    // A server that died while it was asked publishes nothing more: its failure is the answer, not the budget.
+    if (this.#ended()) return undefined;
     const published = this.#published.get(uri);
     if (published && answers(published, at)) return published.diagnostics;
-    const result = new Promise<Diagnostic[]>((resolve) => {
+    const result = new Promise<Diagnostic[]>((resolve, reject) => {
       const list = this.#waiters.get(uri) ?? [];
-      list.push({ ...at, resolve });
+      list.push({ ...at, resolve, reject });
       this.#waiters.set(uri, list);
     });
     return Promise.race([result, aborted]);
+  }
+
+  /** Throws the server's failure when it died; true when it was stopped. */
+  #ended(): boolean {
+    if (this.#state === "failed") throw this.#error;
+    return this.#state === "stopped";
   }
 
   /** The file's syntactic and semantic diagnostics, asked of tsserver after the sync (requests run in order). */
