@@ -62,6 +62,22 @@ function manager(root: string, lsp: ConfigInput["lsp"] = {}) {
   return m;
 }
 
+/** A manager whose servers run in this machine's sandbox (read-only, no network), as a session's do. */
+async function sandboxedManager(root: string, lsp: ConfigInput["lsp"] = {}) {
+  const found = await detectSandbox();
+  if (!isSandbox(found))
+    throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
+  const m = new LspManager({
+    config: ConfigSchema.parse({ lsp: { timeoutMs: SLOW_OK_MS, ...lsp } }).lsp,
+    root,
+    env: defaultBashEnv(),
+    display: (real) => path.relative(root, real),
+    sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
+  });
+  managers.push(m);
+  return m;
+}
+
 const BAD_TS = 'export const n: number = "seven";\n';
 const GOOD_TS = "export const n: number = 7;\n";
 
@@ -149,9 +165,6 @@ describe("a server that fails costs the edit nothing", REAL_SERVERS, () => {
   });
 
   it("in the session's sandbox a server can write nothing outside its private /tmp (it loads code the model could write)", async () => {
-    const found = await detectSandbox();
-    if (!isSandbox(found))
-      throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
     const root = await tempDir("yoi-lsp-");
     // what a planted server would try: leave code behind in the project and in the user's files
     // in the project, where the model could have written it
@@ -169,19 +182,9 @@ describe("a server that fails costs the edit nothing", REAL_SERVERS, () => {
         "process.exit(4);",
       ].join("\n"),
     );
-    const m = new LspManager({
-      config: ConfigSchema.parse({
-        lsp: {
-          timeoutMs: SLOW_OK_MS,
-          servers: { typescript: { command: process.execPath, args: [planter] } },
-        },
-      }).lsp,
-      root,
-      env: defaultBashEnv(),
-      display: (real) => path.relative(root, real),
-      sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
+    const m = await sandboxedManager(root, {
+      servers: { typescript: { command: process.execPath, args: [planter] } },
     });
-    managers.push(m);
     const first = await m.diagnose(path.join(root, "a.ts"), BAD_TS);
     // the project is there to read, not to write; what it writes elsewhere stays in the sandbox's own /tmp
     expect(first).toMatch(/typescript exited with code 4: (EROFS|EACCES|EPERM),/);
@@ -254,18 +257,8 @@ describe("the project's node_modules/.bin", REAL_SERVERS, () => {
 
 describe("in the session's sandbox", REAL_SERVERS, () => {
   it("typescript-language-server outlives its watch on the client's pid (its PID namespace has no such pid)", async () => {
-    const found = await detectSandbox();
-    if (!isSandbox(found))
-      throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
     const root = await tsProject();
-    const m = new LspManager({
-      config: ConfigSchema.parse({ lsp: { timeoutMs: SLOW_OK_MS } }).lsp,
-      root,
-      env: defaultBashEnv(),
-      display: (real) => path.relative(root, real),
-      sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
-    });
-    managers.push(m);
+    const m = await sandboxedManager(root);
     const file = path.join(root, "a.ts");
     await writeFile(file, BAD_TS);
     expect(await m.diagnose(file, BAD_TS)).toMatch(/TS2322/);
@@ -277,9 +270,6 @@ describe("in the session's sandbox", REAL_SERVERS, () => {
   });
 
   it("a server that dies while an edit waits for it is reported at once, not after the budget", async () => {
-    const found = await detectSandbox();
-    if (!isSandbox(found))
-      throw new Error(`this test needs bubblewrap (apt-get install bubblewrap): ${found.reason}`);
     const root = await tempDir("yoi-lsp-");
     // Answers initialize, then ends (code 1) once it is told about a file: the edit is waiting for it by then.
     const server = path.join(await tempDir("yoi-lsp-bin-"), "dies-later.mjs");
@@ -303,19 +293,9 @@ describe("in the session's sandbox", REAL_SERVERS, () => {
         "});",
       ].join("\n"),
     );
-    const m = new LspManager({
-      config: ConfigSchema.parse({
-        lsp: {
-          timeoutMs: SLOW_OK_MS,
-          servers: { typescript: { command: process.execPath, args: [server] } },
-        },
-      }).lsp,
-      root,
-      env: defaultBashEnv(),
-      display: (real) => path.relative(root, real),
-      sandbox: { sandbox: found, policy: { writeRoots: [root], hidden: [], network: false } },
+    const m = await sandboxedManager(root, {
+      servers: { typescript: { command: process.execPath, args: [server] } },
     });
-    managers.push(m);
     const started = Date.now();
     const note = await m.diagnose(path.join(root, "a.ts"), BAD_TS);
     expect(note).toMatch(/language server typescript failed \(typescript exited with code 1\)/);
