@@ -4,8 +4,13 @@
  * a temporary data directory, listening on 127.0.0.1 only, its socket in the
  * same temporary directory. initdb refuses to run as root, so under root the
  * server runs as the `postgres` user (`runuser`), which owns the directory.
+ *
+ * `pg_ctl` starts the server as a daemon, so it outlives the process that
+ * started it. A watchdog (a detached `sh`) stops it and removes its
+ * directory once that process is gone, however it ended: a test run killed
+ * mid-way (Ctrl-C twice, a CI timeout, SIGKILL) leaves no server behind.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { chown, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -20,6 +25,8 @@ export interface TestPostgres {
   /** `postgres://yoi@127.0.0.1:<port>/postgres` (trust auth, no password). */
   readonly url: string;
   readonly port: number;
+  /** The server's temporary directory (data, socket, log), removed by `stop`. */
+  readonly dir: string;
   /** Creates an empty database and returns its URL (one per test keeps tests independent). */
   createDatabase(name?: string): Promise<string>;
   /** Stops the server immediately (`pg_ctl stop -m immediate`): clients see their connections drop. */
@@ -122,12 +129,14 @@ export async function startTestPostgres(options: StartTestPostgresOptions = {}):
   const start = () =>
     exec("pg_ctl", ["-D", dataDir, "-l", logFile, "-w", "-t", "60", "-o", serverOptions, "start"]);
   await start();
+  const watchdog = startWatchdog({ binDir, dataDir, root, asRoot });
   const url = `postgres://yoi@127.0.0.1:${port}/postgres`;
   let stopped = false;
   let counter = 0;
   return {
     url,
     port,
+    dir: root,
     async createDatabase(name) {
       const db = name ?? `t${process.pid}_${++counter}_${Date.now().toString(36)}`;
       if (!/^[a-z_][a-z0-9_]*$/.test(db)) throw new Error(`bad test database name ${db}`);
@@ -146,8 +155,37 @@ export async function startTestPostgres(options: StartTestPostgresOptions = {}):
     async stop() {
       if (stopped) return;
       stopped = true;
+      watchdog.kill();
       await exec("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]).catch(() => {});
       await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Polls once a second, in a detached shell of its own, whether this
+ * process still exists; when it does not, stops the server (`pg_ctl stop
+ * -m immediate`, as `postgres` under root) and removes `root`. The values
+ * go in as the shell's arguments, never into its script text.
+ */
+function startWatchdog(o: { binDir: string; dataDir: string; root: string; asRoot: boolean }) {
+  const script = `while kill -0 "$1" 2>/dev/null; do sleep 1; done
+if [ "$5" = 1 ]; then runuser -u postgres -- "$2/pg_ctl" -D "$3" -m immediate -w stop; else "$2/pg_ctl" -D "$3" -m immediate -w stop; fi
+rm -rf -- "$4"`;
+  const args = [String(process.pid), o.binDir, o.dataDir, o.root, o.asRoot ? "1" : "0"];
+  const child = spawn("sh", ["-c", script, "yoi-test-postgres-watchdog", ...args], {
+    detached: true,
+    stdio: "ignore",
+  });
+  // The watchdog must not keep this process alive, nor die with its process group.
+  child.unref();
+  return {
+    kill(): void {
+      try {
+        child.kill();
+      } catch {
+        // already gone
+      }
     },
   };
 }
