@@ -179,6 +179,8 @@ rm -rf -- "$4"`;
   });
   // The watchdog must not keep this process alive, nor die with its process group.
   child.unref();
+  // A shell that cannot start only means no clean-up after a crash; the server itself runs.
+  child.on("error", () => {});
   return {
     kill(): void {
       try {
