@@ -401,13 +401,11 @@ async function toChunkScript(code: string, name: string): Promise<string> {
     charset: "ascii",
     minifyWhitespace: true,
   });
-  const script = `(function (exports, require, module, __yoiImport, __yoiMeta) {"use strict";${cjs}\n})`;
-  // The loader reads chunks as Latin-1, which is UTF-8 only while every byte is ASCII.
-  const wide = /[^\x00-\x7f]/.exec(script);
-  if (wide)
-    throw new Error(
-      `bundle.ts: ${name} has a non-ASCII character at ${wide.index}; the loader reads chunks as ASCII`,
-    );
+  // The loader reads chunks as Latin-1, which is UTF-8 only while every byte is ASCII. esbuild escaped
+  // strings, templates and identifiers, but leaves non-ASCII characters in regular expression literals
+  // (markdown-it has one): there a \uXXXX escape of each UTF-16 unit means the same.
+  const body = cjs.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const script = `(function (exports, require, module, __yoiImport, __yoiMeta) {"use strict";${body}\n})`;
   // Nothing of a module may be left: the loader runs scripts, where `import` would be a syntax error.
   const [left] = parseModule(script, name);
   if (left.length > 0)

@@ -76,6 +76,29 @@ describe("Markdown at a width", () => {
     ]);
   });
 
+  it("shows task boxes in place of `[ ]` and `[x]`, and the item's text on the same line", () => {
+    const out = render("- [ ] write the tests\n- [x] run them\n- a plain item, [ ] not a box", 60, false);
+    expect(out.split("\n")).toEqual([
+      "- ☐ write the tests",
+      "- ☑ run them",
+      "- a plain item, [ ] not a box",
+      "",
+      "",
+    ]);
+  });
+
+  it("links addresses with a scheme and e-mail addresses, never a file name, and shows entities as characters", () => {
+    const s = createStyle(true);
+    const out = render(
+      "Wrote AGENTS.md and setup.py; see https://example.com/docs or ask a@example.com.",
+      80,
+    );
+    expect(out).toContain(s.underline(s.blue("https://example.com/docs")));
+    expect(out).toContain(s.underline(s.blue("mailto:a@example.com")));
+    expect(stripVTControlCharacters(out)).toContain("Wrote AGENTS.md and setup.py; see");
+    expect(plainLines(render("a &lt;b&gt; &amp; &copy; \\*c\\*", 40, false))).toEqual(["a <b> & © *c*", ""]);
+  });
+
   it("fits a table by narrowing its widest columns, never below a word; too narrow, each row as records", () => {
     const table = [
       "| name | role | notes |",

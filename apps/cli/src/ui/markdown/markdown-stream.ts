@@ -7,7 +7,7 @@
  * its text or the layout changed. What is left goes out at the end of the
  * message.
  */
-import type { Token } from "marked";
+import type { Token } from "markdown-it";
 import { BlockSplitter } from "./block-splitter.ts";
 import type { MarkdownOptions } from "./render-markdown.ts";
 
