@@ -256,4 +256,26 @@ describe("MarkdownStream", () => {
     expect(written).toContain(style.magenta("const"));
     expect(written).toBe(whole('```ts\nconst a = "x";\n```\n'));
   });
+
+  it("shows a block it cannot render as the text it is, and says why", () => {
+    let written = "";
+    const failures: unknown[] = [];
+    const broken = {
+      lexMarkdown: rich.lexMarkdown,
+      renderTokens: (tokens: Parameters<typeof rich.renderTokens>[0]) => {
+        if (tokens.some((t) => t.type === "table_open")) throw new Error("no layout for tables");
+        return rich.renderTokens(tokens, options());
+      },
+    };
+    const md = new MarkdownStream(
+      broken,
+      options,
+      (t) => (written += t),
+      (e) => failures.push(e),
+    );
+    md.push("Before.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nAfter.");
+    md.end();
+    expect(written).toBe(`${whole("Before.\n\n")}| a | b |\n|---|---|\n| 1 | 2 |\n\n${whole("After.")}`);
+    expect(failures.map((e) => (e as Error).message)).toEqual(["no layout for tables"]);
+  });
 });

@@ -252,6 +252,42 @@ describe("Renderer.hanging", () => {
 });
 
 describe("Renderer while Markdown streams", () => {
+  it("shows a block the Markdown renderer fails on as its text, and says so once", async () => {
+    const { Renderer } = await import("../src/ui/renderer.ts");
+    let text = "";
+    const renderer = new Renderer({
+      out: {
+        write: (chunk: string) => {
+          text += chunk;
+        },
+        columns: 80,
+        isTTY: true,
+      },
+      style: createStyle(false),
+      animate: false,
+      window: 0,
+      provider: { provider: "anthropic" },
+    });
+    renderer.rich = {
+      ...rich,
+      renderTokens: () => {
+        throw new Error("layout \x1b[31mbroke");
+      },
+    };
+    const delta = (t: string) =>
+      renderer.handle({ type: "text_delta", text: t, turnIndex: 0, blockIndex: 0 } as never);
+    delta("First **block**.\n\nSecond block.\n\n");
+    delta("Third.");
+    renderer.handle({ type: "run_end", result: { status: "completed" } } as never);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(text).toContain("First **block**.");
+    expect(text).toContain("Second block.");
+    expect(text).toContain("Third.");
+    expect(text.split("Markdown could not be rendered").length).toBe(2);
+    expect(text).toContain("(layout ");
+    expect(text).not.toContain("\x1b[31m");
+  });
+
   it("previews a block still being written on live lines, rendered and wrapped, then prints it", async () => {
     const { Renderer } = await import("../src/ui/renderer.ts");
     let text = "";

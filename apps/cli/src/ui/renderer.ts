@@ -7,6 +7,7 @@
 import type { Usage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { ModelPricing } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import { answerSources, contextTokens, type PodEvent } from "@yoi/pod";
 import { describeAlert, describeFailure, type ProviderContext } from "../describe-error.ts";
 import type { Style } from "../style.ts";
@@ -711,6 +712,13 @@ export class Renderer {
         rich,
         () => ({ width: this.#width(), style: s, highlight: rich.highlightCode }),
         write,
+        (error) => {
+          if (this.#warned.has("markdown")) return;
+          this.#warned.add("markdown");
+          this.#say(
+            s.dim(`· Markdown could not be rendered (${sanitize(errorMessage(error))}); shown as text`),
+          );
+        },
       );
     }
     const paint = mode === "thinking" ? s.dim : (t: string) => t;

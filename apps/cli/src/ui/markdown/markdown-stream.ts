@@ -26,10 +26,19 @@ export class MarkdownStream {
   /** The last preview, with the text and layout it was rendered from. */
   #preview: { source: string; key: string; text: string } | undefined;
 
-  constructor(md: MarkdownModule, options: () => MarkdownOptions, write: (text: string) => void) {
+  readonly #failed: ((error: unknown) => void) | undefined;
+
+  /** `failed` hears of a block that could not be rendered (it is then shown as the text it is). */
+  constructor(
+    md: MarkdownModule,
+    options: () => MarkdownOptions,
+    write: (text: string) => void,
+    failed?: (error: unknown) => void,
+  ) {
     this.#md = md;
     this.#options = options;
     this.#write = write;
+    this.#failed = failed;
   }
 
   /** Text not rendered yet. */
@@ -76,7 +85,13 @@ export class MarkdownStream {
     if (rest.trim() !== "") this.#write(this.#render(rest, this.#options()));
   }
 
+  /** The block rendered; should that fail, the text as it came, which loses nothing of the answer. */
   #render(source: string, options: MarkdownOptions): string {
-    return this.#md.renderTokens(this.#md.lexMarkdown(source), options);
+    try {
+      return this.#md.renderTokens(this.#md.lexMarkdown(source), options);
+    } catch (error) {
+      this.#failed?.(error);
+      return source.endsWith("\n") ? source : `${source}\n`;
+    }
   }
 }
