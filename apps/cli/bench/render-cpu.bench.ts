@@ -143,7 +143,12 @@ async function cpuOf(bin: string, args: string[], interactive: boolean): Promise
     let sentExit = false;
     while (!existsSync(out) || readFileSync(out, "utf8").split("\n").length < 3) {
       if (Date.now() > deadline) throw new Error(`no result; the screen:\n${tmux(["capture-pane", "-p"])}`);
-      if (interactive && !sentExit && /─ 1 call/.test(tmux(["capture-pane", "-p", "-t", "b"]))) {
+      const screen = interactive && !sentExit ? tmux(["capture-pane", "-p", "-t", "b"]) : "";
+      if (/─ 1 call/.test(screen)) {
+        // A run whose renderer failed shows less and costs less, and would pass for a faster one: the
+        // answer's end must be on screen, its headings rendered (no `## ` left of the Markdown).
+        if (!screen.includes("Done.") || !/^Part \d+/m.test(screen) || /^## /m.test(screen))
+          throw new Error(`${bin}: the answer was not rendered; the screen:\n${screen}`);
         tmux(["send-keys", "-t", "b", "-l", "/exit"]);
         tmux(["send-keys", "-t", "b", "Enter"]);
         sentExit = true;
