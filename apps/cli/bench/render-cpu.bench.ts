@@ -11,7 +11,8 @@
  * (its young-generation size), so both modes run as users get them.
  * The interactive run is sent `/exit` once the usage line is on screen.
  * Rounds interleaved (print, interactive, print, ...), reported as the
- * median of the rounds' paired ratios; the target is 1.3x.
+ * median of the rounds' paired ratios; the target is 1.3x. Where the
+ * difference goes, and what was tried: docs/cli-render-cost.md.
  *
  *   pnpm bench render-cpu                      5 rounds
  *   YOI_BENCH_ROUNDS=1 pnpm bench render-cpu   a quick look

@@ -21,7 +21,8 @@
  * the parser before. On that first run marked (the parser used before)
  * took some 16 ms of CPU to lex a 24 KB answer, most of it first-run work
  * (its large regular expressions compiled, the same lex again took 5 ms);
- * markdown-it, which reads by character codes, took 5 ms.
+ * markdown-it, which reads by character codes, took 5 ms
+ * (docs/cli-render-cost.md#why-markdown-it).
  *
  * This module is imported lazily (it pulls in markdown-it): `--version`,
  * `--help` and print mode never load it.
