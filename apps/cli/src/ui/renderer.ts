@@ -103,6 +103,8 @@ export class Renderer {
   #sessionCost: number | undefined = 0;
   /** Calls the user approved at a question (which showed their diff). */
   readonly #approved = new Set<string>();
+  /** Why a block of the streamed answer could not be rendered as Markdown (said once the block ends). */
+  #renderFailure: string | undefined;
   /** Warning codes already shown: each is said once a session. */
   readonly #warned = new Set<string>();
   /** The streamed block being held until it can be laid out (Markdown or plain lines). */
@@ -712,12 +714,9 @@ export class Renderer {
         rich,
         () => ({ width: this.#width(), style: s, highlight: rich.highlightCode }),
         write,
+        // Said once the block has ended: a line now would end the block in the middle of the stream.
         (error) => {
-          if (this.#warned.has("markdown")) return;
-          this.#warned.add("markdown");
-          this.#say(
-            s.dim(`· Markdown could not be rendered (${sanitize(errorMessage(error))}); shown as text`),
-          );
+          this.#renderFailure ??= errorMessage(error);
         },
       );
     }
@@ -754,6 +753,12 @@ export class Renderer {
     }
     if (!this.#atLineStart) this.#write("\n");
     this.#mode = "none";
+    const failure = this.#renderFailure;
+    this.#renderFailure = undefined;
+    if (failure !== undefined && !this.#warned.has("markdown")) {
+      this.#warned.add("markdown");
+      this.#say(this.#o.style.dim(`· Markdown could not be rendered (${sanitize(failure)}); shown as text`));
+    }
   }
 }
 

@@ -32,8 +32,6 @@ import MarkdownIt, { type Token } from "markdown-it";
 import type { Style } from "../../style.ts";
 import { visibleWidth, wrapWords } from "../../text-width.ts";
 
-export type { Token };
-
 export interface MarkdownOptions {
   /** Columns available. */
   width: number;
