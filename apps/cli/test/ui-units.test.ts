@@ -271,7 +271,7 @@ describe("Renderer while Markdown streams", () => {
     renderer.rich = {
       ...rich,
       renderTokens: () => {
-        throw new Error("layout \x1b[31mbroke");
+        throw new Error("layout \x1b[31mbroke\nRequire stack:\n- /somewhere");
       },
     };
     const delta = (t: string) =>
@@ -289,6 +289,7 @@ describe("Renderer while Markdown streams", () => {
     expect(text.split("Markdown could not be rendered").length).toBe(2);
     expect(text).toContain("(layout ");
     expect(text).not.toContain("\x1b[31m");
+    expect(text).not.toContain("Require stack");
   });
 
   it("previews a block still being written on live lines, rendered and wrapped, then prints it", async () => {

@@ -716,7 +716,8 @@ export class Renderer {
         write,
         // Said once the block has ended: a line now would end the block in the middle of the stream.
         (error) => {
-          this.#renderFailure ??= errorMessage(error);
+          // Its first line: a module that cannot be found goes on with the whole require stack.
+          this.#renderFailure ??= errorMessage(error).split("\n", 1)[0];
         },
       );
     }
