@@ -37,8 +37,9 @@
  *   YOI_BENCH_TURNS=100 YOI_BENCH_ROUNDS=1 pnpm bench long-session   a quick look
  *   YOI_BENCH_CPU_PROF=/tmp/prof pnpm bench long-session  also write --cpu-prof files of yoi and the floor there
  *   YOI_CONFIG__toolOutputCache__enabled=false pnpm bench long-session   YOI_CONFIG__* variables reach yoi
- *   YOI_BENCH_COMPARE=/tmp/dist-before pnpm bench long-session   also run a copy of an earlier dist/ (its bin.js) in
+ *   YOI_BENCH_COMPARE=apps/cli/dist/before pnpm bench long-session   also run a copy of an earlier dist/ (its bin.js) in
  *                                                      the same rounds: what a change bought, measured side by side
+ *                                                      (kept under apps/cli, where it finds the CLI's dependencies)
  *   YOI_BENCH_KEEP=1 ...                               keep the temp homes (session logs, blobs) and each run's
  *                                                      gaps (<home>.gaps.json), output (<home>.out.txt) and last
  *                                                      request body (<home>.last-request.json); path on stderr
@@ -532,7 +533,7 @@ async function runOnce(subject: Subject, turns = TURNS): Promise<Result> {
 const subjects: Subject[] = [floor, yoi];
 if (HOSTS) subjects.push(yoiServe, yoiAcp);
 if (COMPARE_DIST !== undefined)
-  subjects.push(yoiAt(`yoi -p (${COMPARE_DIST})`, path.join(COMPARE_DIST, "bin.js")));
+  subjects.push(yoiAt(`yoi -p (${COMPARE_DIST})`, path.resolve(COMPARE_DIST, "bin.js")));
 const installed = peers(project);
 subjects.push(...installed.available);
 for (const line of installed.skipped) process.stderr.write(`long-session: ${line}\n`);

@@ -17,15 +17,17 @@
  *   pnpm bench render-cpu                      5 rounds
  *   YOI_BENCH_ROUNDS=1 pnpm bench render-cpu   a quick look
  *   YOI_BENCH_DELTAS=20 pnpm bench render-cpu  a short answer: the cost of each mode besides rendering
- *   YOI_BENCH_COMPARE=/tmp/dist-before pnpm bench render-cpu   also run a copy of an earlier dist/ (its
+ *   YOI_BENCH_COMPARE=apps/cli/dist/before pnpm bench render-cpu   also run a copy of an earlier dist/ (its
  *                                              bin.js) both ways in the same rounds: before and after a change
+ *                                              (kept under apps/cli, where it finds the CLI's dependencies: a copy
+ *                                              elsewhere cannot load string-width and renders wide text plain)
  *   YOI_BENCH_PROFILE=/tmp/prof pnpm bench render-cpu   every run writes a CPU profile (node --cpu-prof) there,
  *                                              named print-<n> or interactive-<n>; open them in Chrome's DevTools
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { frameLines, startScriptedServer, WIRE_FORMATS } from "@yoi/llm-client/testing";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
 import { freshBundle, launcherNodeArgs } from "../fresh-bundle.ts";
@@ -174,7 +176,7 @@ try {
   const print: number[] = [];
   const interactive: number[] = [];
   const before = { print: [] as number[], interactive: [] as number[] };
-  const earlier = COMPARE === undefined ? undefined : join(COMPARE, "bin.js");
+  const earlier = COMPARE === undefined ? undefined : resolve(COMPARE, "bin.js");
   for (let i = 0; i < ROUNDS; i++) {
     print.push(await cpuOf(DIST, ["-p", PROMPT], false));
     interactive.push(await cpuOf(DIST, [PROMPT], true));
