@@ -125,6 +125,81 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
     120_000,
   );
 
+  it("at 40 columns a resumed conversation is rendered as it was shown, and yoi's own messages and the picker break between words", async () => {
+    const answer = [
+      "Here is a **summary** of the change, long enough to wrap several times at forty columns.",
+      "",
+      "- the first point, which also runs on past the edge of a narrow terminal",
+      "- second",
+      "",
+      "```python",
+      "print('kept as written')",
+      "```",
+    ].join("\n");
+    const prompt = "please explain what changed in this project since yesterday, in a few words";
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: () => ({ type: "reply", text: answer }),
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const out = path.join(home, "run");
+    const first = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }), {
+      width: 40,
+      height: 40,
+    });
+    sessions.push(first);
+    await first.waitFor(PROMPT);
+    first.type(prompt);
+    first.keys("Enter");
+    await first.waitFor("─ 1 call");
+    first.type("/exit");
+    first.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+
+    const out2 = path.join(home, "run2");
+    const tty = TmuxSession.start(
+      yoiCommand({ project, home, baseURL: server.baseURL, args: ["-r"], out: out2 }),
+      { width: 40, height: 40 },
+    );
+    sessions.push(tty);
+    // Copied lines no wider than the terminal (but the code, which a terminal soft-wraps), every word whole.
+    const fits = (words: string[]) => {
+      const lines = tty
+        .screen({ joined: true })
+        .split("\n")
+        .map((l) => l.trimEnd());
+      for (const line of lines) expect(visibleWidth(line), `wider than 40: ${line}`).toBeLessThanOrEqual(40);
+      const seen = new Set(lines.flatMap((l) => tokens(l)));
+      expect(words.filter((w) => !seen.has(w))).toEqual([]);
+      return lines;
+    };
+    // The picker's keys do not fit beside its title: they go on rows of their own, whole words.
+    await tty.waitFor("Esc leaves");
+    fits(["Resume", "which", "session?", "move", "type", "to", "filter", "Enter", "picks", "Esc", "leaves"]);
+    tty.keys("Enter");
+    await tty.waitFor(PROMPT);
+    const lines = fits([...tokens(prompt), ...tokens(answer.split("```")[0] ?? "").filter((w) => w !== "-")]);
+    // Rendered as the live session showed it: no Markdown marks, the list as bullets, the code without fences.
+    expect(lines.join("\n")).not.toMatch(/\*\*|```|^- /m);
+    expect(lines).toContain("print('kept as written')");
+    expect(lines.some((l) => l.startsWith("• the first point"))).toBe(true);
+    // The prompt's further rows hang under its text.
+    const asked = lines.findIndex((l) => l.startsWith("› please"));
+    expect(lines[asked + 1]).toMatch(/^ {2}\S/);
+    tty.type("/vim");
+    tty.keys("Enter");
+    await tty.waitFor("vim keys on");
+    fits(["vim", "keys", "on", "Esc", "normal", "mode", "i", "insert"]);
+    tty.type("/model nosuch/thing");
+    tty.keys("Enter");
+    await tty.waitFor(/found\s+"nosuch\/thing"/);
+    fits(["expected", "provider", "declared", "providers"]);
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");
+  }, 120_000);
+
   it("re-flows the block still being written when the terminal is resized", async () => {
     const words = Array.from({ length: 60 }, (_, i) => `word${i}`);
     const paragraph = `${words.join(" ")} finale.`;

@@ -90,9 +90,46 @@ describe("the resume transcript", () => {
         { type: "message", role: "assistant", content: [{ type: "text", text: "two" }] },
       ],
       createStyle(false),
-      1,
+      { turns: 1 },
     );
     expect(lines).toEqual(["… 1 earlier turn(s)", "› second", "✗ read_file a.txt", "two"]);
+  });
+
+  it("lays the lines out at a width: the prompt wrapped under its mark, the answer by the caller, tool lines cut", () => {
+    const answer = Array.from({ length: 13 }, (_, i) => `line ${i + 1}`).join("\n");
+    const lines = transcriptLines(
+      [
+        {
+          type: "message",
+          role: "user",
+          content: [{ type: "text", text: "a prompt long enough to wrap twice here" }],
+        },
+        {
+          type: "tool_call",
+          callId: "c1",
+          name: "read_file",
+          arguments: '{"path":"a/very/long/path/to/some/file.txt"}',
+        },
+        { type: "tool_result", callId: "c1", output: "x", isError: false },
+        { type: "message", role: "assistant", content: [{ type: "text", text: answer }] },
+        { type: "message", role: "assistant", content: [{ type: "text", text: `${answer}\nline 14` }] },
+      ],
+      createStyle(false),
+      { width: 20, answer: (text) => text.split("\n").map((l) => `> ${l}`) },
+    );
+    expect(lines.slice(0, 2)).toEqual([
+      "› a prompt long\n  enough to wrap\n  twice here",
+      "✓ read_file a/very/…",
+    ]);
+    // One line more than the limit is shown; two more are said to be left out.
+    expect(lines.slice(2, 15)).toEqual(answer.split("\n").map((l) => `> ${l}`));
+    expect(lines.slice(15)).toEqual([
+      ...answer
+        .split("\n")
+        .slice(0, 12)
+        .map((l) => `> ${l}`),
+      "… (2 more lines)",
+    ]);
   });
 
   it("draws a web search the provider ran with its query and what it found", () => {

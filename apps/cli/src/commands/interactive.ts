@@ -72,7 +72,6 @@ import {
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
 import { pickFrom, pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
-import { transcriptLines } from "../sessions/transcript.ts";
 import { markStartup } from "../startup/trace.ts";
 import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
@@ -97,7 +96,7 @@ import { permissionChoices, permissionQuestion } from "../ui/permission-question
 import { planChoices, planQuestion } from "../ui/plan-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
-import { costLines, statusLines } from "../ui/session-report.ts";
+import { costLines, statusRows } from "../ui/session-report.ts";
 import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
 import {
   findSlashCommand,
@@ -307,7 +306,10 @@ class InteractiveSession {
     this.#richReady = new Promise<void>((resolve) => {
       loaded = resolve;
     });
+    let loading = false;
     this.#loadRich = () => {
+      if (loading) return;
+      loading = true;
       import("../ui/rich-output.ts").then(
         (rich) => {
           this.#renderer.rich = rich;
@@ -329,7 +331,7 @@ class InteractiveSession {
     markStartup("interactive: pod opened");
     this.#attach(opened);
     this.#restoreConsole = captureConsole(
-      (line) => this.#renderer.line(this.#style.dim(`· ${line}`)),
+      (line) => this.#renderer.message("·", line, this.#style.dim),
       [this.#setup.apiKey],
     );
     // The branch for the header: read when the pod opened, bounded by the environment's git time limit.
@@ -349,6 +351,11 @@ class InteractiveSession {
     this.#editor.prompt = this.#prompt;
     const branch = environment && branchLabel(environment);
     this.#tally.branch = branch;
+    // A resumed conversation is shown as it was: its answers rendered, so the renderer is loaded first.
+    if (opened.restored) {
+      this.#loadRich();
+      await this.#richReady;
+    }
     this.#banner(branch);
     this.#startStatusLine();
     const exited = new Promise<number>((resolve) => {
@@ -407,12 +414,12 @@ class InteractiveSession {
     for (const note of setup.notes) this.#note(note);
     this.#pricingNote(setup);
     const sandboxWarning = sandboxNotice(pod.sandbox);
-    if (sandboxWarning !== undefined) this.#renderer.line(s.yellow(`· ${sanitize(sandboxWarning)}`));
+    if (sandboxWarning !== undefined) this.#renderer.message("·", sanitize(sandboxWarning), s.yellow);
     if (restored) {
       const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";
-      this.#renderer.line(s.dim(`· ${how} session ${pod.id} (${pod.history.length} items in history)`));
-      for (const warning of restoreWarnings(pod)) this.#renderer.line(s.yellow(`! ${sanitize(warning)}`));
-      for (const line of transcriptLines(pod.history, s)) this.#renderer.line(line);
+      this.#renderer.message("·", `${how} session ${pod.id} (${pod.history.length} items in history)`, s.dim);
+      for (const warning of restoreWarnings(pod)) this.#renderer.message("!", sanitize(warning), s.yellow);
+      this.#renderer.transcript(pod.history);
     }
     this.#renderer.hanging(
       "",
@@ -428,7 +435,7 @@ class InteractiveSession {
         this.#queue.push(line);
         const first = line.split("\n")[0] ?? "";
         const more = line.includes("\n") ? ` (+${line.split("\n").length - 1} lines)` : "";
-        this.#renderer.line(this.#style.dim(`▸ queued: ${first}${more}`));
+        this.#renderer.message("▸", `queued: ${first}${more}`, this.#style.dim);
       }
       return;
     }
@@ -458,14 +465,14 @@ class InteractiveSession {
       }
       const { refs, tooLarge } = await checkFileRefs(this.#setup, line);
       if (tooLarge !== undefined) {
-        this.#renderer.line(this.#style.red(`✗ ${sanitize(tooLarge)}`));
+        this.#renderer.message("✗", sanitize(tooLarge), this.#style.red);
         this.#renderer.line(this.#style.dim("edit the line and press Enter"));
         // The line comes back for editing, with whatever was queued behind it.
         this.#editor.text = [line, ...this.#queue.splice(0)].join("\n");
         return;
       }
       // What goes with the message; a ref that is not attached is the pod's warn alert, shown as it is raised.
-      for (const ref of refs) if (ref.ok) this.#renderer.line(this.#style.dim(`+ ${attachedRef(ref)}`));
+      for (const ref of refs) if (ref.ok) this.#renderer.message("+", attachedRef(ref), this.#style.dim);
       await this.#richReady;
       const context = this.#shellContext.splice(0);
       const input =
@@ -490,7 +497,7 @@ class InteractiveSession {
         this.#notifier.turnEnded(Date.now() - started, turnOutcome(result.status));
       this.#count(Date.now() - started);
     } catch (error) {
-      this.#renderer.line(this.#style.red(`✗ ${describeError(error, this.#opened.provider).message}`));
+      this.#renderer.message("✗", describeError(error, this.#opened.provider).message, this.#style.red);
     } finally {
       this.#endBusy();
       this.#next();
@@ -519,10 +526,10 @@ class InteractiveSession {
       );
     });
     if (!yes) {
-      this.#renderer.line(s.dim("  → not waiting; send a message to go on when the limit has reset"));
+      this.#renderer.message("  →", "not waiting; send a message to go on when the limit has reset", s.dim);
       return false;
     }
-    this.#renderer.line(s.dim(`  → waiting until ${formatReset(resetAt)}; Esc cancels`));
+    this.#renderer.message("  →", `waiting until ${formatReset(resetAt)}; Esc cancels`, s.dim);
     this.#renderer.status(
       "rate-limit",
       () =>
@@ -535,13 +542,13 @@ class InteractiveSession {
         () => false,
       );
       if (!waited) {
-        this.#renderer.line(s.dim("⊘ stopped waiting for the rate limit"));
+        this.#renderer.message("⊘", "stopped waiting for the rate limit", s.dim);
         return false;
       }
     } finally {
       this.#renderer.status("rate-limit", undefined);
     }
-    this.#renderer.line(s.dim("· the rate limit has reset; going on"));
+    this.#renderer.message("·", "the rate limit has reset; going on", s.dim);
     return true;
   }
 
@@ -566,12 +573,12 @@ class InteractiveSession {
       this.#renderer.status("shell", undefined);
     }
     if (!result.ran) {
-      this.#renderer.line(s.yellow(`⊘ ${sanitize(command)}: ${sanitize(result.output)}`));
+      this.#renderer.message("⊘", `${sanitize(command)}: ${sanitize(result.output)}`, s.yellow);
       return;
     }
     this.#renderer.toolOutput(result.output, result.isError);
     this.#shellContext.push(shellContext(command, result.output));
-    this.#renderer.line(s.dim("· the output goes to the model with your next message"));
+    this.#renderer.message("·", "the output goes to the model with your next message", s.dim);
   }
 
   #next(): void {
@@ -859,7 +866,7 @@ class InteractiveSession {
     const pending = this.#pendingAsk;
     if (!pending) return;
     this.#pendingAsk = undefined;
-    this.#renderer.line(this.#style.dim(`  → ${label}`));
+    this.#renderer.message("  →", label, this.#style.dim);
     this.#renderer.resume();
     pending.resolve(decision);
   }
@@ -902,7 +909,7 @@ class InteractiveSession {
     if (this.#queue.length > 0) {
       const back = [...this.#queue.splice(0), this.#editor.text].filter((l) => l !== "");
       this.#editor.text = back.join("\n");
-      this.#renderer.line(this.#style.dim(`▸ ${back.length} queued line(s) put back in the input`));
+      this.#renderer.message("▸", `${back.length} queued line(s) put back in the input`, this.#style.dim);
     }
     this.#controller?.abort(new Error("cancelled by the user"));
     this.#opened.pod.cancel("cancelled by the user");
@@ -1024,10 +1031,10 @@ class InteractiveSession {
       summary: "vim keys at the prompt on or off (editorMode in the config sets the default)",
       run: () => {
         this.#editor.vim = !this.#editor.vim;
-        this.#renderer.line(
-          this.#style.dim(
-            this.#editor.vim ? "· vim keys on (Esc: normal mode, i: insert)" : "· vim keys off (emacs keys)",
-          ),
+        this.#renderer.message(
+          "·",
+          this.#editor.vim ? "vim keys on (Esc: normal mode, i: insert)" : "vim keys off (emacs keys)",
+          this.#style.dim,
         );
       },
     },
@@ -1168,7 +1175,7 @@ class InteractiveSession {
       }
       for (const line of reviewLines(result, s)) this.#renderer.line(line);
     } catch (error) {
-      this.#renderer.line(s.red(`✗ review: ${describeError(error, this.#opened.provider).message}`));
+      this.#renderer.message("✗", `review: ${describeError(error, this.#opened.provider).message}`, s.red);
     }
   }
 
@@ -1185,8 +1192,10 @@ class InteractiveSession {
       });
       if (!replaced) this.#renderer.line(s.dim("nothing to compact yet"));
     } catch (error) {
-      this.#renderer.line(
-        s.red(`✗ compaction failed: ${describeError(error, this.#opened.provider).message}`),
+      this.#renderer.message(
+        "✗",
+        `compaction failed: ${describeError(error, this.#opened.provider).message}`,
+        s.red,
       );
     } finally {
       this.#endBusy();
@@ -1209,7 +1218,7 @@ class InteractiveSession {
       if (opened.pod.permissions.modeAllowed(previous.pod.permissions.mode))
         opened.pod.permissions.setMode(previous.pod.permissions.mode);
     } catch (error) {
-      this.#renderer.line(s.red(`✗ ${sanitize(describeError(error).message)}`));
+      this.#renderer.message("✗", sanitize(describeError(error).message), s.red);
       return;
     }
     await previous.pod.close().catch(() => {});
@@ -1217,12 +1226,12 @@ class InteractiveSession {
     this.#shellContext.splice(0);
     this.#attach(opened);
     this.#renderer.newSession();
-    this.#renderer.line(
-      s.dim(
-        kept
-          ? `· fresh conversation in a new session (${opened.pod.id.slice(0, 13)}); /resume ${previous.pod.id.slice(0, 13)} goes back to the last one`
-          : `· fresh conversation in a new session (${opened.pod.id.slice(0, 13)}); the last one had nothing to keep`,
-      ),
+    this.#renderer.message(
+      "·",
+      kept
+        ? `fresh conversation in a new session (${opened.pod.id.slice(0, 13)}); /resume ${previous.pod.id.slice(0, 13)} goes back to the last one`
+        : `fresh conversation in a new session (${opened.pod.id.slice(0, 13)}); the last one had nothing to keep`,
+      s.dim,
     );
   }
 
@@ -1236,7 +1245,7 @@ class InteractiveSession {
         ledger.add(qualifyModelRef(this.#setup.config, id) ?? `${setup.resolved.providerName}/${id}`, usage);
       }
     } catch (error) {
-      this.#renderer.line(this.#style.red(`✗ ${sanitize(describeError(error).message)}`));
+      this.#renderer.message("✗", sanitize(describeError(error).message), this.#style.red);
       return;
     }
     for (const line of costLines(ledger.rows(), ledger.totalUsd(), this.#style)) this.#renderer.line(line);
@@ -1260,7 +1269,7 @@ class InteractiveSession {
       window: setup.window,
       versions: { yoi: cliVersion(), node: process.versions.node },
     };
-    for (const line of statusLines(facts, this.#style)) this.#renderer.line(line);
+    for (const { name, value } of statusRows(facts)) this.#renderer.hanging(this.#style.dim(name), value, 10);
   }
 
   /** Asks the model to write AGENTS.md; the pod reads it again before the next turn. */
@@ -1272,7 +1281,7 @@ class InteractiveSession {
       const result = await this.#opened.pod.run(initPrompt(focus), { signal: this.#controller?.signal });
       this.#renderer.finish(result);
     } catch (error) {
-      this.#renderer.line(s.red(`✗ ${describeError(error, this.#opened.provider).message}`));
+      this.#renderer.message("✗", describeError(error, this.#opened.provider).message, s.red);
     }
   }
 
@@ -1297,7 +1306,7 @@ class InteractiveSession {
           policy,
           list: "/permissions",
         });
-        this.#renderer.line(s.dim(`· ${removed}`));
+        this.#renderer.message("·", removed, s.dim);
         return;
       }
       this.#renderer.line(
@@ -1307,7 +1316,7 @@ class InteractiveSession {
       if (entries.some((e) => e.kind !== "rule"))
         this.#renderer.line(s.dim("/permissions remove <n> removes an approval"));
     } catch (error) {
-      this.#renderer.line(s.red(`✗ ${sanitize(describeError(error).message)}`));
+      this.#renderer.message("✗", sanitize(describeError(error).message), s.red);
     }
   }
 
@@ -1335,8 +1344,10 @@ class InteractiveSession {
       const { model: _model, baseURL: _baseURL, ...flags } = this.#command.flags;
       target = await resolveResumeTarget({ flags, resume: arg }, this.#base);
     } catch (error) {
-      this.#renderer.line(
-        this.#style.red(`✗ ${describeError(error).message.replace("yoi sessions", "/sessions")}`),
+      this.#renderer.message(
+        "✗",
+        describeError(error).message.replace("yoi sessions", "/sessions"),
+        this.#style.red,
       );
       return;
     }
@@ -1346,8 +1357,10 @@ class InteractiveSession {
         setup = await modelSetup(await applySessionFlags(this.#base, target.flags));
     } catch (error) {
       const message = describeError(error).message;
-      this.#renderer.line(
-        this.#style.yellow(`! the session's model cannot be used here (${message}); going on with this one`),
+      this.#renderer.message(
+        "!",
+        `the session's model cannot be used here (${message}); going on with this one`,
+        this.#style.yellow,
       );
     }
     await this.#reopen(setup, id);
@@ -1406,7 +1419,7 @@ class InteractiveSession {
       next = await modelSetup(withModel(this.#setup, { ref, source: "/model" }));
       pod.setModel(`${next.resolved.providerName}/${next.resolved.model}`);
     } catch (error) {
-      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+      this.#renderer.message("✗", describeError(error).message, s.red);
       return;
     }
     this.#setup = next;
@@ -1415,7 +1428,7 @@ class InteractiveSession {
     this.#renderer.provider = this.#opened.provider;
     this.#renderer.pricing = next.resolved.info?.pricing;
     const model = `${next.resolved.providerName}/${next.resolved.model}`;
-    this.#renderer.line(s.dim(`· now on ${model} (${pod.history.length} items in history kept)`));
+    this.#renderer.message("·", `now on ${model} (${pod.history.length} items in history kept)`, s.dim);
     if (baseURL !== undefined && !keepBaseURL) {
       this.#note(
         `--base-url ${baseURL} belongs to ${this.#baseURLProvider}; ${next.resolved.providerName} uses its own`,
@@ -1449,26 +1462,29 @@ class InteractiveSession {
     const s = this.#style;
     const previous = this.#opened;
     if (id === previous.pod.id) {
-      this.#renderer.line(s.dim(`· already in session ${id}`));
+      this.#renderer.message("·", `already in session ${id}`, s.dim);
       return;
     }
     let opened: OpenedPod;
     try {
       opened = await openPodWith(setup, { resume: id, ask: this.#ask });
     } catch (error) {
-      this.#renderer.line(s.red(`✗ ${describeError(error).message.replace("yoi sessions", "/sessions")}`));
+      this.#renderer.message("✗", describeError(error).message.replace("yoi sessions", "/sessions"), s.red);
       return;
     }
     await previous.pod.close().catch(() => {});
     this.#setup = setup;
     this.#attach(opened);
+    await this.#richReady;
     const model = `${setup.resolved.providerName}/${setup.resolved.model}`;
-    this.#renderer.line(
-      s.dim(`· session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`),
+    this.#renderer.message(
+      "·",
+      `session ${opened.pod.id} on ${model} (${opened.pod.history.length} items in history)`,
+      s.dim,
     );
     for (const warning of restoreWarnings(opened.pod))
-      this.#renderer.line(s.yellow(`! ${sanitize(warning)}`));
-    for (const line of transcriptLines(opened.pod.history, s)) this.#renderer.line(line);
+      this.#renderer.message("!", sanitize(warning), s.yellow);
+    this.#renderer.transcript(opened.pod.history);
   }
 
   /** `/fork [N]`: continue in a new session copying this one (before turn N); this one stays as it is. */
@@ -1494,15 +1510,15 @@ class InteractiveSession {
         ask: this.#ask,
       });
     } catch (error) {
-      this.#renderer.line(s.red(`✗ ${describeError(error).message}`));
+      this.#renderer.message("✗", describeError(error).message, s.red);
       return;
     }
     await previous.pod.close().catch(() => {});
     this.#attach(opened);
-    this.#renderer.line(
-      s.dim(
-        `· forked ${previous.pod.id} into ${opened.pod.id} (${opened.pod.history.length} items); /resume ${previous.pod.id.slice(0, 13)} goes back`,
-      ),
+    this.#renderer.message(
+      "·",
+      `forked ${previous.pod.id} into ${opened.pod.id} (${opened.pod.history.length} items); /resume ${previous.pod.id.slice(0, 13)} goes back`,
+      s.dim,
     );
   }
 
@@ -1511,6 +1527,7 @@ class InteractiveSession {
       pod: this.#opened.pod,
       style: this.#style,
       line: (text) => this.#renderer.line(text),
+      transcript: (history, turns) => this.#renderer.transcript(history, turns),
       // Asked at the editor, like a permission's reason: Esc or Ctrl-C is no answer.
       question: (prompt) => this.#editor.ask(prompt),
     };

@@ -6,19 +6,21 @@
  * the last turn. Files changed outside yoi are only overwritten after a yes.
  */
 
+import type { Item } from "@yoi/llm-client";
 import { errorMessage } from "@yoi/manifest/errors";
 import type { CheckpointInfo, Pod, RewindOptions, RewindResult, RewindTarget } from "@yoi/pod";
 import { RewindError } from "@yoi/pod";
 import { ago } from "../commands/sessions.ts";
 import type { Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
-import { transcriptLines } from "./transcript.ts";
 
 export interface SlashRewindContext {
   pod: Pod;
   style: Style;
   /** Prints a line above the prompt. */
   line(text: string): void;
+  /** Prints the last `turns` turns of a conversation, laid out as the session shows them. */
+  transcript(history: readonly Item[], turns: number): void;
   /** Asks one question at the prompt; undefined when cancelled. */
   question(prompt: string): Promise<string | undefined>;
 }
@@ -137,7 +139,7 @@ async function run(
     ctx.line(s.red(`  ✗ ${sanitizeLine(ctx.pod.fs.display(failure.path))}: ${sanitizeLine(failure.reason)}`));
   if (result.history) {
     ctx.line(s.dim(`  conversation: ${result.history.length} items`));
-    for (const line of transcriptLines(result.history, s, 1)) ctx.line(line);
+    ctx.transcript(result.history, 1);
   }
   ctx.line(s.dim("  (/rewind lists this rewind too: choose it to undo it)"));
 }

@@ -16,7 +16,7 @@
  */
 import type { Style } from "../style.ts";
 import { guardStyled, sanitize } from "../terminal-text.ts";
-import { graphemes, truncate, visibleWidth } from "../text-width.ts";
+import { graphemes, truncate, visibleWidth, wrapWords } from "../text-width.ts";
 import type { Completion } from "./completer.ts";
 import { EditBuffer } from "./edit-buffer.ts";
 import { type Key, KeyDecoder } from "./keys.ts";
@@ -780,13 +780,17 @@ export class LineEditor {
     const mode = this.#mode;
     let layout: Layout;
     if (mode.kind === "pick") {
+      const keys = "(↑↓ move · type to filter · Enter picks · Esc leaves)";
+      // The keys go beside the title when both fit on a row, else on rows of their own below it, whole words each.
+      const beside = visibleWidth(`${mode.title} ${keys} `) < cols;
       layout = lay(
-        `${mode.title} ${s.dim("(↑↓ move · type to filter · Enter picks · Esc leaves)")} `,
+        `${mode.title} ${beside ? `${s.dim(keys)} ` : ""}`,
         "",
         mode.filter,
         mode.filter.length,
         cols,
       );
+      if (!beside) layout.rows.push(...wrapWords(keys, cols - 1).map((row) => s.dim(row)));
       const shown = pickable(mode);
       const at = Math.max(0, shown.indexOf(mode.index));
       const start = Math.max(0, Math.min(at - 4, shown.length - 10));

@@ -4,12 +4,13 @@
  * short, duration, size) when it ends, alerts, retries, compactions, and a
  * usage line with the context fill after each turn.
  */
-import type { Usage } from "@yoi/llm-client";
+import type { Item, Usage } from "@yoi/llm-client";
 import type { RunResult } from "@yoi/llm-worker";
 import type { ModelPricing } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
 import { answerSources, contextTokens, type PodEvent } from "@yoi/pod";
 import { describeAlert, describeFailure, type ProviderContext } from "../describe-error.ts";
+import { transcriptLines } from "../sessions/transcript.ts";
 import type { Style } from "../style.ts";
 import { sanitize, sanitizeDeep } from "../terminal-text.ts";
 import { visibleWidth, wrapWords } from "../text-width.ts";
@@ -233,6 +234,39 @@ export class Renderer {
     this.#endBlock();
     this.#live.print(`${text}\n`);
     this.#atLineStart = true;
+  }
+
+  /**
+   * One of yoi's own messages (a note `·`, a warning `!`, an error `✗`):
+   * the mark, then the text word-wrapped at the width with its further rows
+   * under the text, all painted with `paint`. At 40 columns a message breaks
+   * between words, not in one.
+   */
+  message(mark: string, text: string, paint: (text: string) => string): void {
+    this.hanging(paint(mark), paint(text), visibleWidth(mark) + 1);
+  }
+
+  /**
+   * The last `turns` turns of `history` (a resumed session, a rewind), laid
+   * out as the live session laid them out: the answers as Markdown once the
+   * renderer is loaded (else their words wrapped), the prompts wrapped
+   * under their `›`, a line per tool call fitted to the width.
+   */
+  transcript(history: readonly Item[], turns?: number): void {
+    const width = this.#o.out.columns === undefined ? undefined : this.#width();
+    const style = this.#o.style;
+    const rich = this.#rich;
+    const answer =
+      width === undefined
+        ? undefined
+        : (text: string) =>
+            rich
+              ? rich
+                  .renderTokens(rich.lexMarkdown(text), { width, style, highlight: rich.highlightCode })
+                  .replace(/\n+$/, "")
+                  .split("\n")
+              : wrapWords(text, width);
+    for (const line of transcriptLines(history, style, { turns, width, answer })) this.line(line);
   }
 
   /**

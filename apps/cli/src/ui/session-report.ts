@@ -41,9 +41,16 @@ export interface StatusFacts {
   versions: { yoi: string; node: string };
 }
 
-export function statusLines(facts: StatusFacts, style: Style): string[] {
+/** A row of `/status`: what, and its value (made safe to show). */
+export interface StatusRow {
+  name: string;
+  value: string;
+}
+
+/** The rows of `/status`; the caller lays each out (the value word-wrapped beside its name). */
+export function statusRows(facts: StatusFacts): StatusRow[] {
   // Values come from config files and servers: shown, never acted on by the terminal.
-  const row = (name: string, value: string) => `${style.dim(name.padEnd(9))} ${sanitizeLine(value)}`;
+  const row = (name: string, value: string): StatusRow => ({ name, value: sanitizeLine(value) });
   const sandbox =
     facts.sandbox.status === "active"
       ? "active (bash runs in the OS sandbox)"
