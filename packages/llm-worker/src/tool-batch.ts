@@ -122,6 +122,12 @@ export async function startBatch(options: BatchOptions): Promise<BatchStart> {
       });
       continue;
     }
+    // Arguments that could not be used at all (not a JSON object: a stream cut short, a string): the call
+    // can only fail with that error, so it is not put to the interceptors (nobody is asked about it).
+    if (options.argumentErrors?.has(info.callId)) {
+      plans.push({ kind: "run" });
+      continue;
+    }
     let plan: Plan = { kind: "run" };
     for (const interceptor of options.interceptors) {
       const action = await interceptor.beforeToolCall?.(info);

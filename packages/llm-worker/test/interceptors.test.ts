@@ -117,6 +117,36 @@ describe("Interceptor", () => {
     ]);
   });
 
+  it("a call whose arguments could not be used is answered with that error and put to no interceptor", async () => {
+    const client = createScriptedClient([
+      {
+        toolCalls: [
+          { id: "cut", name: "echo", args: '{"text": "a stream cut sh' },
+          { id: "ok", name: "echo", args: { text: "fine" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const asked: string[] = [];
+    const ask: Interceptor = {
+      beforeToolCall: (call) => {
+        asked.push(call.callId);
+        return undefined;
+      },
+    };
+    const worker = new Worker({ client, tools: [echoTool], interceptors: [ask] });
+    expect(await worker.run("go")).toMatchObject({ status: "completed" });
+    // A permission question about the broken call could only be answered with a refusal: it is never asked.
+    expect(asked).toEqual(["ok"]);
+    const results = worker.history.flatMap((i) => (i.type === "tool_result" ? [i] : []));
+    expect(results.find((r) => r.callId === "cut")).toMatchObject({ isError: true });
+    expect(results.find((r) => r.callId === "cut")?.output).toMatch(
+      /^The arguments of this echo call could not be used/,
+    );
+    expect(results.find((r) => r.callId === "ok")).toMatchObject({ isError: false, output: "echo: fine" });
+    assertValidHistory(worker.history);
+  });
+
   it("a hook's continue with args runs the call with them; later hooks see them, history keeps the model's", async () => {
     const client = createScriptedClient([
       { toolCalls: [{ id: "c", name: "echo", args: { text: "from the model" } }] },
