@@ -206,6 +206,27 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
       ["directory", "mode", "default", "context", "window", "200k", "versions"],
       /^(session|directory) +\S+$/,
     );
+    // A question asked at the prompt wraps between its words too, the answer after its last row.
+    tty.type("/rewind");
+    tty.keys("Enter");
+    await tty.waitFor(/Enter: none ›/);
+    fits(
+      [
+        "rewind",
+        "to",
+        "which?",
+        "number",
+        "then",
+        "files",
+        "conversation",
+        "default",
+        "both",
+        "Enter",
+        "none",
+      ],
+      /^(session|directory) +\S+$/,
+    );
+    tty.keys("Escape");
     tty.type("/exit");
     tty.keys("Enter");
     expect(await waitForFile(`${out2}.exit`)).toBe("EXIT=0\n");

@@ -466,7 +466,7 @@ class InteractiveSession {
       const { refs, tooLarge } = await checkFileRefs(this.#setup, line);
       if (tooLarge !== undefined) {
         this.#renderer.message("✗", sanitize(tooLarge), this.#style.red);
-        this.#renderer.line(this.#style.dim("edit the line and press Enter"));
+        this.#renderer.message("", "edit the line and press Enter", this.#style.dim);
         // The line comes back for editing, with whatever was queued behind it.
         this.#editor.text = [line, ...this.#queue.splice(0)].join("\n");
         return;
@@ -556,10 +556,10 @@ class InteractiveSession {
   async #shell(command: string): Promise<void> {
     const s = this.#style;
     if (command === "") {
-      this.#renderer.line(
-        s.dim(
-          "usage: !<command> (runs it in the project; the output goes to the model with your next message)",
-        ),
+      this.#renderer.message(
+        "",
+        "usage: !<command> (runs it in the project; the output goes to the model with your next message)",
+        s.dim,
       );
       return;
     }
@@ -880,7 +880,7 @@ class InteractiveSession {
         return;
       }
       this.#cancel();
-      this.#renderer.line(s.dim("^C cancelling…"));
+      this.#renderer.message("", "^C cancelling…", s.dim);
       return;
     }
     if (this.#editor.text !== "") {
@@ -894,14 +894,14 @@ class InteractiveSession {
       return;
     }
     this.#lastInterrupt = now;
-    this.#renderer.line(s.dim("(press Ctrl-C again to exit, or type /exit)"));
+    this.#renderer.message("", "(press Ctrl-C again to exit, or type /exit)", s.dim);
   }
 
   /** Esc: cancels the turn in progress (at the idle prompt it does nothing). */
   #onEscape(): void {
     if (!this.#busy || this.#controller?.signal.aborted) return;
     this.#cancel();
-    this.#renderer.line(this.#style.dim("esc cancelling…"));
+    this.#renderer.message("", "esc cancelling…", this.#style.dim);
   }
 
   /** Cancels the turn; lines queued behind it come back into the input for editing, not lost. */
@@ -1069,7 +1069,7 @@ class InteractiveSession {
     if (command === undefined) {
       const expanded = await expandSlash(this.#opened.pod, text);
       if (expanded.kind === "submit") return expanded;
-      this.#renderer.line(this.#style.yellow(sanitize(expanded.message)));
+      this.#renderer.message("", sanitize(expanded.message), this.#style.yellow);
       return undefined;
     }
     await command.run(arg);
@@ -1086,25 +1086,25 @@ class InteractiveSession {
       return;
     }
     if (verb !== "kill" || id === undefined) {
-      this.#renderer.line(s.yellow("usage: /bashes (list them) or /bashes kill <id>"));
+      this.#renderer.message("", "usage: /bashes (list them) or /bashes kill <id>", s.yellow);
       return;
     }
     const known = background.get(id);
     if (known === undefined) {
       const ids = background.list().map((b) => b.id);
-      this.#renderer.line(
-        s.yellow(
-          `no background command has the id ${sanitizeLine(id)}${ids.length > 0 ? ` (this session's: ${ids.join(", ")})` : ""}`,
-        ),
+      this.#renderer.message(
+        "",
+        `no background command has the id ${sanitizeLine(id)}${ids.length > 0 ? ` (this session's: ${ids.join(", ")})` : ""}`,
+        s.yellow,
       );
       return;
     }
     if (known.state !== "running") {
-      this.#renderer.line(s.dim(`${id} has already ${backgroundStatus(known)}`));
+      this.#renderer.message("", `${id} has already ${backgroundStatus(known)}`, s.dim);
       return;
     }
     const info = await background.kill(id, "killed by the user (/bashes)");
-    this.#renderer.line(s.dim(`${id} stopped · ${backgroundStatus(info)}`));
+    this.#renderer.message("", `${id} stopped · ${backgroundStatus(info)}`, s.dim);
   }
 
   #help(): void {
@@ -1121,8 +1121,10 @@ class InteractiveSession {
     const s = this.#style;
     const which = arg.trim();
     if (which !== "" && which !== "session") {
-      this.#renderer.line(
-        s.yellow("usage: /diff (working tree against HEAD) or /diff session (what this session changed)"),
+      this.#renderer.message(
+        "",
+        "usage: /diff (working tree against HEAD) or /diff session (what this session changed)",
+        s.yellow,
       );
       return;
     }
@@ -1140,29 +1142,33 @@ class InteractiveSession {
         if (changes.moreFiles > 0) title += ` (${changes.moreFiles} more files not shown)`;
       }
     } catch (error) {
-      this.#renderer.line(
-        s.yellow(`${sanitize(errorMessage(error))}; /diff session shows what this session changed`),
+      this.#renderer.message(
+        "",
+        `${sanitize(errorMessage(error))}; /diff session shows what this session changed`,
+        s.yellow,
       );
       return;
     }
     if (files.length === 0) {
-      this.#renderer.line(s.dim(`no ${title}`));
+      this.#renderer.message("", `no ${title}`, s.dim);
       return;
     }
     const rich = await import("../ui/rich-output.ts");
     const lines = changesLines(files, rich, s);
-    this.#renderer.line(s.dim(`${title}: ${files.length} file${files.length === 1 ? "" : "s"}`));
+    this.#renderer.message("", `${title}: ${files.length} file${files.length === 1 ? "" : "s"}`, s.dim);
     for (const line of lines.slice(0, DIFF_PAGE_LINES)) this.#renderer.line(line);
     const hidden = lines.length - DIFF_PAGE_LINES;
-    if (hidden > 0) this.#renderer.line(s.dim(`… ${hidden} more lines (ctrl+o shows them all)`));
+    if (hidden > 0) this.#renderer.message("", `… ${hidden} more lines (ctrl+o shows them all)`, s.dim);
     this.#renderer.keepForExpand(`/diff ${which}`.trim(), lines.join("\n"));
   }
 
   async #review(arg: string): Promise<void> {
     const s = this.#style;
     const base = arg.trim() || undefined;
-    this.#renderer.line(
-      s.dim(`reviewing the changes against ${base ? `${base}...HEAD` : "HEAD"}… (Esc cancels)`),
+    this.#renderer.message(
+      "",
+      `reviewing the changes against ${base ? `${base}...HEAD` : "HEAD"}… (Esc cancels)`,
+      s.dim,
     );
     try {
       const result = await this.#opened.pod.review({
@@ -1170,7 +1176,7 @@ class InteractiveSession {
         ...(this.#controller ? { signal: this.#controller.signal } : {}),
       });
       if (result === undefined) {
-        this.#renderer.line(s.dim("nothing to review: no changes"));
+        this.#renderer.message("", "nothing to review: no changes", s.dim);
         return;
       }
       for (const line of reviewLines(result, s)) this.#renderer.line(line);
@@ -1181,8 +1187,10 @@ class InteractiveSession {
 
   async #compact(focus: string): Promise<void> {
     const s = this.#style;
-    this.#renderer.line(
-      s.dim(focus === "" ? "compacting…" : `compacting, focused on: ${sanitizeLine(focus)}…`),
+    this.#renderer.message(
+      "",
+      focus === "" ? "compacting…" : `compacting, focused on: ${sanitizeLine(focus)}…`,
+      s.dim,
     );
     try {
       // The renderer shows the replacement (history_replaced); only "nothing to do" needs saying.
@@ -1190,7 +1198,7 @@ class InteractiveSession {
         ...(this.#controller ? { signal: this.#controller.signal } : {}),
         ...(focus !== "" ? { focus } : {}),
       });
-      if (!replaced) this.#renderer.line(s.dim("nothing to compact yet"));
+      if (!replaced) this.#renderer.message("", "nothing to compact yet", s.dim);
     } catch (error) {
       this.#renderer.message(
         "✗",
@@ -1275,7 +1283,7 @@ class InteractiveSession {
   /** Asks the model to write AGENTS.md; the pod reads it again before the next turn. */
   async #init(focus: string): Promise<void> {
     const s = this.#style;
-    this.#renderer.line(s.dim("asking the model to write AGENTS.md for this project…"));
+    this.#renderer.message("", "asking the model to write AGENTS.md for this project…", s.dim);
     // Slash commands run as the busy turn (see #submit): Esc / Ctrl-C cancel this run too.
     try {
       const result = await this.#opened.pod.run(initPrompt(focus), { signal: this.#controller?.signal });
@@ -1295,8 +1303,10 @@ class InteractiveSession {
       if (arg !== "") {
         const remove = /^remove\s+(.+)$/.exec(arg);
         if (remove === null) {
-          this.#renderer.line(
-            s.yellow("usage: /permissions lists them; /permissions remove <n> removes one"),
+          this.#renderer.message(
+            "",
+            "usage: /permissions lists them; /permissions remove <n> removes one",
+            s.yellow,
           );
           return;
         }
@@ -1314,7 +1324,7 @@ class InteractiveSession {
       );
       for (const line of formatEntries(entries, s)) this.#renderer.line(line);
       if (entries.some((e) => e.kind !== "rule"))
-        this.#renderer.line(s.dim("/permissions remove <n> removes an approval"));
+        this.#renderer.message("", "/permissions remove <n> removes an approval", s.dim);
     } catch (error) {
       this.#renderer.message("✗", sanitize(describeError(error).message), s.red);
     }
@@ -1373,7 +1383,7 @@ class InteractiveSession {
       (s) => s.cwd === here && !s.failedBeforeOutput && s.id !== this.#opened.pod.id,
     );
     if (sessions.length === 0) {
-      this.#renderer.line(this.#style.dim("no other sessions here to resume"));
+      this.#renderer.message("", "no other sessions here to resume", this.#style.dim);
       return undefined;
     }
     const index = await pickFrom(this.#editor, sessions, this.#style);
@@ -1395,7 +1405,7 @@ class InteractiveSession {
     );
     const choice = picked === undefined ? undefined : choices[picked];
     if (choice === undefined || choice.ref === current) {
-      this.#renderer.line(this.#style.dim(`model: ${current} (unchanged)`));
+      this.#renderer.message("", `model: ${current} (unchanged)`, this.#style.dim);
       return;
     }
     await this.#switchModel(choice.ref);
@@ -1492,15 +1502,17 @@ class InteractiveSession {
     const s = this.#style;
     const turn = arg === "" ? undefined : Number(arg);
     if (turn !== undefined && (!/^\d+$/.test(arg) || turn < 1)) {
-      this.#renderer.line(
-        s.yellow("usage: /fork [turn] (copies the conversation before that turn; default all of it)"),
+      this.#renderer.message(
+        "",
+        "usage: /fork [turn] (copies the conversation before that turn; default all of it)",
+        s.yellow,
       );
       return;
     }
     const previous = this.#opened;
     await previous.pod.flush();
     if (previous.pod.history.length === 0) {
-      this.#renderer.line(s.dim("nothing to fork yet: say something first"));
+      this.#renderer.message("", "nothing to fork yet: say something first", s.dim);
       return;
     }
     let opened: OpenedPod;
@@ -1527,6 +1539,8 @@ class InteractiveSession {
       pod: this.#opened.pod,
       style: this.#style,
       line: (text) => this.#renderer.line(text),
+      message: (mark, text, paint) => this.#renderer.message(mark, text, paint),
+      hanging: (head, body, indent) => this.#renderer.hanging(head, body, indent),
       transcript: (history, turns) => this.#renderer.transcript(history, turns),
       // Asked at the editor, like a permission's reason: Esc or Ctrl-C is no answer.
       question: (prompt) => this.#editor.ask(prompt),

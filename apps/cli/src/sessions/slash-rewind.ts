@@ -19,14 +19,22 @@ export interface SlashRewindContext {
   style: Style;
   /** Prints a line above the prompt. */
   line(text: string): void;
+  /** Prints one of yoi's messages above the prompt, `mark` then the text, its words wrapped at the width. */
+  message(mark: string, text: string, paint: (text: string) => string): void;
+  /** Prints `head` and beside it, from column `indent`, `body` word-wrapped at the width. */
+  hanging(head: string, body: string, indent: number): void;
   /** Prints the last `turns` turns of a conversation, laid out as the session shows them. */
   transcript(history: readonly Item[], turns: number): void;
   /** Asks one question at the prompt; undefined when cancelled. */
   question(prompt: string): Promise<string | undefined>;
 }
 
-/** Lines of the `/rewind` list: number, what, changed files, age. */
-export function checkpointLines(points: readonly CheckpointInfo[], style: Style, now = Date.now()): string[] {
+/** Rows of the `/rewind` list: the number, then what, changed files and age. */
+export function checkpointRows(
+  points: readonly CheckpointInfo[],
+  style: Style,
+  now = Date.now(),
+): { number: string; text: string }[] {
   return points.map((c, i) => {
     const what =
       c.kind === "turn"
@@ -35,8 +43,16 @@ export function checkpointLines(points: readonly CheckpointInfo[], style: Style,
     const files =
       c.files.length === 0 ? "" : ` · ${c.files.length} file${c.files.length === 1 ? "" : "s"} changed after`;
     const stale = c.live || c.kind === "rewind" ? "" : " (rewound)";
-    return `${style.bold(String(i + 1).padStart(2))}  ${what}${style.dim(`${stale}${files} · ${ago(Date.parse(c.ts), now)}`)}`;
+    return {
+      number: style.bold(String(i + 1).padStart(2)),
+      text: `${what}${style.dim(`${stale}${files} · ${ago(Date.parse(c.ts), now)}`)}`,
+    };
   });
+}
+
+/** Lines of the `/rewind` list, one a checkpoint. */
+export function checkpointLines(points: readonly CheckpointInfo[], style: Style, now = Date.now()): string[] {
+  return checkpointRows(points, style, now).map((row) => `${row.number}  ${row.text}`);
 }
 
 function parseScope(word: string | undefined): Pick<RewindOptions, "files" | "conversation"> | undefined {
@@ -65,7 +81,7 @@ export async function slashRewind(ctx: SlashRewindContext, arg: string): Promise
     const turn = Number(first);
     const scope = parseScope(second);
     if (!/^\d+$/.test(first) || turn < 1 || scope === undefined) {
-      ctx.line(s.yellow("usage: /rewind [turn] [files|conversation] (no turn: choose from a list)"));
+      ctx.message("", "usage: /rewind [turn] [files|conversation] (no turn: choose from a list)", s.yellow);
       return;
     }
     await run(ctx, { target: { kind: "turn", turn }, ...scope });
@@ -76,7 +92,8 @@ export async function slashRewind(ctx: SlashRewindContext, arg: string): Promise
     ctx.line(s.dim("nothing to rewind yet"));
     return;
   }
-  for (const line of checkpointLines(points, s)) ctx.line(line);
+  // Each row's text wrapped under itself, beside its number.
+  for (const row of checkpointRows(points, s)) ctx.hanging(row.number, row.text, 4);
   const answer = await ctx.question(
     s.cyan("rewind to which? number, then files|conversation (default both); Enter: none › "),
   );
@@ -88,10 +105,10 @@ export async function slashRewind(ctx: SlashRewindContext, arg: string): Promise
   const point = /^\d+$/.test(n) ? points[Number(n) - 1] : undefined;
   const scope = parseScope(scopeWord);
   if (point === undefined || scope === undefined) {
-    ctx.line(
-      s.yellow(
-        `"${answer?.trim()}" is not a number from the list (optionally followed by files or conversation)`,
-      ),
+    ctx.message(
+      "",
+      `"${answer?.trim()}" is not a number from the list (optionally followed by files or conversation)`,
+      s.yellow,
     );
     return;
   }
@@ -114,7 +131,11 @@ async function run(
       ...options,
       confirm: async (conflicts) => {
         for (const c of conflicts)
-          ctx.line(s.yellow(`! ${sanitizeLine(ctx.pod.fs.display(c.path))}: ${sanitizeLine(c.reason)}`));
+          ctx.message(
+            "!",
+            `${sanitizeLine(ctx.pod.fs.display(c.path))}: ${sanitizeLine(c.reason)}`,
+            s.yellow,
+          );
         const answer = await ctx.question(
           s.yellow("overwrite these with the checkpoint's content? [y/N] › "),
         );
@@ -123,23 +144,27 @@ async function run(
     });
   } catch (error) {
     if (RewindError.isInstance(error)) {
-      ctx.line(
-        error.code === "conflict" ? s.dim(`nothing rewound: ${error.message}`) : s.yellow(error.message),
-      );
+      if (error.code === "conflict") ctx.message("", `nothing rewound: ${error.message}`, s.dim);
+      else ctx.message("", error.message, s.yellow);
       return;
     }
-    ctx.line(s.red(`✗ rewind failed: ${sanitize(errorMessage(error))}`));
+    ctx.message("✗", `rewind failed: ${sanitize(errorMessage(error))}`, s.red);
     return;
   }
   const what =
     result.checkpoint.kind === "turn" ? `before turn ${result.checkpoint.turn}` : "before the rewind";
-  ctx.line(s.green(`⟲ rewound to ${what}`));
-  for (const file of result.restored) ctx.line(s.dim(`  restored ${sanitizeLine(ctx.pod.fs.display(file))}`));
+  ctx.message("⟲", `rewound to ${what}`, s.green);
+  for (const file of result.restored)
+    ctx.message(" ", `restored ${sanitizeLine(ctx.pod.fs.display(file))}`, s.dim);
   for (const failure of result.failed)
-    ctx.line(s.red(`  ✗ ${sanitizeLine(ctx.pod.fs.display(failure.path))}: ${sanitizeLine(failure.reason)}`));
+    ctx.message(
+      "  ✗",
+      `${sanitizeLine(ctx.pod.fs.display(failure.path))}: ${sanitizeLine(failure.reason)}`,
+      s.red,
+    );
   if (result.history) {
-    ctx.line(s.dim(`  conversation: ${result.history.length} items`));
+    ctx.message(" ", `conversation: ${result.history.length} items`, s.dim);
     ctx.transcript(result.history, 1);
   }
-  ctx.line(s.dim("  (/rewind lists this rewind too: choose it to undo it)"));
+  ctx.message(" ", "(/rewind lists this rewind too: choose it to undo it)", s.dim);
 }

@@ -801,9 +801,9 @@ export class LineEditor {
       }
       if (shown.length === 0) layout.rows.push(s.dim("  (nothing matches)"));
     } else if (mode.kind === "choose") {
-      layout = lay(guardStyled(mode.prompt), "", "", 0, cols);
+      layout = layAsked(guardStyled(mode.prompt), "", "", 0, cols);
     } else if (mode.kind === "ask") {
-      layout = lay(guardStyled(mode.prompt), "  ", mode.buffer.text, mode.buffer.cursor, cols);
+      layout = layAsked(guardStyled(mode.prompt), "  ", mode.buffer.text, mode.buffer.cursor, cols);
     } else if (mode.kind === "search") {
       const entries = this.#o.history?.entries ?? [];
       const failed = mode.query !== "" && mode.match === -1;
@@ -847,6 +847,19 @@ interface Layout {
   rows: string[];
   row: number;
   col: number;
+}
+
+/**
+ * {@link lay} behind a question that may be wider than a row: the question
+ * is word-wrapped, its last row followed by the answer, so that no word of
+ * it is split at the edge of a narrow terminal.
+ */
+function layAsked(question: string, rest: string, text: string, cursor: number, cols: number): Layout {
+  if (visibleWidth(question) < cols) return lay(question, rest, text, cursor, cols);
+  const above = wrapWords(question, cols - 1);
+  const last = above.pop() ?? "";
+  const laid = lay(`${last}${/ +$/.exec(question)?.[0] ?? ""}`, rest, text, cursor, cols);
+  return { rows: [...above, ...laid.rows], row: laid.row + above.length, col: laid.col };
 }
 
 /** Lays text out in rows of `cols` columns behind a prompt; finds where the cursor goes. */

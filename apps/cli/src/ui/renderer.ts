@@ -239,11 +239,12 @@ export class Renderer {
   /**
    * One of yoi's own messages (a note `·`, a warning `!`, an error `✗`):
    * the mark, then the text word-wrapped at the width with its further rows
-   * under the text, all painted with `paint`. At 40 columns a message breaks
-   * between words, not in one.
+   * under the text, all painted with `paint` (no mark: the text alone). At
+   * 40 columns a message breaks between words, not in one.
    */
   message(mark: string, text: string, paint: (text: string) => string): void {
-    this.hanging(paint(mark), paint(text), visibleWidth(mark) + 1);
+    if (mark === "") this.hanging("", paint(text), 0);
+    else this.hanging(paint(mark), paint(text), visibleWidth(mark) + 1);
   }
 
   /**
