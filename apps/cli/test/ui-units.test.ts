@@ -476,3 +476,24 @@ describe("PromptHistory", () => {
     expect((await readFile(file, "utf8")).split("\n").filter((l) => l.includes('"project"')).length).toBe(5);
   });
 });
+
+describe("the todo checklist", () => {
+  it("given a width, goes on over more lines under an item's text, its words whole", async () => {
+    const { todoLines } = await import("../src/ui/todo-view.ts");
+    const todos = [
+      {
+        content: "write a test for the add function that also covers negative numbers",
+        status: "in_progress",
+      },
+      { content: "run it", status: "pending" },
+    ] as const;
+    const style = createStyle(false);
+    expect(todoLines(todos, style, 39)).toEqual([
+      "☰ todos 0/2",
+      "  ▶ write a test for the add function\n    that also covers negative numbers",
+      "  ○ run it",
+    ]);
+    // Without one (the live region cuts each line where it is shown), an item is one line.
+    expect(todoLines(todos, style)[1]).toBe(`  ▶ ${todos[0].content}`);
+  });
+});

@@ -130,6 +130,7 @@ export class Renderer {
       animate: options.animate,
       style: options.style,
       print: (text) => this.line(text),
+      width: () => (options.out.columns === undefined ? undefined : this.#width()),
     });
     this.#subagents = new SubagentView({
       live: this.#live,
@@ -675,7 +676,7 @@ export class Renderer {
         // The expand key shows the whole diff, not the tool's one-line answer.
         if (this.#lastOutput) this.#lastOutput.text = view.lines.join("\n");
         if (seenInQuestion) {
-          this.line(s.dim(`${counts} (as shown in the question; ctrl+o shows it again)`));
+          this.message(" ", `${counts.trimStart()} (as shown in the question; ctrl+o shows it again)`, s.dim);
           return;
         }
         this.line(s.dim(counts));

@@ -6,16 +6,26 @@
  */
 import type { TodoItem } from "@yoi/pod";
 import type { Style } from "../style.ts";
+import { wrapWords } from "../text-width.ts";
 import type { LiveRegion } from "./live-region.ts";
 
-/** The checklist as lines: a header with progress, then one line per item. */
-export function todoLines(todos: readonly TodoItem[], style: Style): string[] {
+/**
+ * The checklist as lines: a header with progress, then an item a line.
+ * Given a width, an item that does not fit goes on over more lines, its
+ * words whole, under its text (else each line is cut where it is shown).
+ */
+export function todoLines(todos: readonly TodoItem[], style: Style, width?: number): string[] {
   const done = todos.filter((t) => t.status === "completed").length;
   const lines = [style.bold(`☰ todos ${done}/${todos.length}`)];
   for (const t of todos) {
-    if (t.status === "completed") lines.push(`  ${style.green("✔")} ${style.dim(t.content)}`);
-    else if (t.status === "in_progress") lines.push(`  ${style.cyan("▶")} ${style.bold(t.content)}`);
-    else lines.push(`  ${style.dim("○")} ${t.content}`);
+    const [mark, paint] =
+      t.status === "completed"
+        ? [style.green("✔"), style.dim]
+        : t.status === "in_progress"
+          ? [style.cyan("▶"), style.bold]
+          : [style.dim("○"), (text: string) => text];
+    const rows = width === undefined ? [t.content] : wrapWords(t.content, Math.max(1, width - 4));
+    lines.push(rows.map((row, i) => `${i === 0 ? `  ${mark} ` : "    "}${paint(row)}`).join("\n"));
   }
   return lines;
 }
@@ -27,16 +37,25 @@ export class TodoView {
   readonly #animate: boolean;
   readonly #style: Style;
   readonly #print: (text: string) => void;
+  readonly #width: () => number | undefined;
   /** Live lines drawn now. */
   #shown = 0;
   /** The list not yet printed to the scrollback (animated mode). */
   #unprinted: readonly TodoItem[] | undefined;
 
-  constructor(options: { live: LiveRegion; animate: boolean; style: Style; print: (text: string) => void }) {
+  /** `width`: the columns the list printed for the scrollback is laid out in (undefined: not a terminal). */
+  constructor(options: {
+    live: LiveRegion;
+    animate: boolean;
+    style: Style;
+    print: (text: string) => void;
+    width?: () => number | undefined;
+  }) {
     this.#live = options.live;
     this.#animate = options.animate;
     this.#style = options.style;
     this.#print = options.print;
+    this.#width = options.width ?? (() => undefined);
   }
 
   update(todos: readonly TodoItem[]): void {
@@ -60,6 +79,7 @@ export class TodoView {
     this.#shown = 0;
     const todos = this.#unprinted;
     this.#unprinted = undefined;
-    if (todos !== undefined && todos.length > 0) this.#print(todoLines(todos, this.#style).join("\n"));
+    if (todos !== undefined && todos.length > 0)
+      this.#print(todoLines(todos, this.#style, this.#width()).join("\n"));
   }
 }
