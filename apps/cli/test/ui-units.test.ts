@@ -497,3 +497,28 @@ describe("the todo checklist", () => {
     expect(todoLines(todos, style)[1]).toBe(`  ▶ ${todos[0].content}`);
   });
 });
+
+describe("the plan question", () => {
+  it("lays the plan out as an answer is: rendered (without colour, as NO_COLOR shows it), words whole, two columns in", async () => {
+    const { planQuestion } = await import("../src/ui/plan-question.ts");
+    const plan =
+      "## Plan\n\n1. Add **types** to the add function in src/math.ts so that callers get checked arguments\n2. Test it";
+    const request = { args: { plan } } as unknown as Parameters<typeof planQuestion>[0];
+    const style = createStyle(false);
+    const { lines } = planQuestion(request, style, rich, { columns: 40, rows: 40 });
+    expect(lines).toEqual([
+      "? the plan (exit plan mode and carry it",
+      "out?)",
+      "  ## Plan",
+      "",
+      "  1. Add types to the add function in",
+      "     src/math.ts so that callers get",
+      "     checked arguments",
+      "  2. Test it",
+    ]);
+    // Before the renderer is loaded: the text, its words wrapped.
+    const plain = planQuestion(request, style, undefined, { columns: 40, rows: 40 }).lines;
+    for (const line of plain) expect(line.length).toBeLessThanOrEqual(39);
+    expect(plain).toContain("  1. Add **types** to the add function");
+  });
+});

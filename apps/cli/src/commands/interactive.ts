@@ -701,7 +701,7 @@ class InteractiveSession {
       const screen = { columns: process.stdout.columns ?? 80, rows: process.stdout.rows ?? 24 };
       const plan = request.tool === EXIT_PLAN_MODE_TOOL_NAME;
       const question = plan
-        ? planQuestion(request, s, screen)
+        ? planQuestion(request, s, this.#renderer.richOutput, screen)
         : permissionQuestion(request, s, this.#renderer.richOutput, this.#opened.pod.fs.cwd, screen);
       const project = plan ? undefined : projectRulesFor(request, prefixes);
       this.#pendingAsk = { request, resolve, prefixes, project, question };
