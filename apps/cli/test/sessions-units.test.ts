@@ -5,6 +5,7 @@ import { pickerItems } from "../src/sessions/session-picker.ts";
 import { shortIds } from "../src/sessions/short-ids.ts";
 import { transcriptLines } from "../src/sessions/transcript.ts";
 import { createStyle } from "../src/style.ts";
+import { visibleWidth } from "../src/text-width.ts";
 
 const row = (id: string, extra: Partial<SessionSummary> = {}): SessionSummary => ({
   id,
@@ -51,6 +52,31 @@ describe("the sessions tree", () => {
     const table = formatSessionTable(rows.slice(0, 4), { now: Date.parse("2026-01-01T00:00:05Z") });
     expect(table).toContain("└ child");
     expect(table).toContain("  └ grandchild");
+  });
+});
+
+describe("the sessions table", () => {
+  it("fits a terminal: the model and the size go first, then titles are cut; wide characters line up", () => {
+    const now = Date.parse("2026-01-01T00:10:00Z");
+    const rows = [
+      row("01a2aaaa", {
+        title: "type the add function and test it well",
+        model: "claude-haiku-4-5",
+        sizeBytes: 7000,
+      }),
+      row("01a2bbbb", { title: "日本語のタイトル", model: "claude-haiku-4-5" }),
+    ];
+    const whole = formatSessionTable(rows, { now }).split("\n");
+    expect(whole[0]).toMatch(/^id +title +updated +model +size$/);
+    expect(whole[1]).toContain("type the add function and test it well");
+    const narrow = formatSessionTable(rows, { now, width: 40 }).split("\n");
+    expect(narrow[0]).toMatch(/^id +title +updated$/);
+    expect(narrow[1]).toMatch(/^01a2aaaa {2}type the add .*… {2}10m ago$/);
+    for (const line of narrow) expect(visibleWidth(line)).toBeLessThanOrEqual(39);
+    // The age starts in the same column on every row, whatever the title's characters.
+    const ageAt = (line: string) => visibleWidth(line.slice(0, line.lastIndexOf("10m ago")));
+    expect(ageAt(narrow[2]!)).toBe(ageAt(narrow[1]!));
+    expect(ageAt(whole[2]!)).toBe(ageAt(whole[1]!));
   });
 });
 

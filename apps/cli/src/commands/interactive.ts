@@ -1337,7 +1337,9 @@ class InteractiveSession {
       .filter((r) => r.cwd === here && !r.failedBeforeOutput)
       .slice(0, 20);
     this.#renderer.line(
-      rows.length > 0 ? formatSessionTable(rows, { style: s }) : s.dim("no sessions here yet"),
+      rows.length > 0
+        ? formatSessionTable(rows, { style: s, width: process.stdout.columns })
+        : s.dim("no sessions here yet"),
     );
   }
 

@@ -6,7 +6,7 @@ import { loadCliConfig } from "../session-setup.ts";
 import { shortIds } from "../sessions/short-ids.ts";
 import { colorEnabled, createStyle } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
-import { truncate } from "../text-width.ts";
+import { truncate, visibleWidth } from "../text-width.ts";
 
 /**
  * `yoi sessions`: the sessions of this directory (or, with `--all`, of every
@@ -27,14 +27,22 @@ export async function sessionsCommand(command: Extract<Command, { kind: "session
     return EXIT.ok;
   }
   const style = createStyle(colorEnabled(process.stdout));
-  process.stdout.write(`${formatSessionTable(rows, { showDir: command.all, style })}\n`);
+  // On a terminal the table fits its width; into a pipe it goes whole.
+  const width = process.stdout.isTTY ? process.stdout.columns : undefined;
+  process.stdout.write(`${formatSessionTable(rows, { showDir: command.all, style, width })}\n`);
   return EXIT.ok;
 }
 
 /** The scope root a session records as its `cwd`. */
 export function formatSessionTable(
   rows: readonly SessionSummary[],
-  options: { showDir?: boolean; style?: ReturnType<typeof createStyle>; now?: number } = {},
+  options: {
+    showDir?: boolean;
+    style?: ReturnType<typeof createStyle>;
+    now?: number;
+    /** Columns the table must fit in (a terminal's): columns are left out, then titles cut. */
+    width?: number | undefined;
+  } = {},
 ): string {
   const style = options.style ?? createStyle(false);
   const now = options.now ?? Date.now();
@@ -49,10 +57,23 @@ export function formatSessionTable(
     ...(options.showDir ? [sanitizeLine(s.cwd ?? "-")] : []),
   ]);
   const head = ["id", "title", "updated", "model", "size", ...(options.showDir ? ["dir"] : [])];
-  const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => [...(r[i] ?? "")].length)));
+  // Measured in terminal columns: a title in Japanese takes two a character.
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => visibleWidth(r[i] ?? ""))));
+  let shown = head.map((_, i) => i);
+  const across = () => shown.reduce((sum, i) => sum + (widths[i] ?? 0), 0) + 2 * (shown.length - 1);
+  const room = options.width === undefined ? undefined : options.width - 1;
+  if (room !== undefined) {
+    // Wider than the terminal: the directory, the size and the model go first, then the titles are cut.
+    for (const column of [5, 4, 3]) if (across() > room) shown = shown.filter((i) => i !== column);
+    const over = across() - room;
+    if (over > 0) widths[1] = Math.max(head[1]!.length, (widths[1] ?? 0) - over);
+  }
   const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c + " ".repeat(Math.max(0, (widths[i] ?? 0) - [...c].length)))
+    shown
+      .map((i) => {
+        const cell = truncate(cells[i] ?? "", widths[i] ?? 0);
+        return cell + " ".repeat(Math.max(0, (widths[i] ?? 0) - visibleWidth(cell)));
+      })
       .join("  ")
       .trimEnd();
   return [style.dim(line(head)), ...table.map(line)].join("\n");
