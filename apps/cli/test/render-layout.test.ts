@@ -206,6 +206,14 @@ describe.skipIf(!TmuxSession.available())("the answer laid out at the terminal's
       ["directory", "mode", "default", "context", "window", "200k", "versions"],
       /^(session|directory) +\S+$/,
     );
+    // /cost: a model name too wide to have the figures beside it has them below.
+    tty.type("/cost");
+    tty.keys("Enter");
+    await tty.waitFor(/at list prices/);
+    fits(
+      ["anthropic/claude-haiku-4-5", "call", "in", "out", "total", "at", "list", "prices"],
+      /^(session|directory) +\S+$/,
+    );
     // A question asked at the prompt wraps between its words too, the answer after its last row.
     tty.type("/rewind");
     tty.keys("Enter");

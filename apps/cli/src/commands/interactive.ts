@@ -96,7 +96,7 @@ import { permissionChoices, permissionQuestion } from "../ui/permission-question
 import { planChoices, planQuestion } from "../ui/plan-question.ts";
 import { PromptHistory } from "../ui/prompt-history.ts";
 import { Renderer } from "../ui/renderer.ts";
-import { costLines, statusRows } from "../ui/session-report.ts";
+import { costRows, statusRows } from "../ui/session-report.ts";
 import { runShellEscape, shellContext } from "../ui/shell-escape.ts";
 import {
   findSlashCommand,
@@ -1256,7 +1256,8 @@ class InteractiveSession {
       this.#renderer.message("✗", sanitize(describeError(error).message), this.#style.red);
       return;
     }
-    for (const line of costLines(ledger.rows(), ledger.totalUsd(), this.#style)) this.#renderer.line(line);
+    for (const row of costRows(ledger.rows(), ledger.totalUsd(), this.#style))
+      this.#renderer.hanging(row.head, row.body, row.indent);
   }
 
   /** `/status`: where the session stands. */

@@ -275,7 +275,9 @@ export class Renderer {
    * Permanent output in two columns: `head` padded to `indent` columns, then
    * `body` word-wrapped to the terminal's width, its further lines indented
    * by `indent` (help lists, notes), so no word is cut at the edge. A word
-   * wider than a line is left whole for the terminal to wrap.
+   * wider than a line is left whole for the terminal to wrap. A head that
+   * leaves fewer than 20 columns beside it has the body on the rows below,
+   * two columns in.
    */
   hanging(head: string, body: string, indent: number): void {
     // A head as wide as its column or wider is followed by two spaces.
@@ -287,8 +289,14 @@ export class Renderer {
       this.line(`${lead}${body}`);
       return;
     }
-    const room = Math.max(20, columns - 1 - visibleWidth(lead));
-    const [line0 = "", ...rest] = wrapWords(body, room, { cut: false });
+    const room = columns - 1 - visibleWidth(lead);
+    if (room < 20 && head !== "") {
+      // Too little room beside a wide head (a long model name at 40 columns): the body goes below it.
+      const below = wrapWords(body, Math.max(1, columns - 3), { cut: false });
+      this.line([head, ...below.map((l) => `  ${l}`)].join("\n"));
+      return;
+    }
+    const [line0 = "", ...rest] = wrapWords(body, Math.max(1, room), { cut: false });
     const pad = " ".repeat(visibleWidth(lead));
     this.line([`${lead}${line0}`, ...rest.map((l) => `${pad}${l}`)].join("\n"));
   }

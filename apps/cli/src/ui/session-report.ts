@@ -11,19 +11,36 @@ import { pricingHint } from "../usage-ledger.ts";
 import { formatCost } from "./cost.ts";
 import { formatTokens } from "./tool-summary.ts";
 
-/** `/cost`: one line per model (calls, tokens in / cached / out, dollars), then the total. */
-export function costLines(rows: readonly ModelUsage[], total: number | undefined, style: Style): string[] {
-  if (rows.length === 0) return [style.dim("no model calls in this session yet: $0")];
-  const width = Math.max(...rows.map((r) => r.model.length));
-  const lines = rows.map((row) => {
+/** A row of `/cost`: a model (or the total) and, from column `indent`, what it used and cost. */
+export interface CostRow {
+  head: string;
+  body: string;
+  indent: number;
+}
+
+/** `/cost`: a row per model (calls, tokens in / cached / out, dollars), then the total and any unknown price. */
+export function costRows(rows: readonly ModelUsage[], total: number | undefined, style: Style): CostRow[] {
+  if (rows.length === 0)
+    return [{ head: "", body: style.dim("no model calls in this session yet: $0"), indent: 0 }];
+  const indent = Math.max(...rows.map((r) => r.model.length)) + 2;
+  const out: CostRow[] = rows.map((row) => {
     const u = row.usage;
     const cached = (u.cacheReadTokens ?? 0) > 0 ? ` · ${formatTokens(u.cacheReadTokens ?? 0)} cached` : "";
-    return `${sanitizeLine(row.model).padEnd(width)}  ${row.calls} call${row.calls === 1 ? "" : "s"} · ${formatTokens(u.inputTokens ?? 0)} in${cached} · ${formatTokens(u.outputTokens ?? 0)} out  ${style.bold(formatCost(row.costUsd))}`;
+    return {
+      head: sanitizeLine(row.model),
+      body: `${row.calls} call${row.calls === 1 ? "" : "s"} · ${formatTokens(u.inputTokens ?? 0)} in${cached} · ${formatTokens(u.outputTokens ?? 0)} out  ${style.bold(formatCost(row.costUsd))}`,
+      indent,
+    };
   });
-  lines.push(`${"total".padEnd(width)}  ${style.bold(formatCost(total))} ${style.dim("at list prices")}`);
+  out.push({
+    head: "total",
+    body: `${style.bold(formatCost(total))} ${style.dim("at list prices")}`,
+    indent,
+  });
   for (const row of rows)
-    if (row.costUsd === undefined) lines.push(style.dim(`$? ${sanitizeLine(pricingHint(row.model))}`));
-  return lines;
+    if (row.costUsd === undefined)
+      out.push({ head: "", body: style.dim(`$? ${sanitizeLine(pricingHint(row.model))}`), indent: 0 });
+  return out;
 }
 
 /** Everything `/status` shows. */
