@@ -34,10 +34,7 @@ export function planQuestion(
   const plan = sanitize(planText(request));
   const planLines = (
     rich
-      ? rich
-          .renderTokens(rich.lexMarkdown(plan), { width, style, highlight: rich.highlightCode })
-          .replace(/\n+$/, "")
-          .split("\n")
+      ? rich.markdownLines(plan, { width, style, highlight: rich.highlightCode })
       : plan.split("\n").flatMap((line) => wrapWords(line, width))
   ).map((line) => (line === "" ? "" : `  ${line}`));
   const title = wrapWords(

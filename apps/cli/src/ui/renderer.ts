@@ -263,10 +263,7 @@ export class Renderer {
         ? undefined
         : (text: string) =>
             rich
-              ? rich
-                  .renderTokens(rich.lexMarkdown(text), { width, style, highlight: rich.highlightCode })
-                  .replace(/\n+$/, "")
-                  .split("\n")
+              ? rich.markdownLines(text, { width, style, highlight: rich.highlightCode })
               : wrapWords(text, width);
     for (const line of transcriptLines(history, style, { turns, width, answer })) this.line(line);
   }

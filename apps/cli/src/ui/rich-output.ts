@@ -6,7 +6,7 @@
  */
 export { type DiffView, renderDiff, snapshotFile } from "./file-diff.ts";
 export { highlightCode } from "./markdown/highlight-code.ts";
-export { lexMarkdown, renderTokens } from "./markdown/render-markdown.ts";
+export { lexMarkdown, markdownLines, renderTokens } from "./markdown/render-markdown.ts";
 
 /** The shape of this module, for code that holds it once loaded. */
 export type RichOutput = typeof import("./rich-output.ts");

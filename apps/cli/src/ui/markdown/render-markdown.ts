@@ -113,6 +113,12 @@ export function renderTokens(tokens: readonly Token[], options: MarkdownOptions)
   return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
 }
 
+/** A whole Markdown text (a resumed answer, a plan) as terminal lines, without a trailing empty one. */
+export function markdownLines(source: string, options: MarkdownOptions): string[] {
+  const text = renderTokens(lexMarkdown(source), options).replace(/\n+$/, "");
+  return text === "" ? [] : text.split("\n");
+}
+
 /** Text wrapped to the width, each of its own lines (a hard break) wrapped on its own. */
 const wrap = (text: string, width: number): string[] => wrapWords(text, Math.max(1, width));
 
