@@ -214,6 +214,12 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   help: [],
 };
 
+/** The options a subcommand takes (`debug` is `debug replay`), for its help; undefined for no such command. */
+export function commandOptions(command: string): readonly string[] | undefined {
+  const key = command === "debug" ? "debug replay" : command;
+  return Object.hasOwn(ALLOWED, key) ? ALLOWED[key] : undefined;
+}
+
 /**
  * Parses `argv` (without node and the script). Throws a usage CliError with
  * one line naming what was wrong and what to do.

@@ -84,3 +84,41 @@ Exit codes:
   75   rate limited until a reset time later than yoi waits (printed; retry.maxRetryAfterMs in the config)
   130  cancelled (Ctrl-C)
 `;
+
+/**
+ * `yoi <command> --help` (or `yoi help <command>`): the lines of the help
+ * about that command, and the general options it takes; undefined when no
+ * line of the help is about it.
+ */
+export function topicHelp(command: string, options: readonly string[]): string | undefined {
+  const usage = entries(section("Usage:")).filter((e) =>
+    new RegExp(`^ {2}yoi ${command}( |$)`).test(e[0] ?? ""),
+  );
+  if (usage.length === 0) return undefined;
+  const flags = entries(section("Options:")).filter((e) =>
+    options.some((name) => new RegExp(`--${name}( |,|$)`).test(e[0] ?? "")),
+  );
+  const parts = [`Usage:\n${usage.map((e) => e.join("\n")).join("\n")}`];
+  if (flags.length > 0) parts.push(`Options:\n${flags.map((e) => e.join("\n")).join("\n")}`);
+  parts.push("yoi --help lists every command.");
+  return `${parts.join("\n\n")}\n`;
+}
+
+/** The lines of a section of the help, after its title, up to the blank line that ends it. */
+function section(title: string): string[] {
+  const lines = HELP.split("\n");
+  const start = lines.indexOf(title);
+  if (start === -1) return [];
+  const end = lines.indexOf("", start);
+  return lines.slice(start + 1, end === -1 ? undefined : end);
+}
+
+/** A section's lines grouped into entries: a line starting near the margin, then its further lines, further in. */
+function entries(lines: readonly string[]): string[][] {
+  const out: string[][] = [];
+  for (const line of lines) {
+    if (/^ {2,8}\S/.test(line) || out.length === 0) out.push([line]);
+    else out.at(-1)?.push(line);
+  }
+  return out;
+}

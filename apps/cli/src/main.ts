@@ -3,10 +3,10 @@
  * `--version` and `--help` load no provider SDK and nothing heavy), turn
  * errors into one clear line and an exit code.
  */
-import { type Command, parseCommand } from "./args.ts";
-import { CliError } from "./cli-error.ts";
+import { type Command, commandOptions, parseCommand } from "./args.ts";
+import { CliError, usageError } from "./cli-error.ts";
 import { EXIT } from "./exit-codes.ts";
-import { HELP } from "./help.ts";
+import { HELP, topicHelp } from "./help.ts";
 import type { Telemetry } from "./telemetry/index.ts";
 import { cliVersion } from "./version.ts";
 
@@ -51,9 +51,17 @@ async function run(command: Command): Promise<number> {
     case "version":
       process.stdout.write(`${cliVersion()}\n`);
       return EXIT.ok;
-    case "help":
-      process.stdout.write(HELP);
+    case "help": {
+      if (command.topic === undefined) {
+        process.stdout.write(HELP);
+        return EXIT.ok;
+      }
+      const text = topicHelp(command.topic, commandOptions(command.topic) ?? []);
+      if (text === undefined)
+        throw usageError(`no command ${JSON.stringify(command.topic)} (yoi --help lists them)`);
+      process.stdout.write(text);
       return EXIT.ok;
+    }
     case "config":
       return (await import("./commands/config.ts")).configCommand(command);
     case "sessions":

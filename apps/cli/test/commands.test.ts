@@ -8,6 +8,29 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
+describe("help on one command", () => {
+  it("yoi <command> --help and yoi help <command> show that command's usage and the options it takes", async () => {
+    const { home } = await tempWorld();
+    const serve = await runYoi(["serve", "--help"], { env: cleanEnv(home) });
+    expect(serve.code).toBe(0);
+    expect(serve.stdout).toMatch(/^Usage:\n {2}yoi serve \[--port 8080\]/);
+    expect(serve.stdout).toContain("--permission-mode <mode>");
+    // Only serve's: no other command's usage, no option it does not take.
+    expect(serve.stdout).not.toContain("yoi sessions");
+    expect(serve.stdout).not.toContain("--output <format>");
+    expect(serve.stdout).toMatch(/yoi --help lists every command\.\n$/);
+    const sessions = await runYoi(["help", "sessions"], { env: cleanEnv(home) });
+    expect(sessions.code).toBe(0);
+    expect(sessions.stdout).toContain("yoi sessions [--all]");
+    expect(sessions.stdout).toContain("-C, --cwd <dir>");
+    expect(sessions.stdout).not.toContain("--permission-mode");
+    const unknown = await runYoi(["help", "nosuch"], { env: cleanEnv(home) });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe('yoi: no command "nosuch" (yoi --help lists them)\n');
+    expect(unknown.stdout).toBe("");
+  });
+});
+
 describe("yoi demo", () => {
   it("runs offline with no key: says the replies are scripted, stores and inspects a large output, compacts", async () => {
     const { home } = await tempWorld();
