@@ -20,7 +20,11 @@ const SECRET_HEADER = /auth|key|token|secret|cookie|password/i;
  */
 export function formatConfig(
   loaded: Pick<LoadedConfig, "config" | "sources">,
-  options: { home?: string } = {},
+  options: {
+    home?: string;
+    /** Columns to fit each line in (a terminal's): values are cut further, with `...`, to make room. */
+    width?: number | undefined;
+  } = {},
 ): string {
   const home = options.home ?? homedir();
   const rows: [string, string, string][] = [];
@@ -55,8 +59,13 @@ export function formatConfig(
   };
   walk(loaded.config, []);
   const w0 = Math.max(...rows.map((r) => r[0].length));
-  const w1 = Math.min(48, Math.max(...rows.map((r) => r[1].length)));
-  return rows.map(([p, v, s]) => `${p.padEnd(w0)}  ${v.padEnd(w1)}  ${s}`).join("\n");
+  const w2 = Math.max(...rows.map((r) => r[2].length));
+  // The value column gives way to the path and the source; never under 12 columns.
+  const room = options.width === undefined ? 48 : Math.max(12, Math.min(48, options.width - 1 - w0 - w2 - 4));
+  const w1 = Math.min(room, Math.max(...rows.map((r) => r[1].length)));
+  const cut = (v: string) =>
+    options.width !== undefined && v.length > w1 ? `${v.slice(0, Math.max(1, w1 - 3))}...` : v;
+  return rows.map(([p, v, s]) => `${p.padEnd(w0)}  ${cut(v).padEnd(w1)}  ${s}`).join("\n");
 }
 
 function sourceFor(sources: Readonly<Record<string, string>>, path: string): string {

@@ -276,6 +276,19 @@ describe("formatConfig", () => {
     expect(line("providers.proxy.headers.Authorization")).toMatch(/<redacted>/);
     expect(text).not.toContain("sk-secret");
   });
+
+  it("fits a width: long values are cut further, never under 12 columns", async () => {
+    const loaded = await load();
+    const whole = formatConfig(loaded, { home: dirs.home }).split("\n");
+    expect(Math.max(...whole.map((l) => l.length))).toBeGreaterThan(90);
+    const fitted = formatConfig(loaded, { home: dirs.home, width: 80 }).split("\n");
+    for (const l of fitted) expect(l.length, l).toBeLessThanOrEqual(79);
+    expect(fitted.find((l) => l.startsWith("compaction.summaryPrompt "))).toMatch(
+      /"Your context .*\.\.\. {2}default$/,
+    );
+    // The rows stay the same, each value only cut.
+    expect(fitted.map((l) => l.split(" ")[0])).toEqual(whole.map((l) => l.split(" ")[0]));
+  });
 });
 
 describe("examples/config.jsonc", () => {

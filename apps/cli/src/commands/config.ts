@@ -10,8 +10,10 @@ export async function configCommand(command: Extract<Command, { kind: "config" }
   const files = cli.loaded.files.length > 0 ? cli.loaded.files.join(", ") : "none (defaults only)";
   // Values come from config files, which a cloned repository writes: shown, never acted on by the terminal.
   process.stdout.write(sanitize(`# config files read: ${files}\n`));
+  // On a terminal each line fits its width; into a pipe the values go as long as before.
+  const width = process.stdout.isTTY ? process.stdout.columns : undefined;
   process.stdout.write(
-    sanitize(`${formatConfig({ config: cli.config, sources: cli.sources }, { home: cli.homeDir })}\n`),
+    sanitize(`${formatConfig({ config: cli.config, sources: cli.sources }, { home: cli.homeDir, width })}\n`),
   );
   return EXIT.ok;
 }
