@@ -154,6 +154,33 @@ describe("checkpoints and rewind", () => {
     expect(await read(root, "early.txt")).toBeUndefined();
   });
 
+  it("a foreground command's change is its own even when a background command ends while it runs", async () => {
+    const { root, dataDir, open } = await setup([
+      call("t1", "bash", {
+        command: "while [ ! -e go ]; do sleep 0.05; done; echo done > done.txt",
+        run_in_background: true,
+      }),
+      say("started"),
+      // The background command sees `go` and ends while this one still runs: its end is heard first.
+      call("t2", "bash", { command: "touch go; sleep 0.5" }),
+      say("went"),
+    ]);
+    const pod = await open();
+    await pod.run("start it");
+    await pod.run("let it go");
+    for (let i = 0; i < 400 && pod.background.get("bash_1")?.state === "running"; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    await pod.flush();
+    const changes = (await loadSession({ dir: dataDir, id: pod.id })).records.flatMap((r) =>
+      r.type === "file_change" ? [[path.basename(r.path), r.callId]] : [],
+    );
+    expect(changes).toContainEqual(["go", "t2"]);
+    // What the background command wrote on its way out is still recorded, under one of the two calls.
+    expect(changes.map(([file]) => file)).toContain("done.txt");
+    await pod.rewind({ target: { kind: "turn", turn: 2 } });
+    expect(await read(root, "go")).toBeUndefined();
+  });
+
   it("a rewind can be undone, and /undo walks back turn by turn", async () => {
     const { root, open } = await setup(TWO_TURNS);
     await writeFile(path.join(root, "c.txt"), "keep me\n");

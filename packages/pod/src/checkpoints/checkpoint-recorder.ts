@@ -6,7 +6,9 @@
  * scope-scan.ts); a background command is scanned again when it ends, and
  * what changed since the last scan is recorded as its change. While one
  * runs, what changed before a bash call is its change too (not the user's
- * edits to leave alone), so a foreground command's scan cannot drop it.
+ * edits to leave alone), so a foreground command's scan cannot drop it;
+ * what changed while a foreground command ran is the foreground command's,
+ * even when the background command's exit is heard first.
  * Failures here never fail the tool: they are reported through `onError`
  * and the change goes unrecorded.
  */
@@ -21,6 +23,13 @@ import { type ScanLimits, ScopeScanner } from "./scope-scan.ts";
 
 /** Tools whose `path` argument names the one file they change. */
 export const FILE_TOOLS: ReadonlySet<string> = new Set(["write_file", "edit_file"]);
+
+/**
+ * How long a background command's end waits for the foreground bash calls
+ * in flight to be scanned (a call that never reaches its end, as in a paused
+ * batch, holds it no longer than this).
+ */
+const FOREGROUND_WAIT_MS = 5_000;
 
 export interface CheckpointRecorderOptions {
   fs: ScopedFs;
@@ -47,6 +56,8 @@ export class CheckpointRecorder {
   readonly #scanner: ScopeScanner;
   readonly #scanLock = new KeyedMutex();
   readonly #pending = new Map<string, { path: string; before: ObservedFile }>();
+  /** Foreground bash calls between their two scans, each with what resolves when the second is done. */
+  readonly #foreground = new Map<string, { done: Promise<void>; finish: () => void }>();
 
   constructor(options: CheckpointRecorderOptions) {
     this.#o = options;
@@ -58,11 +69,16 @@ export class CheckpointRecorder {
     return {
       name: "checkpoints",
       beforeToolCall: async (call) => {
+        if (call.name === "bash" && this.#o.scanBash !== false) this.#foregroundStarts(call.callId);
         await this.#guard(call, () => this.#before(call));
         return undefined;
       },
       afterToolCall: async (call) => {
-        await this.#guard(call, () => this.#after(call));
+        try {
+          await this.#guard(call, () => this.#after(call));
+        } finally {
+          this.#foregroundEnds(call.callId);
+        }
       },
     };
   }
@@ -74,10 +90,39 @@ export class CheckpointRecorder {
   async backgroundEnded(callId: string): Promise<void> {
     if (this.#o.scanBash === false) return;
     const call = { name: "bash", callId };
+    // A foreground command running now is scanned when it ends, and what changed while it ran is its own
+    // (the file it made that this command was waiting for): its scan goes first, whichever exit is heard first.
+    await this.#foregroundScanned();
     await this.#guard(call, async () => {
       const changes = await this.#scanLock.run("scan", () => this.#scanner.scan());
       for (const change of changes) await this.#record(change.path, call, change.before, change.after);
     });
+  }
+
+  #foregroundStarts(callId: string): void {
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    this.#foreground.set(callId, { done, finish });
+  }
+
+  #foregroundEnds(callId: string): void {
+    this.#foreground.get(callId)?.finish();
+    this.#foreground.delete(callId);
+  }
+
+  /** Resolves once the foreground bash calls in flight now have been scanned at their end (or after a bound). */
+  async #foregroundScanned(): Promise<void> {
+    const running = [...this.#foreground.values()].map((f) => f.done);
+    if (running.length === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, FOREGROUND_WAIT_MS);
+      timer.unref?.();
+    });
+    await Promise.race([Promise.all(running), bound]);
+    clearTimeout(timer);
   }
 
   async #guard(call: Pick<ToolCallInfo, "name" | "callId">, work: () => Promise<void>): Promise<void> {
