@@ -50,6 +50,16 @@ const call = (id: string, name: string, args: Record<string, unknown>): ScriptSt
 });
 const say = (text: string): ScriptStep => ({ type: "reply", text });
 
+/** Once the session's first background command has ended: each file change in its log, as [file name, call]. */
+async function changesWhenEnded(pod: Pod, dataDir: string): Promise<(string | undefined)[][]> {
+  for (let i = 0; i < 400 && pod.background.get("bash_1")?.state === "running"; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  await pod.flush();
+  return (await loadSession({ dir: dataDir, id: pod.id })).records.flatMap((r) =>
+    r.type === "file_change" ? [[path.basename(r.path), r.callId]] : [],
+  );
+}
+
 /** Turn 1 writes a.txt; turn 2 edits it, and bash creates b.txt and deletes c.txt. */
 const TWO_TURNS: ScriptStep[] = [
   call("t1", "write_file", { path: "a.txt", content: "one\n" }),
@@ -142,12 +152,7 @@ describe("checkpoints and rewind", () => {
     expect(await read(root, "early.txt")).toBe("early\n");
     // The foreground command's scan comes first: early.txt is the background command's change, not lost.
     await pod.run("let it go");
-    for (let i = 0; i < 400 && pod.background.get("bash_1")?.state === "running"; i++)
-      await new Promise((r) => setTimeout(r, 25));
-    await pod.flush();
-    const changes = (await loadSession({ dir: dataDir, id: pod.id })).records.flatMap((r) =>
-      r.type === "file_change" ? [[path.basename(r.path), r.callId]] : [],
-    );
+    const changes = await changesWhenEnded(pod, dataDir);
     expect(changes).toContainEqual(["early.txt", "t1"]);
     expect(changes).toContainEqual(["go", "t2"]);
     await pod.rewind({ target: { kind: "turn", turn: 1 } });
@@ -168,12 +173,7 @@ describe("checkpoints and rewind", () => {
     const pod = await open();
     await pod.run("start it");
     await pod.run("let it go");
-    for (let i = 0; i < 400 && pod.background.get("bash_1")?.state === "running"; i++)
-      await new Promise((r) => setTimeout(r, 25));
-    await pod.flush();
-    const changes = (await loadSession({ dir: dataDir, id: pod.id })).records.flatMap((r) =>
-      r.type === "file_change" ? [[path.basename(r.path), r.callId]] : [],
-    );
+    const changes = await changesWhenEnded(pod, dataDir);
     expect(changes).toContainEqual(["go", "t2"]);
     // What the background command wrote on its way out is still recorded, under one of the two calls.
     expect(changes.map(([file]) => file)).toContain("done.txt");
