@@ -116,6 +116,20 @@ export function wrapWords(text: string, width: number, { cut = true }: { cut?: b
   return out;
 }
 
+/**
+ * Lines of a listing (`yoi lsp status`, `/mcp`) fitted to `width` columns:
+ * each line word-wrapped, its further rows two columns further in than the
+ * line itself starts (under its text). No width (not a terminal): as given.
+ */
+export function fitLines(lines: readonly string[], width: number | undefined): string[] {
+  if (width === undefined) return [...lines];
+  return lines.flatMap((line) => {
+    const indent = (/^ */.exec(line.replace(CSI, ""))?.[0].length ?? 0) + 2;
+    const pad = " ".repeat(indent);
+    return wrapWords(line, Math.max(1, width - indent)).map((row, i) => (i === 0 ? row : pad + row));
+  });
+}
+
 /** One piece of a line: a run of text with no break opportunity inside it, or the spaces between two. */
 interface Piece {
   /** Text and the escapes inside it. */

@@ -2,9 +2,11 @@
  * text-width.ts measures common text itself and leaves the rest to
  * string-width, which it loads only then: the two must never disagree.
  */
+import { stripVTControlCharacters } from "node:util";
 import stringWidth from "string-width";
 import { describe, expect, it } from "vitest";
-import { graphemes, truncate, visibleWidth, wrapWords } from "../src/text-width.ts";
+import { createStyle } from "../src/style.ts";
+import { fitLines, graphemes, truncate, visibleWidth, wrapWords } from "../src/text-width.ts";
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const clusters = (text: string) =>
@@ -114,5 +116,32 @@ describe("wrapWords", () => {
     expect(wrapWords("one\ntwo three", 5)).toEqual(["one", "two", "three"]);
     expect(wrapWords("a    b", 3)).toEqual(["a", "b"]);
     expect(wrapWords("", 10)).toEqual([""]);
+  });
+});
+
+describe("fitLines", () => {
+  it("wraps each line of a listing between words, its further rows two columns in from where it starts", () => {
+    const style = createStyle(true);
+    const lines = [
+      `${style.bold("typescript")} not found · typescript-language-server · .ts .mts .cts .tsx`,
+      `  ${style.dim("typescript-language-server was found neither in node_modules/.bin nor on PATH")}`,
+    ];
+    const rows = fitLines(lines, 40);
+    for (const row of rows) expect(visibleWidth(row)).toBeLessThanOrEqual(40);
+    const plain = rows.map((r) => stripVTControlCharacters(r));
+    expect(plain[0]).toMatch(/^typescript not found/);
+    expect(plain[1]).toMatch(/^ {2}\S/);
+    const detail = plain.findIndex((r) => r.startsWith("  typescript-language-server was"));
+    expect(plain[detail + 1]).toMatch(/^ {4}\S/);
+    // Every word whole.
+    expect(plain.join(" ").split(/\s+/).filter(Boolean)).toEqual(
+      lines
+        .map((l) => stripVTControlCharacters(l))
+        .join(" ")
+        .split(/\s+/)
+        .filter(Boolean),
+    );
+    // Not a terminal: as given.
+    expect(fitLines(lines, undefined)).toEqual(lines);
   });
 });

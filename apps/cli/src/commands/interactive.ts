@@ -75,7 +75,7 @@ import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/sla
 import { markStartup } from "../startup/trace.ts";
 import { colorEnabled, createStyle, resolveTheme, type Style } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
-import { truncate } from "../text-width.ts";
+import { fitLines, truncate } from "../text-width.ts";
 import { bashesLines } from "../ui/bashes-view.ts";
 import { changesLines, reviewLines } from "../ui/changes-view.ts";
 import { complete } from "../ui/completer.ts";
@@ -319,6 +319,11 @@ class InteractiveSession {
         () => loaded(),
       );
     };
+  }
+
+  /** Columns a listing is fitted to: one short of the terminal's (undefined: not a terminal). */
+  #columns(): number | undefined {
+    return process.stdout.columns === undefined ? undefined : process.stdout.columns - 1;
   }
 
   get #prompt(): string {
@@ -978,7 +983,10 @@ class InteractiveSession {
       name: "/mcp",
       summary: "MCP servers, their state and tools",
       run: () => {
-        for (const line of formatMcpStatus(this.#opened.pod.mcp.status(), this.#style, { stderr: true }))
+        for (const line of fitLines(
+          formatMcpStatus(this.#opened.pod.mcp.status(), this.#style, { stderr: true }),
+          this.#columns(),
+        ))
           this.#renderer.line(line);
       },
     },
@@ -1042,7 +1050,10 @@ class InteractiveSession {
       name: "/lsp",
       summary: "language servers whose diagnostics follow each edit, and their state",
       run: () => {
-        for (const line of formatLspStatus(this.#opened.pod.lsp.status(), this.#style))
+        for (const line of fitLines(
+          formatLspStatus(this.#opened.pod.lsp.status(), this.#style),
+          this.#columns(),
+        ))
           this.#renderer.line(line);
       },
     },
