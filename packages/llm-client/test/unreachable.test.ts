@@ -1,7 +1,9 @@
 /**
  * A server that refuses connections is a `network` error for every
  * provider (retryable, no HTTP status), with a message that names the
- * provider — never `server`, which would read as "the provider is down".
+ * provider and what the system said ("connect ECONNREFUSED ...", not the
+ * SDK's "Connection error." or fetch's "fetch failed" that wrap it) —
+ * never `server`, which would read as "the provider is down".
  */
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
@@ -40,9 +42,33 @@ describe.each(PROVIDERS)("%s against a closed port", (provider) => {
     expect(error).toMatchObject({ type: "error", code: "network", retryable: true, beforeOutput: true });
     expect(error?.type === "error" && error.status).toBeUndefined();
     expect(error?.type === "error" && error.message.toLowerCase()).toContain(provider.split("-")[0]);
+    expect(error?.type === "error" && error.message).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
     expect(JSON.stringify(events)).not.toContain("test-key-not-secret");
     expect(warnings).toEqual([]);
     expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
     expect(events.at(-1)).toEqual({ type: "status", status: "failed", stopReason: "error" });
+  });
+});
+
+describe("a base URL on a port fetch refuses", () => {
+  it('says so, instead of fetch\'s bare "bad port"', async () => {
+    // 6000 is on fetch's list of blocked ports: it refuses before any connection is tried.
+    const client = createClient({
+      provider: "anthropic",
+      model: "test-model",
+      apiKey: "test-key-not-secret",
+      baseURL: "http://127.0.0.1:6000",
+      retry: { maxAttempts: 1 },
+    });
+    const events: Event[] = [];
+    for await (const e of client.stream({
+      items: [{ type: "message", role: "user", content: [{ type: "text", text: "hi" }] }],
+    }))
+      events.push(e);
+    const error = events.find((e) => e.type === "error");
+    expect(error).toMatchObject({ type: "error", code: "network" });
+    expect(error?.type === "error" && error.message).toBe(
+      "anthropic: could not reach the server (bad port: fetch does not connect to this port, one of those browsers block; serve the API on another port)",
+    );
   });
 });

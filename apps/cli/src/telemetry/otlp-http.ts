@@ -28,7 +28,7 @@ import {
   type ResourceMetrics,
 } from "@opentelemetry/sdk-metrics";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
-import { YoiError } from "@yoi/manifest/errors";
+import { rootCauseMessage, YoiError } from "@yoi/manifest/errors";
 import type { SignalTarget, TemporalityPreference, TlsFiles } from "./otel-env.ts";
 
 /** `ExportResultCode` of @opentelemetry/core: SUCCESS and FAILED. */
@@ -107,17 +107,12 @@ async function postWithFetch(
   return response.status;
 }
 
-/** `fetch`'s error as one line: a time-out, or the network error its `cause` carries (ECONNREFUSED). */
+/** `fetch`'s error as one line: a time-out, or the network error under it (ECONNREFUSED). */
 function failure(error: unknown, timeoutMs: number): OtlpExportError {
   const name = (error as { name?: unknown }).name;
   if (name === "TimeoutError" || name === "AbortError")
     return new OtlpExportError(`no answer within ${timeoutMs} ms`);
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  const code = typeof cause?.code === "string" ? cause.code : undefined;
-  const message = typeof cause?.message === "string" ? cause.message : String(error);
-  return new OtlpExportError(code && !message.includes(code) ? `${message} (${code})` : message, {
-    cause: error,
-  });
+  return new OtlpExportError(rootCauseMessage(error), { cause: error });
 }
 
 /** The same POST through node:http(s): for TLS files, which `fetch` cannot take, and ports it refuses. */

@@ -7,7 +7,7 @@
  * tables by test/error-table.test.ts.
  */
 
-import { errorMessage } from "@yoi/manifest/errors";
+import { rootCauseMessage } from "@yoi/manifest/errors";
 import { LlmError, type LlmErrorCode } from "../errors.ts";
 import { redactSecrets } from "../redact.ts";
 import { retryAfterFromHeaders } from "../retry.ts";
@@ -172,7 +172,7 @@ export function classifyStreamFailure(provider: string, error: unknown): LlmErro
   }
   return new LlmError(
     "incomplete_stream",
-    `${provider}: the connection broke before the stream ended (${redactSecrets(withCause(error))})`,
+    `${provider}: the connection broke before the stream ended (${redactSecrets(rootCauseMessage(error))})`,
     { provider, cause: error },
   );
 }
@@ -210,7 +210,7 @@ export function classifyTransportFailure(provider: string, error: unknown): LlmE
   if (LlmError.isInstance(error)) return error;
   return new LlmError(
     "network",
-    `${provider}: could not reach the server (${redactSecrets(withCause(error))})`,
+    `${provider}: could not reach the server (${redactSecrets(transportReason(error))})`,
     {
       provider,
       cause: error,
@@ -218,12 +218,19 @@ export function classifyTransportFailure(provider: string, error: unknown): LlmE
   );
 }
 
+/**
+ * Why no connection was made, in the system's words ("connect ECONNREFUSED
+ * 127.0.0.1:8080"). fetch itself refuses the ports browsers block (6000,
+ * 10080, ...) and says only "bad port": that one is spelled out.
+ */
+function transportReason(error: unknown): string {
+  const reason = rootCauseMessage(error);
+  return reason === "bad port"
+    ? "bad port: fetch does not connect to this port, one of those browsers block; serve the API on another port"
+    : reason;
+}
+
 /** The request was cancelled by the caller. */
 export function abortedError(provider: string, cause: unknown): LlmError {
   return new LlmError("aborted", `${provider}: the request was aborted`, { provider, cause });
-}
-
-function withCause(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  return cause instanceof Error ? `${errorMessage(error)}: ${cause.message}` : errorMessage(error);
 }

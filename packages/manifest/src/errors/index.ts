@@ -4,5 +4,5 @@
  * or words errors (an argument parser, a worker thread, an embedder's error
  * handler) loads these two small files and not the config schema.
  */
-export { errorMessage } from "./error-message.ts";
+export { errorMessage, rootCauseMessage } from "./error-message.ts";
 export { YoiError, type YoiErrorOptions } from "./yoi-error.ts";

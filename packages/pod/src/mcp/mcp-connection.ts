@@ -9,7 +9,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ToolError } from "@yoi/llm-worker";
 import type { McpServerConfig } from "@yoi/manifest";
-import { errorMessage } from "@yoi/manifest/errors";
+import { errorMessage, rootCauseMessage } from "@yoi/manifest/errors";
 import { trackChild, untrackChild } from "./child-reaper.ts";
 import { expandMap, expandVars } from "./expand-vars.ts";
 import type { McpCallResult } from "./tool-result.ts";
@@ -407,7 +407,7 @@ function describeStartError(error: unknown, config: McpConnectionConfig): string
   if (error instanceof SyntaxError || (error as { name?: unknown }).name === "ZodError")
     return `answered something that is not MCP (${firstLine(message)})`;
   if (/ECONNREFUSED|fetch failed/i.test(message + String((error as { cause?: unknown }).cause ?? "")))
-    return `could not be reached at ${"url" in config ? config.url : "its address"} (${firstLine(message)})`;
+    return `could not be reached at ${"url" in config ? config.url : "its address"} (${rootCauseMessage(error)})`;
   // A stdio server that exits at once: the SDK's first write (initialize) may meet a closed pipe
   // before the close is seen; either way the program ended before it started.
   if (/Connection closed/i.test(message) || ("command" in config && code === "EPIPE"))

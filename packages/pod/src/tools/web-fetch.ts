@@ -7,7 +7,7 @@
  */
 import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
-import { errorMessage } from "@yoi/manifest/errors";
+import { rootCauseMessage } from "@yoi/manifest/errors";
 import * as z from "zod";
 import { htmlTitle, htmlToMarkdown } from "./html-to-markdown.ts";
 
@@ -96,8 +96,7 @@ function decoder(contentType: string) {
 
 function networkError(error: unknown, url: URL, timedOut: boolean): ToolError {
   if (timedOut) return new ToolError(`Fetching ${url.href} timed out; the server did not answer in time.`);
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  const code = cause?.code;
+  const code = (error as { cause?: { code?: string } })?.cause?.code;
   const why =
     code === "ECONNREFUSED"
       ? "the connection was refused"
@@ -105,7 +104,7 @@ function networkError(error: unknown, url: URL, timedOut: boolean): ToolError {
         ? `the host ${url.hostname} was not found`
         : code === "ECONNRESET"
           ? "the connection was reset"
-          : (cause?.message ?? errorMessage(error));
+          : rootCauseMessage(error);
   return new ToolError(`Could not fetch ${url.href}: ${why}.`);
 }
 

@@ -360,7 +360,7 @@ describe("MCP servers in a pod", () => {
     ).toBe(false);
   }, 90_000);
 
-  it("a malformed entry, a missing binary and a garbage server: one message each naming it; the session goes on", async () => {
+  it("a malformed entry, a missing binary, a garbage server and one not there: one message each naming it; the session goes on", async () => {
     const s = await model([{ type: "reply", text: "fine" }]);
     // A web server that is no MCP server: 200 with a page.
     const { createServer } = await import("node:http");
@@ -370,12 +370,18 @@ describe("MCP servers in a pod", () => {
     await new Promise<void>((resolve) => web.listen(0, "127.0.0.1", resolve));
     stops.push(() => new Promise((resolve) => web.close(() => resolve())));
     const webPort = (web.address() as { port: number }).port;
+    // A port nothing listens on (bound, then released): the system's reason, not fetch's "fetch failed", is shown.
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, "127.0.0.1", resolve));
+    const gonePort = (gone.address() as { port: number }).port;
+    await new Promise<void>((resolve) => gone.close(() => resolve()));
     const pod = await openPod(s, {
       mcpServers: {
         typo: { comand: "node" },
         missing: { command: "/nonexistent/yoi-mcp-server" },
         junk: { command: NODE, args: [FIXTURE, "garbage"] },
         notmcp: { url: `http://127.0.0.1:${webPort}/mcp` },
+        gone: { url: `http://127.0.0.1:${gonePort}/mcp` },
         crash: { command: NODE, args: ["-e", "console.error('boom: no API_URL set'); process.exit(1)"] },
         ev: everythingStdio(),
       },
@@ -397,16 +403,20 @@ describe("MCP servers in a pod", () => {
     expect(alerts.find((a) => a.includes('"notmcp"'))).toBe(
       'MCP server "notmcp" answered something that is not MCP (Unexpected content type: text/html); the session goes on without it',
     );
+    expect(alerts.find((a) => a.includes('"gone"'))).toBe(
+      `MCP server "gone" could not be reached at http://127.0.0.1:${gonePort}/mcp (connect ECONNREFUSED 127.0.0.1:${gonePort}); the session goes on without it`,
+    );
     expect(alerts.find((a) => a.includes('"crash"'))).toBe(
       'MCP server "crash" exited before it finished starting; its stderr ends: boom: no API_URL set; the session goes on without it',
     );
-    expect(alerts.filter((a) => /typo|missing|junk|notmcp|crash/.test(a))).toHaveLength(5);
+    expect(alerts.filter((a) => /typo|missing|junk|notmcp|gone|crash/.test(a))).toHaveLength(6);
     const states = Object.fromEntries(pod.mcp.status().map((st) => [st.name, st.state]));
     expect(states).toEqual({
       typo: "failed",
       missing: "failed",
       junk: "failed",
       notmcp: "failed",
+      gone: "failed",
       crash: "failed",
       ev: "ready",
     });
