@@ -87,7 +87,9 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
   const code = error.code as LlmErrorCode | WorkerError["code"];
   const where = ctx.baseURL ?? "its API";
   const status = error.status !== undefined ? ` (HTTP ${error.status})` : "";
-  const detail = firstLine(scrub(error.message, ctx.secrets));
+  // A client's message starts with the provider's name, which every line below already says.
+  const message = firstLine(scrub(error.message, ctx.secrets));
+  const detail = message.startsWith(`${ctx.provider}: `) ? message.slice(ctx.provider.length + 2) : message;
   let line: string;
   // A server error without an HTTP status never got an answer: the server is unreachable.
   const unreachable = code === "server" && error.status === undefined;

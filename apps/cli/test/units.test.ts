@@ -91,6 +91,36 @@ describe("errors never show keys", () => {
       /^cannot reach openai-chat at http:\/\/127\.0\.0\.1:9\/v1: .*--base-url or OPENAI_BASE_URL/,
     );
   });
+
+  it("names the provider once: the client's own prefix is not repeated", () => {
+    const ctx = { provider: "anthropic", baseURL: "http://127.0.0.1:8080", customServer: true };
+    expect(
+      describeFailure(
+        {
+          code: "network",
+          message:
+            "anthropic: could not reach the server (connect ECONNREFUSED 127.0.0.1:8080) (gave up after 4 attempts; retry.maxAttempts is 4)",
+          retryable: true,
+        },
+        ctx,
+      ),
+    ).toBe(
+      "cannot reach anthropic at http://127.0.0.1:8080: could not reach the server (connect ECONNREFUSED 127.0.0.1:8080) (gave up after 4 attempts; retry.maxAttempts is 4); check that the server is running and the base URL (--base-url)",
+    );
+    expect(
+      describeFailure(
+        { code: "overloaded", message: "anthropic: Overloaded", retryable: true, status: 529 },
+        ctx,
+      ),
+    ).toBe("anthropic had a server problem (HTTP 529): Overloaded; try again later");
+    // Another provider's name at the start is part of the message.
+    expect(
+      describeFailure(
+        { code: "server", message: "gateway: upstream failed", retryable: true, status: 502 },
+        ctx,
+      ),
+    ).toBe("anthropic had a server problem (HTTP 502): gateway: upstream failed; try again later");
+  });
 });
 
 describe("output helpers", () => {
