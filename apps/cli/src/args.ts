@@ -3,7 +3,7 @@
  * through this module and nothing else, so it imports only `node:util`.
  */
 import { parseArgs } from "node:util";
-import { errorMessage } from "@yoi/manifest/errors";
+import { closest, errorMessage } from "@yoi/manifest/errors";
 import { usageError } from "./cli-error.ts";
 
 /** Output formats of print mode. */
@@ -510,14 +510,40 @@ function describeParseError(error: unknown, argv: readonly string[]): string {
   const quoted = /'([^']+)'/.exec(message)?.[1] ?? "";
   const flag = /--[\w-]+/.exec(quoted)?.[0] ?? /-\w/.exec(quoted)?.[0];
   switch (code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return `unknown option ${flag ?? guessFlag(argv)} (see yoi --help)`;
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION": {
+      const unknown = flag ?? guessFlag(argv);
+      const instead = insteadOf(unknown);
+      return `unknown option ${unknown}${instead ? `; did you mean ${instead}?` : ""} (see yoi --help)`;
+    }
     case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
       if (/argument missing/.test(message)) return `${flag ?? "an option"} needs a value (see yoi --help)`;
       return `${flag ?? "an option"} does not take a value (see yoi --help)`;
     default:
       return `${message.split("\n")[0]} (see yoi --help)`;
   }
+}
+
+/**
+ * What other agent CLIs call an option yoi has under another name (Claude
+ * Code's, Gemini CLI's), for people who bring their habits.
+ */
+const OTHER_CLIS: Record<string, string> = {
+  "--output-format": "--output",
+  "--allowedTools": "--allow-tool",
+  "--allowed-tools": "--allow-tool",
+  "--disallowedTools": "--deny-tool",
+  "--disallowed-tools": "--deny-tool",
+  "--dangerously-skip-permissions": "--permission-mode bypassPermissions",
+  "--yolo": "--permission-mode bypassPermissions",
+};
+
+/** The option an unknown one was most likely meant as: another CLI's name for it, or the nearest of ours. */
+function insteadOf(unknown: string): string | undefined {
+  const name = unknown.split("=", 1)[0] ?? unknown;
+  if (Object.hasOwn(OTHER_CLIS, name)) return OTHER_CLIS[name];
+  if (!name.startsWith("--")) return undefined;
+  const near = closest(name.slice(2), Object.keys(OPTIONS));
+  return near === undefined ? undefined : `--${near}`;
 }
 
 function guessFlag(argv: readonly string[]): string {

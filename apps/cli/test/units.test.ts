@@ -46,6 +46,17 @@ describe("parseCommand", () => {
 
   it("says what was wrong in one line", () => {
     expect(usage(["--nope"])).toBe("unknown option --nope (see yoi --help)");
+    // A typo of ours, and another agent CLI's name for one of ours.
+    expect(usage(["--modle", "x/y"])).toBe("unknown option --modle; did you mean --model? (see yoi --help)");
+    expect(usage(["-p", "--output-format", "stream-json", "hi"])).toBe(
+      "unknown option --output-format; did you mean --output? (see yoi --help)",
+    );
+    expect(usage(["-p", "--allowedTools=Bash", "hi"])).toBe(
+      "unknown option --allowedTools; did you mean --allow-tool? (see yoi --help)",
+    );
+    expect(usage(["--dangerously-skip-permissions"])).toBe(
+      "unknown option --dangerously-skip-permissions; did you mean --permission-mode bypassPermissions? (see yoi --help)",
+    );
     expect(usage(["-o", "yaml", "-p", "x"])).toBe(
       '--output must be one of text, json, stream-json; got "yaml"',
     );

@@ -23,6 +23,12 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     const r = await runYoi(["--frobnicate"], { env: cleanEnv(home) });
     expect(r.code).toBe(2);
     expect(oneLine(r.stderr)).toBe("yoi: unknown option --frobnicate (see yoi --help)");
+    // Claude Code's name for --output: pointed at ours.
+    const o = await runYoi(["-p", "--output-format", "json", "hi"], { env: cleanEnv(home) });
+    expect(o.code).toBe(2);
+    expect(oneLine(o.stderr)).toBe(
+      "yoi: unknown option --output-format; did you mean --output? (see yoi --help)",
+    );
     const s = await runYoi(["sessions", "--model", "x/y"], { env: cleanEnv(home) });
     expect(s.code).toBe(2);
     expect(oneLine(s.stderr)).toContain("--model does not apply to yoi sessions");
