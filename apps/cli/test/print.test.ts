@@ -119,6 +119,30 @@ describe("yoi -p against the scripted server", () => {
     });
   }
 
+  it("a call refused because print mode cannot ask is said once, with the flag that allows it", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        {
+          type: "reply",
+          toolCalls: [{ id: "call_w", name: "write_file", arguments: { path: "x.txt", content: "x" } }],
+        },
+        { type: "reply", text: "Could not write it." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({});
+    const result = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5", "write x.txt"], {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL }),
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Could not write it.\n");
+    expect(result.stderr.split("\n").filter((l) => l.includes("denied"))).toEqual([
+      'yoi: denied write_file: x.txt (print mode cannot ask; allow it in .yoi/config.jsonc "permissions" or with --allow-tool)',
+    ]);
+  });
+
   it("reads the prompt from stdin when it is not a terminal (no -p needed)", async () => {
     const server = await startScriptedServer({
       provider: "anthropic",

@@ -271,6 +271,7 @@ describe("pod end to end (scripted Anthropic server)", () => {
       expect.objectContaining({
         level: "warn",
         source: "permissions",
+        code: "denied_no_ui",
         message:
           "denied write_file x.txt: it needs approval and no one can be asked (add an allow rule to permit it)",
       }),

@@ -129,7 +129,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
         `retrying (attempt ${event.attempt}${of}) in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason.split("; retrying")[0]}`,
       );
     }
-    if (event.type === "alert" && event.alert.level !== "info")
+    // A call refused for want of someone to ask is said once, below, with the flag that allows it.
+    const deniedNoUi = event.type === "alert" && event.alert.code === "denied_no_ui";
+    if (event.type === "alert" && event.alert.level !== "info" && !deniedNoUi)
       diag(`${event.alert.level}: ${describeAlert(event.alert, "print")}`);
     // A plan that cannot be approved here is the pod's warn alert (above): no allow rule would change that.
     if (

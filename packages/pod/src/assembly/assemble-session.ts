@@ -149,6 +149,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         alerts.warn(
           "permissions",
           `denied ${what}: it needs approval and no one can be asked (add an allow rule to permit it)`,
+          "denied_no_ui",
         );
       }
     },

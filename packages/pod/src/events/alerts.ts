@@ -16,7 +16,8 @@ export interface Alert {
   /**
    * What happened, as a stable string within `source`, for a UI that adds its
    * own words (how to fix it there): `file_ref` alerts carry the
-   * `FileRefError` code. Absent when the message is all there is.
+   * `FileRefError` code; a call denied because no one could be asked is
+   * `permissions` / `denied_no_ui`. Absent when the message is all there is.
    */
   code?: string;
   /** ISO 8601 time it was raised. */
