@@ -117,6 +117,11 @@ describe("--worktree", () => {
     expect(none.stderr).toContain("--worktree: ");
     expect(none.stderr).toContain("is not in a git repository; --worktree needs one");
     git(project, "init", "-q", "-b", "main");
+    const empty = await runYoi(["-p", "--worktree", "x", "hi"], { cwd: project, env });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe(
+      "yoi: --worktree: this repository has no commit yet, and a worktree starts from one; commit once (git commit --allow-empty -m init) and try again\n",
+    );
     const bad = await runYoi(["worktree", "remove", "../x"], { cwd: project, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"../x" cannot name a worktree');

@@ -102,5 +102,24 @@ describe("worktrees", () => {
     await expect(openWorktree(root, "taken", { env })).rejects.toMatchObject({ code: "conflict" });
     const plain = await tempDir("yoi-plain-");
     await expect(openWorktree(plain, "x", { env })).rejects.toMatchObject({ code: "not_a_repository" });
+    // A repository with no commit has no HEAD to start a branch from: said so, nothing made.
+    git(plain, "init", "-q", "-b", "main");
+    await expect(openWorktree(plain, "x", { env })).rejects.toMatchObject({
+      code: "no_commit",
+      message: expect.stringContaining("this repository has no commit yet"),
+    });
+    expect(existsSync(path.join(plain, ".yoi"))).toBe(false);
+  });
+
+  it("a git failure is told by git's fatal line, not by the progress it printed first", async () => {
+    const root = await repo();
+    // The branch of worktree "busy" is checked out in the main checkout: git refuses a second checkout.
+    git(root, "checkout", "-q", "-b", "yoi/busy");
+    const refused = await openWorktree(root, "busy", { env }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      code: "git_failed",
+      message: expect.stringMatching(/^git worktree add: fatal: /),
+    });
+    expect((refused as Error).message).not.toContain("Preparing worktree");
   });
 });

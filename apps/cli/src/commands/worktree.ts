@@ -7,7 +7,7 @@
 import * as path from "node:path";
 import { listWorktrees, openWorktree, removeWorktree, WorktreeError } from "@yoi/pod";
 import type { Command } from "../args.ts";
-import { usageError } from "../cli-error.ts";
+import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { colorEnabled, createStyle } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
@@ -25,10 +25,21 @@ export async function enterWorktree(
     );
     return { ...command, flags: { ...command.flags, cwd: worktree.path } };
   } catch (error) {
-    if (WorktreeError.isInstance(error) && error.code !== "git_failed")
-      throw usageError(`--worktree: ${error.message}`);
-    throw error;
+    throw worktreeFailure(error, "--worktree: ");
   }
+}
+
+/**
+ * A worktree that could not be had, in the CLI's terms: what the user can
+ * change (a name, a repository without a commit) is a usage error; git
+ * failing is an error of its own, not yoi's (its `fatal:` line says why).
+ */
+function worktreeFailure(error: unknown, prefix: string): unknown {
+  if (!WorktreeError.isInstance(error)) return error;
+  const message = `${prefix}${sanitize(error.message)}`;
+  return error.code === "git_failed"
+    ? new CliError(message, EXIT.error, { cause: error })
+    : usageError(message);
 }
 
 export async function worktreeCommand(command: Extract<Command, { kind: "worktree" }>): Promise<number> {
@@ -60,8 +71,6 @@ export async function worktreeCommand(command: Extract<Command, { kind: "worktre
     );
     return EXIT.ok;
   } catch (error) {
-    if (WorktreeError.isInstance(error) && error.code !== "git_failed")
-      throw usageError(sanitize(error.message));
-    throw error;
+    throw worktreeFailure(error, "");
   }
 }

@@ -111,9 +111,19 @@ export function runGit(args: readonly string[], options: GitRunOptions): Promise
       else
         settle({
           kind: "failed",
-          reason: stderr.trim().split("\n")[0] || `git exited with code ${code}`,
+          reason: failureLine(stderr) || `git exited with code ${code}`,
           ...(code !== null ? { code } : {}),
         });
     });
   });
+}
+
+/**
+ * The line of git's stderr that says what failed: its first `fatal:` or
+ * `error:` line, since a command may first report progress ("Preparing
+ * worktree (new branch ...)"); else the first line.
+ */
+function failureLine(stderr: string): string {
+  const lines = stderr.trim().split("\n");
+  return lines.find((line) => /^(fatal|error): /.test(line)) ?? lines[0] ?? "";
 }

@@ -21,7 +21,7 @@ export const WORKTREE_BRANCH_PREFIX = "yoi/";
 export const WORKTREE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 export class WorktreeError extends YoiError<
-  "not_a_repository" | "no_git" | "bad_name" | "not_found" | "dirty" | "conflict" | "git_failed"
+  "not_a_repository" | "no_git" | "no_commit" | "bad_name" | "not_found" | "dirty" | "conflict" | "git_failed"
 > {
   static override readonly marker: symbol = Symbol.for("yoi.pod.WorktreeError");
   override readonly name = "WorktreeError";
@@ -162,16 +162,24 @@ export async function openWorktree(
       "conflict",
       `${dir} exists but is not a worktree of this repository; move it away (or run git worktree prune) and try again`,
     );
+  const verify = (ref: string) =>
+    runGit(["rev-parse", "--verify", "-q", ref], {
+      cwd: repo.root,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      maxBytes: 4096,
+      ...(options.env ? { env: options.env } : {}),
+    });
+  const branch = `${WORKTREE_BRANCH_PREFIX}${chosen}`;
+  const hasBranch = await verify(`refs/heads/${branch}`);
+  // A new branch starts from HEAD, which a repository without a commit does not have yet.
+  if (hasBranch.kind !== "ok" && (await verify("HEAD^{commit}")).kind !== "ok")
+    throw new WorktreeError(
+      "no_commit",
+      "this repository has no commit yet, and a worktree starts from one; commit once (git commit --allow-empty -m init) and try again",
+    );
   await excludeWorktrees(repo);
   await mkdir(path.dirname(dir), { recursive: true });
   const git = gitIn(repo.root, options);
-  const branch = `${WORKTREE_BRANCH_PREFIX}${chosen}`;
-  const hasBranch = await runGit(["rev-parse", "--verify", "-q", `refs/heads/${branch}`], {
-    cwd: repo.root,
-    timeoutMs: options.timeoutMs ?? 60_000,
-    maxBytes: 4096,
-    ...(options.env ? { env: options.env } : {}),
-  });
   await git(
     hasBranch.kind === "ok"
       ? ["worktree", "add", dir, branch]
