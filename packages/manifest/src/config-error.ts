@@ -63,14 +63,18 @@ export interface IssueInput {
 /** Build a {@link ConfigIssue} with its printed message. */
 export function makeIssue(input: IssueInput, home: string = homedir()): ConfigIssue {
   const path = formatPath(input.path ?? []);
-  let where = displaySource(input.file, home);
+  // A command-line flag is named as it was typed (`--model`, not `flag:--model`).
+  const flag = input.file.startsWith("flag:") ? input.file.slice("flag:".length) : undefined;
+  let where = flag ?? displaySource(input.file, home);
   if (input.line !== undefined) where += `:${input.line}:${input.column ?? 1}`;
   let detail = input.detail;
   if (detail === undefined) {
     if (input.code === "missing_value") detail = `missing; expected ${input.expected}`;
     else detail = `expected ${input.expected}, found ${input.found}`;
   }
-  const showPath = path !== "" && input.code !== "unknown_key" && input.code !== "duplicate_key";
+  // The path of a flag that sets the field of its own name (`--model`: `model`) would say it twice.
+  const showPath =
+    path !== "" && input.code !== "unknown_key" && input.code !== "duplicate_key" && flag !== `--${path}`;
   const message = `${where}: ${showPath ? `${path}: ` : ""}${detail}`;
   const issue: ConfigIssue = { code: input.code, file: input.file, path, message };
   if (input.line !== undefined) issue.line = input.line;

@@ -93,7 +93,7 @@ describe("withModel: the model chosen on a loaded config", () => {
     expect(chosen.sources.model).toBe("override");
     const bad = errorOf(() => withModel(chosen, { baseURL: "ftp://x", baseURLSource: "flag:--base-url" }));
     expect(bad.message).toBe(
-      'flag:--base-url: providers.anthropic.baseURL: expected an http(s) URL, like "http://localhost:11434/v1", found "ftp://x"',
+      '--base-url: providers.anthropic.baseURL: expected an http(s) URL, like "http://localhost:11434/v1", found "ftp://x"',
     );
   });
 
@@ -101,7 +101,7 @@ describe("withModel: the model chosen on a loaded config", () => {
     const loaded = await load();
     const undeclared = errorOf(() => withModel(loaded, { ref: "azure/gpt-5", source: "flag:--model" }));
     expect(undeclared.message).toBe(
-      'flag:--model: model: expected a provider declared in `providers` ("openai", "anthropic", "gemini") before the "/", found "azure/gpt-5"',
+      '--model: expected a provider declared in `providers` ("openai", "anthropic", "gemini") before the "/", found "azure/gpt-5"',
     );
     expect(errorOf(() => withModel(loaded, { ref: "anthropic/" })).message).toContain(
       'expected a model as "<provider>/<model>"',
