@@ -5,6 +5,7 @@
  * a few MB of memory, not gigabytes.
  */
 import { BYTES_PER_TOKEN_ESTIMATE, estimateTokens, MODEL_CATALOG } from "@yoi/manifest";
+import { classifyBytes } from "@yoi/pod";
 import { groupDigits } from "./format-number.ts";
 
 /** Tokens of the largest window any catalog model has (and at least 2M): stdin is never read past this. */
@@ -20,6 +21,11 @@ export interface BoundedText {
   bytes: number;
   /** More was there than the limit: `text` is incomplete and must not be sent. */
   overflow: boolean;
+  /**
+   * Not UTF-8 text (an image, an archive, NUL bytes), as a phrase that
+   * completes "the input on stdin ..."; `text` is then empty.
+   */
+  binary?: string;
 }
 
 /** Reads a stream to its end or to `limit` bytes, whichever comes first (then stops reading). */
@@ -38,7 +44,11 @@ export async function readBounded(
     }
     chunks.push(buffer);
   }
-  return { text: Buffer.concat(chunks).toString("utf8"), bytes, overflow: false };
+  const all = Buffer.concat(chunks);
+  // Judged as files are (the way git does): decoded anyway, it would reach the model as U+FFFD and noise.
+  const kind = classifyBytes(all, true);
+  if (kind.kind === "binary") return { text: "", bytes, overflow: false, binary: kind.reason };
+  return { text: all.toString("utf8"), bytes, overflow: false };
 }
 
 function megabytes(bytes: number): string {

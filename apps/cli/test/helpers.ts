@@ -37,7 +37,7 @@ export function cleanEnv(home: string, extra: Record<string, string> = {}): Reco
 /** Runs the shipped CLI with Node 24 (the one running the tests). */
 export function runYoi(
   args: readonly string[],
-  options: { env: Record<string, string>; cwd?: string; input?: string; nodeArgs?: string[] },
+  options: { env: Record<string, string>; cwd?: string; input?: string | Uint8Array; nodeArgs?: string[] },
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const [node, ...argv] = yoiArgv(options.nodeArgs);

@@ -259,6 +259,33 @@ describe("bounded input", () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it("what is not text on stdin is refused before sending, saying what it is and what to do", async () => {
+    const world = await tempWorld();
+    const server = await scripted([{ type: "reply", text: "never" }]);
+    const env = cleanEnv(world.home, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.baseURL });
+    const png = Buffer.from([
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
+    ]);
+    // No prompt argument: the test's stdin is a socket, which yoi reads only when nothing else is the prompt.
+    const image = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+      cwd: world.project,
+      env,
+      input: png,
+    });
+    expect(image.code).toBe(2);
+    expect(image.stderr).toBe(
+      "yoi: the input on stdin is a PNG image (binary), and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)\n",
+    );
+    const nul = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+      cwd: world.project,
+      env,
+      input: "text\u0000with a NUL @x",
+    });
+    expect(nul.code).toBe(2);
+    expect(nul.stderr).toContain("the input on stdin is binary (contains NUL bytes)");
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("a prompt or @file set over the window is refused; a prompt that fits is logged once", async () => {
     const world = await tempWorld({ "big.txt": "x".repeat(400_000) });
     const server = await scripted([{ type: "reply", text: "ok" }]);

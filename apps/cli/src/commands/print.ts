@@ -47,6 +47,10 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
   void detectSandbox();
   const stdin = await readPipedStdin(command.prompt !== undefined);
+  if (stdin?.binary !== undefined)
+    throw usageError(
+      `the input on stdin ${stdin.binary}, and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)`,
+    );
   const piped = stdin?.text;
   const prompt = [command.prompt, piped].filter((p) => p !== undefined && p.trim() !== "").join("\n\n");
   if (prompt === "" && !stdin?.overflow)
