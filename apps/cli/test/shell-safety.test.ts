@@ -274,7 +274,17 @@ describe("bounded input", () => {
     });
     expect(image.code).toBe(2);
     expect(image.stderr).toBe(
-      "yoi: the input on stdin is a PNG image (binary), and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)\n",
+      "yoi: the input on stdin is a PNG image (binary), and only UTF-8 text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)\n",
+    );
+    // Latin-1 text: not a file to attach, a text to convert.
+    const latin1 = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+      cwd: world.project,
+      env,
+      input: Buffer.from("caf\xe9 cr\xe8me", "latin1"),
+    });
+    expect(latin1.code).toBe(2);
+    expect(latin1.stderr).toBe(
+      "yoi: the input on stdin is not valid UTF-8 text, and only UTF-8 text is read from there; convert it first (iconv -t UTF-8)\n",
     );
     const nul = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
       cwd: world.project,

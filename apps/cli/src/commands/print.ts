@@ -47,10 +47,15 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
   void detectSandbox();
   const stdin = await readPipedStdin(command.prompt !== undefined);
-  if (stdin?.binary !== undefined)
+  if (stdin?.binary !== undefined) {
+    // Text in another encoding is converted; anything else is a file to attach (an image is shown to the model).
+    const instead = /UTF/.test(stdin.binary)
+      ? "convert it first (iconv -t UTF-8)"
+      : "save it to a file and attach it with @path (an image is shown to a model that takes images)";
     throw usageError(
-      `the input on stdin ${stdin.binary}, and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)`,
+      `the input on stdin ${stdin.binary}, and only UTF-8 text is read from there; ${instead}`,
     );
+  }
   const piped = stdin?.text;
   const prompt = [command.prompt, piped].filter((p) => p !== undefined && p.trim() !== "").join("\n\n");
   if (prompt === "" && !stdin?.overflow)
