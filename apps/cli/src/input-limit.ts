@@ -22,10 +22,10 @@ export interface BoundedText {
   /** More was there than the limit: `text` is incomplete and must not be sent. */
   overflow: boolean;
   /**
-   * Not UTF-8 text (an image, an archive, NUL bytes), as a phrase that
-   * completes "the input on stdin ..."; `text` is then empty.
+   * Surely not text (an image, an archive, NUL bytes, UTF-16), as a phrase
+   * that completes "the input on stdin ..."; `text` is then empty.
    */
-  binary?: string;
+  binary?: { reason: string; cause: "bom" | "magic" | "nul" };
 }
 
 /** Reads a stream to its end or to `limit` bytes, whichever comes first (then stops reading). */
@@ -45,9 +45,11 @@ export async function readBounded(
     chunks.push(buffer);
   }
   const all = Buffer.concat(chunks);
-  // Judged as files are (the way git does): decoded anyway, it would reach the model as U+FFFD and noise.
+  // Sniffed as attached files are. A stray byte that is not UTF-8 (a log line in Latin-1) is let through,
+  // decoded as U+FFFD, as before; a file format, NUL bytes or UTF-16/32 are surely not a prompt.
   const kind = classifyBytes(all, true);
-  if (kind.kind === "binary") return { text: "", bytes, overflow: false, binary: kind.reason };
+  if (kind.kind === "binary" && kind.cause !== "utf8")
+    return { text: "", bytes, overflow: false, binary: { reason: kind.reason, cause: kind.cause } };
   return { text: all.toString("utf8"), bytes, overflow: false };
 }
 

@@ -274,17 +274,17 @@ describe("bounded input", () => {
     });
     expect(image.code).toBe(2);
     expect(image.stderr).toBe(
-      "yoi: the input on stdin is a PNG image (binary), and only UTF-8 text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)\n",
+      "yoi: the input on stdin is a PNG image (binary), and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)\n",
     );
-    // Latin-1 text: not a file to attach, a text to convert.
-    const latin1 = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+    // UTF-16 text: not a file to attach, a text to convert.
+    const utf16 = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
       cwd: world.project,
       env,
-      input: Buffer.from("caf\xe9 cr\xe8me", "latin1"),
+      input: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("hello", "utf16le")]),
     });
-    expect(latin1.code).toBe(2);
-    expect(latin1.stderr).toBe(
-      "yoi: the input on stdin is not valid UTF-8 text, and only UTF-8 text is read from there; convert it first (iconv -t UTF-8)\n",
+    expect(utf16.code).toBe(2);
+    expect(utf16.stderr).toBe(
+      "yoi: the input on stdin is UTF-16LE text (BOM); only UTF-8 is read; convert it first (iconv -t UTF-8)\n",
     );
     const nul = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
       cwd: world.project,
@@ -294,6 +294,14 @@ describe("bounded input", () => {
     expect(nul.code).toBe(2);
     expect(nul.stderr).toContain("the input on stdin is binary (contains NUL bytes)");
     expect(server.requests).toHaveLength(0);
+    // A stray byte that is not UTF-8 (a log line in Latin-1) does not stop a prompt.
+    const latin1 = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
+      cwd: world.project,
+      env,
+      input: Buffer.from("why did it crash?\nerror in caf\xe9.c\n", "latin1"),
+    });
+    expect(latin1.code, latin1.stderr).toBe(0);
+    expect(JSON.stringify(server.requests[0])).toContain("why did it crash?");
   });
 
   it("a prompt or @file set over the window is refused; a prompt that fits is logged once", async () => {

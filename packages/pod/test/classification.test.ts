@@ -27,7 +27,7 @@ async function put(name: string, data: string | Buffer): Promise<string> {
 describe("classification", () => {
   it("PNG is binary, named as an image", async () => {
     const c = await view.classify(await put("a.png", PNG_HEADER));
-    expect(c).toMatchObject({ kind: "binary", reason: "is a PNG image (binary)" });
+    expect(c).toMatchObject({ kind: "binary", reason: "is a PNG image (binary)", cause: "magic" });
     await expect(view.readText("a.png")).rejects.toBeInstanceOf(BinaryFileError);
   });
 
@@ -36,6 +36,7 @@ describe("classification", () => {
     expect(await view.classify(await put("le.txt", le))).toMatchObject({
       kind: "binary",
       reason: expect.stringMatching(/UTF-16LE/),
+      cause: "bom",
     });
     const be = Buffer.from([0xfe, 0xff, 0x00, 0x68, 0x00, 0x69]);
     expect(await view.classify(await put("be.txt", be))).toMatchObject({
@@ -71,6 +72,7 @@ describe("classification", () => {
     expect(await view.classify(await put("latin1.txt", latin1))).toMatchObject({
       kind: "binary",
       reason: "is not valid UTF-8 text",
+      cause: "utf8",
     });
   });
 

@@ -48,12 +48,12 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   void detectSandbox();
   const stdin = await readPipedStdin(command.prompt !== undefined);
   if (stdin?.binary !== undefined) {
-    // Text in another encoding is converted; anything else is a file to attach (an image is shown to the model).
-    const instead = /UTF/.test(stdin.binary)
-      ? "convert it first (iconv -t UTF-8)"
-      : "save it to a file and attach it with @path (an image is shown to a model that takes images)";
+    const { reason, cause } = stdin.binary;
+    // UTF-16/32 text is converted (its reason says only UTF-8 is read); anything else is a file to attach.
     throw usageError(
-      `the input on stdin ${stdin.binary}, and only UTF-8 text is read from there; ${instead}`,
+      cause === "bom"
+        ? `the input on stdin ${reason}; convert it first (iconv -t UTF-8)`
+        : `the input on stdin ${reason}, and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)`,
     );
   }
   const piped = stdin?.text;

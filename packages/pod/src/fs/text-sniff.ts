@@ -12,6 +12,11 @@ export type Classification =
   | {
       kind: "binary" /** Why, as a phrase that completes "<path> ..." (e.g. "is a PNG image"). */;
       reason: string;
+      /**
+       * What gave it away: a UTF-16/32 byte order mark, a known file format's
+       * magic number, a NUL byte, or (only that) a sequence that is not UTF-8.
+       */
+      cause: "bom" | "magic" | "nul" | "utf8";
     };
 
 const MAGIC: ReadonlyArray<{ bytes: readonly number[]; what: string }> = [
@@ -38,19 +43,21 @@ function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
  */
 export function classifyBytes(bytes: Uint8Array, atEof: boolean): Classification {
   if (startsWith(bytes, [0xff, 0xfe, 0x00, 0x00]))
-    return { kind: "binary", reason: "is UTF-32LE text (BOM); only UTF-8 is read" };
+    return { kind: "binary", reason: "is UTF-32LE text (BOM); only UTF-8 is read", cause: "bom" };
   if (startsWith(bytes, [0x00, 0x00, 0xfe, 0xff]))
-    return { kind: "binary", reason: "is UTF-32BE text (BOM); only UTF-8 is read" };
+    return { kind: "binary", reason: "is UTF-32BE text (BOM); only UTF-8 is read", cause: "bom" };
   if (startsWith(bytes, [0xff, 0xfe]))
-    return { kind: "binary", reason: "is UTF-16LE text (BOM); only UTF-8 is read" };
+    return { kind: "binary", reason: "is UTF-16LE text (BOM); only UTF-8 is read", cause: "bom" };
   if (startsWith(bytes, [0xfe, 0xff]))
-    return { kind: "binary", reason: "is UTF-16BE text (BOM); only UTF-8 is read" };
+    return { kind: "binary", reason: "is UTF-16BE text (BOM); only UTF-8 is read", cause: "bom" };
   for (const magic of MAGIC) {
-    if (startsWith(bytes, magic.bytes)) return { kind: "binary", reason: `is ${magic.what} (binary)` };
+    if (startsWith(bytes, magic.bytes))
+      return { kind: "binary", reason: `is ${magic.what} (binary)`, cause: "magic" };
   }
-  if (bytes.indexOf(0) !== -1) return { kind: "binary", reason: "is binary (contains NUL bytes)" };
+  if (bytes.indexOf(0) !== -1)
+    return { kind: "binary", reason: "is binary (contains NUL bytes)", cause: "nul" };
   const bom = startsWith(bytes, [0xef, 0xbb, 0xbf]);
-  if (!isValidUtf8(bytes, atEof)) return { kind: "binary", reason: "is not valid UTF-8 text" };
+  if (!isValidUtf8(bytes, atEof)) return { kind: "binary", reason: "is not valid UTF-8 text", cause: "utf8" };
   return { kind: "text", bom };
 }
 
