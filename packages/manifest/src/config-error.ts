@@ -63,8 +63,9 @@ export interface IssueInput {
 /** Build a {@link ConfigIssue} with its printed message. */
 export function makeIssue(input: IssueInput, home: string = homedir()): ConfigIssue {
   const path = formatPath(input.path ?? []);
-  // A command-line flag is named as it was typed (`--model`, not `flag:--model`).
+  // A command-line flag is named as it was typed (`--model`, not `flag:--model`); so is a slash command (`/model`).
   const flag = input.file.startsWith("flag:") ? input.file.slice("flag:".length) : undefined;
+  const typed = flag ?? (/^\/[a-z][a-z-]*$/.test(input.file) ? input.file : undefined);
   let where = flag ?? displaySource(input.file, home);
   if (input.line !== undefined) where += `:${input.line}:${input.column ?? 1}`;
   let detail = input.detail;
@@ -72,9 +73,9 @@ export function makeIssue(input: IssueInput, home: string = homedir()): ConfigIs
     if (input.code === "missing_value") detail = `missing; expected ${input.expected}`;
     else detail = `expected ${input.expected}, found ${input.found}`;
   }
-  // The path of a flag that sets the field of its own name (`--model`: `model`) would say it twice.
-  const showPath =
-    path !== "" && input.code !== "unknown_key" && input.code !== "duplicate_key" && flag !== `--${path}`;
+  // The path of a flag or command that sets the field of its own name (`--model`, `/model`: `model`) would say it twice.
+  const ownField = typed !== undefined && typed.replace(/^(--|\/)/, "") === path;
+  const showPath = path !== "" && input.code !== "unknown_key" && input.code !== "duplicate_key" && !ownField;
   const message = `${where}: ${showPath ? `${path}: ` : ""}${detail}`;
   const issue: ConfigIssue = { code: input.code, file: input.file, path, message };
   if (input.line !== undefined) issue.line = input.line;

@@ -103,6 +103,10 @@ describe("withModel: the model chosen on a loaded config", () => {
     expect(undeclared.message).toBe(
       '--model: expected a provider declared in `providers` ("openai", "anthropic", "gemini") before the "/", found "azure/gpt-5"',
     );
+    // A slash command is named as typed too, without the field it sets.
+    expect(errorOf(() => withModel(loaded, { ref: "azure/gpt-5", source: "/model" })).message).toBe(
+      '/model: expected a provider declared in `providers` ("openai", "anthropic", "gemini") before the "/", found "azure/gpt-5"',
+    );
     expect(errorOf(() => withModel(loaded, { ref: "anthropic/" })).message).toContain(
       'expected a model as "<provider>/<model>"',
     );
