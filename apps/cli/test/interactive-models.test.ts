@@ -81,6 +81,17 @@ describe.skipIf(!TmuxSession.available())("models in the interactive session (tm
     await tty.waitFor("$0.013 (session $0.018)");
     expect(server.requests).toHaveLength(3);
     expect((server.requests[2] as { model: string }).model).toBe("claude-opus-4-5");
+    // A model the catalog lacks, on this custom server: yoi says which window it assumes, and uses it.
+    await tty.waitFor(PROMPT);
+    tty.type("/model anthropic/claude-local-9");
+    tty.keys("Enter");
+    await tty.waitFor(/assuming a 131,072-token\s+context\s+window/);
+    await tty.waitFor(PROMPT);
+    tty.type("four");
+    tty.keys("Enter");
+    await tty.waitFor("answer 3");
+    expect(server.requests).toHaveLength(4);
+    expect((server.requests[3] as { model: string }).model).toBe("claude-local-9");
     await tty.waitFor(PROMPT);
     tty.type("/exit");
     tty.keys("Enter");

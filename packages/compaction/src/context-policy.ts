@@ -125,11 +125,30 @@ export interface YoiContextPolicy extends ContextPolicy {
    * worker's history replacement.
    */
   compactNow(state: ContextState, options?: { focus?: string }): Promise<HistoryReplacement | undefined>;
+  /**
+   * The context window of the model the worker uses from now on (after a
+   * switch of model), instead of the catalog's; `undefined` goes by the
+   * catalog again, where a model it does not know fails the next request
+   * (the strict limit). Throws `CompactionError("invalid_config")` for a
+   * window that is not a positive integer.
+   */
+  setContextWindow(window: number | undefined): void;
 }
 
 /** Creates the context policy. Throws `CompactionError("invalid_config" | "unknown_model")` on bad options. */
 export function createContextPolicy(options: ContextPolicyOptions = {}): YoiContextPolicy {
   return new ContextPolicyImpl(options);
+}
+
+/** A window given instead of the catalog's, checked: a positive integer number of tokens. */
+function checkedWindow(window: number | undefined): number | undefined {
+  if (window !== undefined && !(Number.isInteger(window) && window > 0)) {
+    throw new CompactionError(
+      "invalid_config",
+      `contextWindow must be a positive integer number of tokens, got ${window}.`,
+    );
+  }
+  return window;
 }
 
 type Trigger = "threshold" | "overflow" | "manual";
@@ -154,6 +173,8 @@ class ContextPolicyImpl implements YoiContextPolicy {
   readonly #trimTarget: number;
   readonly #meter = new HistoryMeter();
   #limits: { key: string; limits: ModelLimits } | undefined;
+  /** The window instead of the catalog's (`contextWindow`, or the last `setContextWindow`). */
+  #window: number | undefined;
   #summaryClient: LlmClient | undefined;
   #mark: Mark | undefined;
   /** Compactions since the last measured usage under the threshold. */
@@ -175,15 +196,7 @@ class ContextPolicyImpl implements YoiContextPolicy {
       throw new CompactionError("invalid_config", `trimTargetRatio must be in (0, 1], got ${ratio}.`);
     }
     this.#trimTarget = ratio;
-    if (
-      options.contextWindow !== undefined &&
-      !(Number.isInteger(options.contextWindow) && options.contextWindow > 0)
-    ) {
-      throw new CompactionError(
-        "invalid_config",
-        `contextWindow must be a positive integer number of tokens, got ${options.contextWindow}.`,
-      );
-    }
+    this.#window = checkedWindow(options.contextWindow);
     if (this.toolOutputCacheConfig.enabled) {
       if (options.blobStore === undefined) {
         throw new CompactionError(
@@ -245,16 +258,20 @@ class ContextPolicyImpl implements YoiContextPolicy {
     return this.#compact(state, "manual", focus === "" ? undefined : focus);
   }
 
+  setContextWindow(window: number | undefined): void {
+    this.#window = checkedWindow(window);
+  }
+
   #needsLimits(): boolean {
     return (
-      this.#options.contextWindow === undefined &&
+      this.#window === undefined &&
       (this.compactionConfig.enabled ||
         (this.toolOutputCacheConfig.enabled && this.toolOutputCacheConfig.contextBudgetTokens === null))
     );
   }
 
   #limitsFor(client: LlmClient): ModelLimits {
-    const window = this.#options.contextWindow;
+    const window = this.#window;
     if (window !== undefined) {
       return { contextWindow: window, contextLimit: window, maxOutputTokens: SUMMARY_MAX_TOKENS };
     }

@@ -69,6 +69,24 @@ describe("createContextPolicy options", () => {
     expect(errors).toEqual(["fatal context_policy"]);
   });
 
+  it("setContextWindow gives a switched-to model its window, and undefined goes by the catalog again", async () => {
+    const client = createScriptedClient([{ text: "ok" }, { text: "never sent" }], {
+      provider: "openai-chat",
+      model: "my-local-llm",
+    });
+    const blobStore = new TestBlobStore();
+    const policy = createContextPolicy({ blobStore });
+    expect(errorOf(() => policy.setContextWindow(1.5)).code).toBe("invalid_config");
+    policy.setContextWindow(32_000);
+    const worker = new Worker({ client, blobStore, contextPolicy: policy, tools: [...policy.tools] });
+    expect((await worker.run("hello")).status).toBe("completed");
+    policy.setContextWindow(undefined);
+    const refused = await worker.run("again");
+    expect(refused.status).toBe("failed");
+    expect(refused.error?.message).toContain('Unknown model "my-local-llm"');
+    expect(client.requests).toHaveLength(1);
+  });
+
   it("needs no window when nothing uses it (compaction off, a fixed tool output budget)", async () => {
     const client = createScriptedClient([{ text: "ok" }], { provider: "openai-chat", model: "my-local-llm" });
     const blobStore = new TestBlobStore();

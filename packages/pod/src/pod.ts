@@ -190,12 +190,20 @@ export class Pod {
    * log stay; the switch is logged as `config_change` (so the audit trail
    * and `listSessions` show it). `target` is a model ref resolved through the
    * config (`"anthropic/claude-haiku-4-5"`, key from the provider's
-   * `apiKeyEnv`) or a ready client. Throws while a run is in progress, and
-   * for a ref the config cannot resolve (nothing changes then).
+   * `apiKeyEnv`) or a ready client. `contextWindow` is the new model's
+   * window where the catalog (and the config's `models`) lacks it, as the
+   * `contextWindow` option of the pod is for the first model; without it
+   * the catalog's window applies, and a model it does not know is refused
+   * at the next request. Throws while a run is in progress, and for a ref
+   * the config cannot resolve or a window that is not a positive integer
+   * (nothing changes then).
    */
-  setModel(target: ModelTarget): void {
+  setModel(target: ModelTarget, options: { contextWindow?: number } = {}): void {
     this.#assertIdle("setModel");
-    const { previous, next } = this.#s.model.switchTo(target);
+    // Each step that can refuse comes before the switch: a bad ref or window changes nothing.
+    const client = typeof target === "string" ? this.#s.model.clientFor(target) : target;
+    this.#s.policy.setContextWindow(options.contextWindow);
+    const { previous, next } = this.#s.model.switchTo(client);
     const { log } = this.#s;
     if (!log.started) return; // no log yet: session_start will name the model
     const changes: Record<string, unknown> = {

@@ -188,6 +188,36 @@ describe("the strict context limit after a model switch", () => {
     expect(result.error?.message).toContain('"models"');
     expect(s.requests).toHaveLength(1);
   });
+
+  it("a window given with the switch is the new model's; the next switch without one goes by the catalog", async () => {
+    const { root, dataDir } = await project();
+    const s = await server([
+      { type: "reply", text: "From the unlisted model." },
+      { type: "reply", text: "never sent" },
+    ]);
+    // The pod starts with a window of its own (a model the catalog lacks, as the CLI does on a custom server).
+    const pod = await Pod.create({
+      cwd: root,
+      dataDir,
+      client: client(s, "local-start"),
+      contextWindow: 64_000,
+      fsync: "never",
+    });
+    pods.push(pod);
+    // A bad window changes nothing: neither the model nor the window.
+    expect(() => pod.setModel(client(s, "claude-unlisted-7"), { contextWindow: 0 })).toThrow(
+      /positive integer/,
+    );
+    expect(pod.client.model).toBe("local-start");
+    pod.setModel(client(s, "claude-unlisted-7"), { contextWindow: 100_000 });
+    expect((await pod.run("first")).status).toBe("completed");
+    // Switched again without a window: the start's 64k no longer stands in for an unknown model.
+    pod.setModel(client(s, "claude-unlisted-8"));
+    const refused = await pod.run("second");
+    expect(refused.status).toBe("failed");
+    expect(refused.error?.message).toContain('Unknown model "claude-unlisted-8"');
+    expect(s.requests).toHaveLength(1);
+  });
 });
 
 describe("cancel while @path refs are read", () => {

@@ -1441,7 +1441,11 @@ class InteractiveSession {
     try {
       // On the config in use: the --base-url stays on the provider it was given for.
       next = await modelSetup(withModel(this.#setup, { ref, source: "/model" }));
-      pod.setModel(`${next.resolved.providerName}/${next.resolved.model}`);
+      // A model the catalog lacks on a custom server has the window modelSetup assumed (and said so).
+      pod.setModel(
+        `${next.resolved.providerName}/${next.resolved.model}`,
+        next.contextWindow !== undefined ? { contextWindow: next.contextWindow } : {},
+      );
     } catch (error) {
       this.#renderer.message("✗", describeError(error).message, s.red);
       return;
