@@ -174,7 +174,9 @@ describe("grep", () => {
   });
 
   it("reports a bad regex clearly", async () => {
-    expect(await toolError("grep", { pattern: "(unclosed" })).toMatch(/invalid regular expression/);
+    expect(await toolError("grep", { pattern: "(unclosed" })).toBe(
+      "invalid regular expression /(unclosed/: Unterminated group. It is a JavaScript regular expression: put a backslash before ( ) [ ] { } . * + ? ^ $ | \\ to match one literally.",
+    );
   });
 });
 

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { type FileMatch, GREP_TIMEOUT_MS, GrepMatcher } from "@yoi/compaction";
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
+import { errorMessage } from "@yoi/manifest/errors";
 import picomatch from "picomatch";
 import * as z from "zod";
 import { ScopeError } from "../fs/scope-error.ts";
@@ -66,7 +67,11 @@ function compile(pattern: string, ignoreCase: boolean): RegExp {
     try {
       return new RegExp(pattern, flags);
     } catch (error) {
-      throw new ToolError(`invalid regular expression /${pattern}/: ${(error as Error).message}`);
+      // V8 repeats the pattern ("Invalid regular expression: /(a/: Unterminated group"): the reason alone.
+      const reason = errorMessage(error).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, "");
+      throw new ToolError(
+        `invalid regular expression /${pattern}/: ${reason}. It is a JavaScript regular expression: put a backslash before ( ) [ ] { } . * + ? ^ $ | \\ to match one literally.`,
+      );
     }
   }
 }
