@@ -263,43 +263,29 @@ describe("bounded input", () => {
     const world = await tempWorld();
     const server = await scripted([{ type: "reply", text: "never" }]);
     const env = cleanEnv(world.home, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.baseURL });
+    // No prompt argument: the test's stdin is a socket, which yoi reads only when nothing else is the prompt.
+    const piped = (input: string | Uint8Array) =>
+      runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], { cwd: world.project, env, input });
     const png = Buffer.from([
       0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
     ]);
-    // No prompt argument: the test's stdin is a socket, which yoi reads only when nothing else is the prompt.
-    const image = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
-      cwd: world.project,
-      env,
-      input: png,
-    });
+    const image = await piped(png);
     expect(image.code).toBe(2);
     expect(image.stderr).toBe(
       "yoi: the input on stdin is a PNG image (binary), and only text is read from there; save it to a file and attach it with @path (an image is shown to a model that takes images)\n",
     );
     // UTF-16 text: not a file to attach, a text to convert.
-    const utf16 = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
-      cwd: world.project,
-      env,
-      input: Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("hello", "utf16le")]),
-    });
+    const utf16 = await piped(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("hello", "utf16le")]));
     expect(utf16.code).toBe(2);
     expect(utf16.stderr).toBe(
       "yoi: the input on stdin is UTF-16LE text (BOM); only UTF-8 is read; convert it first (iconv -t UTF-8)\n",
     );
-    const nul = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
-      cwd: world.project,
-      env,
-      input: "text\u0000with a NUL @x",
-    });
+    const nul = await piped("text\u0000with a NUL @x");
     expect(nul.code).toBe(2);
     expect(nul.stderr).toContain("the input on stdin is binary (contains NUL bytes)");
     expect(server.requests).toHaveLength(0);
     // A stray byte that is not UTF-8 (a log line in Latin-1) does not stop a prompt.
-    const latin1 = await runYoi(["-p", "-m", "anthropic/claude-haiku-4-5"], {
-      cwd: world.project,
-      env,
-      input: Buffer.from("why did it crash?\nerror in caf\xe9.c\n", "latin1"),
-    });
+    const latin1 = await piped(Buffer.from("why did it crash?\nerror in caf\xe9.c\n", "latin1"));
     expect(latin1.code, latin1.stderr).toBe(0);
     expect(JSON.stringify(server.requests[0])).toContain("why did it crash?");
   });
