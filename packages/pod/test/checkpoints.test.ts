@@ -147,7 +147,8 @@ describe("checkpoints and rewind", () => {
     ]);
     const pod = await open();
     await pod.run("start it");
-    for (let i = 0; i < 400 && (await read(root, "early.txt")) === undefined; i++)
+    // `>` creates the file before echo writes to it: wait for the content, not for the file.
+    for (let i = 0; i < 400 && (await read(root, "early.txt")) !== "early\n"; i++)
       await new Promise((r) => setTimeout(r, 25));
     expect(await read(root, "early.txt")).toBe("early\n");
     // The foreground command's scan comes first: early.txt is the background command's change, not lost.
