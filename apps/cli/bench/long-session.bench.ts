@@ -175,7 +175,14 @@ const yoiAt = (name: string, bin: string): Subject => ({
       "--base-url",
       `${origin}/v1`,
     ],
-    env: { ...env, ...yoiConfigEnv(), YOI_TRUST_PROJECT: "0", YOI_MAX_TURNS: String(TURNS + 10) },
+    env: {
+      ...env,
+      // A bundle of its own cache: a copy of dist/ has the same build id, and the two would replace each other's code packs.
+      ...(bin === DIST ? {} : { XDG_CACHE_HOME: path.join(world, "cache-compare") }),
+      ...yoiConfigEnv(),
+      YOI_TRUST_PROJECT: "0",
+      YOI_MAX_TURNS: String(TURNS + 10),
+    },
   }),
 });
 const yoi = yoiAt("yoi -p", DIST);

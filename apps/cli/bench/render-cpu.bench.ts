@@ -139,7 +139,9 @@ async function cpuOf(bin: string, args: string[], interactive: boolean): Promise
     .map(quote)
     .join(" ");
   // bash's `times`: its second line is the user and system time of the children that ended.
-  const line = `cd ${quote(project)} && env -i ${env} ${yoi}; times > ${quote(out)}; sleep 30`;
+  // Each bundle its own code cache: a copy of dist/ has the same build id, and the two would replace each other's packs.
+  const cache = `XDG_CACHE_HOME=${quote(join(home, bin === DIST ? "cache" : "cache-compare"))}`;
+  const line = `cd ${quote(project)} && env -i ${env} ${cache} ${yoi}; times > ${quote(out)}; sleep 30`;
   tmux(["new-session", "-d", "-s", "b", "-x", "120", "-y", "40", `bash -c ${quote(line)}`]);
   try {
     const deadline = Date.now() + 120_000;
@@ -177,6 +179,10 @@ try {
   const interactive: number[] = [];
   const before = { print: [] as number[], interactive: [] as number[] };
   const earlier = COMPARE === undefined ? undefined : resolve(COMPARE, "bin.js");
+  if (earlier) {
+    await cpuOf(earlier, ["-p", PROMPT], false);
+    await cpuOf(earlier, [PROMPT], true);
+  }
   for (let i = 0; i < ROUNDS; i++) {
     print.push(await cpuOf(DIST, ["-p", PROMPT], false));
     interactive.push(await cpuOf(DIST, [PROMPT], true));
