@@ -82,6 +82,18 @@ export function describeAlert(
   return alert.message;
 }
 
+/**
+ * Why a server could not be reached, for the line that already says so: the
+ * system's reason and what the client added after its own sentence (how
+ * often it tried), or the whole message when it did not say why.
+ */
+function unreachableBecause(error: WorkerError, detail: string, secrets: ProviderContext["secrets"]): string {
+  if (error.networkReason === undefined) return `: ${detail}`;
+  const reason = scrub(error.networkReason, secrets);
+  const own = `could not reach the server (${reason})`;
+  return detail.startsWith(own) ? ` (${reason})${detail.slice(own.length)}` : `: ${detail}`;
+}
+
 /** One line for a failed run (a worker error), naming the provider and what to do. */
 export function describeFailure(error: WorkerError, ctx: ProviderContext): string {
   const code = error.code as LlmErrorCode | WorkerError["code"];
@@ -101,7 +113,7 @@ export function describeFailure(error: WorkerError, ctx: ProviderContext): strin
           : `${ctx.provider} rejected the API key${status}; check ${ctx.keyEnv ?? "the provider's key variable"} (a current key from the provider's console)`;
       break;
     case "network":
-      line = `cannot reach ${ctx.provider} at ${where}: ${detail}; check ${ctx.customServer ? "that the server is running and" : "your network and"} the base URL (--base-url${ctx.baseURLEnv ? ` or ${ctx.baseURLEnv}` : ""})`;
+      line = `cannot reach ${ctx.provider} at ${where}${unreachableBecause(error, detail, ctx.secrets)}; check ${ctx.customServer ? "that the server is running and" : "your network and"} the base URL (--base-url${ctx.baseURLEnv ? ` or ${ctx.baseURLEnv}` : ""})`;
       break;
     case "timeout":
       line = `${ctx.provider} at ${where} did not answer in time (${detail}); try again, or check the server`;

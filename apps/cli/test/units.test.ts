@@ -112,11 +112,18 @@ describe("errors never show keys", () => {
           message:
             "anthropic: could not reach the server (connect ECONNREFUSED 127.0.0.1:8080) (gave up after 4 attempts; retry.maxAttempts is 4)",
           retryable: true,
+          networkReason: "connect ECONNREFUSED 127.0.0.1:8080",
         },
         ctx,
       ),
     ).toBe(
-      "cannot reach anthropic at http://127.0.0.1:8080: could not reach the server (connect ECONNREFUSED 127.0.0.1:8080) (gave up after 4 attempts; retry.maxAttempts is 4); check that the server is running and the base URL (--base-url)",
+      "cannot reach anthropic at http://127.0.0.1:8080 (connect ECONNREFUSED 127.0.0.1:8080) (gave up after 4 attempts; retry.maxAttempts is 4); check that the server is running and the base URL (--base-url)",
+    );
+    // Without the reason (a WorkerError from an older session log, say), the client's whole sentence.
+    expect(
+      describeFailure({ code: "network", message: "anthropic: the socket hung up", retryable: true }, ctx),
+    ).toBe(
+      "cannot reach anthropic at http://127.0.0.1:8080: the socket hung up; check that the server is running and the base URL (--base-url)",
     );
     expect(
       describeFailure(

@@ -55,10 +55,15 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     expect(sent).toContain("look at [unresolved file ref: a.txt] and [unresolved file ref: missing.txt]");
   });
 
-  it("an unreachable base URL: exit 1, names the provider and what to check", async () => {
+  it("an unreachable base URL: exit 1, names the provider, the system's reason and what to check", async () => {
     const { home, project } = await tempWorld();
+    // A port on 127.0.0.1 that nothing listens on (bound, then released).
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
     const r = await runYoi(
-      ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", "http://127.0.0.1:9", "hi"],
+      ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", `http://127.0.0.1:${port}`, "hi"],
       {
         cwd: project,
         env: cleanEnv(home, { ANTHROPIC_API_KEY: "sk-ant-test-secret-123456" }),
@@ -66,13 +71,26 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     );
     expect(r.code).toBe(1);
     const last = r.stderr.trim().split("\n").at(-1) ?? "";
-    expect(last).toMatch(
-      /^yoi: cannot reach anthropic at http:\/\/127\.0\.0\.1:9: .*--base-url or ANTHROPIC_BASE_URL/,
+    expect(last).toBe(
+      `yoi: cannot reach anthropic at http://127.0.0.1:${port} (connect ECONNREFUSED 127.0.0.1:${port}) (gave up after 4 attempts; retry.maxAttempts is 4); check that the server is running and the base URL (--base-url or ANTHROPIC_BASE_URL)`,
     );
     // everything else on stderr is retry progress
     for (const line of r.stderr.trim().split("\n").slice(0, -1)) expect(line).toMatch(/^yoi: retrying/);
     expect(r.stderr).not.toContain("sk-ant-test-secret-123456");
   }, 60_000);
+
+  it("a base URL on a port fetch refuses: said at once, not retried", async () => {
+    const { home, project } = await tempWorld();
+    // Port 9 is on fetch's list of ports browsers block: it never connects, so retrying only makes the user wait.
+    const r = await runYoi(
+      ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", "http://127.0.0.1:9", "hi"],
+      { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }) },
+    );
+    expect(r.code).toBe(1);
+    expect(oneLine(r.stderr)).toBe(
+      "yoi: cannot reach anthropic at http://127.0.0.1:9 (bad port: fetch does not connect to this port, one of those browsers block; serve the API on another port); check that the server is running and the base URL (--base-url or ANTHROPIC_BASE_URL)",
+    );
+  });
 
   it("a wrong key (401): exit 1, names the provider and the variable, never the key", async () => {
     const server = await startScriptedServer({

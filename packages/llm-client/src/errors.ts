@@ -27,6 +27,8 @@ export interface LlmErrorOptions {
   status?: number;
   retryAfterMs?: number;
   resetAt?: number;
+  /** For a `network` error: why no connection was made, in the system's words. */
+  networkReason?: string;
   provider?: string;
   cause?: unknown;
 }
@@ -47,6 +49,12 @@ export class LlmError extends YoiError<LlmErrorCode> {
    * beyond its budget: a caller may wait until then and send again.
    */
   readonly resetAt: number | undefined;
+  /**
+   * For a `network` error: why no connection was made, in the system's
+   * words (`connect ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND
+   * api.example.com`), so a caller can say it in its own sentence.
+   */
+  readonly networkReason: string | undefined;
   readonly provider: string | undefined;
 
   constructor(code: LlmErrorCode, message: string, options: LlmErrorOptions = {}) {
@@ -55,6 +63,7 @@ export class LlmError extends YoiError<LlmErrorCode> {
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
     this.resetAt = options.resetAt;
+    this.networkReason = options.networkReason;
     this.provider = options.provider;
   }
 }

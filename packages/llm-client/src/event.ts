@@ -78,6 +78,8 @@ export interface ErrorEvent {
   retryAfterMs?: number;
   /** When a rate limit the retry policy gave up on resets (epoch ms): see `LlmError.resetAt`. */
   resetAt?: number;
+  /** For a `network` error, why no connection was made: see `LlmError.networkReason`. */
+  networkReason?: string;
   /**
    * True when the call failed before any output, after the client's retry
    * policy had its say (attempts, backoff, retry-after, or no retry for a

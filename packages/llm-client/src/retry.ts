@@ -136,6 +136,7 @@ function rewrap(error: LlmError, message: string, resetAt?: number): LlmError {
     status: error.status,
     retryAfterMs: error.retryAfterMs,
     ...(resetAt !== undefined ? { resetAt } : {}),
+    ...(error.networkReason !== undefined ? { networkReason: error.networkReason } : {}),
     provider: error.provider,
     cause: error,
   });

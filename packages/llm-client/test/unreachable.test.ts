@@ -43,6 +43,8 @@ describe.each(PROVIDERS)("%s against a closed port", (provider) => {
     expect(error?.type === "error" && error.status).toBeUndefined();
     expect(error?.type === "error" && error.message.toLowerCase()).toContain(provider.split("-")[0]);
     expect(error?.type === "error" && error.message).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+    // The system's reason on its own too, through the retry policy's rewrapping, for a caller's own sentence.
+    expect(error?.type === "error" && error.networkReason).toBe(`connect ECONNREFUSED 127.0.0.1:${port}`);
     expect(JSON.stringify(events)).not.toContain("test-key-not-secret");
     expect(warnings).toEqual([]);
     expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
@@ -58,7 +60,7 @@ describe("a base URL on a port fetch refuses", () => {
       model: "test-model",
       apiKey: "test-key-not-secret",
       baseURL: "http://127.0.0.1:6000",
-      retry: { maxAttempts: 1 },
+      retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2 },
     });
     const events: Event[] = [];
     for await (const e of client.stream({
@@ -66,7 +68,9 @@ describe("a base URL on a port fetch refuses", () => {
     }))
       events.push(e);
     const error = events.find((e) => e.type === "error");
-    expect(error).toMatchObject({ type: "error", code: "network" });
+    // Not retried: fetch refuses the port every time.
+    expect(error).toMatchObject({ type: "error", code: "network", retryable: false });
+    expect(events.filter((e) => e.type === "retry")).toEqual([]);
     expect(error?.type === "error" && error.message).toBe(
       "anthropic: could not reach the server (bad port: fetch does not connect to this port, one of those browsers block; serve the API on another port)",
     );

@@ -213,6 +213,8 @@ export interface WorkerError {
   status?: number;
   /** A `rate_limit` beyond the client's retry budget: when it resets (epoch ms), so a UI may wait and go on. */
   resetAt?: number;
+  /** A `network` error: why no connection was made, in the system's words, so a UI can say it its own way. */
+  networkReason?: string;
 }
 
 export type WorkerEvent =

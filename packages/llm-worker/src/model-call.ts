@@ -232,6 +232,7 @@ export class ModelCaller {
             retryable: firstError.retryable,
             ...(firstError.status !== undefined ? { status: firstError.status } : {}),
             ...(firstError.resetAt !== undefined ? { resetAt: firstError.resetAt } : {}),
+            ...(firstError.networkReason !== undefined ? { networkReason: firstError.networkReason } : {}),
           }
         : {
             code: "incomplete_stream",
@@ -349,6 +350,7 @@ export function toWorkerError(error: unknown): WorkerError {
       retryable: error.retryable,
       ...(error.status !== undefined ? { status: error.status } : {}),
       ...(error.resetAt !== undefined ? { resetAt: error.resetAt } : {}),
+      ...(error.networkReason !== undefined ? { networkReason: error.networkReason } : {}),
     };
   }
   return {

@@ -123,7 +123,7 @@ describe("checkpoints and rewind", () => {
     const pod = await open();
     await pod.run("start it");
     expect(await read(root, "late.txt")).toBeUndefined();
-    for (let i = 0; i < 200 && pod.background.get("bash_1")?.state === "running"; i++)
+    for (let i = 0; i < 400 && pod.background.get("bash_1")?.state === "running"; i++)
       await new Promise((r) => setTimeout(r, 25));
     expect(pod.background.get("bash_1")?.state).toBe("exited");
     await pod.run("anything else?");

@@ -208,26 +208,19 @@ export function classifySdkError(
 /** Classifies a failure to get a response at all (DNS, refused, reset, TLS). */
 export function classifyTransportFailure(provider: string, error: unknown): LlmError {
   if (LlmError.isInstance(error)) return error;
-  return new LlmError(
-    "network",
-    `${provider}: could not reach the server (${redactSecrets(transportReason(error))})`,
-    {
-      provider,
-      cause: error,
-    },
-  );
-}
-
-/**
- * Why no connection was made, in the system's words ("connect ECONNREFUSED
- * 127.0.0.1:8080"). fetch itself refuses the ports browsers block (6000,
- * 10080, ...) and says only "bad port": that one is spelled out.
- */
-function transportReason(error: unknown): string {
   const reason = rootCauseMessage(error);
-  return reason === "bad port"
+  // fetch refuses the ports browsers block (6000, 10080, ...) before it connects, and says only "bad port".
+  const badPort = reason === "bad port";
+  const networkReason = badPort
     ? "bad port: fetch does not connect to this port, one of those browsers block; serve the API on another port"
-    : reason;
+    : redactSecrets(reason);
+  return new LlmError("network", `${provider}: could not reach the server (${networkReason})`, {
+    provider,
+    networkReason,
+    // Sending again cannot help: the port is refused every time.
+    ...(badPort ? { retryable: false } : {}),
+    cause: error,
+  });
 }
 
 /** The request was cancelled by the caller. */

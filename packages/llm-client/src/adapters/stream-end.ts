@@ -60,6 +60,7 @@ export function errorEvent(error: LlmError): ErrorEvent {
   if (error.status !== undefined) event.status = error.status;
   if (error.retryAfterMs !== undefined) event.retryAfterMs = error.retryAfterMs;
   if (error.resetAt !== undefined) event.resetAt = error.resetAt;
+  if (error.networkReason !== undefined) event.networkReason = error.networkReason;
   return event;
 }
 
