@@ -273,4 +273,39 @@ describe.skipIf(!TmuxSession.available())("the prompt's input in a real terminal
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
   }, 120_000);
+
+  it("Ctrl-C during an answer: the cancel shows on a live line, and the answer's paragraph is not cut by a note", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        // Part of a paragraph, then nothing more: the turn is cancelled while the answer is open.
+        {
+          type: "reply",
+          text: "The first words of a paragraph that never ends because the user stops it here and now.",
+          options: { chunkSize: 8 },
+          truncateBytes: 1500,
+          end: "hang",
+        },
+        { type: "reply", text: "after" },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld();
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(PROMPT);
+    tty.type("start");
+    tty.keys("Enter");
+    await tty.waitFor("The first words");
+    tty.keys("C-c");
+    const screen = await tty.waitFor("⊘ cancelled");
+    // The words that came stay one paragraph, right above the result: no "cancelling" note was printed into it.
+    expect(screen).toMatch(/^The first words[^\n]*\n\n?⊘ cancelled/m);
+    await tty.waitFor(PROMPT);
+    expect(tty.screen()).not.toContain("cancelling");
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 60_000);
 });

@@ -690,6 +690,7 @@ class InteractiveSession {
   #endBusy(): void {
     this.#busy = false;
     this.#controller = undefined;
+    this.#renderer.status("cancel", undefined);
   }
 
   readonly #ask: PermissionPrompt = async (request) => {
@@ -885,7 +886,7 @@ class InteractiveSession {
         return;
       }
       this.#cancel();
-      this.#renderer.message("", "^C cancelling…", s.dim);
+      this.#cancelling("^C");
       return;
     }
     if (this.#editor.text !== "") {
@@ -906,7 +907,17 @@ class InteractiveSession {
   #onEscape(): void {
     if (!this.#busy || this.#controller?.signal.aborted) return;
     this.#cancel();
-    this.#renderer.message("", "esc cancelling…", this.#style.dim);
+    this.#cancelling("esc");
+  }
+
+  /**
+   * Says that the turn is being cancelled: on a live line while it unwinds,
+   * so the answer's open paragraph is not cut in two around a note (what
+   * still arrives joins it), or as a note where nothing is drawn live.
+   */
+  #cancelling(key: string): void {
+    if (this.#renderer.animated) this.#renderer.status("cancel", `${key} cancelling…`);
+    else this.#renderer.message("", `${key} cancelling…`, this.#style.dim);
   }
 
   /** Cancels the turn; lines queued behind it come back into the input for editing, not lost. */

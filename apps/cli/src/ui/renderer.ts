@@ -176,6 +176,11 @@ export class Renderer {
     this.#sessionCost = 0;
   }
 
+  /** Whether live lines are drawn (a terminal): otherwise {@link status} shows nothing. */
+  get animated(): boolean {
+    return this.#o.animate;
+  }
+
   /**
    * A spinner line of the session's own (a `!cmd` running) with its elapsed
    * time; a function label is drawn anew each frame, without the elapsed
