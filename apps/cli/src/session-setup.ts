@@ -55,7 +55,26 @@ export interface SetupOptions {
    * Default `true`, for the commands that only show the config.
    */
   trust?: boolean | TrustPrompt;
+  /** What the caller calls the model and base URL it was given (default: the CLI's flags). */
+  names?: ModelInputNames;
 }
+
+/**
+ * How the user gave the model and the base URL, for messages about them:
+ * the CLI's flags, or the fields of `yoi serve`'s request body.
+ */
+export interface ModelInputNames {
+  model: string;
+  baseURL: string;
+  /** Both as the user would write them, e.g. `--model openai-chat/llama3.1 --base-url http://...`. */
+  example(model: string, baseURL?: string): string;
+}
+
+export const FLAG_NAMES: ModelInputNames = {
+  model: "--model",
+  baseURL: "--base-url",
+  example: (model, baseURL) => `--model ${model}${baseURL === undefined ? "" : ` --base-url ${baseURL}`}`,
+};
 
 /** The effective config plus where values set by the CLI came from. */
 export interface CliConfig {
@@ -146,12 +165,14 @@ export async function applySessionFlags(
   base: CliConfig,
   flags: SessionFlags,
   env: Env = process.env,
+  names: ModelInputNames = FLAG_NAMES,
 ): Promise<CliConfig> {
   const fromEnv = env.YOI_MODEL?.trim() || undefined;
   const ref = flags.model ?? fromEnv;
+  const refName = flags.model !== undefined ? names.model : "YOI_MODEL";
   if (ref?.includes("/") && parseModelRef(ref) === undefined) {
     throw usageError(
-      `--model must be "<provider>/<model>" or a model name from the catalog, e.g. anthropic/claude-sonnet-4-5, gpt-5 or openai-chat/llama3.1; got "${ref}"`,
+      `${refName} must be "<provider>/<model>" or a model name from the catalog, e.g. anthropic/claude-sonnet-4-5, gpt-5 or openai-chat/llama3.1; got "${ref}"`,
     );
   }
   if (ref !== undefined && qualifyModelRef(base.config, ref) === undefined) {
@@ -162,7 +183,7 @@ export async function applySessionFlags(
   if (flags.baseURL !== undefined && (ref ?? base.config.model) === undefined) {
     const served = await serverModels(flags.baseURL);
     throw usageError(
-      `--base-url needs a model to apply to: add --model, e.g. --model openai-chat/${served[0] ?? "llama3.1"} --base-url ${flags.baseURL}${modelList(served)}`,
+      `${names.baseURL} needs a model to apply to: add ${names.model}, e.g. ${names.example(`openai-chat/${served[0] ?? "llama3.1"}`, flags.baseURL)}${modelList(served)}`,
     );
   }
   const chosen =
@@ -170,10 +191,10 @@ export async function applySessionFlags(
       ? base
       : withModel(base, {
           ...(ref !== undefined
-            ? { ref, source: flags.model !== undefined ? "flag:--model" : "env:YOI_MODEL" }
+            ? { ref, source: flags.model !== undefined ? `flag:${names.model}` : "env:YOI_MODEL" }
             : {}),
           ...(flags.baseURL !== undefined
-            ? { baseURL: flags.baseURL, baseURLSource: "flag:--base-url" }
+            ? { baseURL: flags.baseURL, baseURLSource: `flag:${names.baseURL}` }
             : {}),
           env,
         });
@@ -182,7 +203,12 @@ export async function applySessionFlags(
 
 /** {@link loadProjectConfig} and {@link applySessionFlags}: the config a command runs with. */
 export async function loadCliConfig(flags: SessionFlags, options: SetupOptions = {}): Promise<CliConfig> {
-  return applySessionFlags(await loadProjectConfig(flags, options), flags, options.env ?? process.env);
+  return applySessionFlags(
+    await loadProjectConfig(flags, options),
+    flags,
+    options.env ?? process.env,
+    options.names,
+  );
 }
 
 /**
@@ -190,7 +216,11 @@ export async function loadCliConfig(flags: SessionFlags, options: SetupOptions =
  * the one whose key is set when nothing names one, then its provider, key
  * and window. Loads nothing. Throws CliError (exit 2) when something is missing.
  */
-export async function modelSetup(cli: CliConfig, env: Env = process.env): Promise<ModelSetup> {
+export async function modelSetup(
+  cli: CliConfig,
+  env: Env = process.env,
+  names: ModelInputNames = FLAG_NAMES,
+): Promise<ModelSetup> {
   const notes: string[] = [];
   if (cli.config.model === undefined) {
     // A key in the environment first, then one `yoi setup` saved.
@@ -204,7 +234,7 @@ export async function modelSetup(cli: CliConfig, env: Env = process.env): Promis
     const ref = `${picked.name}/${picked.defaultModel}`;
     const why = env[picked.apiKeyEnv]?.trim() ? `${picked.apiKeyEnv} is set` : "its key is saved (yoi setup)";
     cli = withModel(cli, { ref, source: `auto (${why})`, env });
-    notes.push(`using ${ref} (${why}; choose another with --model)`);
+    notes.push(`using ${ref} (${why}; choose another with ${names.model})`);
   }
   const endpoint: ModelEndpoint = modelEndpoint(cli.config, { env, credentials: cli.credentials });
   const { resolved, baseURL, customServer, keyEnv, keySource } = endpoint;
@@ -256,7 +286,7 @@ export function missingKey(cli: CliConfig, env: Env = process.env): { provider?:
 /** Loads the config and sets the model up: {@link loadCliConfig} and {@link modelSetup}. */
 export async function setupModel(flags: SessionFlags, options: SetupOptions = {}): Promise<ModelSetup> {
   const env = options.env ?? process.env;
-  return modelSetup(await loadCliConfig(flags, options), env);
+  return modelSetup(await loadCliConfig(flags, options), env, options.names);
 }
 
 function unknownModel(resolved: ResolvedModel): string {

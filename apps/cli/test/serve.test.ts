@@ -228,6 +228,17 @@ describe.skipIf(!withPostgres)("yoi serve on PostgreSQL", () => {
       prompt: "hi",
     });
     expect(run404.status).toBe(404);
+    // The client is told the id it sent, not where or how the server keeps its sessions.
+    expect(await run404.json()).toEqual({
+      error: { code: "not_found", message: 'no session "0190a0a0-0000-7000-8000-000000000000"' },
+    });
+    // A model the config cannot take is named as the body names it, not as the CLI's flag.
+    const noProvider = await post(`${host.url}/v1/sessions`, { model: "nosuch/model-1" });
+    expect(noProvider.status).toBe(400);
+    expect(((await noProvider.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: "invalid_session",
+      message: expect.stringMatching(/^model: expected a provider declared in `providers`/),
+    });
     const { id } = (await (
       await post(`${host.url}/v1/sessions`, { model: MODEL, baseUrl: "http://127.0.0.1:9/v1" })
     ).json()) as {

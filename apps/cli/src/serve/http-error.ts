@@ -7,8 +7,18 @@ export class HttpError extends YoiError {
   readonly status: number;
   readonly extra: Record<string, unknown>;
 
-  constructor(status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
-    super(code, message);
+  /**
+   * `cause`: what the server's log says of a 5xx besides `message` (a store's
+   * own message naming its files or database, which the client is not shown).
+   */
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    extra: Record<string, unknown> = {},
+    cause?: unknown,
+  ) {
+    super(code, message, cause === undefined ? {} : { cause });
     this.status = status;
     this.extra = extra;
   }

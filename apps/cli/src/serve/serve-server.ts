@@ -221,8 +221,10 @@ export function createServeApp(options: ServeServerOptions): OpenAPIHono<Env> {
       : error instanceof HTTPException && error.status === 400
         ? new HttpError(400, "invalid_body", "the body is not JSON; send a JSON object (`{}` for none)")
         : new HttpError(500, "internal", errorMessage(error).split("\n")[0] as string);
-    if (failure.status >= 500)
-      options.onError?.(`${c.req.method} ${new URL(c.req.url).pathname}: ${failure.message}`);
+    if (failure.status >= 500) {
+      const detail = failure.cause === undefined ? "" : ` (${errorMessage(failure.cause)})`;
+      options.onError?.(`${c.req.method} ${new URL(c.req.url).pathname}: ${failure.message}${detail}`);
+    }
     const res = c.env.outgoing;
     if (res.headersSent) {
       res.end();

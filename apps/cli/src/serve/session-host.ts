@@ -45,7 +45,7 @@ import type { SessionFlags } from "../args.ts";
 import { CliError } from "../cli-error.ts";
 import { describeFailure } from "../describe-error.ts";
 import { providerContext } from "../open-session.ts";
-import { type ModelSetup, setupModel } from "../session-setup.ts";
+import { type ModelInputNames, type ModelSetup, setupModel } from "../session-setup.ts";
 import {
   type CreateSessionBody,
   PermissionAnswerBody,
@@ -381,7 +381,7 @@ export class SessionHost {
     else if (from === undefined) {
       const records = await this.#store.sessions
         .recordsAfter(id, -1)
-        .catch((error: unknown) => Promise.reject(storeError(error)));
+        .catch((error: unknown) => Promise.reject(storeError(error, id)));
       latest = records.at(-1)?.seq ?? -1;
     }
     this.#live.attach(id, user.name ?? ADMIN_NAME, res, from, latest);
@@ -460,8 +460,12 @@ export class SessionHost {
         `only the owner of session ${id}${access.owner !== undefined ? ` (${access.owner})` : ""} or an administrator may add members`,
       );
     }
-    await this.#store.access.grant(id, member).catch((error: unknown) => Promise.reject(storeError(error)));
-    const now = await this.#store.access.get(id).catch((error: unknown) => Promise.reject(storeError(error)));
+    await this.#store.access
+      .grant(id, member)
+      .catch((error: unknown) => Promise.reject(storeError(error, id)));
+    const now = await this.#store.access
+      .get(id)
+      .catch((error: unknown) => Promise.reject(storeError(error, id)));
     return { ...(now.owner !== undefined ? { owner: now.owner } : {}), members: now.members };
   }
 
@@ -478,7 +482,7 @@ export class SessionHost {
     if (known !== undefined && may(known)) return known;
     const access = await this.#store.access
       .get(id)
-      .catch((error: unknown) => Promise.reject(storeError(error)));
+      .catch((error: unknown) => Promise.reject(storeError(error, id)));
     if (may(access)) return access;
     throw new HttpError(404, "not_found", `no session ${id}`);
   }
@@ -850,7 +854,7 @@ export class SessionHost {
           }),
       });
     } catch (error) {
-      throw storeError(error);
+      throw storeError(error, id);
     }
     const held: HeldSession = { pod, setup, ignored, pending };
     this.#held.set(id, held);
@@ -907,7 +911,7 @@ export class SessionHost {
     checkId(id);
     const loaded = await this.#store.sessions
       .load(id)
-      .catch((error: unknown) => Promise.reject(storeError(error)));
+      .catch((error: unknown) => Promise.reject(storeError(error, id)));
     const cwd = loaded.meta.cwd;
     if (cwd === undefined || !(await this.#place(cwd)).inside) {
       throw new HttpError(404, "not_found", `no session ${id} in this server's ${this.#rootsText()}`);
@@ -971,7 +975,7 @@ export class SessionHost {
       },
     };
     try {
-      return await setupModel(flags, { env, cwd: spec.cwd, trust });
+      return await setupModel(flags, { env, cwd: spec.cwd, trust, names: BODY_NAMES });
     } catch (error) {
       if (CliError.isInstance(error) || ConfigError.isInstance(error)) {
         throw new HttpError(400, "invalid_session", error.message.split("\n")[0] as string);
@@ -1043,6 +1047,14 @@ function withoutSecrets(env: Env): Env {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !SECRET_NAME.test(name)));
 }
 
+/** The model and base URL of a session as the request body gives them, for messages about them. */
+const BODY_NAMES: ModelInputNames = {
+  model: "model",
+  baseURL: "baseUrl",
+  example: (model, baseURL) =>
+    JSON.stringify({ model, ...(baseURL === undefined ? {} : { baseUrl: baseURL }) }),
+};
+
 /** Whether a kept session's pod was made from the same settings: config, model and server. */
 function sameSetup(a: ModelSetup, b: ModelSetup): boolean {
   const key = (setup: ModelSetup) =>
@@ -1050,21 +1062,41 @@ function sameSetup(a: ModelSetup, b: ModelSetup): boolean {
   return key(a) === key(b);
 }
 
-/** Maps a session store failure to its HTTP answer. */
-export function storeError(error: unknown): unknown {
+/**
+ * Maps a session store failure to its HTTP answer, in words for the
+ * client: the store's own message names the server's files or database,
+ * which are the server's business, so it goes to the server's log (as the
+ * cause of a 503) and the client gets the session id and what to do.
+ */
+export function storeError(error: unknown, id?: string): unknown {
   if (HttpError.isInstance(error)) return error;
   if (SessionLogError.isInstance(error)) {
-    const { message } = error;
+    const session = id === undefined ? "the session" : `session ${id}`;
     switch (error.code) {
       case "not_found":
       case "invalid_id":
-        return new HttpError(404, "not_found", message);
+        return new HttpError(
+          404,
+          "not_found",
+          id === undefined ? "no such session" : `no session ${JSON.stringify(id.slice(0, 80))}`,
+        );
       case "locked":
-        return new HttpError(409, "session_busy", message, error.holder ? { holder: error.holder } : {});
+        return new HttpError(
+          409,
+          "session_busy",
+          `${session} is open on ${error.holder ?? "another host or process"} (running, or kept for its next run); send the run there, or again once it has let the session go`,
+          error.holder ? { holder: error.holder } : {},
+        );
       case "exists":
-        return new HttpError(409, "exists", message);
+        return new HttpError(409, "exists", `${session} exists already`);
       case "io":
-        return new HttpError(503, "store_unavailable", message);
+        return new HttpError(
+          503,
+          "store_unavailable",
+          `the session store cannot be used now${error.errno ? ` (${error.errno})` : ""}; try again later (the server's log says why)`,
+          {},
+          error,
+        );
     }
   }
   return error;
