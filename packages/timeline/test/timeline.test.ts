@@ -1,3 +1,4 @@
+import * as v8 from "node:v8";
 import type { Event } from "@yoi/llm-client";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { BlockKind, HandlerError, TextBlockEvent, ToolUseBlockEvent } from "../src/index.ts";
@@ -447,6 +448,29 @@ describe("consume", () => {
     await timeline.consume(stream, controller.signal);
     expect(reasons).toEqual(["cancelled: user pressed esc"]);
     expect(returned).toBe(true);
+  });
+
+  it("holds nothing per event read while a signal waits: a long stream does not pile up", async () => {
+    const timeline = new Timeline();
+    const counts: number[] = [];
+    const EVENTS = 5000;
+    timeline.on("text", {
+      name: "count",
+      onEvent: (_s, e) => {
+        // Live promises (v8 collects first) early in the stream and near its end.
+        if (e.phase === "delta" && (e.text === "at 100" || e.text === `at ${EVENTS - 1}`))
+          counts.push(v8.queryObjects(Promise, { format: "count" }) as number);
+      },
+    });
+    async function* many(): AsyncIterable<Event> {
+      yield ev.textStart(0);
+      for (let i = 1; i < EVENTS; i++) yield ev.text(0, `at ${i}`);
+    }
+    await timeline.consume(many(), new AbortController().signal);
+    expect(counts).toHaveLength(2);
+    // Racing each read against one promise of the abort kept a reaction (and a promise) per read until
+    // the stream ended: some 5,000 more here.
+    expect((counts[1] ?? 0) - (counts[0] ?? 0)).toBeLessThan(100);
   });
 
   it("does not read at all from an already aborted signal", async () => {
