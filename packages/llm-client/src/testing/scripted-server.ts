@@ -178,6 +178,18 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
   };
 }
 
+/** Waits for `res` to drain or close; the listener of the other is removed (a long stream waits thousands of times). */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done).once("close", done);
+  });
+}
+
 async function writeGenerated(
   res: ServerResponse,
   provider: ProviderKind,
@@ -196,7 +208,7 @@ async function writeGenerated(
     if (batch.length < 64 * 1024) continue;
     const more = res.write(batch);
     batch = "";
-    if (!more) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+    if (!more) await drainedOrClosed(res);
   }
   if (gone) return;
   if (provider === "openai-chat") batch += "data: [DONE]\n\n";
