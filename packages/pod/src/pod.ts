@@ -89,6 +89,8 @@ export class Pod {
   /** Context of the SessionStart hooks, handed over with the first input. */
   #sessionStart: Promise<Item[]> | undefined;
   #closed = false;
+  /** Takes the run's listener off the signal its caller passed (see #start). */
+  #unlinkSignal: (() => void) | undefined;
 
   private constructor(parts: SessionParts) {
     this.#s = parts;
@@ -271,7 +273,7 @@ export class Pod {
     } finally {
       approved?.();
       submit.clear();
-      runs.controller = undefined;
+      this.#stop();
       await this.flush();
     }
     return this.#recorded(result);
@@ -326,7 +328,7 @@ export class Pod {
       const result = await runReview(changes, this.#s.subagents, this.#s.subagentTools(), controller.signal);
       return { ...result, usage: this.#s.runs.childUsage };
     } finally {
-      this.#s.runs.controller = undefined;
+      this.#stop();
       await this.flush();
     }
   }
@@ -344,7 +346,7 @@ export class Pod {
         await this.worker.resume({ signal: controller.signal, agent: this.#agent() }),
       );
     } finally {
-      this.#s.runs.controller = undefined;
+      this.#stop();
       await this.flush();
     }
     return this.#recorded(result);
@@ -467,11 +469,23 @@ export class Pod {
     }
   }
 
+  /** The run in progress has ended: no controller, and the caller's signal no longer reaches it. */
+  #stop(): void {
+    this.#s.runs.controller = undefined;
+    this.#unlinkSignal?.();
+    this.#unlinkSignal = undefined;
+  }
+
   #start(signal: AbortSignal | undefined): AbortController {
     const controller = new AbortController();
     if (signal) {
       if (signal.aborted) controller.abort(signal.reason);
-      else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+      else {
+        // Taken off again when the run ends (#stop): a caller's signal may outlive many runs.
+        const forward = () => controller.abort(signal.reason);
+        signal.addEventListener("abort", forward, { once: true });
+        this.#unlinkSignal = () => signal.removeEventListener("abort", forward);
+      }
     }
     this.#s.runs.controller = controller;
     this.#s.runs.childUsage = {};
