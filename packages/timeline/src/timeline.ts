@@ -236,6 +236,8 @@ export class Timeline {
       for (;;) {
         const pending = iterator.next();
         const next = await new Promise<IteratorResult<Event> | typeof ABORTED>((resolve, reject) => {
+          // Asking for the next event may itself have aborted the signal (a stream that cancels as it is read).
+          if (signal.aborted) return resolve(ABORTED);
           wake = resolve;
           pending.then(resolve, reject);
         });

@@ -473,6 +473,26 @@ describe("consume", () => {
     expect((counts[1] ?? 0) - (counts[0] ?? 0)).toBeLessThan(100);
   });
 
+  it("stops when asking for the next event is what aborts the signal", async () => {
+    const timeline = new Timeline();
+    const controller = new AbortController();
+    let reads = 0;
+    const stream: AsyncIterable<Event> = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          reads++;
+          if (reads === 1) return Promise.resolve({ done: false, value: ev.textStart(0) });
+          // The second read aborts, synchronously, and never produces an event.
+          controller.abort(new Error("stopped while reading"));
+          return new Promise<IteratorResult<Event>>(() => {});
+        },
+        return: () => Promise.resolve({ done: true, value: undefined }),
+      }),
+    };
+    await timeline.consume(stream, controller.signal);
+    expect(reads).toBe(2);
+  });
+
   it("does not read at all from an already aborted signal", async () => {
     const timeline = new Timeline();
     let reads = 0;
