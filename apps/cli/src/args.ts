@@ -515,9 +515,17 @@ function describeParseError(error: unknown, argv: readonly string[]): string {
       const instead = insteadOf(unknown);
       return `unknown option ${unknown}${instead ? `; did you mean ${instead}?` : ""} (see yoi --help)`;
     }
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      if (/argument missing/.test(message)) return `${flag ?? "an option"} needs a value (see yoi --help)`;
-      return `${flag ?? "an option"} does not take a value (see yoi --help)`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE": {
+      const name = flag ?? "an option";
+      if (/argument missing/.test(message)) return `${name} needs a value (see yoi --help)`;
+      // `--fork -p x`: what follows the option is another option, so its value is missing.
+      if (/argument is ambiguous/.test(message)) {
+        const at = argv.findIndex((a) => a === flag || a === quoted);
+        const next = at < 0 ? undefined : argv[at + 1];
+        return `${name} needs a value${next === undefined ? "" : `; ${next} after it is an option`} (see yoi --help)`;
+      }
+      return `${name} does not take a value (see yoi --help)`;
+    }
     default:
       return `${message.split("\n")[0]} (see yoi --help)`;
   }

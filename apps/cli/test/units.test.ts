@@ -46,6 +46,15 @@ describe("parseCommand", () => {
 
   it("says what was wrong in one line", () => {
     expect(usage(["--nope"])).toBe("unknown option --nope (see yoi --help)");
+    // A value left out before the next option: not "does not take a value", which --fork does.
+    expect(usage(["--fork", "-p", "x"])).toBe(
+      "--fork needs a value; -p after it is an option (see yoi --help)",
+    );
+    expect(usage(["-p", "x", "-m", "--no-color"])).toBe(
+      "-m needs a value; --no-color after it is an option (see yoi --help)",
+    );
+    expect(usage(["--fork"])).toBe("--fork needs a value (see yoi --help)");
+    expect(usage(["--print=yes", "x"])).toBe("--print does not take a value (see yoi --help)");
     // A typo of ours, and another agent CLI's name for one of ours.
     expect(usage(["--modle", "x/y"])).toBe("unknown option --modle; did you mean --model? (see yoi --help)");
     expect(usage(["-p", "--output-format", "stream-json", "hi"])).toBe(
