@@ -101,6 +101,29 @@ describe("the picker", () => {
     expect(items[0]).not.toContain("\x1b");
     expect(items[1]).toMatch(/ {2}1m ago · 100 B$/);
     for (const item of items) expect(item.length).toBeLessThanOrEqual(80);
+    // The facts start in one column, whether the prompt was cut or not.
+    const at = (item: string) => item.search(/ {2}\d+[smhd] ago/);
+    expect(at(items[0] ?? "")).toBe(at(items[1] ?? ""));
+  });
+
+  it("at 40 columns leaves out the facts that matter least, whole, and keeps the column", () => {
+    const now = Date.parse("2026-01-01T03:00:00Z");
+    const rows = [
+      {
+        ...row("01a2aaaa"),
+        firstPrompt: "comment the add function in src/math.ts",
+        gitBranch: "main",
+        sizeBytes: 2048,
+        model: "claude-haiku-4-5",
+        updatedAt: "2026-01-01T02:15:00Z",
+      },
+      { ...row("01a2bbbb"), firstPrompt: "hi", sizeBytes: 100, updatedAt: "2026-01-01T02:59:55Z" },
+    ];
+    const items = pickerItems(rows, 40, now);
+    // The marker (2 columns) goes in front: every row fits the terminal, no fact cut in the middle.
+    for (const item of items) expect(visibleWidth(item) + 2).toBeLessThanOrEqual(40);
+    expect(items[0]).toBe("comment the add fun…  45m ago");
+    expect(items[1]).toBe(`hi${" ".repeat(20)}5s ago · 100 B`);
   });
 });
 

@@ -24,23 +24,28 @@ export function pickerItems(
   columns: number,
   now = Date.now(),
 ): string[] {
-  const facts = sessions.slice(0, PICKER_ROWS).map((s) =>
-    [
+  // A row is the prompt (at least 20 columns), two spaces, the facts; the list's marker and a spare
+  // column take 6 more. On a narrow terminal the facts that matter least go first (the model, the
+  // size, the branch), whole, rather than being cut off at the edge: the age always stays.
+  const factRoom = columns - 20 - 6;
+  const facts = sessions.slice(0, PICKER_ROWS).map((s) => {
+    let parts = [
       ago(Date.parse(s.updatedAt), now),
       s.gitBranch === undefined ? undefined : `⎇ ${s.gitBranch}`,
       formatBytes(s.sizeBytes),
       s.model,
     ]
       .filter((part) => part !== undefined)
-      .map((part) => sanitizeLine(part))
-      .join(" · "),
-  );
+      .map((part) => sanitizeLine(part));
+    while (parts.length > 1 && visibleWidth(parts.join(" · ")) > factRoom) parts = parts.slice(0, -1);
+    return parts.join(" · ");
+  });
   // The prompt takes what the facts leave, at least 20 columns.
   const factWidth = Math.max(0, ...facts.map((f) => visibleWidth(f)));
   const room = Math.max(20, columns - factWidth - 6);
   return sessions.slice(0, PICKER_ROWS).map((s, i) => {
     const prompt = truncate(sanitizeLine(s.firstPrompt ?? s.title ?? "(no prompt yet)"), room);
-    return `${prompt}${" ".repeat(Math.max(1, room - visibleWidth(prompt)))}  ${facts[i] ?? ""}`;
+    return `${prompt}${" ".repeat(Math.max(0, room - visibleWidth(prompt)))}  ${facts[i] ?? ""}`;
   });
 }
 
