@@ -70,7 +70,7 @@ export interface ModelInputNames {
   example(model: string, baseURL?: string): string;
 }
 
-export const FLAG_NAMES: ModelInputNames = {
+const FLAG_NAMES: ModelInputNames = {
   model: "--model",
   baseURL: "--base-url",
   example: (model, baseURL) => `--model ${model}${baseURL === undefined ? "" : ` --base-url ${baseURL}`}`,
