@@ -126,16 +126,27 @@ describe.skipIf(!TmuxSession.available())("yoi setup in a terminal (tmux)", () =
     servers.push(server);
     const { home, project } = await tempWorld();
     const out = path.join(home, "setup");
+    // At 40 columns: what yoi says is laid out between words, not cut by the terminal.
     const tty = TmuxSession.start(
       bare({ project, home, baseURL: server.baseURL, args: ["setup", "--provider", "anthropic"], out }),
+      { width: 40 },
     );
     sessions.push(tty);
-    await tty.waitFor("anthropic API key (typing is not shown; Enter ends):");
+    await tty.waitFor("anthropic API key");
     tty.type("sk-wrong-key-123456");
     tty.keys("Enter");
-    await tty.waitFor("✗ anthropic rejected the API key (HTTP 401); check the key you typed");
-    await tty.waitFor("nothing saved; run yoi setup to try again");
+    await tty.waitFor("nothing saved;");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=1\n");
+    const said = tty.screen().slice(tty.screen().indexOf("✗"));
+    expect(said.replace(/\s+/g, " ")).toContain(
+      "✗ anthropic rejected the API key (HTTP 401); check the key you typed",
+    );
+    const words = new Set(said.split(/\s+/));
+    expect(said.replace(/\s+/g, " ")).toContain("nothing saved; run yoi setup to try again");
+    for (const word of ["rejected", "(HTTP", "401);", "check", "typed", "nothing", "saved;", "again"])
+      expect(words).toContain(word);
+    for (const line of tty.screen({ joined: true }).split("\n"))
+      expect([...line].length).toBeLessThanOrEqual(40);
     expect(tty.screen()).not.toContain("sk-wrong-key-123456");
     await expect(stat(path.join(home, ".yoi", "credentials.json"))).rejects.toThrow();
   }, 120_000);

@@ -25,6 +25,7 @@ import { EXIT } from "../exit-codes.ts";
 import { type CliConfig, loadProjectConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
+import { fitLines, wrapWords } from "../text-width.ts";
 
 /** The providers `yoi setup` offers, in the order shown. */
 export const SETUP_PROVIDERS: readonly ProviderInfo[] = ["anthropic", "openai", "gemini"].map(
@@ -53,17 +54,26 @@ export async function logoutCommand(command: Extract<Command, { kind: "logout" }
   const removed = await removeCredentials(homeDir, provider === undefined ? undefined : [provider.apiKeyEnv]);
   const file = credentialsFile(homeDir);
   if (removed.length === 0) {
-    process.stdout.write(
+    say(
       provider === undefined
-        ? `no saved keys (${file} does not exist)\n`
-        : `no saved key for ${provider.name} in ${file}\n`,
+        ? `no saved keys (${file} does not exist)`
+        : `no saved key for ${provider.name} in ${file}`,
     );
     return EXIT.ok;
   }
-  process.stdout.write(
-    `removed the saved key${removed.length === 1 ? "" : "s"} ${removed.join(", ")} from ${file}\n`,
-  );
+  say(`removed the saved key${removed.length === 1 ? "" : "s"} ${removed.join(", ")} from ${file}`);
   return EXIT.ok;
+}
+
+/**
+ * Writes `text` word-wrapped at the terminal's width (further rows under the
+ * text of their line), so no word is cut at the edge; as it is elsewhere.
+ */
+function say(text: string): void {
+  const lines = text.split("\n");
+  process.stdout.write(
+    `${fitLines(lines, process.stdout.isTTY ? process.stdout.columns : undefined).join("\n")}\n`,
+  );
 }
 
 /** The row of a provider name `--provider` gave, or a usage error listing the choices. */
@@ -81,47 +91,41 @@ export function setupProvider(name: string): ProviderInfo {
  * key without echo, the check, the save. Resolves true when a key was saved.
  */
 export async function runSetup(cli: CliConfig, style: Style, given?: ProviderInfo): Promise<boolean> {
-  const out = process.stdout;
   const provider = given ?? (await chooseProvider(style));
   if (provider === undefined) {
-    out.write(style.dim("set-up cancelled; nothing saved\n"));
+    say(style.dim("set-up cancelled; nothing saved"));
     return false;
   }
   const key = await readHidden(
     `${style.bold(`${provider.name} API key`)} ${style.dim("(typing is not shown; Enter ends)")}: `,
   );
   if (key === undefined || key.trim() === "") {
-    out.write(
-      style.dim(key === undefined ? "set-up cancelled; nothing saved\n" : "no key typed; nothing saved\n"),
-    );
+    say(style.dim(key === undefined ? "set-up cancelled; nothing saved" : "no key typed; nothing saved"));
     return false;
   }
   const base = cli.config.providers[provider.name]?.baseURL;
-  out.write(style.dim(`checking the key with a 1-token request to ${base ?? `${provider.name}'s API`}…\n`));
+  say(style.dim(`checking the key with a 1-token request to ${base ?? `${provider.name}'s API`}…`));
   const problem = await checkKey(cli, provider, key.trim());
   if (problem !== undefined) {
-    out.write(
-      `${style.red("✗")} ${sanitizeLine(problem)}\n${style.dim("nothing saved; run yoi setup to try again")}\n`,
+    say(
+      `${style.red("✗")} ${sanitizeLine(problem)}\n${style.dim("nothing saved; run yoi setup to try again")}`,
     );
     return false;
   }
   await saveCredential(cli.homeDir, provider.apiKeyEnv, key.trim());
-  out.write(
-    `${style.green("✓")} ${provider.name} accepted the key; saved to ${credentialsFile(cli.homeDir)} (readable only by you; yoi logout removes it)\n`,
+  say(
+    `${style.green("✓")} ${provider.name} accepted the key; saved to ${credentialsFile(cli.homeDir)} (readable only by you; yoi logout removes it)`,
   );
   if (process.env[provider.apiKeyEnv]?.trim())
-    out.write(
-      style.yellow(`! ${provider.apiKeyEnv} is set in your environment: it wins over the saved key\n`),
-    );
+    say(style.yellow(`! ${provider.apiKeyEnv} is set in your environment: it wins over the saved key`));
   return true;
 }
 
 /** Asks which provider; undefined on Ctrl-C, Ctrl-D or an answer that names none. */
 async function chooseProvider(style: Style): Promise<ProviderInfo | undefined> {
-  const out = process.stdout;
-  out.write(`${style.bold("Which provider's key do you have?")}\n`);
+  say(`${style.bold("Which provider's key do you have?")}`);
   SETUP_PROVIDERS.forEach((p, i) => {
-    out.write(`  ${i + 1}) ${p.name} ${style.dim(`(${p.apiKeyEnv}, default model ${p.defaultModel})`)}\n`);
+    say(`  ${i + 1}) ${p.name} ${style.dim(`(${p.apiKeyEnv}, default model ${p.defaultModel})`)}`);
   });
   for (;;) {
     const answer = await question(`provider [1-${SETUP_PROVIDERS.length}, default 1] › `);
@@ -132,9 +136,9 @@ async function chooseProvider(style: Style): Promise<ProviderInfo | undefined> {
         ? SETUP_PROVIDERS[0]
         : (SETUP_PROVIDERS[Number(text) - 1] ?? SETUP_PROVIDERS.find((p) => p.name === text));
     if (picked !== undefined) return picked;
-    out.write(
+    say(
       style.yellow(
-        `"${sanitizeLine(answer)}" is not one of them: type 1 to ${SETUP_PROVIDERS.length} or a name\n`,
+        `"${sanitizeLine(answer)}" is not one of them: type 1 to ${SETUP_PROVIDERS.length} or a name`,
       ),
     );
   }
@@ -167,7 +171,10 @@ function question(prompt: string): Promise<string | undefined> {
  */
 function readHidden(prompt: string): Promise<string | undefined> {
   const input = process.stdin;
-  process.stdout.write(prompt);
+  // Laid out between words like the rest (the answer is typed after its last row, unseen).
+  const columns = process.stdout.columns;
+  const rows = columns === undefined ? [prompt.trimEnd()] : wrapWords(prompt.trimEnd(), columns - 1);
+  process.stdout.write(`${rows.join("\n")} `);
   return new Promise<string | undefined>((resolve) => {
     let typed = "";
     const wasRaw = input.isRaw;
