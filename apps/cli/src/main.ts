@@ -106,11 +106,17 @@ async function fail(error: unknown): Promise<number> {
     // A usage error may quote what was given (a flag value): shown through the sanitiser like the rest
     // (loaded here: the parser's path loads nothing it does not need).
     const { sanitize } = await import("./terminal-text.ts");
-    process.stderr.write(`yoi: ${sanitize(error.message)}\n`);
+    await say(`yoi: ${sanitize(error.message)}`);
     return error.exitCode;
   }
   const { describeError } = await import("./describe-error.ts");
   const { message, exitCode } = describeError(error);
-  process.stderr.write(`yoi: ${message}\n`);
+  await say(`yoi: ${message}`);
   return exitCode;
+}
+
+/** The failure's line on stderr, laid out between words on a terminal (one line into a pipe). */
+async function say(line: string): Promise<void> {
+  const { writeLines } = await import("./text-width.ts");
+  writeLines(line, process.stderr);
 }

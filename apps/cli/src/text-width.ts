@@ -130,6 +130,18 @@ export function fitLines(lines: readonly string[], width: number | undefined): s
   });
 }
 
+/**
+ * Writes a command's lines (`\n` separates them) on stdout (or stderr): on
+ * a terminal fitted to its width by {@link fitLines}, so no word is cut at
+ * the edge; into a pipe as they are.
+ */
+export function writeLines(text: string | readonly string[], out: NodeJS.WriteStream = process.stdout): void {
+  const lines = typeof text === "string" ? text.split("\n") : text;
+  // The last column is left free: a terminal that wraps on writing it would add an empty row.
+  const width = out.isTTY ? out.columns - 1 : undefined;
+  out.write(`${fitLines(lines, width).join("\n")}\n`);
+}
+
 /** One piece of a line: a run of text with no break opportunity inside it, or the spaces between two. */
 interface Piece {
   /** Text and the escapes inside it. */

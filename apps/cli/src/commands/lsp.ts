@@ -14,7 +14,7 @@ import { WITHOUT_ASKING } from "../project-trust.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitizeDeep } from "../terminal-text.ts";
-import { fitLines } from "../text-width.ts";
+import { writeLines } from "../text-width.ts";
 
 /** How long `yoi lsp status` waits for a server to answer initialize. */
 const START_WAIT_MS = 30_000;
@@ -36,9 +36,7 @@ export async function lspCommand(command: Extract<Command, { kind: "lsp" }>): Pr
     const lines = formatLspStatus(manager.status(), style);
     if (!cli.config.lsp.enabled)
       lines.unshift(style.yellow("diagnostics after edits are off (lsp.enabled: false)"));
-    // On a terminal the lines fit its width; into a pipe they go whole.
-    const width = process.stdout.isTTY ? process.stdout.columns - 1 : undefined;
-    process.stdout.write(`${fitLines(lines, width).join("\n")}\n`);
+    writeLines(lines);
   } finally {
     await manager.close();
   }

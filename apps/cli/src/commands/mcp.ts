@@ -12,18 +12,16 @@ import { WITHOUT_ASKING } from "../project-trust.ts";
 import { loadCliConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitizeDeep } from "../terminal-text.ts";
-import { fitLines } from "../text-width.ts";
+import { writeLines } from "../text-width.ts";
 
 export async function mcpCommand(command: Extract<Command, { kind: "mcp" }>): Promise<number> {
   const env = process.env;
   const cli = await loadCliConfig(command.flags, { env, trust: WITHOUT_ASKING });
   const style = createStyle(colorEnabled(process.stdout));
-  // On a terminal the lines fit its width; into a pipe they go whole.
-  const width = process.stdout.isTTY ? process.stdout.columns - 1 : undefined;
   if (Object.keys(cli.config.mcpServers).length === 0) {
     const none =
       'no MCP servers configured (add "mcpServers" to ~/.yoi/config.jsonc or .yoi/config.jsonc; see yoi config)';
-    process.stdout.write(`${fitLines([none], width).join("\n")}\n`);
+    writeLines(none);
     return EXIT.ok;
   }
   const path = await import("node:path");
@@ -39,7 +37,7 @@ export async function mcpCommand(command: Extract<Command, { kind: "mcp" }>): Pr
   try {
     await manager.ready();
     const lines = formatMcpStatus(manager.status(), style, { stderr: true });
-    process.stdout.write(`${fitLines(lines, width).join("\n")}\n`);
+    writeLines(lines);
   } finally {
     await manager.close();
   }

@@ -10,6 +10,7 @@ import { configEntries, formatEntries, removeEntry } from "../permission-list.ts
 import { projectRoot } from "../project-root.ts";
 import { loadProjectConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle } from "../style.ts";
+import { writeLines } from "../text-width.ts";
 
 export async function permissionsCommand(
   command: Extract<Command, { kind: "permissions" }>,
@@ -31,14 +32,15 @@ export async function permissionsCommand(
       root,
       list: "yoi permissions",
     });
-    process.stdout.write(`${removed}\n`);
+    writeLines(removed);
     return EXIT.ok;
   }
-  process.stdout.write(
-    `${style.bold("permissions")} ${style.dim(`for ${root} (mode ${cli.config.permissions.mode})`)}\n`,
-  );
-  for (const line of formatEntries(entries, style)) process.stdout.write(`${line}\n`);
-  if (entries.some((e) => e.kind === "project"))
-    process.stdout.write(style.dim("yoi permissions remove <n> removes an approval\n"));
+  writeLines([
+    `${style.bold("permissions")} ${style.dim(`for ${root} (mode ${cli.config.permissions.mode})`)}`,
+    ...formatEntries(entries, style),
+    ...(entries.some((e) => e.kind === "project")
+      ? [style.dim("yoi permissions remove <n> removes an approval")]
+      : []),
+  ]);
   return EXIT.ok;
 }

@@ -22,6 +22,7 @@ import { resolveSessionArg } from "../sessions/resume-target.ts";
 import { checkpointLines } from "../sessions/slash-rewind.ts";
 import { colorEnabled, createStyle } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
+import { writeLines } from "../text-width.ts";
 
 export async function rewindCommand(command: Extract<Command, { kind: "rewind" }>): Promise<number> {
   const cli = await loadCliConfig(command.flags);
@@ -40,10 +41,10 @@ export async function rewindCommand(command: Extract<Command, { kind: "rewind" }
   if (command.list) {
     const points = listCheckpoints((await loadSession({ dir: cli.dataDir, id })).records);
     const style = createStyle(colorEnabled(process.stdout));
-    process.stdout.write(
+    writeLines(
       points.length === 0
-        ? `session ${id} has no turns to rewind\n`
-        : `${checkpointLines(points, style).join("\n")}\n(yoi rewind --turn N goes back to before turn N)\n`,
+        ? `session ${id} has no turns to rewind`
+        : [...checkpointLines(points, style), "(yoi rewind --turn N goes back to before turn N)"],
     );
     return EXIT.ok;
   }

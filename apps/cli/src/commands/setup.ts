@@ -25,7 +25,7 @@ import { EXIT } from "../exit-codes.ts";
 import { type CliConfig, loadProjectConfig } from "../session-setup.ts";
 import { colorEnabled, createStyle, type Style } from "../style.ts";
 import { sanitizeLine } from "../terminal-text.ts";
-import { fitLines, wrapWords } from "../text-width.ts";
+import { wrapWords, writeLines } from "../text-width.ts";
 
 /** The providers `yoi setup` offers, in the order shown. */
 export const SETUP_PROVIDERS: readonly ProviderInfo[] = ["anthropic", "openai", "gemini"].map(
@@ -54,26 +54,15 @@ export async function logoutCommand(command: Extract<Command, { kind: "logout" }
   const removed = await removeCredentials(homeDir, provider === undefined ? undefined : [provider.apiKeyEnv]);
   const file = credentialsFile(homeDir);
   if (removed.length === 0) {
-    say(
+    writeLines(
       provider === undefined
         ? `no saved keys (${file} does not exist)`
         : `no saved key for ${provider.name} in ${file}`,
     );
     return EXIT.ok;
   }
-  say(`removed the saved key${removed.length === 1 ? "" : "s"} ${removed.join(", ")} from ${file}`);
+  writeLines(`removed the saved key${removed.length === 1 ? "" : "s"} ${removed.join(", ")} from ${file}`);
   return EXIT.ok;
-}
-
-/**
- * Writes `text` word-wrapped at the terminal's width (further rows under the
- * text of their line), so no word is cut at the edge; as it is elsewhere.
- */
-function say(text: string): void {
-  const lines = text.split("\n");
-  process.stdout.write(
-    `${fitLines(lines, process.stdout.isTTY ? process.stdout.columns : undefined).join("\n")}\n`,
-  );
 }
 
 /** The row of a provider name `--provider` gave, or a usage error listing the choices. */
@@ -93,39 +82,43 @@ export function setupProvider(name: string): ProviderInfo {
 export async function runSetup(cli: CliConfig, style: Style, given?: ProviderInfo): Promise<boolean> {
   const provider = given ?? (await chooseProvider(style));
   if (provider === undefined) {
-    say(style.dim("set-up cancelled; nothing saved"));
+    writeLines(style.dim("set-up cancelled; nothing saved"));
     return false;
   }
   const key = await readHidden(
     `${style.bold(`${provider.name} API key`)} ${style.dim("(typing is not shown; Enter ends)")}: `,
   );
   if (key === undefined || key.trim() === "") {
-    say(style.dim(key === undefined ? "set-up cancelled; nothing saved" : "no key typed; nothing saved"));
+    writeLines(
+      style.dim(key === undefined ? "set-up cancelled; nothing saved" : "no key typed; nothing saved"),
+    );
     return false;
   }
   const base = cli.config.providers[provider.name]?.baseURL;
-  say(style.dim(`checking the key with a 1-token request to ${base ?? `${provider.name}'s API`}…`));
+  writeLines(style.dim(`checking the key with a 1-token request to ${base ?? `${provider.name}'s API`}…`));
   const problem = await checkKey(cli, provider, key.trim());
   if (problem !== undefined) {
-    say(
+    writeLines(
       `${style.red("✗")} ${sanitizeLine(problem)}\n${style.dim("nothing saved; run yoi setup to try again")}`,
     );
     return false;
   }
   await saveCredential(cli.homeDir, provider.apiKeyEnv, key.trim());
-  say(
+  writeLines(
     `${style.green("✓")} ${provider.name} accepted the key; saved to ${credentialsFile(cli.homeDir)} (readable only by you; yoi logout removes it)`,
   );
   if (process.env[provider.apiKeyEnv]?.trim())
-    say(style.yellow(`! ${provider.apiKeyEnv} is set in your environment: it wins over the saved key`));
+    writeLines(
+      style.yellow(`! ${provider.apiKeyEnv} is set in your environment: it wins over the saved key`),
+    );
   return true;
 }
 
 /** Asks which provider; undefined on Ctrl-C, Ctrl-D or an answer that names none. */
 async function chooseProvider(style: Style): Promise<ProviderInfo | undefined> {
-  say(`${style.bold("Which provider's key do you have?")}`);
+  writeLines(`${style.bold("Which provider's key do you have?")}`);
   SETUP_PROVIDERS.forEach((p, i) => {
-    say(`  ${i + 1}) ${p.name} ${style.dim(`(${p.apiKeyEnv}, default model ${p.defaultModel})`)}`);
+    writeLines(`  ${i + 1}) ${p.name} ${style.dim(`(${p.apiKeyEnv}, default model ${p.defaultModel})`)}`);
   });
   for (;;) {
     const answer = await question(`provider [1-${SETUP_PROVIDERS.length}, default 1] › `);
@@ -136,7 +129,7 @@ async function chooseProvider(style: Style): Promise<ProviderInfo | undefined> {
         ? SETUP_PROVIDERS[0]
         : (SETUP_PROVIDERS[Number(text) - 1] ?? SETUP_PROVIDERS.find((p) => p.name === text));
     if (picked !== undefined) return picked;
-    say(
+    writeLines(
       style.yellow(
         `"${sanitizeLine(answer)}" is not one of them: type 1 to ${SETUP_PROVIDERS.length} or a name`,
       ),

@@ -11,6 +11,7 @@ import { CliError, usageError } from "../cli-error.ts";
 import { EXIT } from "../exit-codes.ts";
 import { colorEnabled, createStyle } from "../style.ts";
 import { sanitize, sanitizeLine } from "../terminal-text.ts";
+import { writeLines } from "../text-width.ts";
 
 /** A chat with `--worktree`: the same command, its project directory the worktree (created or reused). */
 export async function enterWorktree(
@@ -49,25 +50,24 @@ export async function worktreeCommand(command: Extract<Command, { kind: "worktre
     if (command.action === "list") {
       const worktrees = await listWorktrees(cwd, { changes: true });
       if (worktrees.length === 0) {
-        process.stdout.write("no worktrees (yoi --worktree [name] starts a session in a new one)\n");
+        writeLines("no worktrees (yoi --worktree [name] starts a session in a new one)");
         return EXIT.ok;
       }
-      for (const w of worktrees) {
+      const rows = worktrees.map((w) => {
         const changes =
           w.changes === undefined
             ? style.red("missing")
             : w.changes === 0
               ? style.dim("clean")
               : style.yellow(`${w.changes} uncommitted change${w.changes === 1 ? "" : "s"}`);
-        process.stdout.write(
-          `${style.bold(sanitizeLine(w.name))} ${sanitizeLine(w.branch ?? "(detached)")} · ${changes} · ${style.dim(sanitizeLine(w.path))}\n`,
-        );
-      }
+        return `${style.bold(sanitizeLine(w.name))} ${sanitizeLine(w.branch ?? "(detached)")} · ${changes} · ${style.dim(sanitizeLine(w.path))}`;
+      });
+      writeLines(rows);
       return EXIT.ok;
     }
     const removed = await removeWorktree(cwd, command.name, { force: command.force });
-    process.stdout.write(
-      `removed worktree ${sanitizeLine(removed.name)}${removed.branch ? `; its branch ${sanitizeLine(removed.branch)} is kept (git branch -D ${sanitizeLine(removed.branch)} deletes it)` : ""}\n`,
+    writeLines(
+      `removed worktree ${sanitizeLine(removed.name)}${removed.branch ? `; its branch ${sanitizeLine(removed.branch)} is kept (git branch -D ${sanitizeLine(removed.branch)} deletes it)` : ""}`,
     );
     return EXIT.ok;
   } catch (error) {
