@@ -138,7 +138,7 @@ export function fitLines(lines: readonly string[], width: number | undefined): s
 export function writeLines(text: string | readonly string[], out: NodeJS.WriteStream = process.stdout): void {
   const lines = typeof text === "string" ? text.split("\n") : text;
   // The last column is left free: a terminal that wraps on writing it would add an empty row.
-  const width = out.isTTY ? out.columns - 1 : undefined;
+  const width = out.isTTY && out.columns > 1 ? out.columns - 1 : undefined;
   out.write(`${fitLines(lines, width).join("\n")}\n`);
 }
 
