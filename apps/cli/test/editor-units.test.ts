@@ -164,9 +164,20 @@ describe("the / menu", () => {
     ]);
     const re = slashMenu("/re", 3, commands)?.items ?? [];
     expect(re.map((i) => i.value)).toEqual(["/resume ", "/review "]);
-    expect(re[0]).toMatchObject({ detail: "switch to another session", run: false });
+    // Optional arguments only: Enter runs it (the picker), Tab puts it in the input for an id.
+    expect(re[0]).toMatchObject({ detail: "switch to another session", run: true });
     expect(slashMenu("/ea", 3, commands)?.items.map((i) => i.value)).toEqual(["/clear"]);
     expect(slashMenu("/help", 5, commands)?.items[0]).toMatchObject({ value: "/help", run: true });
+  });
+  it("runs on Enter only what needs no argument", () => {
+    const needs = [
+      { name: "/fix", args: "<issue>", summary: "fix an issue" },
+      { name: "/pr", args: "number of the PR", summary: "a free-form hint" },
+      { name: "/two", args: "[a] [b]", summary: "two optional" },
+      { name: "/mixed", args: "<a> [b]", summary: "one required" },
+    ];
+    const run = (typed: string) => slashMenu(typed, typed.length, needs)?.items[0]?.run;
+    expect([run("/fix"), run("/pr"), run("/two"), run("/mixed")]).toEqual([false, false, true, false]);
   });
   it("is not offered past the command word or mid-line", () => {
     expect(slashMenu("/help me", 8, commands)).toBeUndefined();

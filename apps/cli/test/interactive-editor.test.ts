@@ -90,6 +90,13 @@ describe.skipIf(!TmuxSession.available())("the prompt editor in a real terminal 
     await tty.waitFor("reply 0");
     expect(said[0]).toContain("Draft release notes.");
     await tty.waitFor(PROMPT);
+    // A command whose arguments are optional runs on Enter too (as typed in part), rather than waiting for them.
+    tty.type("/rewi");
+    await tty.waitFor(/❯ \/rewind \[N\]/);
+    tty.keys("Enter");
+    await tty.waitFor(/rewind to which\?/);
+    tty.keys("Enter");
+    await tty.waitFor(PROMPT);
 
     // @ opens the file finder: fuzzy, gitignore-aware; Tab takes the highlighted file.
     tty.type("look at @math");

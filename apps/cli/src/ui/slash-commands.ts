@@ -55,8 +55,9 @@ export type MenuCommand = Pick<SlashCommand, "name" | "args" | "summary">;
  * The `/` menu for the input as typed: while the whole input is one `/word`
  * (the cursor at its end), every command whose name starts with it, then
  * those that contain it, each with its synopsis and summary. Enter on a
- * command without arguments runs it; one with arguments is put in the input
- * to be completed.
+ * command runs it when it needs no argument (none, or only optional ones in
+ * brackets: `/resume [id]` opens its picker); one that needs an argument is
+ * put in the input to be completed. Tab always puts the command in the input.
  */
 export function slashMenu(text: string, cursor: number, commands: readonly MenuCommand[]): Menu | undefined {
   if (cursor !== text.length || !/^\/\S*$/.test(text)) return undefined;
@@ -69,7 +70,10 @@ export function slashMenu(text: string, cursor: number, commands: readonly MenuC
     value: c.args ? `${c.name} ` : c.name,
     label: c.args ? `${c.name} ${c.args}` : c.name,
     detail: c.summary,
-    run: !c.args,
+    run: c.args === undefined || OPTIONAL_ONLY.test(c.args),
   }));
   return { from: 0, items, enterTakes: true };
 }
+
+/** A synopsis of optional arguments only (`[id]`, `[N] [focus]`). */
+const OPTIONAL_ONLY = /^\s*(?:\[[^\]]*\]\s*)+$/;
