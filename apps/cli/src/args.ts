@@ -225,21 +225,29 @@ export function commandOptions(command: string): readonly string[] | undefined {
  * one line naming what was wrong and what to do.
  */
 export function parseCommand(argv: readonly string[]): Command {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>;
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true; tokens: true }>
+  >;
   try {
     parsed = parseArgs({
       args: markBareResume(argv),
       options: OPTIONS,
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
   } catch (error) {
     throw usageError(describeParseError(error, argv));
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   if (values.version) return { kind: "version" };
   const first = positionals[0];
-  const isSub = first !== undefined && (SUBCOMMANDS as readonly string[]).includes(first);
+  // A subcommand's name is a prompt in print mode (`yoi -p sessions`) or after `--` (`yoi -- sessions`).
+  const isSub =
+    first !== undefined &&
+    (SUBCOMMANDS as readonly string[]).includes(first) &&
+    values.print !== true &&
+    !promptAfterTerminator(tokens);
   if (values.help) return { kind: "help", ...(isSub && first !== "help" ? { topic: first } : {}) };
 
   const flags: SessionFlags = {};
@@ -261,7 +269,15 @@ export function parseCommand(argv: readonly string[]): Command {
       if (name === "help" || name === "no-color" || values[name] === undefined) continue;
       if (!allowed.includes(name)) {
         const where = command === "chat" ? "a chat session" : `yoi ${command}`;
-        throw usageError(`--${name} does not apply to ${where} (see yoi --help)`);
+        // `yoi -m x sessions` (options first) may have meant the one-word prompt; `yoi sessions -m x` did not.
+        const prompt =
+          command !== "chat" &&
+          argv[0] !== command &&
+          positionals.length === 1 &&
+          (ALLOWED.chat ?? []).includes(name)
+            ? `; for the prompt "${command}", put -- before it`
+            : "";
+        throw usageError(`--${name} does not apply to ${where}${prompt} (see yoi --help)`);
       }
     }
   };
@@ -450,6 +466,13 @@ export function parseCommand(argv: readonly string[]): Command {
 }
 
 /** `-r`/`--resume` with no id after it (last, or followed by another option) becomes `--resume= pick`. */
+/** True when `--` comes before the first word that is not an option or an option's value. */
+function promptAfterTerminator(tokens: readonly { kind: string }[]): boolean {
+  const positional = tokens.findIndex((t) => t.kind === "positional");
+  const terminator = tokens.findIndex((t) => t.kind === "option-terminator");
+  return terminator >= 0 && (positional < 0 || terminator < positional);
+}
+
 function markBareResume(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {

@@ -4,6 +4,7 @@ export const HELP = `yoi — an agent for your code
 Usage:
   yoi [prompt]                    interactive session in the current directory
   yoi -p "prompt"                 run one prompt to the end and print the answer
+  yoi -- sessions                 a prompt that is a subcommand's name (with -p it is one anyway)
   yoi -p "/review [base]"         review the uncommitted changes (or base...HEAD and them) with a read-only subagent
   echo "prompt" | yoi             the same, prompt from stdin
   yoi -c | yoi --resume <id>      continue the last session here | a chosen one (any unique id prefix)

@@ -160,4 +160,37 @@ describe("yoi -p against the scripted server", () => {
     expect(JSON.stringify(server.requests[0])).toContain("what is in [unresolved file ref: notes/a.txt]?");
     expect(JSON.stringify(server.requests[0])).toContain("hello from a");
   });
+
+  it("sends a prompt that is a subcommand's name with -p or after --", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", text: "One." },
+        { type: "reply", text: "Two." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({});
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    const printed = await runYoi(["-m", "anthropic/claude-haiku-4-5", "-p", "sessions"], {
+      cwd: project,
+      env,
+    });
+    expect(printed.stdout).toBe("One.\n");
+    // Without -p the answer is printed too (stdout is not a terminal); `--` makes the word a prompt.
+    const piped = await runYoi(["-m", "anthropic/claude-haiku-4-5", "--", "config"], {
+      cwd: project,
+      env,
+      input: "",
+    });
+    expect(piped.stdout).toBe("Two.\n");
+    const said = (server.requests as { messages: { content: { text?: string }[] }[] }[]).map(
+      (r) => r.messages[0]?.content[0]?.text,
+    );
+    expect(said).toEqual(["sessions", "config"]);
+    // Options first and the word alone: the subcommand, and the error says how to send the prompt.
+    const refused = await runYoi(["-m", "anthropic/claude-haiku-4-5", "sessions"], { cwd: project, env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('for the prompt "sessions", put -- before it');
+  });
 });

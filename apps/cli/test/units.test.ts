@@ -44,6 +44,28 @@ describe("parseCommand", () => {
     expect(parseCommand(["sessions", "--help"])).toEqual({ kind: "help", topic: "sessions" });
   });
 
+  it("takes a subcommand's name as the prompt in print mode or after --", () => {
+    expect(usage(["-m", "openai/gpt-5", "sessions"])).toBe(
+      '--model does not apply to yoi sessions; for the prompt "sessions", put -- before it (see yoi --help)',
+    );
+    expect(usage(["sessions", "-m", "openai/gpt-5"])).toBe(
+      "--model does not apply to yoi sessions (see yoi --help)",
+    );
+    expect(parseCommand(["-p", "sessions"])).toMatchObject({ kind: "chat", print: true, prompt: "sessions" });
+    expect(parseCommand(["config", "-p"])).toMatchObject({ kind: "chat", print: true, prompt: "config" });
+    expect(parseCommand(["--", "help"])).toMatchObject({ kind: "chat", print: false, prompt: "help" });
+    expect(parseCommand(["-m", "openai/gpt-5", "--", "config", "me"])).toMatchObject({
+      kind: "chat",
+      prompt: "config me",
+      flags: { model: "openai/gpt-5" },
+    });
+    // After a word that is not a subcommand's, `--` changes nothing.
+    expect(parseCommand(["explain", "--", "config"])).toMatchObject({
+      kind: "chat",
+      prompt: "explain config",
+    });
+  });
+
   it("says what was wrong in one line", () => {
     expect(usage(["--nope"])).toBe("unknown option --nope (see yoi --help)");
     // A value left out before the next option: not "does not take a value", which --fork does.
