@@ -12,6 +12,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import type { ToolExecutionContext, ToolReturn } from "@yoi/llm-worker";
 import { beforeAll, describe, expect, it } from "vitest";
+import { PodFsView } from "../src/fs/fs-view.ts";
 import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { PermissionPolicy } from "../src/permissions/index.ts";
 import {
@@ -23,7 +24,9 @@ import {
   type Sandbox,
   seatbeltProfile,
 } from "../src/sandbox/index.ts";
+import { BackgroundShells } from "../src/tools/background-shells.ts";
 import { bashTool, defaultBashEnv } from "../src/tools/bash.ts";
+import { createBuiltinTools } from "../src/tools/builtin-tools.ts";
 import { tempDir } from "./helpers.ts";
 
 const ctx: ToolExecutionContext = {
@@ -234,6 +237,47 @@ describe.runIf(process.platform === "linux")("sandboxed bash cannot plant code t
     expect(execFileSync("git", ["log", "--oneline"], { cwd: dir, encoding: "utf8" })).toMatch(/second/);
     expect(readdirSync(dir).sort()).toEqual([".git", "a.txt", "b.txt"]);
   }, 120_000);
+});
+
+describe.runIf(process.platform === "linux")("a protected file held by a running sandboxed command", () => {
+  it("write_file says it is held (not that it is a directory), and writes it once the command ended", async () => {
+    const found = await detectSandbox();
+    if (!isSandbox(found)) throw new Error(`this test needs bubblewrap: ${found.reason}`);
+    const dir = await repo();
+    const fs = await ScopedFs.create({ writeRoots: [dir], cwd: dir });
+    const shells = new BackgroundShells();
+    const tools = new Map(
+      createBuiltinTools({
+        view: new PodFsView(fs),
+        bash: {
+          background: shells,
+          sandbox: { sandbox: found, policy: { writeRoots: fs.writeRoots, hidden: [], network: false } },
+        },
+      }).map((t) => [t.name, t]),
+    );
+    const run = async (name: string, args: unknown) => {
+      const tool = tools.get(name)!;
+      return text(await tool.execute(tool.inputSchema.parse(args), ctx));
+    };
+    try {
+      const started = await run("bash", { command: "sleep 30", run_in_background: true });
+      const id = /with id: (\S+)/.exec(started)?.[1];
+      expect(id, started).toBeDefined();
+      // The placeholder stands on the host while the command runs.
+      const envrc = path.join(dir, ".envrc");
+      await expect.poll(() => existsSync(envrc) && lstatSync(envrc).isDirectory()).toBe(true);
+      const write = tools.get("write_file")!;
+      const args = write.inputSchema.parse({ path: ".envrc", content: "export A=1\n" });
+      await expect(write.check?.(args, ctx)).rejects.toThrow(/while a sandboxed bash command is running/);
+      await expect(write.execute(args, ctx)).rejects.toThrow(/\.envrc cannot be created while/);
+      await run("kill_bash", { id });
+      await expect.poll(() => existsSync(envrc)).toBe(false);
+      expect(await run("write_file", { path: ".envrc", content: "export A=1\n" })).toMatch(/Created \.envrc/);
+      expect(readFileSync(envrc, "utf8")).toBe("export A=1\n");
+    } finally {
+      await shells.killAll();
+    }
+  }, 60_000);
 });
 
 describe("the edit tools ask for protected paths in every mode but bypassPermissions", () => {

@@ -71,6 +71,16 @@ export function bwrapArgs(
 /** Placeholders this process made (their mount points on the host), with the commands using each. */
 const placeholders = new Map<string, number>();
 
+/**
+ * True while `real` (an absolute path) is a placeholder a running command
+ * of this process stands on: an empty directory on the host that nothing
+ * may replace until the command ends (removing it would take the mount out
+ * from under the command, which could then create the path after all).
+ */
+export function isSandboxPlaceholder(real: string): boolean {
+  return placeholders.has(real);
+}
+
 export function bwrapSandbox(bwrap: string): Sandbox {
   return {
     kind: "bwrap",

@@ -1,6 +1,7 @@
 import { defineTool, ToolError } from "@yoi/llm-worker";
 import * as z from "zod";
 import type { ScopedStat } from "../fs/scoped-fs.ts";
+import { isSandboxPlaceholder } from "../sandbox/bwrap.ts";
 import { type BuiltinToolDeps, guarded, plural, withDiagnostics } from "./deps.ts";
 
 /** The arguments `write_file` takes . */
@@ -43,6 +44,18 @@ async function replaceable(deps: BuiltinToolDeps, path: string): Promise<ScopedS
   return st;
 }
 
+/**
+ * Refuses a protected file (`.envrc`, `.mcp.json`, ...) that a running
+ * sandboxed command keeps from being created: an empty directory stands
+ * there until the command ends, and the write would only fail on it.
+ */
+function assertNotHeld(path: string, real: string): void {
+  if (isSandboxPlaceholder(real))
+    throw new ToolError(
+      `${path} cannot be created while a sandboxed bash command is running: the sandbox keeps an empty placeholder there so that the command cannot create it. Write it once the command has ended (kill_bash stops a background one).`,
+    );
+}
+
 /** `write_file`: creates or replaces a whole file, atomically, inside the writable scope. */
 export function writeFileTool(deps: BuiltinToolDeps) {
   return defineTool({
@@ -55,11 +68,13 @@ export function writeFileTool(deps: BuiltinToolDeps) {
     // Before the permission question: outside the scope, or a file not read (or changed since), is refused anyway.
     async check({ path }) {
       const resolved = await guarded(() => deps.view.fs.resolve(path, "write"));
+      assertNotHeld(path, resolved.real);
       if (resolved.exists) await replaceable(deps, path);
     },
     async execute({ path, content }, ctx) {
       const fs = deps.view.fs;
       const resolved = await guarded(() => fs.resolve(path, "write"));
+      assertNotHeld(path, resolved.real);
       const written = await deps.writeLocks.run(resolved.real, async () => {
         let existed = false;
         // What the file must still be when the write lands: another process's change in between is never overwritten.
