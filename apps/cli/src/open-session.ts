@@ -169,12 +169,19 @@ function restoreError(error: unknown, id: string): CliError {
   return new CliError(`session ${id} cannot be resumed: ${message}`, EXIT.error);
 }
 
-/** What reading the session's log found (damaged records skipped), one line each. */
+/**
+ * What reading the session's log found (damaged records skipped), one line
+ * each, and for skipped records what to do: they are skipped again at every
+ * resume, and a fork copies only the records that were read.
+ */
 export function restoreWarnings(pod: Pod): string[] {
-  return pod.alerts
-    .recentAlerts()
-    .filter((a) => a.source === "session_log")
-    .map((a) => `session log ${pod.id}: ${a.message}`);
+  const found = pod.alerts.recentAlerts().filter((a) => a.source === "session_log");
+  const lines = found.map((a) => `session log ${pod.id}: ${a.message}`);
+  if (found.some((a) => /^line \d+: skipped: /.test(a.message)))
+    lines.push(
+      `session log ${pod.id}: the rest of the session was restored; a fork continues it without the skipped lines (yoi --fork ${pod.id.slice(0, 8)}, or /fork)`,
+    );
+  return lines;
 }
 
 /** What checking the `@` refs of a prompt before it is sent found. */

@@ -184,6 +184,8 @@ describe("a damaged record costs only itself", () => {
       { type: "reply", toolCalls: [{ id: "l1", name: "list_dir", arguments: { path: "." } }] },
       say("listed"),
       say("still here"),
+      say("forked"),
+      say("clean"),
     ]);
     const { home, project } = await tempWorld({ "x.txt": "x\n" });
     const env = cleanEnv(home);
@@ -203,6 +205,15 @@ describe("a damaged record costs only itself", () => {
     expect(resumed.stdout).toBe("still here\n");
     expect(resumed.stderr).toContain(`line ${at + 1}: skipped: item record: tool call l1`);
     expect(resumed.stderr).not.toContain("cannot reach");
+    // Skipped again at every resume, so the warning says what ends it: a fork copies what was read.
+    expect(resumed.stderr).toContain(
+      `a fork continues it without the skipped lines (yoi --fork ${id!.slice(0, 8)}`,
+    );
+    const forked = await runYoi(["--fork", id!.slice(0, 8), "-p", "again"], { cwd: project, env });
+    expect(forked.code).toBe(0);
+    const clean = await runYoi(["-c", "-p", "and now"], { cwd: project, env });
+    expect(clean.code).toBe(0);
+    expect(clean.stderr).not.toContain("skipped");
   });
 });
 
