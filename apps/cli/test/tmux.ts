@@ -111,15 +111,21 @@ export class TmuxSession {
     timeoutMs = WAIT_MS,
   ): Promise<string> {
     const deadline = Date.now() + timeoutMs;
+    const hits = (screen: string) =>
+      typeof match === "string"
+        ? screen.includes(match)
+        : typeof match === "function"
+          ? match(screen)
+          : match.test(screen);
     for (;;) {
       const screen = this.screen();
-      const hit =
-        typeof match === "string"
-          ? screen.includes(match)
-          : typeof match === "function"
-            ? match(screen)
-            : match.test(screen);
-      if (hit) return screen;
+      if (hits(screen)) {
+        // tmux may have drawn only part of what yoi wrote with the match (a list's first row, not
+        // its last): a second look a moment later sees the rest, on a loaded machine too.
+        await new Promise((resolve) => setTimeout(resolve, 40));
+        const settled = this.screen();
+        return hits(settled) ? settled : screen;
+      }
       if (Date.now() > deadline) {
         throw new Error(`timed out waiting for ${String(match)}; the screen:\n${screen}`);
       }

@@ -1103,8 +1103,8 @@ class InteractiveSession {
     const background = this.#opened.pod.background;
     const [verb, id] = arg.split(/\s+/);
     if (arg === "") {
-      for (const line of bashesLines(background.list(), s, process.stdout.columns ?? 80))
-        this.#renderer.line(line);
+      // One write, so the list and its hint reach the terminal together.
+      this.#renderer.line(bashesLines(background.list(), s, process.stdout.columns ?? 80).join("\n"));
       return;
     }
     if (verb !== "kill" || id === undefined) {
