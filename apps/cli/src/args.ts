@@ -30,6 +30,8 @@ export interface SessionFlags {
   noSandbox?: boolean;
   /** `--dangerously-bypass-without-sandbox`: bypassPermissions is allowed even where no sandbox is active. */
   bypassWithoutSandbox?: boolean;
+  /** `--max-turns <n>`: the most model calls one prompt's run makes (`worker.maxTurns`). */
+  maxTurns?: number;
 }
 
 export type Command =
@@ -151,6 +153,7 @@ const OPTIONS = {
   force: { type: "boolean" },
   list: { type: "boolean" },
   worktree: { type: "string", short: "w" },
+  "max-turns": { type: "string" },
 } as const;
 
 /** Flags that shape permissions, accepted wherever a session (or its config) is. */
@@ -184,10 +187,11 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
     "fork",
     "turn",
     "worktree",
+    "max-turns",
     ...PERMISSION_OPTIONS,
   ],
   rewind: ["session", "turn", "files", "conversation", "force", "list", "cwd"],
-  config: ["model", "base-url", "cwd", ...PERMISSION_OPTIONS],
+  config: ["model", "base-url", "cwd", "max-turns", ...PERMISSION_OPTIONS],
   sessions: ["all", "cwd"],
   inspect: ["cwd"],
   "debug replay": ["provider"],
@@ -262,6 +266,7 @@ export function parseCommand(argv: readonly string[]): Command {
     flags.denyTools = values["deny-tool"].map((r) => nonEmpty("--deny-tool", r));
   if (values["no-sandbox"]) flags.noSandbox = true;
   if (values["dangerously-bypass-without-sandbox"]) flags.bypassWithoutSandbox = true;
+  if (values["max-turns"] !== undefined) flags.maxTurns = maxTurns(values["max-turns"]);
 
   const check = (command: string) => {
     const allowed = ALLOWED[command] ?? [];
@@ -523,6 +528,17 @@ function checkURL(value: string): string {
     throw usageError(`--base-url must be an http(s) URL like http://127.0.0.1:11434/v1; got "${value}"`);
   }
   return value;
+}
+
+/** `--max-turns`: a whole number of model calls, at least 1. */
+function maxTurns(value: string): number {
+  const n = /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw usageError(
+      `--max-turns must be a whole number of model calls, 1 or more (e.g. --max-turns 10); got "${value}"`,
+    );
+  }
+  return n;
 }
 
 /** Turns node:util's parse errors into one line that names the flag. */

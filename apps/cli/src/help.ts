@@ -49,6 +49,7 @@ Options:
   -c, --continue                  continue the last session of this directory
   -r, --resume [id]               continue a session by id or id prefix (see yoi sessions); no id: pick one
   -C, --cwd <dir>                 project directory (the scope root); default: the current directory
+      --max-turns <n>             most model calls one prompt may take (default 50; config worker.maxTurns)
       --permission-mode <mode>    default (writes and bash ask), acceptEdits, plan (read-only), bypassPermissions
       --allow-tool <rule>         allow a tool or command, e.g. edit_file, mcp__*, "bash(git status *)"; repeatable
       --deny-tool <rule>          deny one, same syntax; a deny always wins over an allow

@@ -198,7 +198,17 @@ export async function applySessionFlags(
             : {}),
           env,
         });
-  return applyPermissionFlags(chosen, flags);
+  return applyPermissionFlags(withMaxTurns(chosen, flags.maxTurns), flags);
+}
+
+/** `--max-turns` on the loaded config, over every file and variable that set `worker.maxTurns`. */
+function withMaxTurns(cli: CliConfig, maxTurns: number | undefined): CliConfig {
+  if (maxTurns === undefined) return cli;
+  return {
+    ...cli,
+    config: { ...cli.config, worker: { ...cli.config.worker, maxTurns } },
+    sources: { ...cli.sources, "worker.maxTurns": "flag:--max-turns" },
+  };
 }
 
 /** {@link loadProjectConfig} and {@link applySessionFlags}: the config a command runs with. */

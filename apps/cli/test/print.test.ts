@@ -193,4 +193,40 @@ describe("yoi -p against the scripted server", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('for the prompt "sessions", put -- before it');
   });
+
+  it("--max-turns stops a run after that many model calls, over the config, and -c goes on", async () => {
+    const list = (id: string) => ({
+      type: "reply" as const,
+      toolCalls: [{ id, name: "list_dir", arguments: { path: "." } }],
+    });
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [list("c1"), list("c2"), list("c3"), { type: "reply", text: "Listed." }],
+    });
+    servers.push(server);
+    // The project's config allows far more; the flag wins.
+    const { home, project } = await tempWorld({ ".yoi/config.jsonc": '{ "worker": { "maxTurns": 40 } }' });
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    const model = ["-m", "anthropic/claude-haiku-4-5"];
+    const stopped = await runYoi(["-p", ...model, "--max-turns", "2", "list it"], { cwd: project, env });
+    expect(stopped.code).toBe(1);
+    expect(server.requests).toHaveLength(2);
+    expect(stopped.stderr).toContain(
+      "stopped after 2 model calls (the most one prompt may take: --max-turns",
+    );
+    expect(stopped.stderr).toContain("continue with yoi -c");
+    const shown = await runYoi(["config", "--max-turns", "2"], { cwd: project, env });
+    expect(shown.stdout).toMatch(/worker\.maxTurns\s+2\s+flag:--max-turns/);
+    const resumed = await runYoi(["-p", ...model, "-c", "go on"], { cwd: project, env });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toBe("Listed.\n");
+    for (const bad of ["0", "-3", "two", "2.5", ""]) {
+      const r = await runYoi(["-p", ...model, `--max-turns=${bad}`, "hi"], { cwd: project, env });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        `yoi: --max-turns must be a whole number of model calls, 1 or more (e.g. --max-turns 10); got "${bad}"\n`,
+      );
+    }
+    expect(server.requests).toHaveLength(4);
+  });
 });

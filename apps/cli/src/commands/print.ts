@@ -250,7 +250,9 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
       diag("cancelled");
       return EXIT.cancelled;
     case "max_turns":
-      diag(`stopped after ${result.turns} model calls (worker.maxTurns); continue with yoi -c`);
+      diag(
+        `stopped after ${result.turns} model calls (the most one prompt may take: --max-turns, or worker.maxTurns in the config); continue with yoi -c`,
+      );
       return EXIT.error;
     case "paused":
       diag(`paused: ${result.reason ?? "by a hook"}; continue with yoi -c`);

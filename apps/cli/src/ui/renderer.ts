@@ -609,7 +609,9 @@ export class Renderer {
         break;
       case "max_turns":
         this.line(
-          s.yellow(`⊘ stopped after ${result.turns} model calls (worker.maxTurns); send "continue" to go on`),
+          s.yellow(
+            `⊘ stopped after ${result.turns} model calls (the most one prompt may take: --max-turns, or worker.maxTurns in the config); send "continue" to go on`,
+          ),
         );
         break;
       case "paused":
