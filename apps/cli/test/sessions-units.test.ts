@@ -1,6 +1,8 @@
+import { assistantMessage, type Item, userMessage } from "@yoi/llm-client";
 import type { SessionSummary } from "@yoi/worker-persistence";
 import { describe, expect, it } from "vitest";
 import { formatSessionTable, sessionTree } from "../src/commands/sessions.ts";
+import { conversationMarkdown } from "../src/sessions/export.ts";
 import { pickerItems } from "../src/sessions/session-picker.ts";
 import { shortIds } from "../src/sessions/short-ids.ts";
 import { transcriptLines } from "../src/sessions/transcript.ts";
@@ -206,5 +208,60 @@ describe("the resume transcript", () => {
       '✗ Web search failed: "yoi\\u001b[2J release" (max_uses_exceeded)',
       "It shipped.",
     ]);
+  });
+});
+
+describe("conversationMarkdown (/export)", () => {
+  it("quotes each prompt, heads each answer once, lists tool calls together, and keeps the refs as typed", () => {
+    const history: Item[] = [
+      userMessage("compare [unresolved file ref: a.ts] and [unresolved file ref: b.ts]\n\n# not a heading"),
+      { type: "message", role: "system", content: [{ type: "text", text: "[File: a.ts]\nsecret body" }] },
+      { type: "tool_call", callId: "1", name: "read_file", arguments: '{"path":"a.ts"}' },
+      { type: "tool_call", callId: "2", name: "grep", arguments: "not json" },
+      { type: "tool_result", callId: "1", isError: false, output: "x" } as Item,
+      { type: "tool_result", callId: "2", isError: true, output: "y" } as Item,
+      assistantMessage("They differ."),
+      userMessage("news?"),
+      {
+        type: "server_tool",
+        callId: "s",
+        name: "web_search",
+        arguments: '{"query":"yoi"}',
+        status: "failed",
+        sources: [],
+        provider: "anthropic",
+      } as Item,
+      assistantMessage(""),
+      assistantMessage("None found."),
+    ];
+    const { markdown, turns } = conversationMarkdown(history, {
+      sessionId: "01a2",
+      model: "anthropic/claude-haiku-4-5",
+      cwd: "/p",
+      at: new Date("2026-11-28T00:00:00Z"),
+    });
+    expect(turns).toBe(2);
+    expect(markdown).not.toContain("secret body");
+    const body = markdown.slice(markdown.indexOf("## You"));
+    expect(body.split("\n").slice(0, 12)).toEqual([
+      "## You",
+      "",
+      "> compare @a.ts and @b.ts",
+      ">",
+      "> # not a heading",
+      "",
+      "## yoi",
+      "",
+      "- `read_file` a.ts",
+      "- `grep` (failed)",
+      "",
+      "They differ.",
+    ]);
+    expect(body).toMatch(/## You\n\n> news\?\n\n## yoi\n\n- Web search failed: "yoi".*\n\nNone found\.\n$/);
+    expect(
+      markdown.startsWith(
+        "# yoi session 01a2\n\n- model: anthropic/claude-haiku-4-5\n- directory: /p\n- exported: 2026-11-28T00:00:00.000Z\n",
+      ),
+    ).toBe(true);
   });
 });

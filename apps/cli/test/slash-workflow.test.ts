@@ -2,7 +2,7 @@
  * /cost, /status, /compact <focus> and /clear on the shipped bundle in a
  * real terminal (tmux), against a scripted server.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -153,6 +153,68 @@ describe.skipIf(!TmuxSession.available())("slash commands people expect (tmux)",
     tty.keys("Enter");
     const screen = await tty.waitFor(/total\s+\$\? at list prices/);
     expect(screen).toContain('"models": { "house-model": { "provider": "anthropic", "pricing"');
+    tty.type("/exit");
+    tty.keys("Enter");
+    expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");
+  }, 120_000);
+
+  it("/export writes the conversation as Markdown and never replaces a file; a mistyped or foreign command is pointed to ours", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          text: "Let me look.",
+          toolCalls: [
+            { id: "r1", name: "read_file", arguments: { path: "notes.txt" } },
+            { id: "r2", name: "read_file", arguments: { path: "missing.txt" } },
+          ],
+        },
+        // An escape sequence in the answer: shown in the file, never obeyed by a terminal that prints it.
+        { type: "reply", text: "The note says **hello**.\u001b[2J" },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "notes.txt": "hello\n" });
+    const out = path.join(home, "run");
+    const tty = TmuxSession.start(yoiCommand({ project, home, baseURL: server.baseURL, args: [], out }));
+    sessions.push(tty);
+    await tty.waitFor(PROMPT);
+    tty.type("/export");
+    tty.keys("Enter");
+    await tty.waitFor("nothing to export yet: the conversation is empty");
+    tty.type("what is in @notes.txt?");
+    tty.keys("Enter");
+    await tty.waitFor("The note says");
+    await tty.waitFor(PROMPT);
+    tty.type("/export chat.md");
+    tty.keys("Enter");
+    await tty.waitFor("exported 1 prompt and its answer to chat.md");
+    const markdown = await readFile(path.join(project, "chat.md"), "utf8");
+    expect(markdown).toMatch(/^# yoi session [0-9a-f-]{36}\n\n- model: anthropic\/claude-haiku-4-5\n/);
+    expect(markdown).toContain(
+      "## You\n\n> what is in @notes.txt?\n\n## yoi\n\nLet me look.\n\n- `read_file` notes.txt\n- `read_file` missing.txt (failed)\n\nThe note says **hello**.␛[2J\n",
+    );
+    expect(markdown).not.toContain("\u001b");
+    // An existing file is left as it is.
+    await writeFile(path.join(project, "mine.md"), "my notes\n");
+    tty.type("/export mine.md");
+    tty.keys("Enter");
+    await tty.waitFor("/export: mine.md exists; give /export another name, or remove it first");
+    expect(await readFile(path.join(project, "mine.md"), "utf8")).toBe("my notes\n");
+    tty.type("/export");
+    tty.keys("Enter");
+    const written = await tty.waitFor(/exported 1 prompt and its answer to yoi-[0-9a-f-]{36}\.md/);
+    const name = /yoi-[0-9a-f-]{36}\.md/.exec(written)?.[0] ?? "";
+    expect(await readFile(path.join(project, name), "utf8")).toContain("> what is in @notes.txt?");
+
+    tty.type("/sesions");
+    tty.keys("Enter");
+    await tty.waitFor("unknown command /sesions; did you mean /sessions? (try /help)");
+    tty.type("/login");
+    tty.keys("Enter");
+    await tty.waitFor("unknown command /login; run yoi setup in a shell to save a key");
     tty.type("/exit");
     tty.keys("Enter");
     expect(await waitForFile(`${out}.exit`)).toBe("EXIT=0\n");

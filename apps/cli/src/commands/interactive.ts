@@ -6,6 +6,7 @@
  * (Ctrl-C twice at an empty prompt to leave). The terminal is restored on
  * every way out.
  */
+import { writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import * as readline from "node:readline";
 import { setTimeout as delay } from "node:timers/promises";
@@ -19,7 +20,7 @@ import {
   saveUserSetting,
   withModel,
 } from "@yoi/manifest";
-import { errorMessage } from "@yoi/manifest/errors";
+import { closest, errorMessage } from "@yoi/manifest/errors";
 import type {
   ChangedFile,
   PermissionDecision,
@@ -69,6 +70,7 @@ import {
   modelSetup,
   type SetupOptions,
 } from "../session-setup.ts";
+import { conversationMarkdown } from "../sessions/export.ts";
 import { chatSessionPlan, resolveResumeTarget } from "../sessions/resume-target.ts";
 import { pickFrom, pickSession } from "../sessions/session-picker.ts";
 import { type SlashRewindContext, slashRewind, slashUndo } from "../sessions/slash-rewind.ts";
@@ -126,6 +128,16 @@ function colorDepth(): number {
 
 /** Two Ctrl-C presses at the prompt within this time leave. */
 const DOUBLE_INTERRUPT_MS = 2000;
+
+/** What other agents' commands are called here, for people who bring their habits (see args.ts for flags). */
+const OTHER_AGENTS_COMMANDS: Record<string, string> = {
+  "/config":
+    "/status shows the model, mode and sandbox; yoi config (in a shell) shows every setting and its source",
+  "/login": "run yoi setup in a shell to save a key",
+  "/logout": "run yoi logout in a shell to remove saved keys",
+  "/doctor": "/status shows the model, mode, sandbox, MCP servers and versions",
+  "/memory": "project instructions live in AGENTS.md (/init writes one)",
+};
 /** Lines of a `/diff` printed before the rest is left to ctrl+o. */
 const DIFF_PAGE_LINES = 80;
 
@@ -985,6 +997,12 @@ class InteractiveSession {
       run: () => slashUndo(this.#rewindContext()),
     },
     {
+      name: "/export",
+      args: "[file]",
+      summary: "write this conversation to a Markdown file (default yoi-<session id>.md here)",
+      run: (arg) => this.#export(arg),
+    },
+    {
       name: "/fork",
       args: "[N]",
       summary: "continue in a new session copying this one (before turn N)",
@@ -1081,6 +1099,20 @@ class InteractiveSession {
     return [...this.#commands, ...extensionMenuCommands(this.#opened.pod)];
   }
 
+  /**
+   * A command yoi does not have: the nearest one's name for a typo (`/sesions`), and where
+   * another agent's command is found here (`/login`); other errors are left as they are.
+   */
+  #unknownHint(name: string, message: string): string {
+    if (!message.startsWith("unknown command ")) return message;
+    const elsewhere = Object.hasOwn(OTHER_AGENTS_COMMANDS, name) ? OTHER_AGENTS_COMMANDS[name] : undefined;
+    if (elsewhere !== undefined) return `unknown command ${name}; ${elsewhere}`;
+    const names = this.#allCommands().map((c) => c.name);
+    for (const c of this.#commands) names.push(...(c.aliases ?? []));
+    const near = closest(name, names);
+    return near === undefined ? message : `unknown command ${name}; did you mean ${near}? (try /help)`;
+  }
+
   /** Runs a built-in command, or returns what a custom command or an MCP prompt submits. */
   async #slash(text: string): Promise<ExpandedCommand | undefined> {
     const { name, arg } = parseSlash(text);
@@ -1091,7 +1123,7 @@ class InteractiveSession {
     if (command === undefined) {
       const expanded = await expandSlash(this.#opened.pod, text);
       if (expanded.kind === "submit") return expanded;
-      this.#renderer.message("", sanitize(expanded.message), this.#style.yellow);
+      this.#renderer.message("", sanitize(this.#unknownHint(name, expanded.message)), this.#style.yellow);
       return undefined;
     }
     await command.run(arg);
@@ -1527,6 +1559,46 @@ class InteractiveSession {
   }
 
   /** `/fork [N]`: continue in a new session copying this one (before turn N); this one stays as it is. */
+  /** `/export [file]`: the conversation as Markdown, in a new file (an existing one is never replaced). */
+  async #export(arg: string): Promise<void> {
+    const s = this.#style;
+    const { pod, setup } = this.#opened;
+    const file = path.resolve(pod.fs.cwd, arg === "" ? `yoi-${pod.id}.md` : arg);
+    const { markdown, turns } = conversationMarkdown(pod.history, {
+      sessionId: pod.id,
+      model: `${setup.resolved.providerName}/${setup.resolved.model}`,
+      cwd: pod.fs.cwd,
+      at: new Date(),
+    });
+    if (turns === 0) {
+      this.#renderer.message("", "nothing to export yet: the conversation is empty", s.dim);
+      return;
+    }
+    const shown = path.relative(pod.fs.cwd, file) || file;
+    try {
+      await writeFile(file, markdown, { flag: "wx" });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const why =
+        code === "EEXIST"
+          ? `${shown} exists; give /export another name, or remove it first`
+          : code === "ENOENT"
+            ? `${path.dirname(file)} does not exist`
+            : code === "EISDIR"
+              ? `${shown} is a directory; give /export a file name`
+              : errorMessage(error);
+      this.#renderer.message("✗", sanitize(`/export: ${why}`), s.red);
+      return;
+    }
+    this.#renderer.message(
+      "",
+      sanitize(
+        `exported ${turns === 1 ? "1 prompt and its answer" : `${turns} prompts and their answers`} to ${shown}`,
+      ),
+      s.dim,
+    );
+  }
+
   async #fork(arg: string): Promise<void> {
     const s = this.#style;
     const turn = arg === "" ? undefined : Number(arg);
