@@ -32,6 +32,8 @@ export interface SessionFlags {
   bypassWithoutSandbox?: boolean;
   /** `--max-turns <n>`: the most model calls one prompt's run makes (`worker.maxTurns`). */
   maxTurns?: number;
+  /** `--append-system-prompt <text>`: added to the end of the system prompt for this run. */
+  appendSystem?: string;
 }
 
 export type Command =
@@ -154,6 +156,7 @@ const OPTIONS = {
   list: { type: "boolean" },
   worktree: { type: "string", short: "w" },
   "max-turns": { type: "string" },
+  "append-system-prompt": { type: "string" },
 } as const;
 
 /** Flags that shape permissions, accepted wherever a session (or its config) is. */
@@ -188,6 +191,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
     "turn",
     "worktree",
     "max-turns",
+    "append-system-prompt",
     ...PERMISSION_OPTIONS,
   ],
   rewind: ["session", "turn", "files", "conversation", "force", "list", "cwd"],
@@ -267,6 +271,13 @@ export function parseCommand(argv: readonly string[]): Command {
   if (values["no-sandbox"]) flags.noSandbox = true;
   if (values["dangerously-bypass-without-sandbox"]) flags.bypassWithoutSandbox = true;
   if (values["max-turns"] !== undefined) flags.maxTurns = maxTurns(values["max-turns"]);
+  if (values["append-system-prompt"] !== undefined) {
+    if (values["append-system-prompt"].trim() === "")
+      throw usageError(
+        '--append-system-prompt needs the text to add, e.g. --append-system-prompt "Answer in French."',
+      );
+    flags.appendSystem = values["append-system-prompt"];
+  }
 
   const check = (command: string) => {
     const allowed = ALLOWED[command] ?? [];

@@ -50,6 +50,8 @@ Options:
   -r, --resume [id]               continue a session by id or id prefix (see yoi sessions); no id: pick one
   -C, --cwd <dir>                 project directory (the scope root); default: the current directory
       --max-turns <n>             most model calls one prompt may take (default 50; config worker.maxTurns)
+      --append-system-prompt <text>
+                                  add text to the end of the system prompt for this run (not kept by -c)
       --permission-mode <mode>    default (writes and bash ask), acceptEdits, plan (read-only), bypassPermissions
       --allow-tool <rule>         allow a tool or command, e.g. edit_file, mcp__*, "bash(git status *)"; repeatable
       --deny-tool <rule>          deny one, same syntax; a deny always wins over an allow

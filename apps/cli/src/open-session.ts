@@ -77,6 +77,7 @@ export async function openPodWith(
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
     permissionSources: ruleSources(setup),
     ...(setup.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
+    ...(setup.appendSystem !== undefined ? { appendSystem: setup.appendSystem } : {}),
     sessionStart: { ...(recordedBaseURL(setup.baseURL) ? { baseURL: recordedBaseURL(setup.baseURL) } : {}) },
   };
   let id = options.resume;

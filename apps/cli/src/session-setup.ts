@@ -88,6 +88,8 @@ export interface CliConfig {
   dataDir: string;
   /** `--dangerously-bypass-without-sandbox` was given. */
   allowUnsandboxedBypass?: boolean;
+  /** `--append-system-prompt`: added to the end of the session's system prompt. */
+  appendSystem?: string;
   /** Keys `yoi setup` saved (`~/.yoi/credentials.json`), by variable; the environment wins over them. */
   credentials: Credentials;
 }
@@ -198,7 +200,8 @@ export async function applySessionFlags(
             : {}),
           env,
         });
-  return applyPermissionFlags(withMaxTurns(chosen, flags.maxTurns), flags);
+  const withFlags = applyPermissionFlags(withMaxTurns(chosen, flags.maxTurns), flags);
+  return flags.appendSystem === undefined ? withFlags : { ...withFlags, appendSystem: flags.appendSystem };
 }
 
 /** `--max-turns` on the loaded config, over every file and variable that set `worker.maxTurns`. */

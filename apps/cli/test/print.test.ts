@@ -229,4 +229,35 @@ describe("yoi -p against the scripted server", () => {
     }
     expect(server.requests).toHaveLength(4);
   });
+
+  it("--append-system-prompt adds to the system prompt of that run only", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", text: "Bonjour." },
+        { type: "reply", text: "Hello." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({ "AGENTS.md": "Project rule: be brief.\n" });
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    const model = ["-m", "anthropic/claude-haiku-4-5"];
+    const first = await runYoi(["-p", ...model, "--append-system-prompt", "Answer in French.", "hi"], {
+      cwd: project,
+      env,
+    });
+    expect(first).toMatchObject({ code: 0, stdout: "Bonjour.\n" });
+    const system = (i: number) => JSON.stringify((server.requests[i] as { system?: unknown }).system ?? "");
+    // After yoi's own prompt, before the project's instructions.
+    expect(system(0)).toMatch(/You are yoi[\s\S]*Answer in French\.[\s\S]*Project rule: be brief\./);
+    const again = await runYoi(["-p", ...model, "-c", "and now?"], { cwd: project, env });
+    expect(again).toMatchObject({ code: 0, stdout: "Hello.\n" });
+    expect(system(1)).not.toContain("Answer in French.");
+    expect(system(1)).toContain("Project rule: be brief.");
+    const blank = await runYoi(["-p", ...model, "--append-system-prompt", " ", "hi"], { cwd: project, env });
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toBe(
+      'yoi: --append-system-prompt needs the text to add, e.g. --append-system-prompt "Answer in French."\n',
+    );
+  });
 });

@@ -37,6 +37,12 @@ export interface PodOptions {
   ask?: PermissionPrompt;
   /** System prompt. Default: a short one naming the project root and the tools. */
   system?: string;
+  /**
+   * Text added to the end of the system prompt (the default one or `system`),
+   * before the project instructions: a caller's standing orders for this
+   * session ("answer in French", "never run the tests").
+   */
+  appendSystem?: string;
   /** More tools, after the built-ins. */
   tools?: readonly Tool[];
   /** Public read-only hooks, run after the permission hook. */

@@ -124,6 +124,31 @@ describe("project instructions reach the model", () => {
     expect(text).toContain(`## ${path.join(user, "AGENTS.md")} (the user's, for every project)`);
   });
 
+  it("appendSystem goes after yoi's own prompt (or the caller's system) and before the instructions", async () => {
+    const { root, user } = await project();
+    await writeFile(path.join(root, "AGENTS.md"), "root rule R1\n");
+    const s = await serve("anthropic", 1);
+    const pod = await Pod.create({
+      cwd: root,
+      dataDir: path.join(root, "..", "data"),
+      fsync: "never",
+      instructions: { userDir: user },
+      system: "Caller's system.",
+      appendSystem: "  Answer in French.\n",
+      client: createClient({
+        provider: "anthropic",
+        model: MODELS.anthropic,
+        apiKey: "k",
+        baseURL: s.baseURL,
+      }),
+    });
+    pods.push(pod);
+    await pod.run("hi");
+    const text = JSON.stringify((s.requests[0] as { system: unknown }).system);
+    expect(text).toContain("Caller's system.\\n\\nAnswer in French.");
+    expect(text.indexOf("Answer in French.")).toBeLessThan(text.indexOf("root rule R1"));
+  });
+
   it("re-reads a file changed between turns, and says so", async () => {
     const { root, user } = await project();
     await writeFile(path.join(root, "AGENTS.md"), "version one of the rules\n");

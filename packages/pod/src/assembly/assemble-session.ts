@@ -426,7 +426,10 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   worker = new Worker({
     client: model.client,
     tools: offeredTools(),
-    system: (options.system ?? defaultSystem(fs.cwd, tools)) + skillsPrompt(extensions.skills),
+    system:
+      (options.system ?? defaultSystem(fs.cwd, tools)) +
+      (options.appendSystem?.trim() ? `\n\n${options.appendSystem.trim()}` : "") +
+      skillsPrompt(extensions.skills),
     settings: settingsFrom(config),
     maxTurns: config.worker.maxTurns,
     blobStore,
