@@ -34,6 +34,8 @@ export interface SessionFlags {
   maxTurns?: number;
   /** `--append-system-prompt <text>`: added to the end of the system prompt for this run. */
   appendSystem?: string;
+  /** `--add-dir <dir>` (repeatable): more directories the session may read and write, as typed. */
+  addDirs?: string[];
 }
 
 export type Command =
@@ -157,6 +159,7 @@ const OPTIONS = {
   worktree: { type: "string", short: "w" },
   "max-turns": { type: "string" },
   "append-system-prompt": { type: "string" },
+  "add-dir": { type: "string", multiple: true },
 } as const;
 
 /** Flags that shape permissions, accepted wherever a session (or its config) is. */
@@ -192,10 +195,11 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
     "worktree",
     "max-turns",
     "append-system-prompt",
+    "add-dir",
     ...PERMISSION_OPTIONS,
   ],
   rewind: ["session", "turn", "files", "conversation", "force", "list", "cwd"],
-  config: ["model", "base-url", "cwd", "max-turns", ...PERMISSION_OPTIONS],
+  config: ["model", "base-url", "cwd", "max-turns", "add-dir", ...PERMISSION_OPTIONS],
   sessions: ["all", "cwd"],
   inspect: ["cwd"],
   "debug replay": ["provider"],
@@ -271,6 +275,7 @@ export function parseCommand(argv: readonly string[]): Command {
   if (values["no-sandbox"]) flags.noSandbox = true;
   if (values["dangerously-bypass-without-sandbox"]) flags.bypassWithoutSandbox = true;
   if (values["max-turns"] !== undefined) flags.maxTurns = maxTurns(values["max-turns"]);
+  if (values["add-dir"] !== undefined) flags.addDirs = values["add-dir"].map((d) => nonEmpty("--add-dir", d));
   if (values["append-system-prompt"] !== undefined) {
     if (values["append-system-prompt"].trim() === "")
       throw usageError(

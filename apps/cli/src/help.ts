@@ -50,6 +50,7 @@ Options:
   -r, --resume [id]               continue a session by id or id prefix (see yoi sessions); no id: pick one
   -C, --cwd <dir>                 project directory (the scope root); default: the current directory
       --max-turns <n>             most model calls one prompt may take (default 50; config worker.maxTurns)
+      --add-dir <dir>             another directory the session may read and write (repeatable)
       --append-system-prompt <text>
                                   add text to the end of the system prompt for this run (not kept by -c)
       --permission-mode <mode>    default (writes and bash ask), acceptEdits, plan (read-only), bypassPermissions

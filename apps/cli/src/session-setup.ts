@@ -200,8 +200,41 @@ export async function applySessionFlags(
             : {}),
           env,
         });
-  const withFlags = applyPermissionFlags(withMaxTurns(chosen, flags.maxTurns), flags);
+  const withFlags = applyPermissionFlags(
+    withAddedDirs(withMaxTurns(chosen, flags.maxTurns), flags.addDirs),
+    flags,
+  );
   return flags.appendSystem === undefined ? withFlags : { ...withFlags, appendSystem: flags.appendSystem };
+}
+
+/**
+ * `--add-dir`: more write roots besides the scope's (the scope root itself,
+ * or the configured `scope.writeRoots`), each an existing directory given
+ * relative to where yoi was started. The sandbox binds them writable, with
+ * their own protected paths.
+ */
+function withAddedDirs(cli: CliConfig, dirs: readonly string[] | undefined): CliConfig {
+  if (dirs === undefined || dirs.length === 0) return cli;
+  const added = dirs.map((dir) => {
+    const abs = path.resolve(cli.cwd, expandHome(dir, cli.homeDir));
+    let info: ReturnType<typeof statSync> | undefined;
+    try {
+      info = statSync(abs, { throwIfNoEntry: false });
+    } catch {}
+    if (!info?.isDirectory()) throw usageError(`--add-dir: ${abs} is not a directory`);
+    return abs;
+  });
+  const scope = cli.config.scope;
+  return {
+    ...cli,
+    config: { ...cli.config, scope: { ...scope, writeRoots: [...(scope.writeRoots ?? ["."]), ...added] } },
+    sources: { ...cli.sources, "scope.writeRoots": "flag:--add-dir" },
+  };
+}
+
+/** `~/x` as a shell would give it (a quoted `~` reaches yoi as it is). */
+function expandHome(dir: string, home: string): string {
+  return dir === "~" || dir.startsWith("~/") ? path.join(home, dir.slice(1)) : dir;
 }
 
 /** `--max-turns` on the loaded config, over every file and variable that set `worker.maxTurns`. */

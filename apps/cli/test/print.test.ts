@@ -1,3 +1,5 @@
+import { mkdir, readFile } from "node:fs/promises";
+import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanEnv, jsonLines, runYoi, tempWorld } from "./helpers.ts";
@@ -258,6 +260,48 @@ describe("yoi -p against the scripted server", () => {
     expect(blank.code).toBe(2);
     expect(blank.stderr).toBe(
       'yoi: --append-system-prompt needs the text to add, e.g. --append-system-prompt "Answer in French."\n',
+    );
+  });
+
+  it("--add-dir lets the session write in another directory, and tells the model", async () => {
+    const write = (id: string) => ({
+      type: "reply" as const,
+      toolCalls: [{ id, name: "write_file", arguments: { path: "", content: "shared\n" } }],
+    });
+    const { home, project } = await tempWorld({});
+    const other = path.join(path.dirname(project), "shared-lib");
+    await mkdir(other);
+    const target = path.join(other, "notes.md");
+    const calls = [write("w1"), write("w2")];
+    for (const c of calls) c.toolCalls[0]!.arguments.path = target;
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        calls[0]!,
+        { type: "reply", text: "Refused." },
+        calls[1]!,
+        { type: "reply", text: "Written." },
+      ],
+    });
+    servers.push(server);
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    const args = ["-p", "-m", "anthropic/claude-haiku-4-5", "--allow-tool", "write_file"];
+    // Without the flag the directory is outside the scope.
+    const without = await runYoi([...args, "write it"], { cwd: project, env });
+    expect(without).toMatchObject({ code: 0, stdout: "Refused.\n" });
+    expect(JSON.stringify(server.requests[1])).toMatch(/outside/);
+    await expect(readFile(target, "utf8")).rejects.toThrow();
+    const withDir = await runYoi([...args, "--add-dir", "../shared-lib", "write it"], { cwd: project, env });
+    expect(withDir).toMatchObject({ code: 0, stdout: "Written.\n" });
+    expect(await readFile(target, "utf8")).toBe("shared\n");
+    const system = JSON.stringify((server.requests[2] as { system?: unknown }).system);
+    expect(system).toContain(`Also readable and writable (by absolute path): ${other}.`);
+    const shown = await runYoi(["config", "--add-dir", "../shared-lib"], { cwd: project, env });
+    expect(shown.stdout).toMatch(/scope\.writeRoots\s+.*shared-lib.*flag:--add-dir/);
+    const missing = await runYoi([...args, "--add-dir", "../nope", "hi"], { cwd: project, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(
+      `yoi: --add-dir: ${path.join(path.dirname(project), "nope")} is not a directory\n`,
     );
   });
 });

@@ -427,7 +427,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     client: model.client,
     tools: offeredTools(),
     system:
-      (options.system ?? defaultSystem(fs.cwd, tools)) +
+      (options.system ?? defaultSystem(fs.cwd, tools, { write: fs.writeRoots, read: fs.readRoots })) +
       (options.appendSystem?.trim() ? `\n\n${options.appendSystem.trim()}` : "") +
       skillsPrompt(extensions.skills),
     settings: settingsFrom(config),

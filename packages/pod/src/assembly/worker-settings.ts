@@ -4,10 +4,31 @@ import type { ResponseBounds, Tool } from "@yoi/llm-worker";
 import type { Config } from "@yoi/manifest";
 
 /** The default system prompt: the project root and the tools. */
-export function defaultSystem(root: string, tools: readonly Tool[]): string {
+export function defaultSystem(
+  root: string,
+  tools: readonly Tool[],
+  roots: { write: readonly string[]; read: readonly string[] } = { write: [root], read: [root] },
+): string {
+  // Directories of the scope besides the root (scope.writeRoots / readRoots, the CLI's --add-dir).
+  const writable = roots.write.filter((r) => r !== root);
+  const readOnly = roots.read.filter((r) => r !== root && !roots.write.includes(r));
+  const scope =
+    writable.length === 0 && readOnly.length === 0
+      ? `Project root: ${root}. Paths are relative to it; nothing outside it can be read or written.`
+      : [
+          `Project root: ${root}. Paths are relative to it.`,
+          ...(writable.length > 0
+            ? [`Also readable and writable (by absolute path): ${writable.join(", ")}.`]
+            : []),
+          ...(readOnly.length > 0
+            ? [`Also readable, not writable (by absolute path): ${readOnly.join(", ")}.`]
+            : []),
+          ...(roots.write.includes(root) ? [] : ["The project root itself is not writable."]),
+          "Nothing outside these can be read or written.",
+        ].join(" ");
   return [
     "You are yoi, a coding agent working in a user's project.",
-    `Project root: ${root}. Paths are relative to it; nothing outside it can be read or written.`,
+    scope,
     `Tools: ${tools.map((t) => t.name).join(", ")}.`,
     "A system message (or `<system-reminder>` text) starting with `[File: <path>]` holds a file the user attached with @<path> or one re-attached after a compaction; its body may be truncated (read_file reads the rest).",
     "A user message starting with `[Image: <path>]` holds an image the user attached.",
