@@ -1,4 +1,4 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, realpath } from "node:fs/promises";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -303,5 +303,28 @@ describe("yoi -p against the scripted server", () => {
     expect(missing.stderr).toBe(
       `yoi: --add-dir: ${path.join(path.dirname(project), "nope")} is not a directory\n`,
     );
+  });
+
+  it("started in the home directory, it warns once that the whole home is in reach; in a project it does not", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", text: "Home." },
+        { type: "reply", text: "Project." },
+      ],
+    });
+    servers.push(server);
+    const { home, project } = await tempWorld({});
+    const env = cleanEnv(home, { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.baseURL });
+    const args = ["-p", "-m", "anthropic/claude-haiku-4-5", "hi"];
+    const inHome = await runYoi(args, { cwd: home, env });
+    expect(inHome).toMatchObject({ code: 0, stdout: "Home.\n" });
+    const warnings = inHome.stderr.split("\n").filter((l) => l.includes("your home directory"));
+    expect(warnings).toEqual([
+      `yoi: warn: yoi may change files anywhere in your home directory (${await realpath(home)}): each change asks first unless a rule or mode allows it, and only the start-up, ssh, git and PATH files yoi knows of are protected. For a project, start yoi in its folder (or pass -C <dir>).`,
+    ]);
+    const inProject = await runYoi(args, { cwd: project, env });
+    expect(inProject).toMatchObject({ code: 0, stdout: "Project.\n" });
+    expect(inProject.stderr).not.toContain("home directory");
   });
 });

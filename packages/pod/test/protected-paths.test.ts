@@ -239,6 +239,85 @@ describe.runIf(process.platform === "linux")("sandboxed bash cannot plant code t
   }, 120_000);
 });
 
+describe.runIf(process.platform === "linux")("yoi started in the home directory", () => {
+  const HOME_TARGETS = [
+    ".ssh/authorized_keys",
+    ".ssh/config",
+    ".config/git/config",
+    ".config/autostart/evil.desktop",
+    ".config/systemd/user/evil.service",
+    ".local/bin/git",
+    ".zshenv",
+    ".npmrc",
+    ".vimrc",
+    ".bashrc",
+    ".yoi/config.jsonc",
+  ];
+
+  /** Runs `body` with HOME at a fresh directory that has what a home has (.config, .ssh), and its bash. */
+  async function inHome(body: (home: string, bash: (c: string) => Promise<string>) => Promise<void>) {
+    const found = await detectSandbox();
+    if (!isSandbox(found)) throw new Error(`these tests need bubblewrap: ${found.reason}`);
+    const home = await tempDir();
+    await mkdir(path.join(home, ".config"), { recursive: true });
+    await mkdir(path.join(home, ".ssh"), { recursive: true });
+    await writeFile(path.join(home, ".ssh", "known_hosts"), "host\n");
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const fs = await ScopedFs.create({ writeRoots: [home], cwd: home });
+      const tool = bashTool({
+        fs,
+        env: defaultBashEnv(),
+        sandbox: { sandbox: found, policy: { writeRoots: fs.writeRoots, hidden: [], network: false } },
+      });
+      await body(home, async (command) => text(await tool.execute({ command }, ctx)));
+    } finally {
+      process.env.HOME = saved;
+    }
+  }
+
+  it("sandboxed bash plants nothing in the home's start-up, ssh, git and PATH files; its ordinary files are written", async () => {
+    await inHome(async (home, bash) => {
+      const landed: string[] = [];
+      for (const target of HOME_TARGETS)
+        for (const [route, plant] of Object.entries(PLANTS)) {
+          await bash(plant(target));
+          if (planted(home, target)) landed.push(`${route} → ${target}`);
+        }
+      expect(landed).toEqual([]);
+      expect(readFileSync(path.join(home, ".ssh", "known_hosts"), "utf8")).toBe("host\n");
+      // A start-up file that did not exist is removed after the command that made it, and the command says so.
+      expect(await bash("echo 'export X=1' > .zshenv")).toMatch(
+        /created .*\.zshenv, which would run later, outside the sandbox; yoi removed it/,
+      );
+      expect(existsSync(path.join(home, ".zshenv"))).toBe(false);
+      expect(await bash("mkdir -p code && echo hi > code/notes.txt && cat code/notes.txt")).toMatch(
+        /hi\n\[exit code: 0\]$/,
+      );
+      // No placeholder is left behind: what is there is what was there, and what the commands made.
+      expect(readdirSync(home).sort()).toEqual([".config", ".ssh", "code", "planted.tmp"]);
+    });
+  }, 180_000);
+
+  it("the edit tools ask for them, naming the reason; a project inside the home is not affected", async () => {
+    await inHome(async (home) => {
+      expect(protectedPathReason(path.join(home, ".ssh", "authorized_keys"), [home])).toBe(
+        "~/.ssh is protected: your home directory's start-up, ssh, git and PATH files run later, outside the sandbox",
+      );
+      expect(protectedPathReason(path.join(home, ".local", "bin", "git"), [home])).toMatch(
+        /^~\/\.local\/bin is protected/,
+      );
+      expect(protectedPathReason(path.join(home, ".zshenv"), ["/"])).toMatch(/^~\/\.zshenv is protected/);
+      expect(protectedPathReason(path.join(home, "code", "notes.txt"), [home])).toBeUndefined();
+      // A project in ~/code: its own .ssh or .local/bin are ordinary directories.
+      const project = path.join(home, "code");
+      expect(protectedPathReason(path.join(project, ".local", "bin", "x"), [project])).toBeUndefined();
+      expect(rootProtection(project, home).existing).not.toContain(path.join(home, ".ssh"));
+    });
+  });
+});
+
 describe.runIf(process.platform === "linux")("a protected file held by a running sandboxed command", () => {
   it("write_file says it is held (not that it is a directory), and writes it once the command ended", async () => {
     const found = await detectSandbox();

@@ -60,6 +60,7 @@ import { modeTag } from "../permission-mode-key.ts";
 import { approveForProject, projectRulesFor, quoteRules } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
 import { formatCountdown, formatReset } from "../rate-limit-reset.ts";
+import { broadScopeWarning } from "../scope-warning.ts";
 import {
   applySessionFlags,
   type CliConfig,
@@ -432,6 +433,8 @@ class InteractiveSession {
     this.#pricingNote(setup);
     const sandboxWarning = sandboxNotice(pod.sandbox);
     if (sandboxWarning !== undefined) this.#renderer.message("·", sanitize(sandboxWarning), s.yellow);
+    const scopeWarning = broadScopeWarning(pod.fs.writeRoots, setup.homeDir);
+    if (scopeWarning !== undefined) this.#renderer.message("!", sanitize(scopeWarning), s.yellow);
     if (restored) {
       const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";
       this.#renderer.message("·", `${how} session ${pod.id} (${pod.history.length} items in history)`, s.dim);

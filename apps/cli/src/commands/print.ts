@@ -32,6 +32,7 @@ import { type BoundedText, inputTooLarge, readBounded, STDIN_LIMIT_BYTES } from 
 import { checkFileRefs, openPodWith, restoreWarnings } from "../open-session.ts";
 import { sandboxNotice } from "../permission-flags.ts";
 import { WITHOUT_ASKING } from "../project-trust.ts";
+import { broadScopeWarning } from "../scope-warning.ts";
 import { applySessionFlags, loadProjectConfig, modelSetup, type SetupOptions } from "../session-setup.ts";
 import { chatSessionPlan } from "../sessions/resume-target.ts";
 import { markStartup } from "../startup/trace.ts";
@@ -98,6 +99,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   const diag = (line: string) => process.stderr.write(`yoi: ${sanitize(line)}\n`);
 
   const sandboxWarning = sandboxNotice(pod.sandbox);
+  const scopeWarning = broadScopeWarning(pod.fs.writeRoots, setup.homeDir);
   if (stream) {
     emit({
       type: "session",
@@ -109,9 +111,11 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
     });
     for (const note of setup.notes) emit({ type: "alert", level: "info", source: "cli", message: note });
     if (sandboxWarning) emit({ type: "alert", level: "warn", source: "sandbox", message: sandboxWarning });
+    if (scopeWarning) emit({ type: "alert", level: "warn", source: "scope", message: scopeWarning });
   } else {
     for (const note of setup.notes) diag(`note: ${note}`);
     if (sandboxWarning) diag(`warn: ${sandboxWarning}`);
+    if (scopeWarning) diag(`warn: ${scopeWarning}`);
   }
   for (const warning of restoreWarnings(pod)) {
     if (stream) emit({ type: "alert", level: "warn", source: "session_log", message: warning });

@@ -51,7 +51,7 @@ export function bwrapBaseArgs(network: boolean): string[] {
 export function bwrapArgs(
   cwd: string,
   policy: SandboxPolicy,
-  protections: readonly RootProtection[] = policy.writeRoots.map(rootProtection),
+  protections: readonly RootProtection[] = policy.writeRoots.map((root) => rootProtection(root)),
 ): string[] {
   const args = bwrapBaseArgs(policy.network);
   // Only what exists: bwrap cannot create a mount point on the read-only root (and nothing is there to hide).
@@ -85,7 +85,7 @@ export function bwrapSandbox(bwrap: string): Sandbox {
   return {
     kind: "bwrap",
     wrap(shell: string, line: string, cwd: string, policy: SandboxPolicy): SandboxedCommand {
-      const protections = policy.writeRoots.map(rootProtection);
+      const protections = policy.writeRoots.map((root) => rootProtection(root));
       // A placeholder another running command of ours made looks like an existing path: it is ours, and in use.
       const used: string[] = [];
       for (const p of protections) {
@@ -123,6 +123,9 @@ function removeEmptyDir(p: string): void {
   }
 }
 
+/** The git files watched rather than stood in for (see protected-paths.ts). */
+const GIT_REDIRECTS = ["commondir", "config.worktree"];
+
 /** Removes what the command made at paths it must not create; says what it removed. */
 function removeCreated(watched: readonly string[]): string | undefined {
   const removed: string[] = [];
@@ -141,5 +144,9 @@ function removeCreated(watched: readonly string[]): string | undefined {
   }
   if (removed.length === 0) return undefined;
   const names = removed.map((p) => path.basename(path.dirname(p)) + path.sep + path.basename(p));
-  return `The command created ${names.join(", ")}, which would send git to other hooks and config outside the sandbox; yoi removed it.`;
+  const git = removed.every((p) => GIT_REDIRECTS.includes(path.basename(p.replace(/ \(could not.*$/, ""))));
+  const why = git
+    ? "which would send git to other hooks and config outside the sandbox"
+    : "which would run later, outside the sandbox";
+  return `The command created ${names.join(", ")}, ${why}; yoi removed it.`;
 }

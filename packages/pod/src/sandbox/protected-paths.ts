@@ -20,7 +20,8 @@
  * (and a `.git` file's target, and git's configured `core.hooksPath` when
  * it lies in a write root); the edit tools ask for them at any depth.
  */
-import { lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
 import * as path from "node:path";
 
 /** Directories at the top of a write root whose whole tree is protected. */
@@ -38,6 +39,38 @@ export const PROTECTED_FILES: readonly string[] = [
   ".envrc",
 ];
 
+/**
+ * Paths of the user's home directory that make code run later without
+ * anyone asking (in every shell, at login, over ssh, first on PATH, in
+ * git everywhere, when the editor starts). They matter only where a write
+ * root holds the home directory (yoi started in ~ or above it): a project's
+ * own scope never reaches them. Directories here, then files.
+ */
+export const HOME_PROTECTED_DIRS: readonly string[] = [
+  ".ssh",
+  ".gnupg",
+  ".config/git",
+  ".config/autostart",
+  ".config/systemd",
+  ".config/environment.d",
+  ".config/fish",
+  ".config/nvim",
+  ".local/bin",
+  ".emacs.d",
+];
+export const HOME_PROTECTED_FILES: readonly string[] = [
+  ".bash_login",
+  ".bash_logout",
+  ".zshenv",
+  ".zlogin",
+  ".pam_environment",
+  ".xprofile",
+  ".xsessionrc",
+  ".npmrc",
+  ".vimrc",
+  ".emacs",
+];
+
 /** Why a path is protected, in a few words for a question and a denial. */
 const WHY = {
   git: "git runs what its hooks and config name, later and outside the sandbox",
@@ -45,6 +78,7 @@ const WHY = {
   agent: "agent settings start servers and hooks the next time an agent starts here",
   shell: "shell start-up files run in every new shell",
   direnv: "direnv runs .envrc on every cd into the folder",
+  home: "your home directory's start-up, ssh, git and PATH files run later, outside the sandbox",
 } as const;
 
 const REASONS: Record<string, string> = {
@@ -87,7 +121,17 @@ export function protectedPathReason(real: string, writeRoots: readonly string[])
     if (PROTECTED_FILES.includes(name) && !isLast) continue;
     return `${parts.slice(0, i + 1).join("/")} is protected: ${reason}`;
   }
-  return undefined;
+  return homePathReason(real, writeRoots);
+}
+
+/** The reason for a path of the home directory's own list, where a write root holds the home directory. */
+function homePathReason(real: string, writeRoots: readonly string[], home = realHome()): string | undefined {
+  if (home === "" || !isWithin(real, home) || !writeRoots.some((r) => isWithin(home, r))) return undefined;
+  const rel = path.relative(home, real).split(path.sep).join("/");
+  const hit = [...HOME_PROTECTED_DIRS, ...HOME_PROTECTED_FILES].find(
+    (p) => rel === p || (HOME_PROTECTED_DIRS.includes(p) && rel.startsWith(`${p}/`)),
+  );
+  return hit === undefined ? undefined : `~/${hit} is protected: ${WHY.home}`;
 }
 
 /** What the sandbox does for one write root. */
@@ -97,15 +141,20 @@ export interface RootProtection {
   /** Protected paths that do not exist: a read-only empty directory is mounted there for the command. */
   missing: string[];
   /**
-   * git redirect files that do not exist and cannot be stood in for (git
-   * refuses to run with an unreadable `commondir`): looked at after the
+   * Files that do not exist and are not stood in for: git redirect files
+   * (git refuses to run with an unreadable `commondir`) and the home
+   * directory's start-up files (an empty directory in their place would
+   * clutter ~ and break the shells that read them). Looked at after the
    * command, and removed if it made one.
    */
   watched: string[];
 }
 
-/** The protections of one write root, from what is on disk now. */
-export function rootProtection(root: string): RootProtection {
+/**
+ * The protections of one write root, from what is on disk now. `home`: the
+ * user's home directory, whose own list is added when the root holds it.
+ */
+export function rootProtection(root: string, home: string = realHome()): RootProtection {
   const out: RootProtection = { existing: [], missing: [], watched: [] };
   const add = (p: string) => {
     // A symlink is protected where it points (the mount follows it); a dangling one cannot be mounted over.
@@ -114,6 +163,7 @@ export function rootProtection(root: string): RootProtection {
     else if (kind !== "dangling") out.existing.push(p);
   };
   for (const name of [...PROTECTED_DIRS, ...PROTECTED_FILES]) add(path.join(root, name));
+  if (home !== "" && isWithin(home, root)) addHome(home, root, out, add);
   const dotGit = path.join(root, ".git");
   const kind = entryKind(dotGit);
   if (kind === "file") {
@@ -130,6 +180,43 @@ export function rootProtection(root: string): RootProtection {
     out.missing.push(dotGit);
   }
   return out;
+}
+
+/**
+ * The home directory's protections, for a root that holds it: its own list,
+ * and the root's list again under it when the root is above it (yoi in /).
+ * A missing directory is stood in for (its missing parents with it); a
+ * missing file is watched.
+ */
+function addHome(home: string, root: string, out: RootProtection, add: (p: string) => void): void {
+  const dirs = home === root ? HOME_PROTECTED_DIRS : [...PROTECTED_DIRS, ...HOME_PROTECTED_DIRS];
+  const files = home === root ? HOME_PROTECTED_FILES : [...PROTECTED_FILES, ...HOME_PROTECTED_FILES];
+  for (const rel of dirs) {
+    // `.local/bin` without `.local`: the placeholder goes where the path first goes missing.
+    const parts = rel.split("/");
+    let at = home;
+    for (const part of parts) {
+      at = path.join(at, part);
+      if (entryKind(at) === "missing") break;
+    }
+    if (!out.missing.includes(at) && !out.existing.includes(at)) add(at);
+  }
+  for (const rel of files) {
+    const file = path.join(home, rel);
+    const kind = entryKind(file);
+    if (kind === "missing") out.watched.push(file);
+    else if (kind !== "dangling") out.existing.push(file);
+  }
+}
+
+/** The home directory as the roots are given (real paths), or "" when there is none. */
+function realHome(): string {
+  const home = homedir();
+  try {
+    return realpathSync(home);
+  } catch {
+    return home;
+  }
 }
 
 /** Whether a directory above `dir` holds a `.git` (dir is inside an enclosing work tree). */
