@@ -1,3 +1,4 @@
+import { SUMMARY_HEADER } from "@yoi/compaction";
 import { assistantMessage, type Item, userMessage } from "@yoi/llm-client";
 import type { SessionSummary } from "@yoi/worker-persistence";
 import { describe, expect, it } from "vitest";
@@ -263,5 +264,31 @@ describe("conversationMarkdown (/export)", () => {
         "# yoi session 01a2\n\n- model: anthropic/claude-haiku-4-5\n- directory: /p\n- exported: 2026-11-28T00:00:00.000Z\n",
       ),
     ).toBe(true);
+  });
+});
+
+describe("a compacted session, exported and resumed", () => {
+  const history: Item[] = [
+    userMessage(`${SUMMARY_HEADER}\n\n<summary>\nWe set retries to 3.\n</summary>`),
+    userMessage("and now?"),
+    assistantMessage("Now we test."),
+  ];
+
+  it("/export puts the summary under its own heading, not as a prompt", () => {
+    const { markdown, turns } = conversationMarkdown(history, {
+      sessionId: "s",
+      model: "m",
+      cwd: "/p",
+      at: new Date(0),
+    });
+    expect(turns).toBe(1);
+    expect(markdown).toContain(
+      "## Earlier, compacted\n\nWe set retries to 3.\n\n## You\n\n> and now?\n\n## yoi\n\nNow we test.\n",
+    );
+  });
+
+  it("the resume transcript says the earlier turns were compacted instead of showing the summary as typed", () => {
+    const lines = transcriptLines(history, createStyle(false));
+    expect(lines).toEqual(["⟳ earlier turns were compacted into a summary", "› and now?", "Now we test."]);
   });
 });

@@ -6,6 +6,7 @@
  * made safe to `cat` (escape sequences shown, not obeyed), as everything
  * yoi shows is.
  */
+import { isCompactionMessage } from "@yoi/compaction";
 import type { Item } from "@yoi/llm-client";
 import { messageText } from "@yoi/llm-client";
 import { sanitize } from "../terminal-text.ts";
@@ -51,6 +52,17 @@ export function conversationMarkdown(
   // Tool lines that follow each other make one list.
   let listing = false;
   for (const item of history) {
+    if (isCompactionMessage(item) && item.type === "message") {
+      // What a compaction put in place of the earlier turns: its summary, not a prompt.
+      const text = sanitize(messageText(item))
+        .replace(/^\[Compacted conversation\][^\n]*\n+/, "")
+        .replace(/^<(summary|retain)>\n?([\s\S]*?)\n?<\/\1>\s*$/, "$2")
+        .trim();
+      out.push("", "## Earlier, compacted", "", text);
+      answering = false;
+      listing = false;
+      continue;
+    }
     if (item.type === "message" && item.role === "user") {
       turns++;
       answering = false;

@@ -6,6 +6,7 @@
  * `answer` (the Markdown renderer), the prompt is wrapped between words
  * under its `›`, and a tool line is fitted to the width.
  */
+import { isCompactionMessage, SUMMARY_HEADER } from "@yoi/compaction";
 import { type Item, messageText } from "@yoi/llm-client";
 import type { Style } from "../style.ts";
 import { sanitize } from "../terminal-text.ts";
@@ -48,7 +49,7 @@ export function transcriptLines(
 ): string[] {
   const starts: number[] = [];
   history.forEach((item, i) => {
-    if (item.type === "message" && item.role === "user") starts.push(i);
+    if (item.type === "message" && item.role === "user" && !isCompactionMessage(item)) starts.push(i);
   });
   const from = starts.length > turns ? (starts[starts.length - turns] as number) : 0;
   const results = new Map<string, boolean>();
@@ -58,6 +59,12 @@ export function transcriptLines(
   for (const item of history.slice(from)) {
     switch (item.type) {
       case "message": {
+        if (isCompactionMessage(item)) {
+          // A summary in place of earlier turns: said, not drawn as something the user typed.
+          if (item.content[0]?.type === "text" && item.content[0].text.startsWith(SUMMARY_HEADER))
+            out.push(style.dim("⟳ earlier turns were compacted into a summary"));
+          break;
+        }
         // A log is replayed as it was written, by the model or by whoever could write the file.
         const text = sanitize(messageText(item));
         if (item.role === "user") {
