@@ -311,6 +311,7 @@ describe("yoi -p against the scripted server", () => {
       script: [
         { type: "reply", text: "Home." },
         { type: "reply", text: "Project." },
+        { type: "reply", text: "Added." },
       ],
     });
     servers.push(server);
@@ -326,5 +327,10 @@ describe("yoi -p against the scripted server", () => {
     const inProject = await runYoi(args, { cwd: project, env });
     expect(inProject).toMatchObject({ code: 0, stdout: "Project.\n" });
     expect(inProject.stderr).not.toContain("home directory");
+    // Given with --add-dir, the advice is about the flag.
+    const added = await runYoi([...args.slice(0, -1), "--add-dir", home, "hi"], { cwd: project, env });
+    expect(added.stderr).toContain(
+      "only the start-up, ssh, git and PATH files yoi knows of are protected. Unless that is what you want, leave it out of --add-dir and scope.writeRoots.",
+    );
   });
 });

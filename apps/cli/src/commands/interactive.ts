@@ -433,7 +433,7 @@ class InteractiveSession {
     this.#pricingNote(setup);
     const sandboxWarning = sandboxNotice(pod.sandbox);
     if (sandboxWarning !== undefined) this.#renderer.message("·", sanitize(sandboxWarning), s.yellow);
-    const scopeWarning = broadScopeWarning(pod.fs.writeRoots, setup.homeDir);
+    const scopeWarning = broadScopeWarning(pod.fs.writeRoots, setup.homeDir, pod.fs.cwd);
     if (scopeWarning !== undefined) this.#renderer.message("!", sanitize(scopeWarning), s.yellow);
     if (restored) {
       const how = this.#open.fork ? `forked from ${this.#open.fork.parent} as` : "resumed";

@@ -99,7 +99,7 @@ export async function printCommand(command: Extract<Command, { kind: "chat" }>):
   const diag = (line: string) => process.stderr.write(`yoi: ${sanitize(line)}\n`);
 
   const sandboxWarning = sandboxNotice(pod.sandbox);
-  const scopeWarning = broadScopeWarning(pod.fs.writeRoots, setup.homeDir);
+  const scopeWarning = broadScopeWarning(pod.fs.writeRoots, setup.homeDir, pod.fs.cwd);
   if (stream) {
     emit({
       type: "session",
