@@ -216,7 +216,8 @@ export async function applySessionFlags(
 function withAddedDirs(cli: CliConfig, dirs: readonly string[] | undefined): CliConfig {
   if (dirs === undefined || dirs.length === 0) return cli;
   const added = dirs.map((dir) => {
-    const abs = path.resolve(cli.cwd, expandHome(dir, cli.homeDir));
+    // As the shell gave it: relative to where yoi was started, not to -C.
+    const abs = path.resolve(expandHome(dir, cli.homeDir));
     let info: ReturnType<typeof statSync> | undefined;
     try {
       info = statSync(abs, { throwIfNoEntry: false });

@@ -298,6 +298,12 @@ describe("yoi -p against the scripted server", () => {
     expect(system).toContain(`Also readable and writable (by absolute path): ${other}.`);
     const shown = await runYoi(["config", "--add-dir", "../shared-lib"], { cwd: project, env });
     expect(shown.stdout).toMatch(/scope\.writeRoots\s+.*shared-lib.*flag:--add-dir/);
+    // Relative to where yoi was started, as the shell gave it, with -C too.
+    const fromParent = await runYoi(["config", "-C", "project", "--add-dir", "shared-lib"], {
+      cwd: path.dirname(project),
+      env,
+    });
+    expect(fromParent.stdout).toContain(other);
     const missing = await runYoi([...args, "--add-dir", "../nope", "hi"], { cwd: project, env });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe(
