@@ -23,6 +23,7 @@ import {
   qualifyModelRef,
   type ResolvedModel,
   readCredentials,
+  resolveUserPath,
   withModel,
 } from "@yoi/manifest";
 import type { SessionFlags } from "./args.ts";
@@ -217,7 +218,7 @@ function withAddedDirs(cli: CliConfig, dirs: readonly string[] | undefined): Cli
   if (dirs === undefined || dirs.length === 0) return cli;
   const added = dirs.map((dir) => {
     // As the shell gave it: relative to where yoi was started, not to -C.
-    const abs = path.resolve(expandHome(dir, cli.homeDir));
+    const abs = resolveUserPath(dir, process.cwd(), cli.homeDir);
     let info: ReturnType<typeof statSync> | undefined;
     try {
       info = statSync(abs, { throwIfNoEntry: false });
@@ -231,11 +232,6 @@ function withAddedDirs(cli: CliConfig, dirs: readonly string[] | undefined): Cli
     config: { ...cli.config, scope: { ...scope, writeRoots: [...(scope.writeRoots ?? ["."]), ...added] } },
     sources: { ...cli.sources, "scope.writeRoots": "flag:--add-dir" },
   };
-}
-
-/** `~/x` as a shell would give it (a quoted `~` reaches yoi as it is). */
-function expandHome(dir: string, home: string): string {
-  return dir === "~" || dir.startsWith("~/") ? path.join(home, dir.slice(1)) : dir;
 }
 
 /** `--max-turns` on the loaded config, over every file and variable that set `worker.maxTurns`. */

@@ -42,16 +42,19 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/** A path a person wrote, made absolute: `~` is the home directory, a relative path is relative to `cwd`. */
+export function resolveUserPath(p: string, cwd: string, home: string): string {
+  if (p === "~") return home;
+  if (p.startsWith("~/")) return join(home, p.slice(2));
+  return isAbsolute(p) ? p : resolve(cwd, p);
+}
+
 /**
- * Makes the paths of `scope` and `session` absolute, in place: `~` is the
- * home directory, a relative path is relative to `cwd`.
+ * Makes the paths of `scope` and `session` absolute, in place (see
+ * {@link resolveUserPath}).
  */
 export function resolveConfigPaths(config: Record<string, unknown>, cwd: string, home: string): void {
-  const fix = (p: string) => {
-    if (p === "~") return home;
-    if (p.startsWith("~/")) return join(home, p.slice(2));
-    return isAbsolute(p) ? p : resolve(cwd, p);
-  };
+  const fix = (p: string) => resolveUserPath(p, cwd, home);
   const scope = config.scope as { root?: string; readRoots?: string[]; writeRoots?: string[] } | undefined;
   if (scope) {
     if (typeof scope.root === "string") scope.root = fix(scope.root);

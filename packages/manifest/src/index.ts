@@ -5,6 +5,7 @@ export { findModel, PROVIDER_KINDS } from "./catalog.ts";
 export { MODEL_CATALOG } from "./catalog-data.ts";
 export type { ConfigIssue, ConfigIssueCode } from "./config-error.ts";
 export { ConfigError, displaySource } from "./config-error.ts";
+export { resolveUserPath } from "./config-path.ts";
 export type {
   CompactionConfig,
   CompactionConfigInput,
