@@ -220,7 +220,7 @@ const ALLOWED: Record<string, readonly OptionName[]> = {
   permissions: ["cwd"],
   setup: ["provider", "cwd"],
   logout: ["provider"],
-  acp: ["model", "base-url", ...PERMISSION_OPTIONS],
+  acp: ["model", "base-url", "max-turns", "append-system-prompt", ...PERMISSION_OPTIONS],
   lsp: ["cwd"],
   worktree: ["cwd", "force"],
   help: [],

@@ -561,6 +561,31 @@ describe("yoi acp", () => {
     onlyJsonRpc(c);
   }, 60_000);
 
+  it("--append-system-prompt and --max-turns given to yoi acp apply to its sessions", async () => {
+    const list = (id: string) => ({
+      type: "reply" as const,
+      toolCalls: [{ id, name: "list_dir", arguments: { path: "." } }],
+    });
+    const { project, env, server } = await world([list("l1"), list("l2"), list("l3")]);
+    const c = client({
+      cwd: project,
+      env,
+      args: ["--append-system-prompt", "Answer in French.", "--max-turns", "2"],
+    });
+    await initialize(c);
+    const created = await c.agent.request("session/new", { cwd: project, mcpServers: [] });
+    const response = await c.agent.request("session/prompt", {
+      sessionId: created.sessionId,
+      prompt: [{ type: "text", text: "list it" }],
+    });
+    expect(response.stopReason).toBe("max_turn_requests");
+    expect(server.requests).toHaveLength(2);
+    expect(JSON.stringify((server.requests[0] as { system?: unknown }).system)).toContain(
+      "Answer in French.",
+    );
+    expect(await c.close()).toBe(0);
+  }, 60_000);
+
   it("bash output streams into its tool call while the command runs", async () => {
     const { project, env } = await world([
       {
