@@ -9,6 +9,7 @@ import { ScopedFs } from "../src/fs/scoped-fs.ts";
 import { directoryChain } from "../src/instructions/instruction-files.ts";
 import { ProjectInstructions } from "../src/instructions/project-instructions.ts";
 import { Pod } from "../src/pod.ts";
+import type { PodOptions } from "../src/pod-options.ts";
 import { tempDir } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];
@@ -44,8 +45,16 @@ async function project() {
   return { base, root, user };
 }
 
-async function open(provider: ProviderKind, s: ScriptedServer, root: string, cwd: string, userDir: string) {
+async function open(
+  provider: ProviderKind,
+  s: ScriptedServer,
+  root: string,
+  cwd: string,
+  userDir: string,
+  more: Pick<PodOptions, "system" | "appendSystem"> = {},
+) {
   const pod = await Pod.create({
+    ...more,
     cwd,
     dataDir: path.join(root, "..", "data"),
     fsync: "never",
@@ -128,21 +137,10 @@ describe("project instructions reach the model", () => {
     const { root, user } = await project();
     await writeFile(path.join(root, "AGENTS.md"), "root rule R1\n");
     const s = await serve("anthropic", 1);
-    const pod = await Pod.create({
-      cwd: root,
-      dataDir: path.join(root, "..", "data"),
-      fsync: "never",
-      instructions: { userDir: user },
+    const pod = await open("anthropic", s, root, root, user, {
       system: "Caller's system.",
       appendSystem: "  Answer in French.\n",
-      client: createClient({
-        provider: "anthropic",
-        model: MODELS.anthropic,
-        apiKey: "k",
-        baseURL: s.baseURL,
-      }),
     });
-    pods.push(pod);
     await pod.run("hi");
     const text = JSON.stringify((s.requests[0] as { system: unknown }).system);
     expect(text).toContain("Caller's system.\\n\\nAnswer in French.");
