@@ -28,12 +28,12 @@ import type { OpenedPod } from "../open-session.ts";
 import { approveForProject, projectRulesFor, quoteRules } from "../project-approvals.ts";
 import { projectRoot } from "../project-root.ts";
 import { callsExtensionCommand, expandSlash } from "../ui/extension-commands.ts";
+import { parseArgs } from "../ui/tool-summary.ts";
 import { serverToolLine } from "../ui/web-sources.ts";
 import { promptInput } from "./prompt-input.ts";
 import {
   LIVE_OUTPUT_CHARS,
   liveContent,
-  parseArgs,
   planEntries,
   resultContent,
   toolDiff,

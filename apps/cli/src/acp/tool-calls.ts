@@ -188,12 +188,3 @@ export function fence(text: string): string {
 export function planEntries(todos: readonly TodoItem[]): acp.PlanEntry[] {
   return todos.map((t) => ({ content: t.content, priority: "medium", status: t.status }));
 }
-
-/** A call's arguments, parsed (undefined when the model sent invalid JSON). */
-export function parseArgs(json: string): unknown {
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return undefined;
-  }
-}

@@ -17,6 +17,7 @@ import {
   type ProjectSettings,
   parseModelRef,
   qualifyModelRef,
+  resolveUserPath,
   saveUserSetting,
   withModel,
 } from "@yoi/manifest";
@@ -1561,12 +1562,11 @@ class InteractiveSession {
     this.#renderer.transcript(opened.pod.history);
   }
 
-  /** `/fork [N]`: continue in a new session copying this one (before turn N); this one stays as it is. */
   /** `/export [file]`: the conversation as Markdown, in a new file (an existing one is never replaced). */
   async #export(arg: string): Promise<void> {
     const s = this.#style;
     const { pod, setup } = this.#opened;
-    const file = path.resolve(pod.fs.cwd, arg === "" ? `yoi-${pod.id}.md` : arg);
+    const file = resolveUserPath(arg === "" ? `yoi-${pod.id}.md` : arg, pod.fs.cwd, setup.homeDir);
     const { markdown, turns } = conversationMarkdown(pod.history, {
       sessionId: pod.id,
       model: `${setup.resolved.providerName}/${setup.resolved.model}`,
@@ -1602,6 +1602,7 @@ class InteractiveSession {
     );
   }
 
+  /** `/fork [N]`: continue in a new session copying this one (before turn N); this one stays as it is. */
   async #fork(arg: string): Promise<void> {
     const s = this.#style;
     const turn = arg === "" ? undefined : Number(arg);

@@ -10,7 +10,7 @@ import { isCompactionMessage } from "@yoi/compaction";
 import type { Item } from "@yoi/llm-client";
 import { messageText } from "@yoi/llm-client";
 import { sanitize } from "../terminal-text.ts";
-import { shortArgs } from "../ui/tool-summary.ts";
+import { parseArgs, shortArgs } from "../ui/tool-summary.ts";
 import { serverToolLine } from "../ui/web-sources.ts";
 
 export interface ExportFacts {
@@ -23,14 +23,6 @@ export interface ExportFacts {
 
 /** The placeholder an `@path` ref leaves in the stored prompt (see @yoi/pod's segments), turned back. */
 const REF_PLACEHOLDER = /\[unresolved file ref: ([^\]\n]+)\]/g;
-
-function parseArgs(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The conversation of `history` as Markdown, and how many prompts it holds. */
 export function conversationMarkdown(

@@ -11,20 +11,12 @@ import { type Item, messageText } from "@yoi/llm-client";
 import type { Style } from "../style.ts";
 import { sanitize } from "../terminal-text.ts";
 import { truncate, wrapWords } from "../text-width.ts";
-import { shortArgs } from "../ui/tool-summary.ts";
+import { parseArgs, shortArgs } from "../ui/tool-summary.ts";
 import { serverToolLine } from "../ui/web-sources.ts";
 
 /** Turns shown on resume. */
 export const RESUME_TURNS = 3;
 const MAX_TEXT_LINES = 12;
-
-function parseArgs(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-}
 
 /** The first lines of a text; one line more is shown rather than a line saying it is left out. */
 function clip(lines: readonly string[]): string[] {

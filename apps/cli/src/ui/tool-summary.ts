@@ -1,5 +1,14 @@
 /** Short, one-line renderings of tool calls and sizes for the UI. */
 
+/** A call's arguments, parsed (undefined when the model sent invalid JSON). */
+export function parseArgs(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The arguments of a call in a few words: the path, pattern or command, not the JSON. */
 export function shortArgs(name: string, args: unknown): string {
   if (args === null || typeof args !== "object") return "";
