@@ -2,8 +2,8 @@
  * Said once at the start when the session may write the user's whole home
  * directory (yoi started in ~, or above it, or given it with --add-dir):
  * everything the user has is then in reach, and the protected paths cover
- * only the files known to run code later. Gemini CLI and Claude Code warn
- * alike.
+ * only the files known to run code later. Gemini CLI warns when started in
+ * the home directory too.
  */
 import { realpathSync } from "node:fs";
 import * as path from "node:path";
