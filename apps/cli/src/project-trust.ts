@@ -30,7 +30,7 @@ export interface TrustPrompt {
  * left out; `where` is how it names the project's directory to its user.
  */
 export function untrustedNote(settings: ProjectSettings, where: "here" | "there" = "here"): string {
-  return `ignoring what ${settings.file} sets for providers, scope, session, permissions, MCP servers, language servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi ${where} once to trust it, or set YOI_TRUST_PROJECT=1`;
+  return `ignoring what ${settings.files.join(" and ")} set${settings.files.length > 1 ? "" : "s"} for providers, scope, session, permissions, MCP servers, language servers or hooks (${settings.lines.join("; ")}): this project is not trusted yet; run yoi ${where} once to trust it, or set YOI_TRUST_PROJECT=1`;
 }
 
 /**

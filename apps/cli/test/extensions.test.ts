@@ -96,6 +96,23 @@ describe("a project's MCP servers and hooks run commands, so they need trust", (
     expect(existsSync(path.join(project, "pwned-by-hook"))).toBe(true);
     expect(existsSync(path.join(project, "pwned-by-mcp"))).toBe(true);
   }, 90_000);
+
+  it("Claude Code's .mcp.json: its servers start once the project is trusted, and not before", async () => {
+    const { home, project } = await tempWorld({
+      ".mcp.json": JSON.stringify({ mcpServers: { ev: everything } }),
+    });
+    const env = cleanEnv(home);
+    const untrusted = await runYoi(["mcp", "list"], { cwd: project, env });
+    expect(untrusted.stderr).toContain(`ignoring what ${path.join(project, ".mcp.json")} sets`);
+    expect(untrusted.stderr).toContain("mcpServers.ev.command");
+    expect(untrusted.stdout).toMatch(/^no MCP servers configured/);
+    const trusted = await runYoi(["mcp", "list"], { cwd: project, env: { ...env, YOI_TRUST_PROJECT: "1" } });
+    expect(trusted.stderr).toBe("");
+    expect(trusted.stdout).toMatch(/^ev ready \(stdio\) · 13 tools/m);
+    const shown = await runYoi(["config"], { cwd: project, env: { ...env, YOI_TRUST_PROJECT: "1" } });
+    expect(shown.stdout).toContain(`# config files read: ${path.join(project, ".mcp.json")}`);
+    expect(shown.stdout).toMatch(/^mcpServers\.ev\.command\s+.*\.mcp\.json$/m);
+  }, 90_000);
 });
 
 describe("custom commands in print mode", () => {

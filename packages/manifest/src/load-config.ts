@@ -16,6 +16,7 @@ import { readEnvLayer } from "./env-layer.ts";
 import { type JsoncDocument, parseJsoncDocument } from "./jsonc-document.ts";
 import { mergeLayer, recordLeaves } from "./merge-layers.ts";
 import {
+  mergeProjectSettings,
   type ProjectSettings,
   type ProjectTrust,
   projectSettings,
@@ -126,6 +127,22 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
     const project = cwd !== home && dirname(dirname(file.path)) === cwd;
     if (layerIssues.length === 0) layers.push({ value: doc.value, source: file.path, project });
   }
+  if (cwd !== home) {
+    // Claude Code's project file of MCP servers: read as a project file under .yoi/config.jsonc.
+    const mcp = await readMcpJson(join(cwd, MCP_JSON_NAME), home, issues);
+    if (mcp !== undefined) {
+      documents.set(mcp.path, mcp.doc);
+      const at = layers.findIndex((layer) => layer.project);
+      const layer: Layer = { value: mcp.value, source: mcp.path, project: true };
+      if (at < 0) {
+        layers.push(layer);
+        files.push(mcp.path);
+      } else {
+        layers.splice(at, 0, layer);
+        files.splice(files.indexOf(layers[at + 1]?.source as string), 0, mcp.path);
+      }
+    }
+  }
 
   const envLayer = readEnvLayer(env, home);
   const envProblems = [...envLayer.issues];
@@ -169,9 +186,12 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   // Asked only once every source is known to be valid, and only about what the project sets.
   const trust = options.trust ?? true;
   let ignored: ProjectSettings | undefined;
-  const projectLayer = layers.find((layer) => layer.project);
-  if (projectLayer && trust !== true) {
-    const settings = projectSettings(projectLayer.value, projectLayer.source as string, cwd, home);
+  if (trust !== true) {
+    const settings = mergeProjectSettings(
+      layers.flatMap((layer) =>
+        layer.project ? (projectSettings(layer.value, layer.source as string, cwd, home) ?? []) : [],
+      ),
+    );
     if (settings !== undefined && (trust === false || !(await trust(settings)))) ignored = settings;
   }
 
@@ -226,6 +246,59 @@ function sourceOf(sources: Map<string, string>, path: readonly PathSegment[]): s
     for (const [p, s] of sources) if (isAtOrBelow(p, prefix)) return s;
   }
   return DEFAULT_SOURCE;
+}
+
+/** Claude Code's project file of MCP servers (`{ "mcpServers": { ... } }`), in the project directory. */
+const MCP_JSON_NAME = ".mcp.json";
+
+/**
+ * The `mcpServers` of a project's `.mcp.json`, checked like the config's
+ * own; undefined when there is no file or it lists none. Its other keys are
+ * Claude Code's and left alone. What keeps it from being read is added to
+ * `issues`, naming the file.
+ */
+async function readMcpJson(
+  path: string,
+  home: string,
+  issues: ConfigIssue[],
+): Promise<{ path: string; doc: JsoncDocument; value: Record<string, unknown> } | undefined> {
+  const found = probe(path);
+  // Not a file: nothing of Claude Code's to read. While a sandboxed command runs, a missing
+  // .mcp.json is an empty directory the sandbox stands in its place (it is a protected path).
+  if (found.state === "missing" || (found.state === "present" && !found.isFile)) return undefined;
+  let text: string;
+  try {
+    if (found.state === "error") throw found.error;
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    issues.push(
+      makeIssue(
+        {
+          code: "unreadable",
+          file: path,
+          detail: `cannot be read (${code ?? (err as Error).message}); expected a readable file`,
+        },
+        home,
+      ),
+    );
+    return undefined;
+  }
+  const doc = parseJsoncDocument(text);
+  const shape = documentIssues(doc, path, home);
+  if (shape.length > 0) {
+    issues.push(...shape);
+    return undefined;
+  }
+  const servers = (doc.value as Record<string, unknown>).mcpServers;
+  if (servers === undefined) return undefined;
+  const value = { mcpServers: servers };
+  const problems = validateLayer(value, { fileFor: () => path, locate: doc.locate, home });
+  if (problems.length > 0) {
+    issues.push(...problems);
+    return undefined;
+  }
+  return { path, doc, value };
 }
 
 /** A config file's syntax problems, or that its top level is not an object: what keeps it from being read at all. */

@@ -1,3 +1,5 @@
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ConfigDirs, makeConfigDirs } from "./__tests__/config-dirs.ts";
 import { ConfigError } from "./config-error.ts";
@@ -162,5 +164,81 @@ describe("loadConfig({ trust }): a project's settings that widen reach", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect(error.file).toBe(dirs.projectFile);
     expect(error.path).toBe("model");
+  });
+});
+
+describe("a project's .mcp.json (Claude Code's file of MCP servers)", () => {
+  const mcpFile = () => join(dirs.cwd, ".mcp.json");
+  const MCP_JSON = `{
+  "mcpServers": {
+    "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."], "env": { "X": "1" } },
+    "docs": { "type": "http", "url": "http://127.0.0.1:8931/mcp" }
+  },
+  "someOtherToolsKey": true
+}`;
+
+  it("adds its servers under the project's own config, which can change or turn off one of them", async () => {
+    writeFileSync(mcpFile(), MCP_JSON);
+    dirs.writeProject('{ "mcpServers": { "docs": { "disabled": true } } }');
+    const loaded = await load();
+    expect(Object.keys(loaded.config.mcpServers).sort()).toEqual(["docs", "fs"]);
+    expect(loaded.config.mcpServers.fs).toMatchObject({ command: "npx", env: { X: "1" } });
+    expect(loaded.config.mcpServers.docs).toEqual({
+      type: "http",
+      url: "http://127.0.0.1:8931/mcp",
+      disabled: true,
+    });
+    expect(loaded.sources["mcpServers.fs.command"]).toBe(mcpFile());
+    expect(loaded.sources["mcpServers.docs.disabled"]).toBe(dirs.projectFile);
+    expect(loaded.files).toEqual([mcpFile(), dirs.projectFile]);
+  });
+
+  it("needs the project's trust, asked once with both files' settings", async () => {
+    writeFileSync(mcpFile(), MCP_JSON);
+    dirs.writeProject('{ "hooks": { "Stop": [{ "command": "touch x" }] }, "worker": { "maxTurns": 7 } }');
+    const asked: ProjectSettings[] = [];
+    const loaded = await load({
+      trust: (settings) => {
+        asked.push(settings);
+        return false;
+      },
+    });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.files).toEqual([mcpFile(), dirs.projectFile]);
+    expect(asked[0]?.lines).toEqual([
+      'mcpServers.fs.command = "npx"',
+      `mcpServers.fs.args = ${JSON.stringify(["-y", "@modelcontextprotocol/server-filesystem", "."])}`,
+      "mcpServers.fs.env.X = <env>",
+      'mcpServers.docs.type = "http"',
+      'mcpServers.docs.url = "http://127.0.0.1:8931/mcp"',
+      'hooks.Stop = [{"command":"touch x"}]',
+    ]);
+    expect(loaded.config.mcpServers).toEqual({});
+    expect(loaded.config.hooks).toEqual({});
+    expect(loaded.config.worker.maxTurns).toBe(7);
+    expect(loaded.ignored?.files).toEqual([mcpFile(), dirs.projectFile]);
+    // Alone, it is the project's file that asks.
+    dirs.writeProject("{}");
+    const alone = await load({ trust: false });
+    expect(alone.ignored?.file).toBe(mcpFile());
+    expect(alone.config.mcpServers).toEqual({});
+  });
+
+  it("a broken one is an error that names it; one without servers, a directory, or one in the home directory is not read", async () => {
+    writeFileSync(mcpFile(), '{ "mcpServers": { "fs": { "command": "npx", } ');
+    const broken = await load().catch((e: unknown) => e);
+    expect(broken).toBeInstanceOf(ConfigError);
+    expect((broken as ConfigError).issues[0]?.file).toBe(mcpFile());
+    writeFileSync(mcpFile(), '{ "mcpServers": { "fs": "npx" } }');
+    const wrong = await load().catch((e: unknown) => e);
+    expect((wrong as ConfigError).message).toMatch(/\.mcp\.json.*mcpServers\.fs/s);
+    writeFileSync(mcpFile(), '{ "projects": {} }');
+    expect((await load()).files).toEqual([]);
+    // The sandbox's stand-in for a missing .mcp.json while a command runs: an empty directory.
+    rmSync(mcpFile());
+    mkdirSync(mcpFile());
+    expect((await load()).files).toEqual([]);
+    writeFileSync(join(dirs.home, ".mcp.json"), MCP_JSON);
+    expect((await load({ cwd: dirs.home })).config.mcpServers).toEqual({});
   });
 });

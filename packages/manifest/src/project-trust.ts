@@ -15,10 +15,12 @@ import { createHash } from "node:crypto";
 import { formatPath, isPlainObject, type PathSegment, resolveConfigPaths } from "./config-path.ts";
 import type { PERMISSION_MODES } from "./permissions-schema.ts";
 
-/** What a project's own config file sets that widens yoi's reach. */
+/** What a project's own config files set that widens yoi's reach. */
 export interface ProjectSettings {
-  /** The project config file. */
+  /** The project config file (`.yoi/config.jsonc`, else `.mcp.json`). */
   file: string;
+  /** Every project file that sets some, lowest precedence first (`.mcp.json`, `.yoi/config.jsonc`). */
+  files: string[];
   /** The project directory (the load's `cwd`): trust is given to it. */
   root: string;
   /** SHA-256 of `lines`: trust is given to this content, so a change asks again. */
@@ -90,8 +92,30 @@ export function projectSettings(
   for (const [tool, action] of Object.entries((permissions.default ?? {}) as Record<string, string>))
     if (action === "allow") lines.push(`permissions: ${tool} allowed by default`);
   if (lines.length === 0) return undefined;
-  const hash = createHash("sha256").update(lines.join("\n")).digest("hex");
-  return { file, root, hash, lines };
+  return { file, files: [file], root, hash: hashLines(lines), lines };
+}
+
+/** Trust is given to this content: a change of any line asks again. */
+function hashLines(lines: readonly string[]): string {
+  return createHash("sha256").update(lines.join("\n")).digest("hex");
+}
+
+/**
+ * The settings of several project files as one question (lowest precedence
+ * first): trust is given to the project, so to all of them at once. The
+ * last file is the one named as the project's.
+ */
+export function mergeProjectSettings(list: readonly ProjectSettings[]): ProjectSettings | undefined {
+  const [first] = list;
+  if (list.length <= 1) return first;
+  const lines = list.flatMap((s) => s.lines);
+  return {
+    file: list.at(-1)?.file ?? "",
+    files: list.flatMap((s) => s.files),
+    root: first?.root ?? "",
+    hash: hashLines(lines),
+    lines,
+  };
 }
 
 /**

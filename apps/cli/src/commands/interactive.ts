@@ -154,7 +154,9 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
       ask: (settings) => askTrust(settings, style),
       onIgnored: (settings) =>
         process.stdout.write(
-          style.yellow(`! not trusted: ${sanitizeLine(settings.file)} settings ignored for this session\n`),
+          style.yellow(
+            `! not trusted: ${sanitizeLine(settings.files.join(" and "))} settings ignored for this session\n`,
+          ),
         ),
     },
   };
@@ -1704,7 +1706,7 @@ async function askTrust(settings: ProjectSettings, style: Style): Promise<boolea
   const out = process.stdout;
   // The settings are the project's own text: shown, never acted on by the terminal.
   out.write(
-    `${style.yellow("?")} ${style.bold(sanitizeLine(settings.file))} asks for more than the defaults:\n`,
+    `${style.yellow("?")} ${style.bold(sanitizeLine(settings.files.join(" and ")))} ${settings.files.length > 1 ? "ask" : "asks"} for more than the defaults:\n`,
   );
   for (const line of settings.lines) out.write(`    ${sanitizeLine(line)}\n`);
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true });

@@ -965,7 +965,7 @@ export class SessionHost {
       // interactive yoi (remembered in ~/.yoi), or `--trust-project` naming it or a directory above it.
       given: (settings: ProjectSettings) => this.#trusted.some((dir) => within(dir, settings.root)),
       onIgnored: (settings: ProjectSettings) => {
-        const message = `ignoring what ${settings.file} sets (${settings.lines.join("; ")}): the project is not trusted by this server; an administrator trusts it with yoi serve --trust-project ${settings.root}`;
+        const message = `ignoring what ${settings.files.join(" and ")} set${settings.files.length > 1 ? "" : "s"} (${settings.lines.join("; ")}): the project is not trusted by this server; an administrator trusts it with yoi serve --trust-project ${settings.root}`;
         ignored?.(message);
         const key = `${settings.root}\0${settings.hash}`;
         if (!this.#ignoredSaid.has(key)) {
