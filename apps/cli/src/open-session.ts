@@ -15,6 +15,7 @@ import {
   Pod,
   type PodOptions,
   parseSegments,
+  privatePaths,
   type RefCheck,
   RewindError,
   scopeFromConfig,
@@ -208,7 +209,7 @@ export async function checkFileRefs(setup: ModelSetup, input: string): Promise<F
     fileRefs(segments).length === 0
       ? []
       : await checkRefs(segments, {
-          fs: await scopeFromConfig(config.scope, setup.cwd),
+          fs: await scopeFromConfig(config.scope, setup.cwd, privatePaths(setup.dataDir, setup.homeDir)),
           maxBytes: config.toolOutput.maxBytes,
           isServer: (name) => Object.hasOwn(config.mcpServers, name),
         });

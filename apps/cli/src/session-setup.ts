@@ -8,7 +8,7 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
-import { type ModelEndpoint, modelEndpoint, registerClientSecrets } from "@yoi/llm-client";
+import { type ModelEndpoint, modelEndpoint, registerClientSecrets, registerSecret } from "@yoi/llm-client";
 import {
   builtinProvider,
   type Config,
@@ -146,6 +146,8 @@ export async function loadProjectConfig(
   });
   const dataDir = loaded.config.session.dir ?? path.join(homeDir, ".yoi");
   const credentials = await saved;
+  // Every saved key is masked wherever yoi writes text, not only the one this session's provider uses.
+  for (const key of Object.values(credentials)) registerSecret(key);
   return { loaded, config: loaded.config, sources: loaded.sources, cwd, homeDir, dataDir, credentials };
 }
 

@@ -108,4 +108,5 @@ export {
 } from "./provider-registry.ts";
 export { saveUserSetting } from "./save-user-setting.ts";
 export { TASK_MAX_DEPTH, TASK_MAX_TURNS, TASK_TIMEOUT_MS, TaskSchema } from "./task-schema.ts";
+export { privateUserFiles, promptHistoryFile } from "./user-files.ts";
 export { WEB_SEARCH_TOOL_NAME, webSearchServerTool } from "./web-search.ts";

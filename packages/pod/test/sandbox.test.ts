@@ -51,6 +51,33 @@ describe("sandbox arguments", () => {
     expect(bwrapArgs("/w/project", { ...policy, network: true })).not.toContain("--unshare-net");
   });
 
+  it("bwrap: a hidden place inside a root is mounted over it (after the root); one holding a root, before", async () => {
+    const base = await tempDir("yoi-sbx-");
+    const root = path.join(base, "home");
+    const store = path.join(root, ".yoi", "sessions");
+    const keys = path.join(root, ".yoi", "credentials.json");
+    const data = path.join(base, "data");
+    await mkdir(path.join(store, "inner"), { recursive: true });
+    await mkdir(path.join(data, "project"), { recursive: true });
+    await writeFile(keys, "{}");
+    const args = bwrapArgs(root, {
+      writeRoots: [root, path.join(data, "project")],
+      hidden: [store, keys, data, path.join(store, "inner"), path.join(root, "missing")],
+      network: false,
+    });
+    const at = (flag: string, ...values: string[]) =>
+      args.findIndex((a, i) => a === flag && values.every((v, k) => args[i + 1 + k] === v));
+    expect(at("--tmpfs", store, "--remount-ro", store)).toBeGreaterThan(at("--bind", root, root));
+    expect(at("--ro-bind", "/dev/null", keys)).toBeGreaterThan(at("--bind", root, root));
+    // The data directory holds a write root: hidden first, and the root bound again on top of it.
+    expect(at("--tmpfs", data)).toBeLessThan(
+      at("--bind", path.join(data, "project"), path.join(data, "project")),
+    );
+    // Nothing for what does not exist or lies in a place hidden already.
+    expect(args).not.toContain(path.join(store, "inner"));
+    expect(args).not.toContain(path.join(root, "missing"));
+  });
+
   // macOS cannot be tested here: the profile's text is what we can check.
   it("sandbox-exec: writes denied except the scope and temp dirs; network denied unless allowed", () => {
     const profile = seatbeltProfile(policy);
@@ -58,6 +85,9 @@ describe("sandbox arguments", () => {
     expect(profile).toContain('(subpath "/w/project")');
     expect(profile).toContain("(deny network*)");
     expect(seatbeltProfile({ ...policy, network: true })).not.toContain("(deny network*)");
+    expect(seatbeltProfile({ ...policy, hidden: ["/w/project/.yoi/sessions"] })).toContain(
+      '(deny file-read* file-write* (subpath "/w/project/.yoi/sessions"))',
+    );
   });
 });
 

@@ -339,3 +339,48 @@ describe("ScopedFs write race", () => {
     RACE_TEST_TIMEOUT_MS,
   );
 });
+
+describe("hidden places inside the roots", () => {
+  it("are not read, listed, stat'ed or written, by any path to them; the rest of the root is", async () => {
+    const priv = path.join(root, "private");
+    await mkdir(path.join(priv, "store"), { recursive: true });
+    await writeFile(path.join(priv, "keys.json"), SECRET);
+    await writeFile(path.join(priv, "store", "log.jsonl"), SECRET);
+    await symlink("private/keys.json", path.join(root, "keys-link"));
+    await symlink("private", path.join(root, "private-link"));
+    const scoped = await ScopedFs.create({
+      writeRoots: [root],
+      hidden: [path.join(priv, "keys.json"), path.join(priv, "store")],
+    });
+    for (const input of [
+      "private/keys.json",
+      "keys-link",
+      "private-link/keys.json",
+      "sub/../private/keys.json",
+    ]) {
+      const error = await rejection(scoped.readFile(input));
+      expect(error.code).toBe("out_of_scope");
+      expect(error.message).toMatch(/is private: this session's tools cannot open it$/);
+    }
+    expect((await rejection(scoped.readFile("private/store/log.jsonl"))).message).toBe(
+      "private/store/log.jsonl is inside private/store, which is private: this session's tools cannot open it",
+    );
+    expect((await rejection(scoped.readdir("private/store"))).code).toBe("out_of_scope");
+    expect((await rejection(scoped.stat("private/keys.json"))).code).toBe("out_of_scope");
+    expect((await rejection(scoped.writeFile("private/keys.json", "planted"))).code).toBe("out_of_scope");
+    expect((await rejection(scoped.writeFile("private/store/new.jsonl", "planted"))).code).toBe(
+      "out_of_scope",
+    );
+    // Left out of listings; their neighbours are not.
+    await writeFile(path.join(priv, "notes.txt"), "ok\n");
+    expect((await scoped.readdir("private")).entries.map((e) => e.name)).toEqual(["notes.txt"]);
+    expect((await scoped.readFile("private/notes.txt")).bytes.toString()).toBe("ok\n");
+    expect(await readFile(path.join(priv, "keys.json"), "utf8")).toBe(SECRET);
+  });
+
+  it("one that holds a root is ignored: the scope's own root is never hidden", async () => {
+    const scoped = await ScopedFs.create({ writeRoots: [root], hidden: [base, path.join(root, "sub")] });
+    expect(scoped.hidden).toEqual([path.join(root, "sub")]);
+    expect((await scoped.readFile("inside.txt")).bytes.toString()).toBe("inside\n");
+  });
+});

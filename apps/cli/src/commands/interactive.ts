@@ -16,6 +16,7 @@ import {
   type PermissionRule,
   type ProjectSettings,
   parseModelRef,
+  promptHistoryFile,
   qualifyModelRef,
   resolveUserPath,
   saveUserSetting,
@@ -181,7 +182,7 @@ export async function interactiveCommand(command: Extract<Command, { kind: "chat
   const setup = await modelSetup(flagged);
   markStartup("interactive: config and model set up");
   const project = await projectRoot(setup.cwd, setup.config.scope.root);
-  const history = await PromptHistory.load(path.join(setup.homeDir, ".yoi", "history"), project);
+  const history = await PromptHistory.load(promptHistoryFile(setup.homeDir), project);
   const session = new InteractiveSession(base, setup, command, style, history, plan.open, background, () =>
     stopQuery.abort(),
   );

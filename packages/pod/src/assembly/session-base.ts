@@ -10,7 +10,7 @@ import { FileSessionStore, FsBlobStore, type SessionStore } from "@yoi/worker-pe
 import type { AgentDefinition, AgentDefinitionError } from "../agents/agent-definition.ts";
 import { agentDirs, loadAgents } from "../agents/load-agents.ts";
 import { type Extensions, loadExtensions } from "../extensions/load-extensions.ts";
-import { scopeFromConfig } from "../fs/scope-from-config.ts";
+import { privatePaths, scopeFromConfig } from "../fs/scope-from-config.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import type { PodOptions } from "../pod-options.ts";
 import { type PodSandbox, podSandbox } from "../sandbox/pod-sandbox.ts";
@@ -55,7 +55,7 @@ export async function openSessionBase(options: PodOptions): Promise<SessionBase>
       ...(ownBlobs !== undefined && { blobs: ownBlobs }),
     });
   // The extensions and the agents are read while the scope and then the sandbox are set up: none needs them.
-  const scope = scopeFromConfig(config.scope, cwd);
+  const scope = scopeFromConfig(config.scope, cwd, privatePaths(dataDir));
   const [fs, sandbox, extensions, loaded] = await Promise.all([
     scope,
     scope.then((fs) =>
@@ -65,6 +65,7 @@ export async function openSessionBase(options: PodOptions): Promise<SessionBase>
         ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
         writeRoots: fs.writeRoots,
         dataDir,
+        private: fs.hidden,
       }),
     ),
     options.extensions

@@ -34,6 +34,15 @@ export interface ScopedFsOptions {
    * `openat`). `auto` (default) uses `proc` where it works, else `inode`.
    */
   handleCheck?: "auto" | "proc" | "inode";
+  /**
+   * Files and directories inside the roots that no access reaches: not
+   * read, listed, written or stat'ed, and left out of directory listings.
+   * For the embedder's private data that happens to lie in the scope (yoi's
+   * saved keys and session logs when a session's root holds the home
+   * directory). One that holds a root is ignored: the scope's own root is
+   * never hidden.
+   */
+  hidden?: readonly string[];
 }
 
 export type AccessMode = "read" | "write";
@@ -136,14 +145,23 @@ export class ScopedFs {
   readonly writeRoots: readonly string[];
   /** Real path relative inputs start from. */
   readonly cwd: string;
+  /** Real paths no access reaches (see {@link ScopedFsOptions.hidden}). */
+  readonly hidden: readonly string[];
   /** Whether handles are checked (and writes anchored) through `/proc/self/fd`. */
   readonly #proc: boolean;
 
-  private constructor(readRoots: string[], writeRoots: string[], cwd: string, proc: boolean) {
+  private constructor(
+    readRoots: string[],
+    writeRoots: string[],
+    cwd: string,
+    proc: boolean,
+    hidden: string[],
+  ) {
     this.readRoots = readRoots;
     this.writeRoots = writeRoots;
     this.cwd = cwd;
     this.#proc = proc;
+    this.hidden = hidden;
   }
 
   /** `proc` when handles are checked exactly through `/proc/self/fd`, else `inode` (best-effort). */
@@ -194,7 +212,12 @@ export class ScopedFs {
         'handleCheck "proc" needs /proc/self/fd (Linux); use "auto" or "inode"',
       );
     }
-    return new ScopedFs(readRoots, writeRoots, cwd, proc);
+    const hidden: string[] = [];
+    for (const p of options.hidden ?? []) {
+      const real = await fsp.realpath(path.resolve(p)).catch(() => path.resolve(p));
+      if (!readRoots.some((r) => isInside(real, r))) hidden.push(real);
+    }
+    return new ScopedFs(readRoots, writeRoots, cwd, proc, hidden);
   }
 
   /** How a real path is shown to users and the model: relative to the cwd when inside it. */
@@ -203,9 +226,20 @@ export class ScopedFs {
     return real;
   }
 
-  /** Whether a real path lies inside the roots of `mode`. */
+  /** Whether a real path lies inside the roots of `mode` (and in no hidden place). */
   contains(real: string, mode: AccessMode = "read"): boolean {
-    return this.rootsFor(mode).some((r) => isInside(r, real));
+    return this.rootsFor(mode).some((r) => isInside(r, real)) && this.#hiddenHolding(real) === undefined;
+  }
+
+  /** A directory's entries without the hidden ones. */
+  #visible(dirReal: string, entries: DirEntry[]): DirEntry[] {
+    if (!this.hidden.some((h) => path.dirname(h) === dirReal)) return entries;
+    return entries.filter((e) => !this.hidden.includes(path.join(dirReal, e.name)));
+  }
+
+  /** The hidden path holding `real`, if any. */
+  #hiddenHolding(real: string): string | undefined {
+    return this.hidden.find((h) => isInside(h, real));
   }
 
   /**
@@ -229,6 +263,16 @@ export class ScopedFs {
     const roots = this.rootsFor(mode);
     if (!roots.some((r) => isInside(r, real))) {
       throw this.outOfScope(input, absolute, real, mode);
+    }
+    const hidden = this.#hiddenHolding(real);
+    if (hidden !== undefined) {
+      throw new ScopeError(
+        "out_of_scope",
+        input,
+        hidden === real
+          ? `${input} is private: this session's tools cannot open it`
+          : `${input} is inside ${this.display(hidden)}, which is private: this session's tools cannot open it`,
+      );
     }
     return { input, absolute, real, exists };
   }
@@ -350,7 +394,7 @@ export class ScopedFs {
         try {
           await this.verifyHandle(dir, await dir.stat(), resolved, "read");
           const dirents = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
-          return { path: resolved, entries: sortEntries(dirents) };
+          return { path: resolved, entries: this.#visible(resolved.real, sortEntries(dirents)) };
         } finally {
           await dir.close().catch(() => {});
         }
@@ -364,7 +408,7 @@ export class ScopedFs {
       if (!this.contains(after) || afterStat.ino !== before.ino || afterStat.dev !== before.dev) {
         throw new ScopeError("out_of_scope", input, `${input} changed while being listed`);
       }
-      return { path: resolved, entries: sortEntries(dirents) };
+      return { path: resolved, entries: this.#visible(resolved.real, sortEntries(dirents)) };
     } catch (error) {
       throw scopeErrorFromOs(error, input, "list");
     }

@@ -19,8 +19,9 @@
  * stood in for (git refuses to run with one it cannot read): it is looked
  * at after the command instead and removed if the command made one.
  */
-import { existsSync, lstatSync, rmdirSync, unlinkSync } from "node:fs";
+import { existsSync, lstatSync, rmdirSync, statSync, unlinkSync } from "node:fs";
 import * as path from "node:path";
+import { isInside } from "../fs/scoped-fs.ts";
 import { type RootProtection, rootProtection } from "./protected-paths.ts";
 import type { Sandbox, SandboxedCommand, SandboxPolicy } from "./sandbox.ts";
 
@@ -54,15 +55,29 @@ export function bwrapArgs(
   protections: readonly RootProtection[] = policy.writeRoots.map((root) => rootProtection(root)),
 ): string[] {
   const args = bwrapBaseArgs(policy.network);
-  // Only what exists: bwrap cannot create a mount point on the read-only root (and nothing is there to hide).
-  for (const dir of policy.hidden) if (existsSync(dir)) args.push("--tmpfs", dir);
-  // After /tmp and the hidden dirs, so a scope below either is still there and writable.
+  const roots = [...policy.writeRoots, ...(policy.readOnlyRoots ?? [])];
+  // Only what exists: bwrap cannot create a mount point on the read-only root (and nothing is there to hide);
+  // and nothing inside a place hidden already.
+  const hidden = policy.hidden.filter(
+    (h, i) => existsSync(h) && !policy.hidden.some((o, j) => j !== i && o !== h && isInside(o, h)),
+  );
+  const holdsRoot = (h: string) => roots.some((r) => isInside(h, r));
+  // A hidden place that holds a root first: the root is bound again on top of it, still there and writable.
+  for (const h of hidden) if (holdsRoot(h)) args.push("--tmpfs", h);
+  // After /tmp, so a scope below it is still there.
   for (const root of policy.writeRoots) args.push("--bind", root, root);
   for (const root of policy.readOnlyRoots ?? []) args.push("--ro-bind", root, root);
   // After the write roots, so these mounts sit on top of them.
   for (const p of protections) {
     for (const existing of p.existing) args.push("--ro-bind", existing, existing);
     for (const missing of p.missing) args.push("--tmpfs", missing, "--remount-ro", missing);
+  }
+  // Hidden places inside a root last, over the root and its protections: an empty read-only
+  // directory, or an empty file, where they are.
+  for (const h of hidden) {
+    if (holdsRoot(h)) continue;
+    if (statSync(h).isDirectory()) args.push("--tmpfs", h, "--remount-ro", h);
+    else args.push("--ro-bind", "/dev/null", h);
   }
   args.push("--chdir", cwd, "--setenv", "TMPDIR", "/tmp");
   return args;

@@ -41,6 +41,8 @@ export async function podSandbox(options: {
   writeRoots: readonly string[];
   /** yoi's data directory (sessions, blobs): hidden from commands. */
   dataDir: string;
+  /** Private files and directories inside the write roots, hidden from commands as well (the scope's `hidden`). */
+  private?: readonly string[];
 }): Promise<PodSandbox> {
   // `sandbox: false` from the embedding code is an explicit opt-out, like `"sandbox": false` in the config.
   if (!options.bash || !options.settings.enabled || options.sandbox === false) return { status: "disabled" };
@@ -54,10 +56,13 @@ export async function podSandbox(options: {
   }
   const policy: SandboxPolicy = {
     writeRoots: options.writeRoots,
-    // Only when it is not itself where the commands work.
-    hidden: options.writeRoots.some((r) => options.dataDir === r || options.dataDir.startsWith(`${r}/`))
-      ? []
-      : [options.dataDir],
+    // The whole data directory when it is not where the commands work; inside a write root, what is private in it.
+    hidden: [
+      ...(options.writeRoots.some((r) => options.dataDir === r || options.dataDir.startsWith(`${r}/`))
+        ? []
+        : [options.dataDir]),
+      ...(options.private ?? []),
+    ],
     network: options.settings.network,
   };
   return { status: "active", kind: found.kind, bash: { sandbox: found, policy } };

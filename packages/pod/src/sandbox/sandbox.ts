@@ -8,7 +8,11 @@
 export interface SandboxPolicy {
   /** Directories the command may write (the scope's write roots), absolute and real. */
   writeRoots: readonly string[];
-  /** Directories hidden from the command (yoi's own data: sessions, blobs), absolute. */
+  /**
+   * Files and directories hidden from the command, absolute: yoi's data
+   * directory where no write root holds it, and its private parts (session
+   * logs, blobs, saved keys, prompt history) where one does.
+   */
   hidden: readonly string[];
   /**
    * Directories the command reads but may not write (a language server's

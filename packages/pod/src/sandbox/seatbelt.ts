@@ -29,7 +29,7 @@ export function seatbeltProfile(policy: SandboxPolicy): string {
     lines.push(
       `(deny file-write* ${denied.map((p) => `(literal ${quote(p)}) (subpath ${quote(p)})`).join(" ")})`,
     );
-  for (const dir of policy.hidden) lines.push(`(deny file-read* (subpath ${quote(dir)}))`);
+  for (const hidden of policy.hidden) lines.push(`(deny file-read* file-write* (subpath ${quote(hidden)}))`);
   if (!policy.network) lines.push("(deny network*)");
   return lines.join("\n");
 }
