@@ -84,6 +84,10 @@ const TARGETS = [
   ".zprofile",
   ".profile",
   ".envrc",
+  ".husky/pre-commit",
+  ".lefthook/pre-commit/lint.sh",
+  "lefthook.yml",
+  ".pre-commit-config.yaml",
 ];
 
 /** What a plant left: the target's content when it holds the planted text. */
@@ -105,6 +109,13 @@ describe("protected paths", () => {
     expect(protectedPathReason("/w/p/sub/.vscode/tasks.json", roots)).toMatch(/sub\/\.vscode is protected/);
     expect(protectedPathReason("/w/p/pkg/.envrc", roots)).toMatch(/direnv/);
     expect(protectedPathReason("/w/p/.yoi/commands/x.md", roots)).toMatch(/agent settings/);
+    expect(protectedPathReason("/w/p/.husky/pre-commit", roots)).toBe(
+      ".husky is protected: the git hook runner runs what it names on the next commit, outside the sandbox",
+    );
+    expect(protectedPathReason("/w/p/web/lefthook.yml", roots)).toMatch(
+      /^web\/lefthook\.yml is protected: the git hook runner/,
+    );
+    expect(protectedPathReason("/w/p/.pre-commit-config.yaml", roots)).toMatch(/hook runner/);
     expect(protectedPathReason("/w/p/src/app.ts", roots)).toBeUndefined();
     expect(protectedPathReason("/w/p/docs/bashrc.md", roots)).toBeUndefined();
     // Where the project sits does not count: only what is below the root.
@@ -192,6 +203,23 @@ describe.runIf(process.platform === "linux")("sandboxed bash cannot plant code t
     expect(readdirSync(dir).sort()).toEqual([".git", "a.txt", "planted.tmp"]);
   }, 120_000);
 
+  it("in a project that uses husky (v9: core.hooksPath .husky/_), its hooks stay as they are", async () => {
+    const dir = await repo();
+    await mkdir(path.join(dir, ".husky", "_"), { recursive: true });
+    await writeFile(path.join(dir, ".husky", "pre-commit"), "npm test\n");
+    await writeFile(path.join(dir, ".husky", "_", "h"), '#!/bin/sh\nsh ".husky/$(basename "$0")"\n');
+    execFileSync("git", [...GIT, "config", "core.hooksPath", ".husky/_"], { cwd: dir });
+    const bash = await bashIn(dir);
+    const landed: string[] = [];
+    for (const target of [".husky/pre-commit", ".husky/pre-push", ".husky/_/h"])
+      for (const [route, plant] of Object.entries(PLANTS)) {
+        await bash(plant(target));
+        if (planted(dir, target)) landed.push(`${route} → ${target}`);
+      }
+    expect(landed).toEqual([]);
+    expect(readFileSync(path.join(dir, ".husky", "pre-commit"), "utf8")).toBe("npm test\n");
+  }, 60_000);
+
   it("outside any repository, cannot make one whose config and hooks the user's git would run later", async () => {
     const dir = await tempDir();
     if (existsSync(path.join(path.dirname(dir), ".git"))) return; // a temp dir inside a repository: not this case
@@ -252,6 +280,8 @@ describe.runIf(process.platform === "linux")("yoi started in the home directory"
     ".vimrc",
     ".bashrc",
     ".yoi/config.jsonc",
+    // yoi's own cache: the next start runs the code packs there.
+    ".cache/yoi/code/v24-x64-build/print.pack",
   ];
 
   /** Runs `body` with HOME at a fresh directory that has what a home has (.config, .ssh), and its bash. */
@@ -261,9 +291,12 @@ describe.runIf(process.platform === "linux")("yoi started in the home directory"
     const home = await tempDir();
     await mkdir(path.join(home, ".config"), { recursive: true });
     await mkdir(path.join(home, ".ssh"), { recursive: true });
+    await mkdir(path.join(home, ".cache", "pip"), { recursive: true });
     await writeFile(path.join(home, ".ssh", "known_hosts"), "host\n");
     const saved = process.env.HOME;
+    const savedCache = process.env.XDG_CACHE_HOME;
     process.env.HOME = home;
+    delete process.env.XDG_CACHE_HOME;
     try {
       const fs = await ScopedFs.create({ writeRoots: [home], cwd: home });
       const tool = bashTool({
@@ -274,6 +307,7 @@ describe.runIf(process.platform === "linux")("yoi started in the home directory"
       await body(home, async (command) => text(await tool.execute({ command }, ctx)));
     } finally {
       process.env.HOME = saved;
+      if (savedCache !== undefined) process.env.XDG_CACHE_HOME = savedCache;
     }
   }
 
@@ -296,7 +330,10 @@ describe.runIf(process.platform === "linux")("yoi started in the home directory"
         /hi\n\[exit code: 0\]$/,
       );
       // No placeholder is left behind: what is there is what was there, and what the commands made.
-      expect(readdirSync(home).sort()).toEqual([".config", ".ssh", "code", "planted.tmp"]);
+      expect(readdirSync(home).sort()).toEqual([".cache", ".config", ".ssh", "code", "planted.tmp"]);
+      expect(readdirSync(path.join(home, ".cache"))).toEqual(["pip"]);
+      // Other programs' caches are written as before.
+      expect(await bash("echo x > .cache/pip/entry && cat .cache/pip/entry")).toMatch(/x\n\[exit code: 0\]$/);
     });
   }, 180_000);
 
@@ -309,6 +346,10 @@ describe.runIf(process.platform === "linux")("yoi started in the home directory"
         /^~\/\.local\/bin is protected/,
       );
       expect(protectedPathReason(path.join(home, ".zshenv"), ["/"])).toMatch(/^~\/\.zshenv is protected/);
+      expect(protectedPathReason(path.join(home, ".cache", "yoi", "code", "p", "print.pack"), [home])).toBe(
+        "~/.cache/yoi is protected: yoi runs the code it caches there at its next start",
+      );
+      expect(protectedPathReason(path.join(home, ".cache", "pip", "x"), [home])).toBeUndefined();
       expect(protectedPathReason(path.join(home, "code", "notes.txt"), [home])).toBeUndefined();
       // A project in ~/code: its own .ssh or .local/bin are ordinary directories.
       const project = path.join(home, "code");

@@ -6,7 +6,10 @@
  * `diff.external` run on an ordinary `git status` or `diff`), editor and
  * agent settings (a VS Code task can run on folder open; `.mcp.json`,
  * `.claude/` and yoi's own `.yoi/` start servers and hooks), shell start-up
- * files and direnv's `.envrc` (run on a shell start or a `cd`).
+ * files and direnv's `.envrc` (run on a shell start or a `cd`), the
+ * hooks and configs of git hook runners (husky's `.husky/pre-commit`,
+ * lefthook's and pre-commit's configs name the commands a commit runs),
+ * and yoi's own cache, whose code packs the next `yoi` runs.
  *
  * The list follows what @anthropic-ai/sandbox-runtime denies inside its
  * write roots (its dangerous files and directories, git hooks and config,
@@ -14,18 +17,29 @@
  * `.git` to what makes git run code so that ordinary git work (status,
  * add, commit, branch, checkout, stash) goes on inside the sandbox, and
  * widened to every agent and editor directory named by the issue that
- * asked for it (`.zed`, all of `.claude`, `.yoi`) plus `.envrc`.
+ * asked for it (`.zed`, all of `.claude`, `.yoi`) plus `.envrc` and the
+ * hook runners.
  *
  * The bash sandbox protects these names at the top of each write root
- * (and a `.git` file's target, and git's configured `core.hooksPath` when
- * it lies in a write root); the edit tools ask for them at any depth.
+ * (and a `.git` file's target, git's configured `core.hooksPath` when it
+ * lies in a write root, and yoi's cache where a root holds it); the edit
+ * tools ask for them at any depth.
  */
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
+import { yoiCacheDir } from "@yoi/manifest";
 
 /** Directories at the top of a write root whose whole tree is protected. */
-export const PROTECTED_DIRS: readonly string[] = [".vscode", ".idea", ".zed", ".claude", ".yoi"];
+export const PROTECTED_DIRS: readonly string[] = [
+  ".vscode",
+  ".idea",
+  ".zed",
+  ".claude",
+  ".yoi",
+  ".husky",
+  ".lefthook",
+];
 /** Files at the top of a write root that are protected. */
 export const PROTECTED_FILES: readonly string[] = [
   ".gitmodules",
@@ -37,6 +51,12 @@ export const PROTECTED_FILES: readonly string[] = [
   ".zprofile",
   ".profile",
   ".envrc",
+  "lefthook.yml",
+  "lefthook.yaml",
+  ".lefthook.yml",
+  ".lefthook.yaml",
+  "lefthook-local.yml",
+  ".pre-commit-config.yaml",
 ];
 
 /**
@@ -74,11 +94,13 @@ export const HOME_PROTECTED_FILES: readonly string[] = [
 /** Why a path is protected, in a few words for a question and a denial. */
 const WHY = {
   git: "git runs what its hooks and config name, later and outside the sandbox",
+  hooks: "the git hook runner runs what it names on the next commit, outside the sandbox",
   editor: "editor settings can run tasks when the folder is opened",
   agent: "agent settings start servers and hooks the next time an agent starts here",
   shell: "shell start-up files run in every new shell",
   direnv: "direnv runs .envrc on every cd into the folder",
   home: "your home directory's start-up, ssh, git and PATH files run later, outside the sandbox",
+  cache: "yoi runs the code it caches there at its next start",
 } as const;
 
 const REASONS: Record<string, string> = {
@@ -97,6 +119,14 @@ const REASONS: Record<string, string> = {
   ".zprofile": WHY.shell,
   ".profile": WHY.shell,
   ".envrc": WHY.direnv,
+  ".husky": WHY.hooks,
+  ".lefthook": WHY.hooks,
+  "lefthook.yml": WHY.hooks,
+  "lefthook.yaml": WHY.hooks,
+  ".lefthook.yml": WHY.hooks,
+  ".lefthook.yaml": WHY.hooks,
+  "lefthook-local.yml": WHY.hooks,
+  ".pre-commit-config.yaml": WHY.hooks,
 };
 
 /**
@@ -121,7 +151,34 @@ export function protectedPathReason(real: string, writeRoots: readonly string[])
     if (PROTECTED_FILES.includes(name) && !isLast) continue;
     return `${parts.slice(0, i + 1).join("/")} is protected: ${reason}`;
   }
-  return homePathReason(real, writeRoots);
+  return homePathReason(real, writeRoots) ?? cachePathReason(real, writeRoots);
+}
+
+/** The reason for a path in yoi's own cache, where a write root holds it. */
+function cachePathReason(real: string, writeRoots: readonly string[]): string | undefined {
+  const cache = realCacheDir();
+  if (cache === undefined || !isWithin(real, cache) || !writeRoots.some((r) => isWithin(cache, r)))
+    return undefined;
+  const home = realHome();
+  const shown = home !== "" && isWithin(cache, home) ? `~/${path.relative(home, cache)}` : cache;
+  return `${shown} is protected: ${WHY.cache}`;
+}
+
+/**
+ * yoi's cache directory (`~/.cache/yoi`) as a real path: the code packs
+ * every start runs (apps/cli's start-up) and the sandbox probe's answer.
+ * A command that wrote there would plant code run outside the sandbox.
+ */
+function realCacheDir(): string | undefined {
+  const cache = yoiCacheDir();
+  if (cache === undefined) return undefined;
+  try {
+    return realpathSync(cache);
+  } catch {
+    // Not made yet: where it would be, below the real home when it is there.
+    const home = homedir();
+    return isWithin(cache, home) ? path.join(realHome(), path.relative(home, cache)) : cache;
+  }
 }
 
 /** The reason for a path of the home directory's own list, where a write root holds the home directory. */
@@ -164,6 +221,9 @@ export function rootProtection(root: string, home: string = realHome()): RootPro
   };
   for (const name of [...PROTECTED_DIRS, ...PROTECTED_FILES]) add(path.join(root, name));
   if (home !== "" && isWithin(home, root)) addHome(home, root, out, add);
+  const cache = realCacheDir();
+  if (cache !== undefined && cache !== root && isWithin(cache, root))
+    addDir(root, path.relative(root, cache), out, add);
   const dotGit = path.join(root, ".git");
   const kind = entryKind(dotGit);
   if (kind === "file") {
@@ -191,22 +251,26 @@ export function rootProtection(root: string, home: string = realHome()): RootPro
 function addHome(home: string, root: string, out: RootProtection, add: (p: string) => void): void {
   const dirs = home === root ? HOME_PROTECTED_DIRS : [...PROTECTED_DIRS, ...HOME_PROTECTED_DIRS];
   const files = home === root ? HOME_PROTECTED_FILES : [...PROTECTED_FILES, ...HOME_PROTECTED_FILES];
-  for (const rel of dirs) {
-    // `.local/bin` without `.local`: the placeholder goes where the path first goes missing.
-    const parts = rel.split("/");
-    let at = home;
-    for (const part of parts) {
-      at = path.join(at, part);
-      if (entryKind(at) === "missing") break;
-    }
-    if (!out.missing.includes(at) && !out.existing.includes(at)) add(at);
-  }
+  for (const rel of dirs) addDir(home, rel, out, add);
   for (const rel of files) {
     const file = path.join(home, rel);
     const kind = entryKind(file);
     if (kind === "missing") out.watched.push(file);
     else if (kind !== "dangling") out.existing.push(file);
   }
+}
+
+/**
+ * The directory `rel` below `base`, existing or stood in for: `.local/bin`
+ * without `.local` gets its placeholder where the path first goes missing.
+ */
+function addDir(base: string, rel: string, out: RootProtection, add: (p: string) => void): void {
+  let at = base;
+  for (const part of rel.split("/")) {
+    at = path.join(at, part);
+    if (entryKind(at) === "missing") break;
+  }
+  if (!out.missing.includes(at) && !out.existing.includes(at)) add(at);
 }
 
 /** The home directory as the roots are given (real paths), or "" when there is none. */
