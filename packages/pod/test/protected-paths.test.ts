@@ -88,6 +88,7 @@ const TARGETS = [
   ".lefthook/pre-commit/lint.sh",
   "lefthook.yml",
   ".pre-commit-config.yaml",
+  "mise.toml",
 ];
 
 /** What a plant left: the target's content when it holds the planted text. */
@@ -108,6 +109,7 @@ describe("protected paths", () => {
     expect(protectedPathReason("/w/p/.git/hooks/pre-commit", roots)).toMatch(/\.git is protected: git runs/);
     expect(protectedPathReason("/w/p/sub/.vscode/tasks.json", roots)).toMatch(/sub\/\.vscode is protected/);
     expect(protectedPathReason("/w/p/pkg/.envrc", roots)).toMatch(/direnv/);
+    expect(protectedPathReason("/w/p/.mise.toml", roots)).toMatch(/mise runs the scripts/);
     expect(protectedPathReason("/w/p/.yoi/commands/x.md", roots)).toMatch(/agent settings/);
     expect(protectedPathReason("/w/p/.husky/pre-commit", roots)).toBe(
       ".husky is protected: the git hook runner runs what it names on the next commit, outside the sandbox",

@@ -6,10 +6,11 @@
  * `diff.external` run on an ordinary `git status` or `diff`), editor and
  * agent settings (a VS Code task can run on folder open; `.mcp.json`,
  * `.claude/` and yoi's own `.yoi/` start servers and hooks), shell start-up
- * files and direnv's `.envrc` (run on a shell start or a `cd`), the
- * hooks and configs of git hook runners (husky's `.husky/pre-commit`,
- * lefthook's and pre-commit's configs name the commands a commit runs),
- * and yoi's own cache, whose code packs the next `yoi` runs.
+ * files, direnv's `.envrc` and mise's config (run on a shell start or a
+ * `cd`), the hooks and configs of git hook runners (husky's
+ * `.husky/pre-commit`; lefthook's and pre-commit's configs name the
+ * commands a commit runs), and yoi's own cache, whose code packs the next
+ * `yoi` runs.
  *
  * The list follows what @anthropic-ai/sandbox-runtime denies inside its
  * write roots (its dangerous files and directories, git hooks and config,
@@ -39,6 +40,7 @@ export const PROTECTED_DIRS: readonly string[] = [
   ".yoi",
   ".husky",
   ".lefthook",
+  ".mise",
 ];
 /** Files at the top of a write root that are protected. */
 export const PROTECTED_FILES: readonly string[] = [
@@ -57,6 +59,10 @@ export const PROTECTED_FILES: readonly string[] = [
   ".lefthook.yaml",
   "lefthook-local.yml",
   ".pre-commit-config.yaml",
+  "mise.toml",
+  ".mise.toml",
+  "mise.local.toml",
+  ".mise.local.toml",
 ];
 
 /**
@@ -99,6 +105,7 @@ const WHY = {
   agent: "agent settings start servers and hooks the next time an agent starts here",
   shell: "shell start-up files run in every new shell",
   direnv: "direnv runs .envrc on every cd into the folder",
+  mise: "mise runs the scripts and hooks its config names when a shell enters the folder",
   home: "your home directory's start-up, ssh, git and PATH files run later, outside the sandbox",
   cache: "yoi runs the code it caches there at its next start",
 } as const;
@@ -127,6 +134,11 @@ const REASONS: Record<string, string> = {
   ".lefthook.yaml": WHY.hooks,
   "lefthook-local.yml": WHY.hooks,
   ".pre-commit-config.yaml": WHY.hooks,
+  ".mise": WHY.mise,
+  "mise.toml": WHY.mise,
+  ".mise.toml": WHY.mise,
+  "mise.local.toml": WHY.mise,
+  ".mise.local.toml": WHY.mise,
 };
 
 /**
