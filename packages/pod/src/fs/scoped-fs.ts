@@ -187,6 +187,10 @@ export class ScopedFs {
         throw new ScopeError("invalid_path", root, `scope root ${root} is not a directory`);
       return real;
     };
+    // Resolved beside the roots (a missing one is where it would be).
+    const hiddenReal = Promise.all(
+      (options.hidden ?? []).map((p) => fsp.realpath(path.resolve(p)).catch(() => path.resolve(p))),
+    );
     // In order, so a bad root is reported as the first bad one given.
     const writeRoots: string[] = [];
     for (const root of options.writeRoots ?? []) writeRoots.push(await realRoot(root));
@@ -212,11 +216,7 @@ export class ScopedFs {
         'handleCheck "proc" needs /proc/self/fd (Linux); use "auto" or "inode"',
       );
     }
-    const hidden: string[] = [];
-    for (const p of options.hidden ?? []) {
-      const real = await fsp.realpath(path.resolve(p)).catch(() => path.resolve(p));
-      if (!readRoots.some((r) => isInside(real, r))) hidden.push(real);
-    }
+    const hidden = (await hiddenReal).filter((real) => !readRoots.some((r) => isInside(real, r)));
     return new ScopedFs(readRoots, writeRoots, cwd, proc, hidden);
   }
 
