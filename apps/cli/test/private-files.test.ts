@@ -1,9 +1,10 @@
 /**
  * yoi's own private files stay private when a session's scope holds them
  * (yoi started in the home directory): the saved keys, the prompt history
- * and the session store are opened by no tool, sandboxed bash included, so
- * nothing of them reaches the model; and every saved key, not only the one
- * in use, is masked in what yoi prints and records.
+ * and the session store, and the home's credential stores (ssh keys, cloud
+ * tokens), are opened by no tool, sandboxed bash included, so nothing of
+ * them reaches the model; and every saved key, not only the one in use, is
+ * masked in what yoi prints and records.
  */
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import * as path from "node:path";
@@ -20,6 +21,8 @@ const OTHER_KEY = "sk-proj-saved-other-provider-7c1e9a";
 const PLAIN_KEY = "plain-saved-token-41bd77";
 const HISTORY_MARK = "typed-in-another-project-5e2f";
 const SESSION_MARK = "said-in-another-session-93aa";
+const SSH_KEY = "ssh-private-key-body-0f3c";
+const AWS_KEY = "aws-secret-access-key-62d0";
 
 async function homeWithPrivateFiles(home: string): Promise<void> {
   const yoi = path.join(home, ".yoi");
@@ -31,6 +34,16 @@ async function homeWithPrivateFiles(home: string): Promise<void> {
   );
   await writeFile(path.join(yoi, "history"), `${JSON.stringify({ text: HISTORY_MARK })}\n`);
   await writeFile(path.join(yoi, "sessions", "earlier.jsonl"), `{"text":"${SESSION_MARK}"}\n`);
+  await mkdir(path.join(home, ".ssh"), { mode: 0o700 });
+  await writeFile(
+    path.join(home, ".ssh", "id_ed25519"),
+    `-----BEGIN OPENSSH PRIVATE KEY-----\n${SSH_KEY}\n`,
+    {
+      mode: 0o600,
+    },
+  );
+  await mkdir(path.join(home, ".aws"));
+  await writeFile(path.join(home, ".aws", "credentials"), `[default]\naws_secret_access_key = ${AWS_KEY}\n`);
   await writeFile(path.join(home, "notes.txt"), "ordinary file\n");
 }
 
@@ -42,6 +55,9 @@ const ATTEMPTS: { name: string; arguments: Record<string, unknown> }[] = [
   { name: "read_file", arguments: { path: "./.yoi/../.yoi/credentials.json" } },
   { name: "list_dir", arguments: { path: ".yoi/sessions" } },
   { name: "list_dir", arguments: { path: "." } },
+  { name: "read_file", arguments: { path: ".ssh/id_ed25519" } },
+  { name: "read_file", arguments: { path: ".aws/credentials" } },
+  { name: "grep", arguments: { pattern: "PRIVATE KEY|aws_secret", path: "." } },
   { name: "grep", arguments: { pattern: "saved|typed-in|said-in", path: "." } },
   { name: "grep", arguments: { pattern: "sk-proj", path: ".yoi" } },
   { name: "glob", arguments: { pattern: ".yoi/**" } },
@@ -49,13 +65,13 @@ const ATTEMPTS: { name: string; arguments: Record<string, unknown> }[] = [
     name: "bash",
     arguments: {
       command:
-        "cat .yoi/credentials.json .yoi/history .yoi/sessions/*; grep -rao 'saved-[a-z0-9-]*' ~/.yoi; tar c .yoi 2>/dev/null | grep -ao 'saved-[a-z0-9-]*'; cp .yoi/credentials.json leaked.txt; cat leaked.txt; true",
+        "cat .yoi/credentials.json .yoi/history .yoi/sessions/* .ssh/id_ed25519 .aws/credentials; grep -rao 'saved-[a-z0-9-]*' ~/.yoi; tar c .yoi .ssh .aws 2>/dev/null | grep -ao '[a-z]*-[a-z-]*-[0-9a-f]\\{4\\}'; cp .yoi/credentials.json leaked.txt; cat leaked.txt; true",
     },
   },
 ];
 
 describe("yoi's private files in a session started in the home directory", () => {
-  it("no tool reads the saved keys, the prompt history or other sessions (tried / leaked)", async () => {
+  it("no tool reads the saved keys, the prompt history, other sessions or ssh and cloud keys (tried / leaked)", async () => {
     const server = await startScriptedServer({
       provider: "anthropic",
       script: (index) =>
@@ -86,7 +102,9 @@ describe("yoi's private files in a session started in the home directory", () =>
     expect(result.code, result.stderr).toBe(0);
     expect(server.requests).toHaveLength(2);
     const results = JSON.stringify((server.requests[1] as { messages: unknown }).messages);
-    const leaked = [OTHER_KEY, PLAIN_KEY, HISTORY_MARK, SESSION_MARK].filter((m) => results.includes(m));
+    const leaked = [OTHER_KEY, PLAIN_KEY, HISTORY_MARK, SESSION_MARK, SSH_KEY, AWS_KEY].filter((m) =>
+      results.includes(m),
+    );
     console.log(`private files: ${ATTEMPTS.length} tool calls tried, ${leaked.length} secrets leaked`);
     expect(leaked).toEqual([]);
     // The tools say why, and ordinary files of the home are still there to read.

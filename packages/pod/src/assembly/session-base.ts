@@ -10,8 +10,9 @@ import { FileSessionStore, FsBlobStore, type SessionStore } from "@yoi/worker-pe
 import type { AgentDefinition, AgentDefinitionError } from "../agents/agent-definition.ts";
 import { agentDirs, loadAgents } from "../agents/load-agents.ts";
 import { type Extensions, loadExtensions } from "../extensions/load-extensions.ts";
-import { privatePaths, scopeFromConfig } from "../fs/scope-from-config.ts";
+import { privatePaths, scopeFromConfig, yoiPrivatePaths } from "../fs/scope-from-config.ts";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
+import { isInside } from "../fs/scoped-fs.ts";
 import type { PodOptions } from "../pod-options.ts";
 import { type PodSandbox, podSandbox } from "../sandbox/pod-sandbox.ts";
 
@@ -65,7 +66,13 @@ export async function openSessionBase(options: PodOptions): Promise<SessionBase>
         ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {}),
         writeRoots: fs.writeRoots,
         dataDir,
-        private: fs.hidden,
+        // yoi's own wherever they are; the rest (the home's credential stores) where a write root holds them.
+        private: [
+          ...new Set([
+            ...yoiPrivatePaths(dataDir),
+            ...fs.hidden.filter((h) => fs.writeRoots.some((r) => isInside(r, h))),
+          ]),
+        ],
       }),
     ),
     options.extensions

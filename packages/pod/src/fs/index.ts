@@ -3,7 +3,12 @@ export { BinaryFileError, PodFsView, type ReadTextOptions, type TextRead } from 
 export { KeyedMutex } from "./keyed-mutex.ts";
 export { type ReadRecord, ReadTracker } from "./read-tracker.ts";
 export { ScopeError, type ScopeErrorCode } from "./scope-error.ts";
-export { privatePaths, scopeFromConfig } from "./scope-from-config.ts";
+export {
+  HOME_CREDENTIAL_STORES,
+  privatePaths,
+  scopeFromConfig,
+  yoiPrivatePaths,
+} from "./scope-from-config.ts";
 export {
   type AccessMode,
   type DirEntry,
