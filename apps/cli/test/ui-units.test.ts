@@ -475,6 +475,23 @@ describe("PromptHistory", () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect((await readFile(file, "utf8")).split("\n").filter((l) => l.includes('"project"')).length).toBe(5);
   });
+
+  it("writes a pasted key masked, as the session log does, and recalls it as typed in the same session", async () => {
+    const { mkdtemp, readFile } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const path = await import("node:path");
+    const { PromptHistory } = await import("../src/ui/prompt-history.ts");
+    const file = path.join(await mkdtemp(path.join(tmpdir(), "yoi-history-")), "history");
+    const history = await PromptHistory.load(file, "/p/a");
+    const key = "sk-ant-api03-pastedKey4f1b2c3d";
+    history.add(`set ANTHROPIC_API_KEY=${key} in the .env`);
+    await history.flush();
+    expect(history.entries).toEqual([`set ANTHROPIC_API_KEY=${key} in the .env`]);
+    expect(await readFile(file, "utf8")).not.toContain(key);
+    expect((await PromptHistory.load(file, "/p/a")).entries).toEqual([
+      "set ANTHROPIC_API_KEY=<redacted> in the .env",
+    ]);
+  });
 });
 
 describe("the todo checklist", () => {

@@ -7,6 +7,7 @@
  */
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import * as path from "node:path";
+import { redactSecrets } from "@yoi/llm-client";
 import * as z from "zod";
 
 /** Entries kept per project in memory. */
@@ -59,12 +60,13 @@ export class PromptHistory {
     return this.#entries;
   }
 
-  /** Records a prompt (not a repeat of the last one) and appends it to the file. */
+  /** Records a prompt (not a repeat of the last one) and appends it to the file, secrets masked. */
   add(text: string): void {
     if (text.trim() === "" || this.#entries.at(-1) === text) return;
     this.#entries.push(text);
     if (this.#entries.length > PER_PROJECT) this.#entries.shift();
-    const line = `${JSON.stringify({ project: this.#project, text, at: new Date().toISOString() })}\n`;
+    // Kept as typed for this session's recall; written with what reads like a key masked, as session logs are.
+    const line = `${JSON.stringify({ project: this.#project, text: redactSecrets(text), at: new Date().toISOString() })}\n`;
     this.#writing = this.#writing
       .then(() => this.#append(line))
       .catch(() => {
