@@ -267,6 +267,19 @@ describe("conversationMarkdown (/export)", () => {
   });
 });
 
+describe("an export of a conversation that holds a key", () => {
+  it("masks it, in the prompt and in the answer", () => {
+    const key = "sk-ant-api03-pastedKey4f1b2c3d";
+    const { markdown } = conversationMarkdown(
+      [userMessage(`use ${key} for now`), assistantMessage(`Set ANTHROPIC_API_KEY=${key}.`)],
+      { sessionId: "01a2", model: "anthropic/claude-haiku-4-5", cwd: "/p", at: new Date(0) },
+    );
+    expect(markdown).not.toContain(key);
+    expect(markdown).toContain("> use <redacted> for now");
+    expect(markdown).toContain("Set ANTHROPIC_API_KEY=<redacted>");
+  });
+});
+
 describe("a compacted session, exported and resumed", () => {
   const history: Item[] = [
     userMessage(`${SUMMARY_HEADER}\n\n<summary>\nWe set retries to 3.\n</summary>`),

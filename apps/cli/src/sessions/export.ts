@@ -4,11 +4,11 @@
  * themselves are not copied), each answer follows under "yoi" as the model
  * wrote it, with a line per tool call and whether it failed. The text is
  * made safe to `cat` (escape sequences shown, not obeyed), as everything
- * yoi shows is.
+ * yoi shows is, and keys are masked, as in the session log.
  */
 import { isCompactionMessage } from "@yoi/compaction";
 import type { Item } from "@yoi/llm-client";
-import { messageText } from "@yoi/llm-client";
+import { messageText, redactSecrets } from "@yoi/llm-client";
 import { sanitize } from "../terminal-text.ts";
 import { parseArgs, shortArgs } from "../ui/tool-summary.ts";
 import { serverToolLine } from "../ui/web-sources.ts";
@@ -90,5 +90,6 @@ export function conversationMarkdown(
       toolLine(sanitize(serverToolLine(item)));
     }
   }
-  return { markdown: `${out.join("\n")}\n`, turns };
+  // A file to share: what reads like a key is masked, as in the session log it was kept in.
+  return { markdown: redactSecrets(`${out.join("\n")}\n`), turns };
 }
