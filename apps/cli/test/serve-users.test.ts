@@ -177,3 +177,58 @@ describe("yoi serve --token-file: who ran each turn, tokens kept from tools, rel
     expect(missing.stderr).toContain("cannot read the token file");
   });
 });
+
+describe("yoi serve whose root holds its session store (started in the home directory)", () => {
+  it("one user's tools cannot read another's session log, by read_file, grep or sandboxed bash", async () => {
+    const { home } = await tempWorld();
+    const tokens = path.join(home, "tokens");
+    await writeFile(tokens, `ann ${ANN}\nbob ${BOB}\n`, { mode: 0o600 });
+    const marker = "bob-private-plan-7d3e1f";
+    let bobSession = "";
+    const model = await startScriptedServer({
+      provider: "openai-chat",
+      script: (index) =>
+        index === 0
+          ? { type: "reply", text: "noted" }
+          : index === 1
+            ? {
+                type: "reply",
+                toolCalls: [
+                  { id: "r", name: "read_file", arguments: { path: `.yoi/sessions/${bobSession}.jsonl` } },
+                  { id: "g", name: "grep", arguments: { pattern: "bob-private", path: "." } },
+                  {
+                    id: "b",
+                    name: "bash",
+                    arguments: { command: "cat .yoi/sessions/*; grep -r bob-private ." },
+                  },
+                ],
+              }
+            : { type: "reply", text: "done" },
+    });
+    fx.models.push(model);
+    const env = cleanEnv(home, { YOI_SERVE_TOKEN: ADMIN });
+    const host = await startServe(["--token-file", tokens, "--allow-tool", "bash"], env, home);
+    fx.hosts.push(host);
+    const session = async (token: string, prompt: string) => {
+      const res = await call(`${host.url}/v1/sessions`, token, "POST", {
+        model: MODEL,
+        baseUrl: model.baseURL,
+      });
+      const { id } = (await res.json()) as { id: string };
+      for await (const _ of sseEvents(
+        await call(`${host.url}/v1/sessions/${id}/runs`, token, "POST", { prompt }),
+      ));
+      return id;
+    };
+    bobSession = await session(BOB, `remember ${marker}`);
+    // bob's prompt is on disk, in the store the server's root holds
+    expect(await readFile(path.join(home, ".yoi", "sessions", `${bobSession}.jsonl`), "utf8")).toContain(
+      marker,
+    );
+    await session(ANN, "look around");
+    expect(model.requests).toHaveLength(3);
+    const sent = JSON.stringify((model.requests[2] as { messages: unknown }).messages);
+    expect(sent).toContain("is inside .yoi/sessions, which is private");
+    expect(sent).not.toContain(marker);
+  });
+});
