@@ -152,6 +152,23 @@ describe("web_fetch", () => {
     await expect(run(`${origin}/to-file`)).rejects.toThrow(/redirected to file: URL/);
   });
 
+  it("never fetches a link-local or cloud metadata address, however it is written", async () => {
+    for (const url of [
+      "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+      "http://0xa9fea9fe/latest/meta-data/",
+      "http://2852039166/computeMetadata/v1/",
+      "http://[fd00:ec2::254]/latest/meta-data/",
+      "http://[::ffff:169.254.169.254]/",
+      "http://[fe80::1]/",
+      "http://100.100.100.200/latest/meta-data/",
+    ])
+      await expect(run(url), url).rejects.toThrow(
+        /link-local and cloud metadata addresses serve the machine's credentials/,
+      );
+    // Loopback stays fetchable (a dev server the user asks about).
+    expect(text(await run(`http://localhost:${port}/json`))).toContain('{"ok":true}');
+  });
+
   it("follows same-host redirects, stops a loop, and hands back a redirect to another host", async () => {
     expect(text(await run(`${origin}/hop`))).toContain(`URL: ${origin}/page`);
     await expect(run(`${origin}/loop`)).rejects.toThrow(/redirected more than 5 times/);

@@ -4,7 +4,11 @@
  * `data:` and every other scheme are refused), redirects are followed on
  * the same host only (a new host needs its own call, and so its own
  * permission), and the time, the bytes read and the redirects are capped.
+ * Link-local and cloud metadata addresses, where a machine's instance
+ * credentials are served, are never fetched, whatever a rule allows.
  */
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
 import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { rootCauseMessage } from "@yoi/manifest/errors";
@@ -79,6 +83,38 @@ function checkUrl(raw: string): URL {
     throw new ToolError("URLs with a user name or password are refused; never put credentials in a URL.");
   }
   return url;
+}
+
+/**
+ * Where cloud instances serve their credentials and identity to anything
+ * on the machine that asks: the link-local ranges (AWS, GCP, Azure and
+ * most others at 169.254.169.254), AWS's IPv6 endpoint and Alibaba's.
+ */
+const METADATA_ADDRESSES = new BlockList();
+METADATA_ADDRESSES.addSubnet("169.254.0.0", 16, "ipv4");
+METADATA_ADDRESSES.addSubnet("fe80::", 10, "ipv6");
+METADATA_ADDRESSES.addAddress("fd00:ec2::254", "ipv6");
+METADATA_ADDRESSES.addAddress("100.100.100.200", "ipv4");
+
+/**
+ * Refuses a URL whose host is, or resolves to, a metadata address. A name
+ * is looked up before the fetch, which looks it up again: a server that
+ * answers the two lookups differently (DNS rebinding) is not caught here.
+ */
+async function refuseMetadataHost(url: URL): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const addresses =
+    isIP(host) !== 0
+      ? [host]
+      : await lookup(host, { all: true }).then(
+          (found) => found.map((a) => a.address),
+          () => [], // not found: the fetch says so
+        );
+  const hit = addresses.find((a) => METADATA_ADDRESSES.check(a, isIP(a) === 6 ? "ipv6" : "ipv4"));
+  if (hit !== undefined)
+    throw new ToolError(
+      `web_fetch does not fetch ${url.hostname}${hit === host ? "" : ` (${hit})`}: link-local and cloud metadata addresses serve the machine's credentials, and are never fetched.`,
+    );
 }
 
 const TEXT_TYPES =
@@ -177,6 +213,7 @@ export function webFetchTool(options: WebFetchOptions = {}) {
       const signal = AbortSignal.any([ctx.signal, timeout]);
       let response: Response;
       for (let redirects = 0; ; redirects++) {
+        await refuseMetadataHost(url);
         try {
           response = await fetch(url, {
             redirect: "manual",
