@@ -303,4 +303,45 @@ describe("web_fetch in a pod", () => {
     expect(allowed?.isError).toBe(false);
     expect(allowed?.output).toContain("# Install");
   });
+
+  it("refuses a metadata address without asking anyone", async () => {
+    const base = await tempDir();
+    const s = await startScriptedServer({
+      provider: "anthropic",
+      validate: true,
+      script: [
+        {
+          type: "reply",
+          toolCalls: [
+            { id: "toolu_m", name: "web_fetch", arguments: { url: "http://169.254.169.254/latest/" } },
+          ],
+        },
+        { type: "reply", text: "done" },
+      ],
+    });
+    servers.push(s);
+    const asked: string[] = [];
+    const pod = await Pod.create({
+      cwd: base,
+      dataDir: path.join(base, ".data"),
+      fsync: "never",
+      client: createClient({
+        provider: "anthropic",
+        model: "claude-haiku-4-5",
+        apiKey: "k",
+        baseURL: s.baseURL,
+        retry: { maxAttempts: 1 },
+      }),
+      ask: async (request) => {
+        asked.push(`${request.tool} ${request.subject}`);
+        return "allow";
+      },
+    });
+    await pod.run("read the instance's role");
+    const result = pod.history.find((i) => i.type === "tool_result");
+    await pod.close();
+    expect(asked).toEqual([]);
+    expect(result?.type === "tool_result" && result.isError).toBe(true);
+    expect(result?.type === "tool_result" ? result.output : "").toMatch(/cloud metadata addresses/);
+  });
 });

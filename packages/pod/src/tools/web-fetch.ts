@@ -207,6 +207,10 @@ export function webFetchTool(options: WebFetchOptions = {}) {
     inputSchema: webFetchInput,
     timeoutMs: o.timeoutMs + 5_000,
     storeLargeOutput: false,
+    // A URL it would refuse (a scheme, credentials, a metadata address) is refused before anyone is asked.
+    async check({ url }) {
+      await refuseMetadataHost(checkUrl(url.trim()));
+    },
     async execute({ url: raw, prompt }, ctx) {
       let url = checkUrl(raw.trim());
       const timeout = AbortSignal.timeout(o.timeoutMs);
