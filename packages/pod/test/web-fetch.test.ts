@@ -8,6 +8,7 @@ import { ConfigSchema } from "@yoi/manifest";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { PermissionPolicy, primaryArgument } from "../src/permissions/index.ts";
 import { Pod } from "../src/pod.ts";
+import type { PodOptions } from "../src/pod-options.ts";
 import { webFetchTool } from "../src/tools/web-fetch.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -263,68 +264,27 @@ describe("web_fetch in a pod", () => {
     for (const s of servers.splice(0)) await s.close();
   });
 
-  it("asks by default (denied without a UI) and runs once a rule allows the host", async () => {
-    const base = await tempDir();
-    const make = async (rules: { tool: string; match?: string; action: "allow" | "deny" | "ask" }[]) => {
-      const s = await startScriptedServer({
-        provider: "anthropic",
-        validate: true,
-        script: [
-          {
-            type: "reply",
-            toolCalls: [{ id: "toolu_w", name: "web_fetch", arguments: { url: `${origin}/page` } }],
-          },
-          { type: "reply", text: "done" },
-        ],
-      });
-      servers.push(s);
-      const pod = await Pod.create({
-        cwd: base,
-        dataDir: path.join(base, ".data"),
-        fsync: "never",
-        config: ConfigSchema.parse({ permissions: { rules } }),
-        client: createClient({
-          provider: "anthropic",
-          model: "claude-haiku-4-5",
-          apiKey: "k",
-          baseURL: s.baseURL,
-          retry: { maxAttempts: 1 },
-        }),
-      });
-      await pod.run("fetch the guide");
-      const result = pod.history.find((i) => i.type === "tool_result");
-      await pod.close();
-      return result?.type === "tool_result" ? result : undefined;
-    };
-    const denied = await make([]);
-    expect(denied?.isError).toBe(true);
-    expect(denied?.output).toContain("Permission denied: web_fetch (127.0.0.1)");
-    const allowed = await make([{ tool: "web_fetch", match: "127.0.0.1", action: "allow" }]);
-    expect(allowed?.isError).toBe(false);
-    expect(allowed?.output).toContain("# Install");
-  });
-
-  it("refuses a metadata address without asking anyone", async () => {
+  /** The result of one web_fetch call of `url` in a pod with these rules (and this UI, when given). */
+  async function fetchInPod(
+    url: string,
+    rules: { tool: string; match?: string; action: "allow" | "deny" | "ask" }[] = [],
+    ask?: PodOptions["ask"],
+  ) {
     const base = await tempDir();
     const s = await startScriptedServer({
       provider: "anthropic",
       validate: true,
       script: [
-        {
-          type: "reply",
-          toolCalls: [
-            { id: "toolu_m", name: "web_fetch", arguments: { url: "http://169.254.169.254/latest/" } },
-          ],
-        },
+        { type: "reply", toolCalls: [{ id: "toolu_w", name: "web_fetch", arguments: { url } }] },
         { type: "reply", text: "done" },
       ],
     });
     servers.push(s);
-    const asked: string[] = [];
     const pod = await Pod.create({
       cwd: base,
       dataDir: path.join(base, ".data"),
       fsync: "never",
+      config: ConfigSchema.parse({ permissions: { rules } }),
       client: createClient({
         provider: "anthropic",
         model: "claude-haiku-4-5",
@@ -332,16 +292,33 @@ describe("web_fetch in a pod", () => {
         baseURL: s.baseURL,
         retry: { maxAttempts: 1 },
       }),
-      ask: async (request) => {
-        asked.push(`${request.tool} ${request.subject}`);
-        return "allow";
-      },
+      ...(ask !== undefined ? { ask } : {}),
     });
-    await pod.run("read the instance's role");
+    await pod.run("fetch it");
     const result = pod.history.find((i) => i.type === "tool_result");
     await pod.close();
+    return result?.type === "tool_result" ? result : undefined;
+  }
+
+  it("asks by default (denied without a UI) and runs once a rule allows the host", async () => {
+    const denied = await fetchInPod(`${origin}/page`);
+    expect(denied?.isError).toBe(true);
+    expect(denied?.output).toContain("Permission denied: web_fetch (127.0.0.1)");
+    const allowed = await fetchInPod(`${origin}/page`, [
+      { tool: "web_fetch", match: "127.0.0.1", action: "allow" },
+    ]);
+    expect(allowed?.isError).toBe(false);
+    expect(allowed?.output).toContain("# Install");
+  });
+
+  it("refuses a metadata address without asking anyone", async () => {
+    const asked: string[] = [];
+    const result = await fetchInPod("http://169.254.169.254/latest/", [], async (request) => {
+      asked.push(`${request.tool} ${request.subject}`);
+      return "allow";
+    });
     expect(asked).toEqual([]);
-    expect(result?.type === "tool_result" && result.isError).toBe(true);
-    expect(result?.type === "tool_result" ? result.output : "").toMatch(/cloud metadata addresses/);
+    expect(result?.isError).toBe(true);
+    expect(result?.output).toMatch(/cloud metadata addresses/);
   });
 });
