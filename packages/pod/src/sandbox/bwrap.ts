@@ -72,8 +72,8 @@ export function bwrapArgs(
     for (const existing of p.existing) args.push("--ro-bind", existing, existing);
     for (const missing of p.missing) args.push("--tmpfs", missing, "--remount-ro", missing);
   }
-  // Hidden places inside a root last, over the root and its protections: an empty read-only
-  // directory, or an empty file, where they are.
+  // The other hidden places last, over the roots and protections that hold them: an empty
+  // read-only directory, or an empty file, where they are.
   for (const h of hidden) {
     if (holdsRoot(h)) continue;
     if (statSync(h).isDirectory()) args.push("--tmpfs", h, "--remount-ro", h);

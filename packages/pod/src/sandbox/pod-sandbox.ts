@@ -41,7 +41,7 @@ export async function podSandbox(options: {
   writeRoots: readonly string[];
   /** yoi's data directory (sessions, blobs): hidden from commands. */
   dataDir: string;
-  /** Private files and directories inside the write roots, hidden from commands as well (the scope's `hidden`). */
+  /** Private files and directories hidden from commands as well (yoi's own, and the scope's hidden ones in a write root). */
   private?: readonly string[];
 }): Promise<PodSandbox> {
   // `sandbox: false` from the embedding code is an explicit opt-out, like `"sandbox": false` in the config.
@@ -56,7 +56,7 @@ export async function podSandbox(options: {
   }
   const policy: SandboxPolicy = {
     writeRoots: options.writeRoots,
-    // The whole data directory when it is not where the commands work; inside a write root, what is private in it.
+    // The whole data directory when it is not where the commands work, and what is private wherever it is.
     hidden: [
       ...(options.writeRoots.some((r) => options.dataDir === r || options.dataDir.startsWith(`${r}/`))
         ? []
