@@ -7,8 +7,7 @@
  * Link-local and cloud metadata addresses, where a machine's instance
  * credentials are served, are never fetched, whatever a rule allows.
  */
-import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import type { BlockList } from "node:net";
 import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { rootCauseMessage } from "@yoi/manifest/errors";
@@ -89,12 +88,9 @@ function checkUrl(raw: string): URL {
  * Where cloud instances serve their credentials and identity to anything
  * on the machine that asks: the link-local ranges (AWS, GCP, Azure and
  * most others at 169.254.169.254), AWS's IPv6 endpoint and Alibaba's.
+ * Made on the first fetch: `node:net` and `node:dns` load only then.
  */
-const METADATA_ADDRESSES = new BlockList();
-METADATA_ADDRESSES.addSubnet("169.254.0.0", 16, "ipv4");
-METADATA_ADDRESSES.addSubnet("fe80::", 10, "ipv6");
-METADATA_ADDRESSES.addAddress("fd00:ec2::254", "ipv6");
-METADATA_ADDRESSES.addAddress("100.100.100.200", "ipv4");
+let metadataAddresses: BlockList | undefined;
 
 /**
  * Refuses a URL whose host is, or resolves to, a metadata address. A name
@@ -102,15 +98,24 @@ METADATA_ADDRESSES.addAddress("100.100.100.200", "ipv4");
  * answers the two lookups differently (DNS rebinding) is not caught here.
  */
 async function refuseMetadataHost(url: URL): Promise<void> {
+  const { BlockList, isIP } = await import("node:net");
+  if (metadataAddresses === undefined) {
+    metadataAddresses = new BlockList();
+    metadataAddresses.addSubnet("169.254.0.0", 16, "ipv4");
+    metadataAddresses.addSubnet("fe80::", 10, "ipv6");
+    metadataAddresses.addAddress("fd00:ec2::254", "ipv6");
+    metadataAddresses.addAddress("100.100.100.200", "ipv4");
+  }
+  const blocked = metadataAddresses;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const addresses =
     isIP(host) !== 0
       ? [host]
-      : await lookup(host, { all: true }).then(
+      : await (await import("node:dns/promises")).lookup(host, { all: true }).then(
           (found) => found.map((a) => a.address),
           () => [], // not found: the fetch says so
         );
-  const hit = addresses.find((a) => METADATA_ADDRESSES.check(a, isIP(a) === 6 ? "ipv6" : "ipv4"));
+  const hit = addresses.find((a) => blocked.check(a, isIP(a) === 6 ? "ipv6" : "ipv4"));
   if (hit !== undefined)
     throw new ToolError(
       `web_fetch does not fetch ${url.hostname}${hit === host ? "" : ` (${hit})`}: link-local and cloud metadata addresses serve the machine's credentials, and are never fetched.`,
