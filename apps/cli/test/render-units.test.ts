@@ -136,9 +136,7 @@ describe("code highlighting", () => {
 
   it("paints an embedded language in its own colours, and text as it is (no HTML entities)", () => {
     const s = createStyle(true, "dark");
-    // JavaScript and CSS registered first: HTML finds them for its script and style.
-    rich.highlightCode("let a;", "js", s);
-    rich.highlightCode("a {}", "css", s);
+    // HTML's script and style are coloured as JavaScript and CSS, whichever language came before.
     const code =
       '<p class="x">&amp; &lt;</p>\n<script>let a = "<b>" && 1 < 2;</script>\n<style>p { color: red; }</style>';
     const out = rich.highlightCode(code, "html", s) ?? "";
@@ -149,6 +147,29 @@ describe("code highlighting", () => {
     expect(out).toContain(s.blue("script"));
     expect(out).toContain(s.cyan("color"));
     expect(out).toContain(s.magenta("p"));
+  });
+
+  it("colours the languages answers use, by the names fences give them", () => {
+    const s = createStyle(true, "dark");
+    const cases: [string, string, string][] = [
+      ["tsx", "const A = () => <div className={x} />;", s.blue("div")],
+      ["py", "def f(x):\n    return None", s.magenta("def")],
+      ["sh", 'for f in *; do echo "$f"; done', s.red("$f")],
+      ["shell", "export A=1", s.cyan("export")],
+      ["diff", "-old\n+new", s.green("new")],
+      ["yml", "key: 1", s.cyan("key")],
+      ["toml", '[tool]\nname = "x"', s.green('"x"')],
+      ["rs", 'fn main() { println!("{}", 1); }', s.magenta("fn")],
+      ["Go", 'func main() { fmt.Println("hi") }', s.yellow("Println")],
+      ["json", '{"a": [true, 2]}', s.cyan('"a"')],
+      ["php", '<?php echo "hi"; ?>', s.green('"hi"')],
+      ["c++", "int main() { return 0; }", s.magenta("return")],
+    ];
+    for (const [lang, code, painted] of cases) {
+      const out = rich.highlightCode(code, lang, s) ?? "";
+      expect(stripVTControlCharacters(out), lang).toBe(code);
+      expect(out, lang).toContain(painted);
+    }
   });
 });
 

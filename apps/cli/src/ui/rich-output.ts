@@ -1,6 +1,6 @@
 /**
  * The UI's heavy modules in one lazy import: Markdown (markdown-it), code
- * highlighting (highlight.js), diffs (jsdiff). The interactive session
+ * highlighting (Prism, through refractor), diffs (jsdiff). The interactive session
  * loads this in the background once its prompt is up; `--version`,
  * `--help` and print mode never do.
  */

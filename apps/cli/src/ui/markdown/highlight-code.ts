@@ -1,108 +1,95 @@
 /**
- * Syntax colours for code blocks, by language: highlight.js's core with
- * its common languages (some 36: the C family, Go, Rust, Java, Kotlin, Swift,
- * JavaScript and TypeScript, Python, Ruby, PHP, shell, SQL, JSON, YAML,
- * XML/HTML, CSS, Markdown, diff ...), painted in the theme's colours (through
- * yoi's Style, so they follow the theme and yoi's colour decision). The
- * parser's scopes go straight to an emitter of ours, which keeps each piece
- * of text with the scope that colours it: no HTML is written to be parsed
- * back. Loaded lazily: it is the heaviest module of the UI, and all of
- * highlight.js's 190 grammars would take several times as long to load.
+ * Syntax colours for code blocks, by language: Prism's grammars for some
+ * 40 common languages (the C family, Go, Rust, Java, Kotlin, Swift,
+ * JavaScript and TypeScript with JSX, Python, Ruby, PHP, shell, SQL, JSON,
+ * YAML, TOML, HTML/XML, CSS, Markdown, diff ...), painted in the theme's
+ * colours (through yoi's Style, so they follow the theme and yoi's colour
+ * decision). Prism's token stream is painted directly: no HTML is written
+ * to be parsed back.
  *
- * A grammar that embeds another (HTML's scripts and styles, Markdown's
- * code) finds it only once that one is registered; until then the
- * embedded part is left plain.
+ * Why Prism (highlight.js before it): each `yoi` is a new process, so what
+ * a highlighter costs the first time it colours a language is paid on
+ * every answer with code. highlight.js compiles a grammar into large
+ * combined regular expressions before its first block (some 13 ms of CPU
+ * for TypeScript); Prism's grammars are tables of expressions, each
+ * compiled when first tried. The figures are in docs/cli-render-cost.md.
+ *
+ * Each grammar is a CommonJS module that adds itself to the `Prism` global
+ * (Prism's core sets it) and expects the grammars it builds on to be there
+ * already. They are required when a block first asks for one, with those
+ * first: evaluating all of them up front would cost more than colouring a
+ * long answer (some 38 ms). The `require` calls name each module, so the
+ * bundle carries them (run when called).
  */
 
-import type { HLJSOptions } from "highlight.js";
-import hljs from "highlight.js/lib/core";
-import bash from "highlight.js/lib/languages/bash";
-import c from "highlight.js/lib/languages/c";
-import cpp from "highlight.js/lib/languages/cpp";
-import csharp from "highlight.js/lib/languages/csharp";
-import css from "highlight.js/lib/languages/css";
-import diff from "highlight.js/lib/languages/diff";
-import go from "highlight.js/lib/languages/go";
-import graphql from "highlight.js/lib/languages/graphql";
-import ini from "highlight.js/lib/languages/ini";
-import java from "highlight.js/lib/languages/java";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import kotlin from "highlight.js/lib/languages/kotlin";
-import less from "highlight.js/lib/languages/less";
-import lua from "highlight.js/lib/languages/lua";
-import makefile from "highlight.js/lib/languages/makefile";
-import markdown from "highlight.js/lib/languages/markdown";
-import objectivec from "highlight.js/lib/languages/objectivec";
-import perl from "highlight.js/lib/languages/perl";
-import php from "highlight.js/lib/languages/php";
-import php_template from "highlight.js/lib/languages/php-template";
-import plaintext from "highlight.js/lib/languages/plaintext";
-import python from "highlight.js/lib/languages/python";
-import python_repl from "highlight.js/lib/languages/python-repl";
-import r from "highlight.js/lib/languages/r";
-import ruby from "highlight.js/lib/languages/ruby";
-import rust from "highlight.js/lib/languages/rust";
-import scss from "highlight.js/lib/languages/scss";
-import shell from "highlight.js/lib/languages/shell";
-import sql from "highlight.js/lib/languages/sql";
-import swift from "highlight.js/lib/languages/swift";
-import typescript from "highlight.js/lib/languages/typescript";
-import vbnet from "highlight.js/lib/languages/vbnet";
-import wasm from "highlight.js/lib/languages/wasm";
-import xml from "highlight.js/lib/languages/xml";
-import yaml from "highlight.js/lib/languages/yaml";
-import { createStyle, type Style } from "../../style.ts";
+import type { Style } from "../../style.ts";
 
-type Grammar = Parameters<typeof hljs.registerLanguage>[1];
+/** A token of Prism's stream: its type, what it holds, and the aliases it may be coloured by instead. */
+interface Token {
+  type: string;
+  content: string | Token | (string | Token)[];
+  alias?: string | string[];
+}
 
-/**
- * highlight.js's common languages. Each is registered the first time a
- * block asks for it: registering runs the grammar's definition, and doing
- * that for all of them up front cost more than highlighting an answer.
- */
-const GRAMMARS: Record<string, Grammar> = {
-  bash,
-  c,
-  cpp,
-  csharp,
-  css,
-  diff,
-  go,
-  graphql,
-  ini,
-  java,
-  javascript,
-  json,
-  kotlin,
-  less,
-  lua,
-  makefile,
-  markdown,
-  objectivec,
-  perl,
-  php,
-  "php-template": php_template,
-  plaintext,
-  python,
-  "python-repl": python_repl,
-  r,
-  ruby,
-  rust,
-  scss,
-  shell,
-  sql,
-  swift,
-  typescript,
-  vbnet,
-  wasm,
-  xml,
-  yaml,
+/** What is used of Prism's core. */
+interface PrismCore {
+  languages: Record<string, unknown>;
+  tokenize(text: string, grammar: unknown): (string | Token)[];
+  hooks: { run(name: string, env: Record<string, unknown>): void };
+}
+
+const prism = require("prismjs/components/prism-core.js") as PrismCore;
+
+/** Each grammar by its name: the grammars it builds on, and how its module is run (once: it registers itself). */
+const GRAMMARS: Record<string, { needs?: readonly string[]; load: () => unknown }> = {
+  markup: { load: () => require("prismjs/components/prism-markup.js") },
+  css: { load: () => require("prismjs/components/prism-css.js") },
+  clike: { load: () => require("prismjs/components/prism-clike.js") },
+  javascript: { needs: ["clike"], load: () => require("prismjs/components/prism-javascript.js") },
+  bash: { load: () => require("prismjs/components/prism-bash.js") },
+  c: { needs: ["clike"], load: () => require("prismjs/components/prism-c.js") },
+  cpp: { needs: ["c"], load: () => require("prismjs/components/prism-cpp.js") },
+  csharp: { needs: ["clike"], load: () => require("prismjs/components/prism-csharp.js") },
+  diff: { load: () => require("prismjs/components/prism-diff.js") },
+  go: { needs: ["clike"], load: () => require("prismjs/components/prism-go.js") },
+  graphql: { load: () => require("prismjs/components/prism-graphql.js") },
+  ini: { load: () => require("prismjs/components/prism-ini.js") },
+  java: { needs: ["clike"], load: () => require("prismjs/components/prism-java.js") },
+  json: { load: () => require("prismjs/components/prism-json.js") },
+  jsx: { needs: ["markup", "javascript"], load: () => require("prismjs/components/prism-jsx.js") },
+  kotlin: { needs: ["clike"], load: () => require("prismjs/components/prism-kotlin.js") },
+  less: { needs: ["css"], load: () => require("prismjs/components/prism-less.js") },
+  lua: { load: () => require("prismjs/components/prism-lua.js") },
+  makefile: { load: () => require("prismjs/components/prism-makefile.js") },
+  markdown: { needs: ["markup"], load: () => require("prismjs/components/prism-markdown.js") },
+  "markup-templating": {
+    needs: ["markup"],
+    load: () => require("prismjs/components/prism-markup-templating.js"),
+  },
+  objectivec: { needs: ["c"], load: () => require("prismjs/components/prism-objectivec.js") },
+  perl: { load: () => require("prismjs/components/prism-perl.js") },
+  php: { needs: ["markup-templating"], load: () => require("prismjs/components/prism-php.js") },
+  python: { load: () => require("prismjs/components/prism-python.js") },
+  r: { load: () => require("prismjs/components/prism-r.js") },
+  ruby: { needs: ["clike"], load: () => require("prismjs/components/prism-ruby.js") },
+  rust: { load: () => require("prismjs/components/prism-rust.js") },
+  scss: { needs: ["css"], load: () => require("prismjs/components/prism-scss.js") },
+  "shell-session": { needs: ["bash"], load: () => require("prismjs/components/prism-shell-session.js") },
+  sql: { load: () => require("prismjs/components/prism-sql.js") },
+  swift: { load: () => require("prismjs/components/prism-swift.js") },
+  toml: { load: () => require("prismjs/components/prism-toml.js") },
+  tsx: { needs: ["jsx", "typescript"], load: () => require("prismjs/components/prism-tsx.js") },
+  typescript: { needs: ["javascript"], load: () => require("prismjs/components/prism-typescript.js") },
+  basic: { load: () => require("prismjs/components/prism-basic.js") },
+  vbnet: { needs: ["basic"], load: () => require("prismjs/components/prism-vbnet.js") },
+  wasm: { load: () => require("prismjs/components/prism-wasm.js") },
+  yaml: { load: () => require("prismjs/components/prism-yaml.js") },
 };
 
-/** The names code fences use for them (what each grammar declares as its aliases). */
+/** The other names code fences use for them (`shell` is bash's: commands, as fences mean it). */
 const ALIASES: Record<string, string> = {
   sh: "bash",
+  shell: "bash",
   zsh: "bash",
   h: "c",
   cc: "cpp",
@@ -114,17 +101,17 @@ const ALIASES: Record<string, string> = {
   cxx: "cpp",
   cs: "csharp",
   "c#": "csharp",
+  dotnet: "csharp",
   patch: "diff",
   golang: "go",
   gql: "graphql",
-  toml: "ini",
   jsp: "java",
   js: "javascript",
-  jsx: "javascript",
   mjs: "javascript",
   cjs: "javascript",
   jsonc: "json",
   json5: "json",
+  webmanifest: "json",
   kt: "kotlin",
   kts: "kotlin",
   mk: "makefile",
@@ -133,6 +120,19 @@ const ALIASES: Record<string, string> = {
   md: "markdown",
   mkdown: "markdown",
   mkd: "markdown",
+  html: "markup",
+  xml: "markup",
+  svg: "markup",
+  mathml: "markup",
+  ssml: "markup",
+  atom: "markup",
+  rss: "markup",
+  xhtml: "markup",
+  xjb: "markup",
+  xsd: "markup",
+  xsl: "markup",
+  plist: "markup",
+  wsf: "markup",
   mm: "objectivec",
   objc: "objectivec",
   "obj-c": "objectivec",
@@ -140,45 +140,52 @@ const ALIASES: Record<string, string> = {
   "objective-c++": "objectivec",
   pl: "perl",
   pm: "perl",
-  text: "plaintext",
-  txt: "plaintext",
+  "php-template": "php",
   py: "python",
   gyp: "python",
   ipython: "python",
-  pycon: "python-repl",
+  pycon: "python",
   rb: "ruby",
   gemspec: "ruby",
   podspec: "ruby",
   thor: "ruby",
   irb: "ruby",
   rs: "rust",
-  console: "shell",
-  shellsession: "shell",
+  console: "shell-session",
+  shellsession: "shell-session",
+  "sh-session": "shell-session",
   ts: "typescript",
-  tsx: "typescript",
   mts: "typescript",
   cts: "typescript",
   vb: "vbnet",
-  html: "xml",
-  xhtml: "xml",
-  rss: "xml",
-  atom: "xml",
-  xjb: "xml",
-  xsd: "xml",
-  xsl: "xml",
-  plist: "xml",
-  wsf: "xml",
-  svg: "xml",
   yml: "yaml",
 };
 
-/** The registered name of `lang` (registering it now if it is one of ours), or undefined. */
+/** Runs the module of `name` (and of those it builds on) unless Prism has its grammar already. */
+function register(name: string): void {
+  if (prism.languages[name] !== undefined) return;
+  const grammar = GRAMMARS[name]!;
+  for (const need of grammar.needs ?? []) register(need);
+  grammar.load();
+}
+
+/**
+ * The name of `lang`'s grammar, registered now if it is not yet, or
+ * undefined. Markup goes first, before any other grammar: JavaScript and
+ * CSS add themselves to HTML's `<script>` and `<style>` only when they
+ * find it registered, and asked for HTML, both are registered with it.
+ */
 function language(lang: string): string | undefined {
-  const name = lang.toLowerCase();
-  const grammarName = Object.hasOwn(GRAMMARS, name) ? name : ALIASES[name];
-  if (grammarName === undefined) return undefined;
-  if (hljs.getLanguage(grammarName) === undefined) hljs.registerLanguage(grammarName, GRAMMARS[grammarName]!);
-  return grammarName;
+  const lower = lang.toLowerCase();
+  const name = Object.hasOwn(GRAMMARS, lower) ? lower : ALIASES[lower];
+  if (name === undefined) return undefined;
+  register("markup");
+  register(name);
+  if (name === "markup") {
+    register("css");
+    register("javascript");
+  }
+  return name;
 }
 
 type Paint = (text: string) => string;
@@ -186,7 +193,7 @@ type Paint = (text: string) => string;
 /** The last theme made, and for which style and theme name: a theme is made once, not for every block. */
 let made: { style: Style; theme: string; paints: Record<string, Paint | undefined> } | undefined;
 
-/** highlight.js scopes (the first class after `hljs-`) → the Style's colours. */
+/** Prism's token types (and aliases) → the Style's colours. */
 function themeOf(s: Style): Record<string, Paint | undefined> {
   if (made?.style !== s || made.theme !== s.theme) made = { style: s, theme: s.theme, paints: paintsOf(s) };
   return made.paints;
@@ -195,123 +202,77 @@ function themeOf(s: Style): Record<string, Paint | undefined> {
 function paintsOf(s: Style): Record<string, Paint | undefined> {
   return {
     keyword: s.magenta,
-    built_in: s.cyan,
-    type: s.cyan,
-    literal: s.blue,
-    number: s.yellow,
-    regexp: s.red,
-    string: s.green,
-    symbol: s.yellow,
-    class: s.cyan,
-    function: s.yellow,
-    title: s.yellow,
-    comment: s.gray,
-    doctag: s.gray,
-    meta: s.gray,
-    quote: s.gray,
-    tag: s.blue,
-    name: s.blue,
-    attr: s.cyan,
-    attribute: s.cyan,
+    atrule: s.magenta,
+    selector: s.magenta,
+    builtin: s.cyan,
+    "class-name": s.cyan,
+    namespace: s.cyan,
     property: s.cyan,
+    "literal-property": s.cyan,
+    "attr-name": s.cyan,
+    key: s.cyan,
+    boolean: s.blue,
+    constant: s.blue,
+    null: s.blue,
+    nil: s.blue,
+    tag: s.blue,
+    url: s.blue,
+    number: s.yellow,
+    symbol: s.yellow,
+    function: s.yellow,
+    hexcode: s.yellow,
+    color: s.yellow,
+    unit: s.yellow,
+    string: s.green,
+    char: s.green,
+    "attr-value": s.green,
+    regex: s.red,
     variable: s.red,
-    "template-variable": s.red,
-    "selector-tag": s.magenta,
-    "selector-class": s.yellow,
-    "selector-id": s.yellow,
-    addition: s.green,
-    deletion: s.red,
+    comment: s.gray,
+    prolog: s.gray,
+    doctype: s.gray,
+    cdata: s.gray,
+    decorator: s.gray,
+    annotation: s.gray,
+    coord: s.gray,
+    inserted: s.green,
+    deleted: s.red,
+    title: s.bold,
     section: s.bold,
-    bullet: s.yellow,
-    link: s.blue,
-    emphasis: s.italic,
-    strong: s.bold,
+    important: s.bold,
+    bold: s.bold,
+    italic: s.italic,
   };
 }
 
-/**
- * The text highlight.js parsed, each piece with the scope that colours it
- * (the innermost open scope the theme has a colour for; undefined: none).
- * highlight.js builds one per block (and one per embedded language) from
- * the `__emitter` option: the interface its parser calls, which its types
- * call private but stable. Nothing is escaped, so nothing is decoded.
- */
-class ScopedText {
-  readonly pieces: { text: string; scope: string | undefined }[] = [];
-  /** The open scopes, each as the theme knows it (undefined: one it has no colour for). */
-  readonly #open: (string | undefined)[] = [];
-  /** Text added next continues the last piece (no scope opened or closed since). */
-  #joins = false;
-
-  addText(text: string): void {
-    if (text === "") return;
-    const last = this.pieces.at(-1);
-    if (this.#joins && last !== undefined) last.text += text;
-    else this.pieces.push({ text, scope: this.#colouring() });
-    this.#joins = true;
-  }
-
-  startScope(scope: string): void {
-    this.openNode(scope);
-  }
-
-  endScope(): void {
-    this.closeNode();
-  }
-
-  /** The parser also opens and closes scopes by these names. */
-  openNode(scope: string): void {
-    // `title.function` is coloured as `title`, as highlight.js's CSS class for it (`hljs-title function_`) is.
-    const known = scope.split(".", 1)[0] ?? "";
-    this.#open.push(Object.hasOwn(SCOPES, known) ? known : undefined);
-    this.#joins = false;
-  }
-
-  closeNode(): void {
-    this.#open.pop();
-    this.#joins = false;
-  }
-
-  /** An embedded language's text: its own colours, the enclosing scope's where it has none. */
-  __addSublanguage(other: ScopedText, _name: string): void {
-    const around = this.#colouring();
-    for (const piece of other.pieces) this.pieces.push({ text: piece.text, scope: piece.scope ?? around });
-    this.#joins = false;
-  }
-
-  finalize(): void {
-    this.#open.length = 0;
-  }
-
-  /** highlight.js asks for its result as HTML: there is none, the pieces are read instead. */
-  toHTML(): string {
-    return "";
-  }
-
-  #colouring(): string | undefined {
-    return this.#open.findLast((scope) => scope !== undefined);
-  }
+/** The colour of a token: its type's, else its first alias's the theme knows, else the enclosing one's. */
+function colourOf(token: Token, theme: Record<string, Paint | undefined>, around: Paint | undefined) {
+  const own = Object.hasOwn(theme, token.type) ? theme[token.type] : undefined;
+  if (own !== undefined) return own;
+  const aliases =
+    token.alias === undefined ? [] : typeof token.alias === "string" ? [token.alias] : token.alias;
+  for (const alias of aliases) if (Object.hasOwn(theme, alias)) return theme[alias];
+  return around;
 }
 
-const SCOPES = paintsOf(createStyle(false));
-
-// Its `__addSublanguage` takes our own kind, which is all highlight.js gives it.
-hljs.configure({ __emitter: ScopedText as unknown as HLJSOptions["__emitter"] });
-
-/** The pieces painted by `theme`, each line on its own (a code block's lines are drawn one by one). */
-function paint(pieces: ScopedText["pieces"], theme: Record<string, Paint | undefined>): string {
-  let out = "";
-  for (const { text, scope } of pieces) {
-    const colour = scope === undefined ? undefined : theme[scope];
-    if (colour === undefined) out += text;
-    else if (!text.includes("\n")) out += colour(text);
-    else
-      out += text
-        .split("\n")
-        .map((line) => (line === "" ? line : colour(line)))
-        .join("\n");
+/** The tokens painted by `theme`, each line on its own (a code block's lines are drawn one by one). */
+function paint(
+  tokens: string | Token | (string | Token)[],
+  theme: Record<string, Paint | undefined>,
+  around: Paint | undefined,
+): string {
+  if (Array.isArray(tokens)) {
+    let out = "";
+    for (const token of tokens) out += paint(token, theme, around);
+    return out;
   }
-  return out;
+  if (typeof tokens !== "string") return paint(tokens.content, theme, colourOf(tokens, theme, around));
+  if (around === undefined || tokens === "") return tokens;
+  if (!tokens.includes("\n")) return around(tokens);
+  return tokens
+    .split("\n")
+    .map((line) => (line === "" ? line : around(line)))
+    .join("\n");
 }
 
 /** Colours `code` when its language is known; undefined otherwise (shown plain). */
@@ -319,8 +280,13 @@ export function highlightCode(code: string, lang: string | undefined, style: Sty
   const name = style.enabled && lang !== undefined ? language(lang) : undefined;
   if (name === undefined) return undefined;
   try {
-    const result = hljs.highlight(code, { language: name, ignoreIllegals: true });
-    return paint((result._emitter as unknown as ScopedText).pieces, themeOf(style));
+    // What Prism's own `highlight` does before it writes HTML: the hooks let a grammar see the whole
+    // block (PHP's, embedded in HTML, is cut out before and put back after).
+    const env: Record<string, unknown> = { code, grammar: prism.languages[name], language: name };
+    prism.hooks.run("before-tokenize", env);
+    env.tokens = prism.tokenize(env.code as string, env.grammar);
+    prism.hooks.run("after-tokenize", env);
+    return paint(env.tokens as (string | Token)[], themeOf(style), undefined);
   } catch {
     return undefined;
   }
