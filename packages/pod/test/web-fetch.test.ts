@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, LookupFunction } from "node:net";
 import * as path from "node:path";
+import { gzipSync } from "node:zlib";
 import { createClient } from "@yoi/llm-client";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import type { ToolExecutionContext, ToolOutput, ToolReturn } from "@yoi/llm-worker";
@@ -16,10 +17,13 @@ const TEN_MB = 10 * 1024 * 1024;
 let site: Server;
 let origin = "";
 let port = 0;
+/** The paths the site was asked for, in order. */
+const requests: string[] = [];
 
 beforeAll(async () => {
   site = createServer((req, res) => {
     const url = req.url ?? "/";
+    requests.push(url);
     switch (url) {
       case "/page":
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
@@ -96,6 +100,10 @@ beforeAll(async () => {
         res.writeHead(200, { "content-type": "application/json" });
         res.end('{"ok":true}');
         return;
+      case "/gzipped":
+        res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" });
+        res.end(gzipSync("unpacked text"));
+        return;
       default:
         res.writeHead(404, { "content-type": "text/plain" });
         res.end("nope");
@@ -168,6 +176,43 @@ describe("web_fetch", () => {
       );
     // Loopback stays fetchable (a dev server the user asks about).
     expect(text(await run(`http://localhost:${port}/json`))).toContain('{"ok":true}');
+  });
+
+  it("connects only to the address it checked: a name that answers differently the second time (DNS rebinding) is refused", async () => {
+    // The first answer (the check before anyone is asked) is loopback, the next ones the metadata address.
+    let asked = 0;
+    const rebinding: LookupFunction = (_host, options, callback) => {
+      asked++;
+      const address = asked === 1 ? "127.0.0.1" : "169.254.169.254";
+      if (options.all) callback(null, [{ address, family: 4 }]);
+      else callback(null, address, 4);
+    };
+    const tool = webFetchTool({ timeoutMs: 2000, lookup: rebinding });
+    await expect(tool.check?.({ url: `http://rebind.test:${port}/json` }, ctx())).resolves.toBeUndefined();
+    await expect(tool.execute({ url: `http://rebind.test:${port}/json` }, ctx())).rejects.toThrow(
+      /does not fetch rebind\.test \(169\.254\.169\.254\): link-local and cloud metadata addresses/,
+    );
+    // A name with several addresses is refused when any of them is one.
+    const mixed: LookupFunction = (_host, _options, callback) =>
+      callback(null, [
+        { address: "127.0.0.1", family: 4 },
+        { address: "fd00:ec2::254", family: 6 },
+      ]);
+    await expect(
+      webFetchTool({ lookup: mixed }).execute({ url: `http://mixed.test:${port}/json` }, ctx()),
+    ).rejects.toThrow(/does not fetch mixed\.test \(fd00:ec2::254\)/);
+    // A name that resolves where it may goes where the resolver said: the site answers.
+    const before = requests.length;
+    const here: LookupFunction = (_host, options, callback) =>
+      options.all ? callback(null, [{ address: "127.0.0.1", family: 4 }]) : callback(null, "127.0.0.1", 4);
+    expect(
+      text(await webFetchTool({ lookup: here }).execute({ url: `http://site.test:${port}/json` }, ctx())),
+    ).toContain('{"ok":true}');
+    expect(requests.slice(before)).toEqual(["/json"]);
+  });
+
+  it("reads a compressed page as its text", async () => {
+    expect(text(await run(`${origin}/gzipped`))).toContain("unpacked text");
   });
 
   it("follows same-host redirects, stops a loop, and hands back a redirect to another host", async () => {

@@ -5,9 +5,14 @@
  * the same host only (a new host needs its own call, and so its own
  * permission), and the time, the bytes read and the redirects are capped.
  * Link-local and cloud metadata addresses, where a machine's instance
- * credentials are served, are never fetched, whatever a rule allows.
+ * credentials are served, are never fetched, whatever a rule allows: a
+ * name is checked before anyone is asked, and the address a connection is
+ * made to is checked again as it is made (node:http with a checking
+ * `lookup`; Node's `fetch` takes no lookup), so a name that answers
+ * differently the second time (DNS rebinding) reaches no such address.
  */
-import type { BlockList } from "node:net";
+import type { IncomingMessage } from "node:http";
+import type { BlockList, LookupFunction } from "node:net";
 import { defineTool, inlineOutput, storedText, ToolError } from "@yoi/llm-worker";
 import { TOOL_OUTPUT_MAX_BYTES } from "@yoi/manifest";
 import { rootCauseMessage } from "@yoi/manifest/errors";
@@ -33,6 +38,8 @@ export interface WebFetchOptions {
   inlineMaxBytes?: number;
   /** `User-Agent` sent. */
   userAgent?: string;
+  /** How a host name is resolved (every answer is checked before a connection is made). Default: `dns.lookup`. */
+  lookup?: LookupFunction;
 }
 
 const DEFAULTS = {
@@ -88,16 +95,12 @@ function checkUrl(raw: string): URL {
  * Where cloud instances serve their credentials and identity to anything
  * on the machine that asks: the link-local ranges (AWS, GCP, Azure and
  * most others at 169.254.169.254), AWS's IPv6 endpoint and Alibaba's.
- * Made on the first fetch: `node:net` and `node:dns` load only then.
+ * Made on the first fetch: `node:net` loads only then.
  */
 let metadataAddresses: BlockList | undefined;
 
-/**
- * Refuses a URL whose host is, or resolves to, a metadata address. A name
- * is looked up before the fetch, which looks it up again: a server that
- * answers the two lookups differently (DNS rebinding) is not caught here.
- */
-async function refuseMetadataHost(url: URL): Promise<void> {
+/** The first of `addresses` that is a metadata address, if any. */
+async function metadataAddress(addresses: readonly string[]): Promise<string | undefined> {
   const { BlockList, isIP } = await import("node:net");
   if (metadataAddresses === undefined) {
     metadataAddresses = new BlockList();
@@ -107,19 +110,74 @@ async function refuseMetadataHost(url: URL): Promise<void> {
     metadataAddresses.addAddress("100.100.100.200", "ipv4");
   }
   const blocked = metadataAddresses;
+  return addresses.find((a) => isIP(a) !== 0 && blocked.check(a, isIP(a) === 6 ? "ipv6" : "ipv4"));
+}
+
+function metadataRefusal(host: string, address: string): ToolError {
+  return new ToolError(
+    `web_fetch does not fetch ${host}${address === host ? "" : ` (${address})`}: link-local and cloud metadata addresses serve the machine's credentials, and are never fetched.`,
+  );
+}
+
+/** A host name's addresses (none when it is not found: the fetch then says so). */
+function resolveAll(lookup: LookupFunction, host: string): Promise<string[]> {
+  return new Promise((resolve) =>
+    lookup(host, { all: true }, (error, found) =>
+      resolve(error || !Array.isArray(found) ? [] : found.map((a) => a.address)),
+    ),
+  );
+}
+
+/** Refuses, before anyone is asked, a URL whose host is or resolves to a metadata address. */
+async function refuseMetadataHost(url: URL, lookup: LookupFunction): Promise<void> {
+  const { isIP } = await import("node:net");
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const addresses =
-    isIP(host) !== 0
-      ? [host]
-      : await (await import("node:dns/promises")).lookup(host, { all: true }).then(
-          (found) => found.map((a) => a.address),
-          () => [], // not found: the fetch says so
-        );
-  const hit = addresses.find((a) => blocked.check(a, isIP(a) === 6 ? "ipv6" : "ipv4"));
-  if (hit !== undefined)
-    throw new ToolError(
-      `web_fetch does not fetch ${url.hostname}${hit === host ? "" : ` (${hit})`}: link-local and cloud metadata addresses serve the machine's credentials, and are never fetched.`,
-    );
+  const hit = await metadataAddress(isIP(host) !== 0 ? [host] : await resolveAll(lookup, host));
+  if (hit !== undefined) throw metadataRefusal(url.hostname, hit);
+}
+
+/**
+ * `lookup` for the connection itself: the addresses it would connect to,
+ * each checked, so what was checked is what is reached.
+ */
+function checkedLookup(lookup: LookupFunction): LookupFunction {
+  return (host, options, callback) => {
+    lookup(host, { ...options, all: true }, (error, found) => {
+      if (error || !Array.isArray(found)) return callback(error, found as never);
+      metadataAddress(found.map((a) => a.address)).then(
+        (hit) => {
+          if (hit !== undefined) return callback(metadataRefusal(host, hit), []);
+          if (options.all) return callback(null, found);
+          const first = found[0];
+          if (first === undefined)
+            return callback(Object.assign(new Error(`${host} has no address`), { code: "ENOTFOUND" }), []);
+          callback(null, first.address, first.family);
+        },
+        (cause: unknown) => callback(cause as NodeJS.ErrnoException, []),
+      );
+    });
+  };
+}
+
+/** `dns.lookup`, loaded on the first fetch. */
+async function dnsLookup(): Promise<LookupFunction> {
+  return (await import("node:dns")).lookup as LookupFunction;
+}
+
+/** One GET of `url` over node:http(s), connecting only where `lookup` allows; the response (body unread). */
+async function get(
+  url: URL,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  lookup: LookupFunction,
+): Promise<IncomingMessage> {
+  const { request } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise((resolve, reject) => {
+    // No pooled agent: the connection ends with the page, and nothing holds the process open.
+    const req = request(url, { headers, signal, lookup, agent: false }, resolve);
+    req.once("error", reject);
+    req.end();
+  });
 }
 
 const TEXT_TYPES =
@@ -137,7 +195,8 @@ function decoder(contentType: string) {
 
 function networkError(error: unknown, url: URL, timedOut: boolean): ToolError {
   if (timedOut) return new ToolError(`Fetching ${url.href} timed out; the server did not answer in time.`);
-  const code = (error as { cause?: { code?: string } })?.cause?.code;
+  if (error instanceof ToolError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const why =
     code === "ECONNREFUSED"
       ? "the connection was refused"
@@ -149,36 +208,48 @@ function networkError(error: unknown, url: URL, timedOut: boolean): ToolError {
   return new ToolError(`Could not fetch ${url.href}: ${why}.`);
 }
 
-/** Reads up to `max` bytes; says whether there was more. */
+/** Reads up to `max` bytes of the body, decompressed; says whether there was more. */
 async function readCapped(
-  body: ReadableStream<Uint8Array> | null,
+  response: IncomingMessage,
   max: number,
 ): Promise<{ bytes: Uint8Array; truncated: boolean }> {
-  if (body === null) return { bytes: new Uint8Array(), truncated: false };
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
+  const encoding = String(response.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
+  let body: AsyncIterable<Buffer> = response;
+  if (encoding === "gzip" || encoding === "x-gzip" || encoding === "deflate" || encoding === "br") {
+    const zlib = await import("node:zlib");
+    const { pipeline } = await import("node:stream");
+    const decoded =
+      encoding === "br"
+        ? zlib.createBrotliDecompress()
+        : encoding === "deflate"
+          ? zlib.createInflate()
+          : zlib.createGunzip();
+    pipeline(response, decoded, () => {});
+    body = decoded;
+  }
+  const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.length > max) {
-      chunks.push(value.subarray(0, max - size));
+  for await (const chunk of body) {
+    if (size + chunk.length > max) {
+      chunks.push(chunk.subarray(0, max - size));
       size = max;
       truncated = true;
-      await reader.cancel().catch(() => {});
       break;
     }
-    chunks.push(value);
-    size += value.length;
+    chunks.push(chunk);
+    size += chunk.length;
   }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    bytes.set(c, at);
-    at += c.length;
-  }
-  return { bytes, truncated };
+  // Not read to its end (cut, or given up on): the connection goes with it.
+  if (truncated) response.destroy();
+  return { bytes: Buffer.concat(chunks, size), truncated };
+}
+
+/** A response whose body is not wanted: dropped with its connection. */
+function discard(response: IncomingMessage): void {
+  response.destroy();
 }
 
 function formatMiB(bytes: number): string {
@@ -203,6 +274,9 @@ function matchingLines(text: string, prompt: string, max = 20): string[] {
 /** The `web_fetch` tool. */
 export function webFetchTool(options: WebFetchOptions = {}) {
   const o = { ...DEFAULTS, ...options };
+  const resolver: LookupFunction =
+    o.lookup ?? ((host, opts, callback) => void dnsLookup().then((lookup) => lookup(host, opts, callback)));
+  const connectLookup = checkedLookup(resolver);
   return defineTool({
     name: WEB_FETCH_TOOL_NAME,
     description:
@@ -214,31 +288,30 @@ export function webFetchTool(options: WebFetchOptions = {}) {
     storeLargeOutput: false,
     // A URL it would refuse (a scheme, credentials, a metadata address) is refused before anyone is asked.
     async check({ url }) {
-      await refuseMetadataHost(checkUrl(url.trim()));
+      await refuseMetadataHost(checkUrl(url.trim()), resolver);
     },
     async execute({ url: raw, prompt }, ctx) {
       let url = checkUrl(raw.trim());
       const timeout = AbortSignal.timeout(o.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout]);
-      let response: Response;
+      const headers = {
+        "user-agent": o.userAgent,
+        accept: "text/html, text/markdown;q=0.9, text/plain;q=0.8, application/json;q=0.7, */*;q=0.1",
+        "accept-encoding": "gzip, deflate, br",
+      };
+      let response: IncomingMessage;
       for (let redirects = 0; ; redirects++) {
-        await refuseMetadataHost(url);
+        await refuseMetadataHost(url, resolver);
         try {
-          response = await fetch(url, {
-            redirect: "manual",
-            signal,
-            headers: {
-              "user-agent": o.userAgent,
-              accept: "text/html, text/markdown;q=0.9, text/plain;q=0.8, application/json;q=0.7, */*;q=0.1",
-            },
-          });
+          response = await get(url, headers, signal, connectLookup);
         } catch (error) {
           if (ctx.signal.aborted) throw error;
           throw networkError(error, url, timeout.aborted);
         }
-        const location = response.headers.get("location");
-        if (response.status < 300 || response.status >= 400 || location === null) break;
-        await response.body?.cancel().catch(() => {});
+        const status = response.statusCode ?? 0;
+        const location = response.headers.location;
+        if (status < 300 || status >= 400 || location === undefined) break;
+        discard(response);
         let next: URL;
         try {
           next = new URL(location, url);
@@ -263,28 +336,29 @@ export function webFetchTool(options: WebFetchOptions = {}) {
         }
         url = next;
       }
-      const type = response.headers.get("content-type") ?? "";
-      if (!response.ok) {
-        await response.body?.cancel().catch(() => {});
+      const type = response.headers["content-type"] ?? "";
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status >= 300) {
+        discard(response);
         throw new ToolError(
-          `${url.href} answered HTTP ${response.status} ${response.statusText}.`.replace(" .", "."),
+          `${url.href} answered HTTP ${status} ${response.statusMessage ?? ""}.`.replace(" .", "."),
         );
       }
       const mime = type.split(";")[0]?.trim() ?? "";
       if (mime !== "" && !TEXT_TYPES.test(mime) && !HTML_TYPES.test(mime)) {
-        await response.body?.cancel().catch(() => {});
+        discard(response);
         throw new ToolError(
           `${url.href} is ${mime}, not a text page; web_fetch reads HTML, text and JSON only.`,
         );
       }
       let read: { bytes: Uint8Array; truncated: boolean };
       try {
-        read = await readCapped(response.body, o.maxBytes);
+        read = await readCapped(response, o.maxBytes);
       } catch (error) {
         if (ctx.signal.aborted) throw error;
         throw networkError(error, url, timeout.aborted);
       }
-      const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+      const declared = Number(response.headers["content-length"] ?? Number.NaN);
       const text = decoder(type).decode(read.bytes);
       const isHtml = HTML_TYPES.test(mime) || (mime === "" && /^\s*<(!doctype html|html)/i.test(text));
       const htmlCut = isHtml && read.bytes.length > o.maxHtmlBytes;
