@@ -173,8 +173,10 @@ async function get(
 ): Promise<IncomingMessage> {
   const { request } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
   return new Promise((resolve, reject) => {
-    // No pooled agent: the connection ends with the page, and nothing holds the process open.
-    const req = request(url, { headers, signal, lookup, agent: false }, resolve);
+    // Node's global agent: its idle connections hold no process open, and with NODE_USE_ENV_PROXY=1 it
+    // goes through HTTP(S)_PROXY as Node's fetch would (the proxy then resolves the name: only the check
+    // made before the request applies).
+    const req = request(url, { headers, signal, lookup }, resolve);
     req.once("error", reject);
     req.end();
   });
