@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo, LookupFunction } from "node:net";
 import * as path from "node:path";
@@ -209,6 +210,42 @@ describe("web_fetch", () => {
       text(await webFetchTool({ lookup: here }).execute({ url: `http://site.test:${port}/json` }, ctx())),
     ).toContain('{"ok":true}');
     expect(requests.slice(before)).toEqual(["/json"]);
+  });
+
+  it("goes through HTTP_PROXY when NODE_USE_ENV_PROXY=1, as Node's fetch does", async () => {
+    // Node reads the proxy variables at start-up: the tool runs in a node of its own.
+    const proxied: string[] = [];
+    const proxy = createServer((req, res) => {
+      proxied.push(req.url ?? "");
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.end("through the proxy");
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const script = `import { webFetchTool } from ${JSON.stringify(new URL("../src/tools/web-fetch.ts", import.meta.url).href)};
+const out = await webFetchTool().execute({ url: "http://proxied.test/page" }, { signal: new AbortController().signal });
+process.stdout.write(typeof out === "string" ? out : out.text);`;
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(
+          process.execPath,
+          ["--conditions=@yoi/source", "--input-type=module", "-e", script],
+          {
+            env: {
+              ...process.env,
+              NODE_USE_ENV_PROXY: "1",
+              HTTP_PROXY: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+            },
+          },
+          (error, stdout, stderr) =>
+            error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+        ),
+      );
+      expect(out).toContain("through the proxy");
+      expect(proxied).toEqual(["http://proxied.test/page"]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("reads a compressed page as its text", async () => {
