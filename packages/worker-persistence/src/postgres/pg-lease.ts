@@ -100,29 +100,33 @@ export class PgLease {
     sql: Sql | TransactionSql = pool,
   ): Promise<PgLease> {
     const token = randomUUID();
-    let rows: { token: string }[];
-    try {
-      rows = await sql<{ token: string }[]>`
-        INSERT INTO yoi_session_leases (session_id, holder, token, expires_at)
-        VALUES (${sessionId}, ${holder}, ${token}, now() + ${options.leaseMs} * interval '1 millisecond')
-        ON CONFLICT (session_id) DO UPDATE
-          SET holder = EXCLUDED.holder, token = EXCLUDED.token, acquired_at = now(), expires_at = EXCLUDED.expires_at
-          WHERE yoi_session_leases.expires_at <= now()
-            OR (yoi_session_leases.holder = EXCLUDED.holder
-                AND NOT (yoi_session_leases.token = ANY(${[...(options.liveTokens ?? [])]}::uuid[])))
-        RETURNING token`;
-    } catch (error) {
-      if ((error as { code?: string }).code === "23503")
-        throw new SessionLogError("not_found", `no session ${sessionId} in ${where}`, { path: where });
-      throw error;
-    }
-    if (rows.length === 0) {
-      const [row] = await sql<{ holder: string; expires_at: Date }[]>`
-        SELECT holder, expires_at FROM yoi_session_leases WHERE session_id = ${sessionId}`;
-      throw new SessionLeasedError(sessionId, where, {
-        holder: row?.holder ?? "another host",
-        expiresAt: row?.expires_at ? new Date(row.expires_at).toISOString() : "soon",
-      });
+    // The holder may let go between the two statements below (its idle time ended): the session is
+    // then free, and taken on the next try rather than refused as held by a holder no longer there.
+    for (let attempt = 1; ; attempt++) {
+      let rows: { token: string }[];
+      try {
+        rows = await sql<{ token: string }[]>`
+          INSERT INTO yoi_session_leases (session_id, holder, token, expires_at)
+          VALUES (${sessionId}, ${holder}, ${token}, now() + ${options.leaseMs} * interval '1 millisecond')
+          ON CONFLICT (session_id) DO UPDATE
+            SET holder = EXCLUDED.holder, token = EXCLUDED.token, acquired_at = now(), expires_at = EXCLUDED.expires_at
+            WHERE yoi_session_leases.expires_at <= now()
+              OR (yoi_session_leases.holder = EXCLUDED.holder
+                  AND NOT (yoi_session_leases.token = ANY(${[...(options.liveTokens ?? [])]}::uuid[])))
+          RETURNING token`;
+      } catch (error) {
+        if ((error as { code?: string }).code === "23503")
+          throw new SessionLogError("not_found", `no session ${sessionId} in ${where}`, { path: where });
+        throw error;
+      }
+      if (rows.length > 0) break;
+      const [row] = await sql<{ holder: string; expires_at: Date; live: boolean }[]>`
+        SELECT holder, expires_at, expires_at > now() AS live FROM yoi_session_leases WHERE session_id = ${sessionId}`;
+      if (row?.live || attempt >= 3)
+        throw new SessionLeasedError(sessionId, where, {
+          holder: row?.holder ?? "another host",
+          expiresAt: row?.expires_at ? new Date(row.expires_at).toISOString() : "soon",
+        });
     }
     return new PgLease(pool, sessionId, holder, token, options);
   }

@@ -12,6 +12,7 @@ import {
   sessionPath,
 } from "../../src/index.ts";
 import { type PgSessionLog, PgStore, PgStoreError, SessionLeasedError } from "../../src/postgres/index.ts";
+import { PgLease } from "../../src/postgres/pg-lease.ts";
 import { writeSnapshot } from "../../src/postgres/pg-snapshot.ts";
 import {
   findPostgresBinDir,
@@ -249,6 +250,34 @@ describe.skipIf(!withPostgres)("PgSessionStore", () => {
     await log.close();
     const opened = await hostB.sessions.open(log.id);
     writers.push(opened.log);
+  });
+
+  it("a lease let go between the take and the look is taken, not refused as held by no one", async () => {
+    const url = await pg.createDatabase();
+    const hostA = await connect(url, { holder: "host-a" });
+    const hostB = await connect(url, { holder: "host-b" });
+    const log = await hostA.sessions.create({});
+    writers.push(log);
+    // Host A closes the session (its idle time ended) just after host B's insert found the lease held.
+    let statements = 0;
+    const racing = (async (strings: TemplateStringsArray, ...values: unknown[]) => {
+      const rows = await hostB.sql(strings, ...(values as never[]));
+      if (++statements === 1) await log.close();
+      return rows;
+    }) as unknown as typeof hostB.sql;
+    const lease = await PgLease.acquire(
+      hostB.sql,
+      "the test database",
+      log.id,
+      "host-b",
+      {
+        leaseMs: 5000,
+        heartbeatMs: 1000,
+      },
+      racing,
+    );
+    expect((await hostB.sessions.leaseHolder(log.id))?.holder).toBe("host-b");
+    await lease.release();
   });
 
   it("a store never opens a session twice, but takes back its own orphaned lease at once", async () => {
