@@ -202,6 +202,12 @@ describe("web_fetch", () => {
     await expect(
       webFetchTool({ lookup: mixed }).execute({ url: `http://mixed.test:${port}/json` }, ctx()),
     ).rejects.toThrow(/does not fetch mixed\.test \(fd00:ec2::254\)/);
+    // A resolver that gives one address though all were asked for is checked too.
+    const single = ((_host: string, _options: unknown, callback: (e: null, a: string, f: number) => void) =>
+      callback(null, "169.254.169.254", 4)) as unknown as LookupFunction;
+    await expect(
+      webFetchTool({ lookup: single }).execute({ url: `http://single.test:${port}/json` }, ctx()),
+    ).rejects.toThrow(/does not fetch single\.test \(169\.254\.169\.254\)/);
     // A name that resolves where it may goes where the resolver said: the site answers.
     const before = requests.length;
     const here: LookupFunction = (_host, options, callback) =>

@@ -123,7 +123,7 @@ function metadataRefusal(host: string, address: string): ToolError {
 function resolveAll(lookup: LookupFunction, host: string): Promise<string[]> {
   return new Promise((resolve) =>
     lookup(host, { all: true }, (error, found) =>
-      resolve(error || !Array.isArray(found) ? [] : found.map((a) => a.address)),
+      resolve(error ? [] : Array.isArray(found) ? found.map((a) => a.address) : [found]),
     ),
   );
 }
@@ -142,8 +142,10 @@ async function refuseMetadataHost(url: URL, lookup: LookupFunction): Promise<voi
  */
 function checkedLookup(lookup: LookupFunction): LookupFunction {
   return (host, options, callback) => {
-    lookup(host, { ...options, all: true }, (error, found) => {
-      if (error || !Array.isArray(found)) return callback(error, found as never);
+    lookup(host, { ...options, all: true }, (error, answer, answerFamily) => {
+      if (error) return callback(error, []);
+      // A resolver that answers one address though all were asked for is checked all the same.
+      const found = Array.isArray(answer) ? answer : [{ address: answer, family: answerFamily ?? 4 }];
       metadataAddress(found.map((a) => a.address)).then(
         (hit) => {
           if (hit !== undefined) return callback(metadataRefusal(host, hit), []);
