@@ -408,6 +408,34 @@ describe("streamed text taken in once a frame", () => {
 });
 
 describe("LiveRegion frames", () => {
+  it("a frame after the terminal narrowed, before Node's resize event, clears the rows the terminal re-flowed", async () => {
+    const written: string[] = [];
+    // The terminal's width, and what Node last read of it (until it asks again, as on SIGWINCH).
+    let terminal = 120;
+    const out = {
+      write: (t: string) => written.push(t),
+      columns: 120,
+      rows: 30,
+      _refreshSize() {
+        if (terminal === out.columns) return;
+        out.columns = terminal;
+        region.resized(); // the stream's resize event, as the interactive session handles it
+      },
+    };
+    const region = new LiveRegion(out, true);
+    // 18 columns: one row at 120, two once the terminal re-flows it at 16.
+    region.set("bash", (frame) => `${frame} bash sleep 90 12s`);
+    terminal = 16;
+    const before = written.length;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const after = written.slice(before).join("");
+    // Both of its rows are cleared (up 2), never just the one the old width gives (up 1).
+    expect(after).toContain("\x1b[2F\x1b[J");
+    expect(after).not.toContain("\x1b[1F");
+    expect(stripVTControlCharacters(after)).toMatch(/bash sleep 9…\n$/);
+    region.dispose();
+  });
+
   it("writes text printed while it is on screen with the next frame, and all of it before a question or at the end", async () => {
     const written: string[] = [];
     const region = new LiveRegion({ write: (t: string) => written.push(t), columns: 80, rows: 24 }, true);

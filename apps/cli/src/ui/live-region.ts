@@ -19,6 +19,12 @@ export interface LiveOutput {
   columns?: number;
   rows?: number;
   isTTY?: boolean;
+  /**
+   * A terminal stream's own size check (Node's `tty.WriteStream`, which
+   * runs it on SIGWINCH): asks the terminal its size now and emits
+   * `resize` when it changed.
+   */
+  _refreshSize?(): void;
 }
 
 /** Rows of the screen the region leaves to the rest (the prompt, a line of context above). */
@@ -145,6 +151,13 @@ export class LiveRegion {
 
   /** A timer's redraw: nothing is written when the lines are what is on screen already. */
   #tick(): void {
+    // The terminal may have been resized since Node last asked: its resize event comes on a later turn
+    // of the loop (SIGWINCH), and a frame cleared at the old width leaves behind the rows the terminal
+    // re-flowed the old lines into. Asked now, a changed size is handled first (its redraw is the frame).
+    const columns = this.#out.columns;
+    const rows = this.#out.rows;
+    this.#out._refreshSize?.();
+    if (this.#out.columns !== columns || this.#out.rows !== rows) return;
     if (this.#queued !== "") {
       this.#redraw();
       return;
