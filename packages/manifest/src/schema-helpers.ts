@@ -11,22 +11,44 @@ import * as z from "zod";
 /** zod's `error` parameter that makes `text` the message of every problem the schema finds. */
 export const expecting = (text: string) => ({ error: () => text });
 
+/**
+ * A zod schema is immutable (`.optional()`, `.default()` and `.meta()` make
+ * new ones), so every field of the same kind and message shares one: the
+ * config has some 60 such fields, and each distinct schema is objects that
+ * every process builds when it loads this package.
+ */
+const built = new Map<string, z.ZodType>();
+function shared<T extends z.ZodType>(key: string, build: () => T): T {
+  let schema = built.get(key) as T | undefined;
+  if (schema === undefined) {
+    schema = build();
+    built.set(key, schema);
+  }
+  return schema;
+}
+
 /** An integer greater than 0. */
 export function positiveInt(what = "a positive integer") {
-  const e = expecting(what);
-  return z.number(e).int(e).positive(e);
+  return shared(`positiveInt ${what}`, () => {
+    const e = expecting(what);
+    return z.int(e).positive(e);
+  });
 }
 
 /** An integer of 0 or more. */
 export function nonNegativeInt(what = "a non-negative integer") {
-  const e = expecting(what);
-  return z.number(e).int(e).nonnegative(e);
+  return shared(`nonNegativeInt ${what}`, () => {
+    const e = expecting(what);
+    return z.int(e).nonnegative(e);
+  });
 }
 
 /** An integer of `min` or more. */
 export function intAtLeast(min: number, what = `an integer of at least ${min}`) {
-  const e = expecting(what);
-  return z.number(e).int(e).min(min, e);
+  return shared(`intAtLeast ${min} ${what}`, () => {
+    const e = expecting(what);
+    return z.int(e).min(min, e);
+  });
 }
 
 /** A number with `gt`/`gte` and `lte` bounds, all problems reported as `what`. */
@@ -39,16 +61,18 @@ export function boundedNumber(what: string, bounds: { gt?: number; gte?: number;
   );
 }
 
-export const bool = () => z.boolean(expecting("true or false"));
-export const text = (what = "a string") => z.string(expecting(what));
+export const bool = () => shared("bool", () => z.boolean(expecting("true or false")));
+export const text = (what = "a string") => shared(`text ${what}`, () => z.string(expecting(what)));
 /** A string of at least one character. */
-export const nonEmpty = (what: string) => {
-  const e = expecting(what);
-  return z.string(e).min(1, e);
-};
+export const nonEmpty = (what: string) =>
+  shared(`nonEmpty ${what}`, () => {
+    const e = expecting(what);
+    return z.string(e).min(1, e);
+  });
 
 /** A string with something other than white space in it. */
-export const nonBlank = (what: string) => {
-  const e = expecting(what);
-  return z.string(e).regex(/\S/, e);
-};
+export const nonBlank = (what: string) =>
+  shared(`nonBlank ${what}`, () => {
+    const e = expecting(what);
+    return z.string(e).regex(/\S/, e);
+  });
