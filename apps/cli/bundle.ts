@@ -212,6 +212,73 @@ const commonJsNamespaces: Plugin = {
   },
 };
 
+/**
+ * The provider SDKs and llm-client's adapters send with the CLI's own
+ * transport (src/startup/provider-fetch.ts): in each of their ES modules,
+ * `fetch`, `Headers`, `Response` and `FormData` are bound to that module's,
+ * which send with `node:http(s)`. Node's own are undici, loaded and run
+ * whole on first use (of `Headers` too, which the SDKs build for every
+ * request): some 40 ms before each `yoi -p` sent its request. Only the
+ * names a module uses and does not declare itself are bound, so the rest of
+ * the bundle (MCP, telemetry) keeps Node's `fetch`.
+ */
+const PROVIDER_FETCH = path.join(here, "src", "startup", "provider-fetch.ts");
+const PROVIDER_FETCH_NAMES = ["fetch", "Headers", "Response", "FormData"];
+const PROVIDER_MODULE =
+  /[\\/]node_modules[\\/](?:@anthropic-ai[\\/]sdk|openai|@google[\\/]genai)[\\/].*\.m?js$|[\\/]packages[\\/]llm-client[\\/]src[\\/]adapters[\\/].*\.ts$/;
+/**
+ * Module-level reads of Node's own `Headers` that would load undici while
+ * the SDK evaluates, each taken out. `openai`'s `lib/EventStream.mjs` reads
+ * the global's property descriptor to trust its prototype in a size check of
+ * queued events (which never hold headers); reading a lazy global's
+ * descriptor loads it. The build fails when a pattern is no longer found,
+ * so a new SDK version is looked at again.
+ */
+const UNDICI_READS: { file: RegExp; find: RegExp; replace: string }[] = [
+  {
+    file: /[\\/]openai[\\/]lib[\\/]EventStream\.mjs$/,
+    find: /('File',\s*)'Headers',(\s*\]\)\s*\{\s*const descriptor = Object\.getOwnPropertyDescriptor\(globalThis, name\);)/,
+    replace: "$1$2",
+  },
+];
+const providerFetch: Plugin = {
+  name: "provider-fetch",
+  setup(build) {
+    build.onLoad({ filter: PROVIDER_MODULE }, (args) => {
+      let source = readFileSync(args.path, "utf8");
+      for (const read of UNDICI_READS) {
+        if (!read.file.test(args.path)) continue;
+        if (!read.find.test(source))
+          throw new Error(
+            `bundle.ts: ${args.path} no longer reads Node's Headers as expected; see UNDICI_READS`,
+          );
+        source = source.replace(read.find, read.replace);
+      }
+      const loader = args.path.endsWith(".ts") ? "ts" : "js";
+      if (isCommonJs(args.path)) return { contents: source, loader };
+      const declares = (name: string) =>
+        new RegExp(
+          `\\b(?:class|function|const|let|var)\\s+${name}\\b|\\bimport\\b[^;]*\\b${name}\\b[^;]*\\bfrom\\b`,
+        ).test(source);
+      const names = PROVIDER_FETCH_NAMES.filter(
+        (name) => new RegExp(`(?<![\\w$.])${name}(?![\\w$])`).test(source) && !declares(name),
+      );
+      // The Stainless SDKs test each request body with `globalThis.ReadableStream` (Node's web streams,
+      // loaded on first read): bound too where a module reads it so and has no ReadableStream of its own.
+      // A module using the name itself (the Gemini SDK subclasses it) keeps Node's.
+      if (source.includes("globalThis.ReadableStream") && !declares("ReadableStream")) {
+        source = source.replaceAll("globalThis.ReadableStream", "__yoiReadableStream");
+        names.push("ReadableStream as __yoiReadableStream");
+      }
+      if (names.length === 0) return { contents: source, loader };
+      return {
+        contents: `import { ${names.join(", ")} } from ${JSON.stringify(PROVIDER_FETCH)};\n${source}`,
+        loader,
+      };
+    });
+  },
+};
+
 /** Whether a file is CommonJS (no import or export syntax), as esbuild and Node would take it. */
 function isCommonJs(file: string): boolean {
   if (file.endsWith(".mjs") || file.endsWith(".mts")) return false;
@@ -283,7 +350,14 @@ await build({
   splitting: true,
   entryNames: "[name]",
   chunkNames: "[name]-[hash]",
-  plugins: [commonJsNamespaces, lazyGenaiImports, englishZodLocale, uuidNodeRng, zodOpenApiByName],
+  plugins: [
+    commonJsNamespaces,
+    lazyGenaiImports,
+    englishZodLocale,
+    uuidNodeRng,
+    zodOpenApiByName,
+    providerFetch,
+  ],
 });
 const chunkFiles = readdirSync(path.join(outdir, "chunks")).filter((f) => f.endsWith(".js"));
 const buildHash = createHash("sha256");

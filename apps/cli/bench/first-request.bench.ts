@@ -225,8 +225,10 @@ async function promptReady(): Promise<number> {
 
 /**
  * The floor: a bare `node` that sends the same kind of request with Node's
- * own fetch (undici, which every provider SDK sends through), spawn until
- * the server has it. No yoi row can go below this one.
+ * own fetch (undici), spawn until the server has it: the cold target's
+ * reference, as issue 30 set it. In the bundle the provider SDKs send with
+ * `node:http` instead (src/startup/provider-fetch.ts), which a bare `node`
+ * does in about half the time, so a yoi row may come below it.
  */
 async function fetchFloor(): Promise<number> {
   const code = `fetch(process.argv[1] + "/v1/messages", { method: "POST", headers: new Headers({ "content-type": "application/json", "x-api-key": "sk-bench" }), body: JSON.stringify({ model: "m", max_tokens: 8, stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text())`;
@@ -245,7 +247,7 @@ async function fetchFloor(): Promise<number> {
     ratio,
     baselineName: "node -e 0 (spawned)",
     unit: "ms",
-    note: "Node's start-up and its fetch (undici), which the provider SDKs use: what no yoi row can go below",
+    note: "Node's start-up and its fetch (undici): the cold target's reference (yoi's SDKs send with node:http)",
   });
   return ratio;
 }

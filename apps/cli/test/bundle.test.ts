@@ -297,18 +297,18 @@ describe("the bundled yoi", () => {
   }, 60_000);
 
   it("loads no built-in module the first request does not need before it sends it", async () => {
-    // A preload that notes Node's module list when the SDK first calls fetch.
+    // A preload that notes Node's module list when the SDK's first request goes to Node's HTTP client.
     const { home, project } = await tempWorld();
     const list = path.join(home, "modules-at-first-request.txt");
     const preload = path.join(home, "note-modules.cjs");
     writeFileSync(
       preload,
-      `const fetch = globalThis.fetch;
-globalThis.fetch = (...args) => {
+      `const channel = require("node:diagnostics_channel").channel("http.client.request.start");
+const note = () => {
   require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n"));
-  globalThis.fetch = fetch;
-  return fetch(...args);
+  channel.unsubscribe(note);
 };
+channel.subscribe(note);
 `,
     );
     const server = await startScriptedServer({

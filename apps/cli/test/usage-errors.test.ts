@@ -1,7 +1,13 @@
-import { createServer } from "node:http";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
+import { connect, createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { createServer as createTlsServer } from "node:tls";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];
@@ -79,17 +85,133 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
     expect(r.stderr).not.toContain("sk-ant-test-secret-123456");
   }, 60_000);
 
-  it("a base URL on a port fetch refuses: said at once, not retried", async () => {
+  it("a base URL on a port fetch refuses (one browsers block) is reached: the SDKs send with node:http", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "port ok" }],
+    });
+    servers.push(server);
+    const upstream = Number(new URL(server.baseURL).port);
+    // A relay on the first port of fetch's blocked list that is free here.
+    const relay = createNetServer((socket) => socket.pipe(connect(upstream, "127.0.0.1")).pipe(socket));
+    let port: number | undefined;
+    for (const candidate of [6000, 6665, 6666, 6667, 6668, 6669, 6697, 10080, 5060, 5061, 4045]) {
+      const bound = await new Promise<boolean>((resolve) => {
+        relay.once("error", () => resolve(false));
+        relay.listen(candidate, "127.0.0.1", () => resolve(true));
+      });
+      if (bound) {
+        port = candidate;
+        break;
+      }
+    }
+    try {
+      expect(port).toBeDefined();
+      const { home, project } = await tempWorld();
+      const r = await runYoi(
+        ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", `http://127.0.0.1:${port}`, "hi"],
+        { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }) },
+      );
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toBe("port ok\n");
+    } finally {
+      await new Promise((resolve) => relay.close(resolve));
+    }
+  });
+
+  it("an https base URL: trusted through NODE_EXTRA_CA_CERTS, and an untrusted certificate said as such", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: () => ({ type: "reply", text: "over tls" }),
+    });
+    servers.push(server);
+    const dir = await mkdtemp(path.join(tmpdir(), "yoi-provider-tls-"));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const keyFile = path.join(dir, "key.pem");
+    const certFile = path.join(dir, "cert.pem");
+    execFileSync(
+      "openssl",
+      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        keyFile,
+        "-out",
+        certFile,
+      ]),
+      { stdio: "ignore" },
+    );
+    const upstream = Number(new URL(server.baseURL).port);
+    // TLS in front of the scripted server.
+    const front = createTlsServer(
+      { key: await readFile(keyFile), cert: await readFile(certFile) },
+      (socket) => socket.pipe(connect(upstream, "127.0.0.1")).pipe(socket),
+    );
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    onTestFinished(() => new Promise<void>((resolve) => front.close(() => resolve())));
+    const baseURL = `https://127.0.0.1:${(front.address() as AddressInfo).port}`;
     const { home, project } = await tempWorld();
-    // Port 9 is on fetch's list of ports browsers block: it never connects, so retrying only makes the user wait.
-    const r = await runYoi(
-      ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", "http://127.0.0.1:9", "hi"],
-      { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }) },
+    const args = ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", baseURL, "hi"];
+    const trusted = await runYoi(args, {
+      cwd: project,
+      env: cleanEnv(home, { ANTHROPIC_API_KEY: "k", NODE_EXTRA_CA_CERTS: certFile }),
+    });
+    expect(trusted.stderr).toBe("");
+    expect(trusted.stdout).toBe("over tls\n");
+    const untrusted = await runYoi(args, { cwd: project, env: cleanEnv(home, { ANTHROPIC_API_KEY: "k" }) });
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr.trim().split("\n").at(-1)).toMatch(
+      new RegExp(`^yoi: cannot reach anthropic at ${baseURL} \\(self-signed certificate.*\\)`),
     );
-    expect(r.code).toBe(1);
-    expect(oneLine(r.stderr)).toBe(
-      "yoi: cannot reach anthropic at http://127.0.0.1:9 (bad port: fetch does not connect to this port, one of those browsers block; serve the API on another port); check that the server is running and the base URL (--base-url or ANTHROPIC_BASE_URL)",
-    );
+  }, 60_000);
+
+  it("with NODE_USE_ENV_PROXY=1 the provider request goes through HTTP_PROXY, as Node's fetch would", async () => {
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [{ type: "reply", text: "proxied" }],
+    });
+    servers.push(server);
+    const upstream = new URL(server.baseURL);
+    const proxied: string[] = [];
+    // A forward proxy: the request line carries the whole URL, which it sends on to the scripted server.
+    const proxy = createServer((req, res) => {
+      proxied.push(req.url ?? "");
+      const target = new URL(req.url ?? "/");
+      const forward = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: target.pathname,
+          method: req.method,
+          headers: req.headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      req.pipe(forward);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const { home, project } = await tempWorld();
+      const r = await runYoi(
+        ["-p", "-m", "anthropic/claude-haiku-4-5", "--base-url", "http://provider.test", "hi"],
+        {
+          cwd: project,
+          env: cleanEnv(home, {
+            ANTHROPIC_API_KEY: "k",
+            NODE_USE_ENV_PROXY: "1",
+            HTTP_PROXY: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+          }),
+        },
+      );
+      expect(r.stdout).toBe("proxied\n");
+      expect(proxied).toEqual(["http://provider.test/v1/messages"]);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("a wrong key (401): exit 1, names the provider and the variable, never the key", async () => {

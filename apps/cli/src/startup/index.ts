@@ -9,7 +9,9 @@
  *   caches taken after the run, one pack per kind of run;
  * - trace.ts: `YOI_TRACE_STARTUP=1`, the phases up to the first request;
  * - zod-jitless.ts: zod without its generated parsers;
- * - flags-event.ts: the pack written before a V8 flag changes.
+ * - flags-event.ts: the pack written before a V8 flag changes;
+ * - provider-fetch.ts: the provider SDKs' HTTP transport over node:http,
+ *   which bundle.ts binds in their modules in place of Node's fetch.
  *
  * The rest of the CLI knows of it only `markStartup` (trace.ts), the
  * import of zod-jitless.ts that main.ts makes before any command, and

@@ -5,6 +5,7 @@
  * first request leaves (or when the process exits, for commands that send
  * none). Off by default, and when off every call is one boolean test.
  */
+import diagnostics_channel from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 
 const enabled = process.env.YOI_TRACE_STARTUP === "1";
@@ -23,32 +24,20 @@ export function startupTraceEnabled(): boolean {
 }
 
 /**
- * Marks the first HTTP request and prints the table. The provider SDKs send
- * through `globalThis.fetch`, so wrapping it once sees the moment the request
- * is handed to the network stack, whichever provider it is.
+ * Marks the first HTTP request and prints the table: the moment a request
+ * is handed to Node's HTTP client, whichever provider it is (the SDKs send
+ * with `node:http` in the bundle, ./provider-fetch.ts; with undici when
+ * something uses Node's `fetch`).
  */
 export function traceFirstRequest(): void {
   if (!enabled) return;
-  // Wrapped when first read, not now: reading Node's `fetch` loads undici, which would then count as "bin loaded".
-  const own = Object.getOwnPropertyDescriptor(globalThis, "fetch");
-  const wrap = (original: typeof fetch): typeof fetch => {
-    const wrapped = (...args: Parameters<typeof fetch>) => {
-      if (!printed) {
-        markStartup("first request sent");
-        printStartupTrace();
-      }
-      return original(...args);
-    };
-    Object.defineProperty(globalThis, "fetch", { value: wrapped, writable: true, configurable: true });
-    return wrapped;
+  const first = () => {
+    if (printed) return;
+    markStartup("first request sent");
+    printStartupTrace();
   };
-  Object.defineProperty(globalThis, "fetch", {
-    configurable: true,
-    get: () => wrap((own?.get ? own.get.call(globalThis) : own?.value) as typeof fetch),
-    set: (value: typeof fetch) => {
-      wrap(value);
-    },
-  });
+  diagnostics_channel.subscribe("http.client.request.start", first);
+  diagnostics_channel.subscribe("undici:request:create", first);
   process.once("exit", () => printStartupTrace());
 }
 
