@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -115,4 +115,32 @@ export function toolResults(body: unknown): string[] {
         ? block.content
         : ((block.content ?? []) as { text?: string }[]).map((p) => p.text ?? "").join(""),
     );
+}
+
+/**
+ * A self-signed certificate for 127.0.0.1, made by openssl (on the machine
+ * image) in a temp dir removed after the tests: the CA file to trust, and
+ * the key and certificate a TLS server serves.
+ */
+export async function selfSignedCertificate(): Promise<{
+  certFile: string;
+  tls: { key: Buffer; cert: Buffer };
+}> {
+  const dir = await mkdtemp(path.join(tmpdir(), "yoi-cli-tls-"));
+  worlds.push(dir);
+  const key = path.join(dir, "key.pem");
+  const cert = path.join(dir, "cert.pem");
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+    ]),
+    { stdio: "ignore" },
+  );
+  return { certFile: cert, tls: { key: await readFile(key), cert: await readFile(cert) } };
 }

@@ -7,13 +7,11 @@
  * one line and the run goes on without telemetry.
  */
 
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from "@yoi/llm-client/testing";
-import { afterEach, describe, expect, it, onTestFinished } from "vitest";
-import { CLI_DIR, cleanEnv, runYoi, tempWorld, yoiArgv } from "./helpers.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLI_DIR, cleanEnv, runYoi, selfSignedCertificate, tempWorld, yoiArgv } from "./helpers.ts";
 import { type OtlpReceiver, startOtlpReceiver } from "./otlp-receiver.ts";
 import { post, sseEvents, startServe } from "./serve-helpers.ts";
 
@@ -170,29 +168,8 @@ describe("OTEL_EXPORTER_OTLP_COMPRESSION=gzip", () => {
 });
 
 describe("a collector on https:// with its own certificate (OTEL_EXPORTER_OTLP_CERTIFICATE)", () => {
-  /** A self-signed certificate for 127.0.0.1, made by openssl (on the machine image) in a temp dir. */
-  async function selfSigned() {
-    const dir = await mkdtemp(path.join(tmpdir(), "yoi-otlp-tls-"));
-    const key = path.join(dir, "key.pem");
-    const cert = path.join(dir, "cert.pem");
-    execFileSync(
-      "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-      ]),
-      { stdio: "ignore" },
-    );
-    return { dir, certFile: cert, tls: { key: await readFile(key), cert: await readFile(cert) } };
-  }
-
   it("trusts the collector with the named CA file, and without it says why nothing was delivered", async () => {
-    const { dir, certFile, tls } = await selfSigned();
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    const { certFile, tls } = await selfSignedCertificate();
     const receiver = await startOtlpReceiver({ tls });
     receivers.push(receiver);
     const trusted = await printRun({

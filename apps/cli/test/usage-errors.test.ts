@@ -1,14 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { connect, createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
-import * as path from "node:path";
 import { createServer as createTlsServer } from "node:tls";
 import { type ScriptedServer, startScriptedServer } from "@yoi/llm-client/testing";
 import { afterEach, describe, expect, it, onTestFinished } from "vitest";
-import { cleanEnv, runYoi, tempWorld } from "./helpers.ts";
+import { cleanEnv, runYoi, selfSignedCertificate, tempWorld } from "./helpers.ts";
 
 const servers: ScriptedServer[] = [];
 afterEach(async () => {
@@ -125,28 +121,10 @@ describe("bad usage and failures: one clear line and the right exit code", () =>
       script: () => ({ type: "reply", text: "over tls" }),
     });
     servers.push(server);
-    const dir = await mkdtemp(path.join(tmpdir(), "yoi-provider-tls-"));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
-    const keyFile = path.join(dir, "key.pem");
-    const certFile = path.join(dir, "cert.pem");
-    execFileSync(
-      "openssl",
-      ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"].concat([
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        keyFile,
-        "-out",
-        certFile,
-      ]),
-      { stdio: "ignore" },
-    );
+    const { certFile, tls } = await selfSignedCertificate();
     const upstream = Number(new URL(server.baseURL).port);
     // TLS in front of the scripted server.
-    const front = createTlsServer(
-      { key: await readFile(keyFile), cert: await readFile(certFile) },
-      (socket) => socket.pipe(connect(upstream, "127.0.0.1")).pipe(socket),
-    );
+    const front = createTlsServer(tls, (socket) => socket.pipe(connect(upstream, "127.0.0.1")).pipe(socket));
     await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
     onTestFinished(() => new Promise<void>((resolve) => front.close(() => resolve())));
     const baseURL = `https://127.0.0.1:${(front.address() as AddressInfo).port}`;
