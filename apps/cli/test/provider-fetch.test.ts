@@ -47,6 +47,17 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
       res.writeHead(200);
       res.write("partial");
       return;
+    case "/torn":
+      // Headers and part of a body, then the connection dies.
+      res.writeHead(200, req.url?.endsWith("gz") ? { "content-encoding": "gzip" } : {});
+      res.write(req.url?.endsWith("gz") ? gzipSync("x".repeat(100)).subarray(0, 20) : "partial");
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    case "/torn-redirect":
+      res.writeHead(302, { location: "/echo" });
+      res.write("moved");
+      res.socket?.destroy();
+      return;
     case "/307":
       res.writeHead(307, { location: "/echo" });
       res.end();
@@ -189,6 +200,17 @@ describe("fetch over node:http, as the provider SDKs use it", () => {
     const pending = chunks.next();
     late.abort();
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("a connection that dies under a body nobody reads fails nothing; one being read ends it with an error", async () => {
+    // Unread: neither the plain nor the decoded body may raise an unhandled error (it would end the process).
+    const unread = [await fetch(`${origin}/torn`), await fetch(`${origin}/torn?gz`)];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(unread.map((r) => r.status)).toEqual([200, 200]);
+    await expect(fetch(`${origin}/torn-redirect`)).rejects.toThrow(/fetch failed/);
+    // Read: the read fails, as fetch's does.
+    await expect((await fetch(`${origin}/torn`)).text()).rejects.toThrow();
+    await expect((await fetch(`${origin}/torn?gz`)).text()).rejects.toThrow(/terminated/);
   });
 
   it("fails a request that cannot connect as fetch does, with the cause", async () => {

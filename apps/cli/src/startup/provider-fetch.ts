@@ -296,7 +296,7 @@ export async function fetch(
     const location = response.headers.location;
     if (!REDIRECTS.has(response.statusCode ?? 0) || location === undefined || init.redirect === "manual")
       return toResponse(response, target, method, redirects > 0, signal);
-    response.resume();
+    response.on("error", ignore).resume();
     if (init.redirect === "error")
       throw new TypeError("fetch failed", { cause: new Error("unexpected redirect") });
     if (redirects === MAX_REDIRECTS)
@@ -351,7 +351,8 @@ async function send(
       signal?.removeEventListener("abort", onAbort);
       resolve(response);
     });
-    req.once("error", (error) => {
+    // `on`: an error after the answer came must not go unhandled (the promise is settled by then).
+    req.on("error", (error) => {
       signal?.removeEventListener("abort", onAbort);
       reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
     });
@@ -374,8 +375,10 @@ async function toResponse(
   const coding = (headers.get("content-encoding") ?? "").trim().toLowerCase();
   const stream = empty || coding === "" || coding === "identity" ? response : decoded(response, coding);
   // A torn connection ends the body with an error, as fetch's does; so does an abort, with the signal's reason.
+  // The reader sees it through its iterator; a body nobody reads must not raise it on the process.
+  stream.on("error", ignore);
   if (stream !== response)
-    response.once("error", (error) => stream.destroy(new TypeError("terminated", { cause: error })));
+    response.on("error", (error) => stream.destroy(new TypeError("terminated", { cause: error })));
   if (signal) {
     const onAbort = () => {
       stream.destroy(signal.reason);
@@ -394,6 +397,8 @@ async function toResponse(
   result.redirected = redirected;
   return result;
 }
+
+function ignore(): void {}
 
 /** The body decoded by its content-encoding (one coding; an unknown one is passed through, as fetch does). */
 function decoded(response: IncomingMessage, coding: string): Readable {
