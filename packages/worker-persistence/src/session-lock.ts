@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { unlinkSync } from "node:fs";
 import { link, open, readFile, rename, stat, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
+import { v7 as uuidv7 } from "uuid";
 import { isProcessAlive } from "./durable-fs.ts";
 import { errnoOf } from "./fs-errors.ts";
 import { SessionLogError, sessionIoError } from "./session-error.ts";
@@ -54,7 +55,7 @@ export class SessionLock {
   static async acquire(path: string, what: string): Promise<SessionLock> {
     installExitHook();
     for (let attempt = 0; attempt < 5; attempt++) {
-      const nonce = randomBytes(8).toString("hex");
+      const nonce = uuidv7();
       const owner: LockOwner = { pid: process.pid, host: hostname(), nonce, since: new Date().toISOString() };
       try {
         const handle = await open(path, "wx", 0o600);
