@@ -145,29 +145,19 @@ const zodOpenApiByName: Plugin = {
 
 /**
  * uuid draws its random bytes from the global `crypto.getRandomValues`
- * (WebCrypto), and reading that global loads Node's whole WebCrypto
- * implementation (some 0.7 ms, before every session's first request, for
- * 16 bytes). Here its `rng.js` draws them from `node:crypto`'s
- * `randomFillSync` instead, the same CSPRNG, which the CLI has loaded by
- * then; uuid's own v7 keeps its monotonic state.
+ * (WebCrypto), which loads Node's WebCrypto before every session's first
+ * request, for 16 bytes. Its `rng.js` is src/startup/uuid-random.ts here,
+ * which reads the kernel's generator; uuid's own v7 keeps its monotonic
+ * state.
  */
-const uuidNodeRng: Plugin = {
-  name: "uuid-node-rng",
+const uuidRandom: Plugin = {
+  name: "uuid-random",
   setup(build) {
     build.onResolve({ filter: /^\.\/rng\.js$/ }, (args) =>
       /[\\/]uuid[\\/]dist(-node)?$/.test(args.resolveDir)
-        ? { path: path.join(args.resolveDir, "rng.js"), namespace: "yoi-uuid-rng" }
+        ? { path: path.join(here, "src", "startup", "uuid-random.ts") }
         : undefined,
     );
-    build.onLoad({ filter: /.*/, namespace: "yoi-uuid-rng" }, () => ({
-      loader: "js",
-      contents: `import { randomFillSync } from "node:crypto";
-const bytes = new Uint8Array(16);
-export default function rng() {
-  return randomFillSync(bytes);
-}
-`,
-    }));
   },
 };
 
@@ -354,7 +344,7 @@ await build({
     commonJsNamespaces,
     lazyGenaiImports,
     englishZodLocale,
-    uuidNodeRng,
+    uuidRandom,
     zodOpenApiByName,
     providerFetch,
   ],
@@ -440,6 +430,38 @@ await build({
 chmodSync(path.join(outdir, "bin.js"), 0o755);
 
 /**
+ * A built-in module that a chunk imports only by name (`import { createHash }
+ * from "node:crypto"` becomes `var import_node_crypto=require("node:crypto")`
+ * and `(0,import_node_crypto.createHash)(...)`) is required when one of
+ * those names is first read, through the loader's `__yoiBuiltin`. A chunk
+ * requires its built-ins when it loads, and print mode's chunks named some
+ * it never calls before the first request: `node:crypto` alone takes some
+ * 5 ms to load (for a hash of a project path, temporary file names),
+ * `node:worker_threads` and `node:v8` about 1 ms each. A variable that is
+ * read any other way (a namespace, a default import: esbuild wraps those
+ * in `__toESM`) keeps its `require`.
+ */
+function lazyBuiltins(code: string): string {
+  // Every read of every `import_*` variable but its declaration: the name it reads, or null.
+  const reads = new Map<string, (string | null)[]>();
+  for (const use of code.matchAll(/(?<![\w$.])(import_[\w$]+)(?![\w$])(=require\(|\.[\w$]+)?/g)) {
+    const [, name, after] = use as unknown as [string, string, string | undefined];
+    if (after === "=require(") continue;
+    const list = reads.get(name) ?? [];
+    list.push(after?.slice(1) ?? null);
+    reads.set(name, list);
+  }
+  return code.replace(
+    /\bvar (import_[\w$]+)=require\("(node:[\w/]+)"\);/g,
+    (declaration, name: string, specifier: string) => {
+      const names = reads.get(name) ?? [];
+      if (names.length === 0 || names.includes(null)) return declaration;
+      return `var ${name}=__yoiBuiltin(${JSON.stringify(specifier)},${JSON.stringify([...new Set(names)])});`;
+    },
+  );
+}
+
+/**
  * One chunk, as esbuild wrote it (an ES module), as the script the chunk
  * loader runs: `import()` and `import.meta` become the loader's
  * `__yoiImport` and `__yoiMeta` (found by es-module-lexer, which knows a
@@ -478,8 +500,10 @@ async function toChunkScript(code: string, name: string): Promise<string> {
   // The loader reads chunks as Latin-1, which is UTF-8 only while every byte is ASCII. esbuild escaped
   // strings, templates and identifiers, but leaves non-ASCII characters in regular expression literals
   // (markdown-it has one): there a \uXXXX escape of each UTF-16 unit means the same.
-  const body = cjs.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-  const script = `(function (exports, require, module, __yoiImport, __yoiMeta) {"use strict";${body}\n})`;
+  const body = lazyBuiltins(
+    cjs.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+  );
+  const script = `(function (exports, require, module, __yoiImport, __yoiMeta, __yoiBuiltin) {"use strict";${body}\n})`;
   // Nothing of a module may be left: the loader runs scripts, where `import` would be a syntax error.
   const [left] = parseModule(script, name);
   if (left.length > 0)

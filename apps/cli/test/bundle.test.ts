@@ -329,10 +329,12 @@ channel.subscribe(note);
       expect(r.code, r.stderr).toBe(0);
     }
     const loaded = readFileSync(list, "utf8").split("\n");
-    expect(loaded).toContain("NativeModule internal/crypto/random");
-    // uuid's random bytes come from node:crypto (bundle.ts), not WebCrypto; bash, hooks and the
-    // sandbox probe load child_process when they start a process, which a cached probe does not.
-    expect(loaded.filter((m) => /webcrypto|child_process/.test(m))).toEqual([]);
+    expect(loaded).toContain("NativeModule http");
+    // uuid's random bytes come from the kernel (src/startup/uuid-random.ts), not WebCrypto or node:crypto,
+    // which chunks import by name and so load when a name is first read (bundle.ts): a hash or a temporary
+    // file name later. Bash, hooks and the sandbox probe load child_process when they start a process,
+    // which a cached probe does not; a worker thread (grep, images) only when a tool needs one.
+    expect(loaded.filter((m) => /crypto|child_process|worker_threads/.test(m))).toEqual([]);
     // ...and its ids are still version 7 (the session log is named by one).
     const logs = readdirSync(path.join(home, ".yoi", "sessions")).filter((f) => f.endsWith(".jsonl"));
     expect(logs).toHaveLength(2);

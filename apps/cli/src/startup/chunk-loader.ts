@@ -37,14 +37,32 @@ import { yoiCacheDir } from "@yoi/manifest";
 import { type ChunkToPack, type PackedChunk, parseCodePack, writeCodePack } from "./code-pack.ts";
 import { BEFORE_V8_FLAGS_EVENT } from "./flags-event.ts";
 
-/** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta) {...})`. */
+/** What bundle.ts wraps each chunk's code in: `(function (exports, require, module, __yoiImport, __yoiMeta, __yoiBuiltin) {...})`. */
 type ChunkFunction = (
   exports: unknown,
   require: NodeJS.Require,
   module: { exports: unknown },
   importChunk: (specifier: string) => Promise<unknown>,
   meta: { url: string; filename: string; dirname: string },
+  builtin: typeof builtinByName,
 ) => void;
+
+/**
+ * A built-in module that a chunk reads only `names` of, loaded when one of
+ * them is first read (bundle.ts rewrites such a chunk's `require` into
+ * this): what start-up never calls, it never loads.
+ */
+function builtinByName(specifier: string, names: readonly string[]): object {
+  let loaded: Record<string, unknown> | undefined;
+  const module = () => {
+    loaded ??= process.getBuiltinModule(specifier) as Record<string, unknown>;
+    return loaded;
+  };
+  const face = {};
+  for (const name of names)
+    Object.defineProperty(face, name, { enumerable: true, get: () => module()[name] });
+  return face;
+}
 
 interface LoadedChunk {
   /** Read at each load, as Node's require does: esbuild's scripts replace `module.exports` first thing. */
@@ -131,7 +149,7 @@ export function createChunkLoader(chunksDir: string, buildId: string, runKind: s
     };
     try {
       const fn = script.runInThisContext() as ChunkFunction;
-      fn(module.exports, require, module, importChunk, meta);
+      fn(module.exports, require, module, importChunk, meta, builtinByName);
     } catch (error) {
       // As Node's require does: a chunk that failed is not kept half-done; the next load tries again.
       chunks.delete(name);

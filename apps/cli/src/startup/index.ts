@@ -11,7 +11,9 @@
  * - zod-jitless.ts: zod without its generated parsers;
  * - flags-event.ts: the pack written before a V8 flag changes;
  * - provider-fetch.ts: the provider SDKs' HTTP transport over node:http,
- *   which bundle.ts binds in their modules in place of Node's fetch.
+ *   which bundle.ts binds in their modules in place of Node's fetch;
+ * - uuid-random.ts: uuid's random bytes, which bundle.ts binds in place of
+ *   uuid's own (WebCrypto) source.
  *
  * The rest of the CLI knows of it only `markStartup` (trace.ts), the
  * import of zod-jitless.ts that main.ts makes before any command, and
