@@ -430,35 +430,37 @@ await build({
 chmodSync(path.join(outdir, "bin.js"), 0o755);
 
 /**
- * A built-in module that a chunk imports only by name (`import { createHash }
- * from "node:crypto"` becomes `var import_node_crypto=require("node:crypto")`
- * and `(0,import_node_crypto.createHash)(...)`) is required when one of
- * those names is first read, through the loader's `__yoiBuiltin`. A chunk
- * requires its built-ins when it loads, and print mode's chunks named some
- * it never calls before the first request: `node:crypto` alone takes some
- * 5 ms to load (for a hash of a project path, temporary file names),
- * `node:worker_threads` and `node:v8` about 1 ms each. A variable that is
- * read any other way (a namespace, a default import: esbuild wraps those
- * in `__toESM`) keeps its `require`.
+ * A built-in module that a chunk reads only by name is required when one
+ * of those names is first read, through the loader's `__yoiBuiltin`.
+ * esbuild turns `import { createHash } from "node:crypto"` into
+ * `var import_node_crypto=require("node:crypto")` at the top of the chunk
+ * and `import * as path from "node:path"` into
+ * `var path=__toESM(require("node:path"))`, which also copies a getter for
+ * every export of the module into a new object (print mode's chunks did so
+ * 47 times for `node:path` alone). So every built-in a chunk named was
+ * loaded with it, used or not: `node:crypto` alone takes some 5 ms to load,
+ * `node:worker_threads` and `node:v8` about 1 ms each, and print mode
+ * needs none of them before its first request. A variable read any other
+ * way (passed on whole, or its `default`) keeps what esbuild wrote.
  */
 function lazyBuiltins(code: string): string {
-  // Every read of every `import_*` variable but its declaration: the name it reads, or null.
+  const declaration = /\bvar ([\w$]+)=(?:require|__toESM\(require)\("(node:[\w/]+)"\)\)?;/g;
+  const declared = new Set([...code.matchAll(declaration)].map((m) => m[1]!));
+  // Every read of each such variable but its declaration: the name it reads, or null.
   const reads = new Map<string, (string | null)[]>();
-  for (const use of code.matchAll(/(?<![\w$.])(import_[\w$]+)(?![\w$])(=require\(|\.[\w$]+)?/g)) {
+  for (const use of code.matchAll(/(?<![\w$.])([\w$]+)(?![\w$])(=(?:require|__toESM)\(|\.[\w$]+)?/g)) {
     const [, name, after] = use as unknown as [string, string, string | undefined];
-    if (after === "=require(") continue;
+    if (!declared.has(name) || after?.startsWith("=")) continue;
     const list = reads.get(name) ?? [];
     list.push(after?.slice(1) ?? null);
     reads.set(name, list);
   }
-  return code.replace(
-    /\bvar (import_[\w$]+)=require\("(node:[\w/]+)"\);/g,
-    (declaration, name: string, specifier: string) => {
-      const names = reads.get(name) ?? [];
-      if (names.length === 0 || names.includes(null)) return declaration;
-      return `var ${name}=__yoiBuiltin(${JSON.stringify(specifier)},${JSON.stringify([...new Set(names)])});`;
-    },
-  );
+  return code.replace(declaration, (whole, name: string, specifier: string) => {
+    const names = reads.get(name) ?? [];
+    // A namespace's own names are the module's: `__toESM` adds only `default`.
+    if (names.length === 0 || names.includes(null) || names.includes("default")) return whole;
+    return `var ${name}=__yoiBuiltin(${JSON.stringify(specifier)},${JSON.stringify([...new Set(names)])});`;
+  });
 }
 
 /**
