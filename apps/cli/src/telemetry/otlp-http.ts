@@ -2,12 +2,12 @@
  * OTLP over HTTP, trimmed to what yoi sends: each export is one POST of one
  * encoded batch (protobuf or JSON, gzipped when asked), with a time limit.
  * The encoding is the OpenTelemetry serializers'; the request goes through
- * `fetch`, whose client the provider SDKs have already loaded and run by
- * the time a batch leaves, where the SDK's own exporters load and warm
- * `node:http` for it (measured: most of the exit flush of a `yoi -p` run,
- * see bench/telemetry.bench.ts). A collector reached with its own TLS files
- * (`OTEL_EXPORTER_OTLP_CERTIFICATE`, the client pair) goes through
- * `node:https`, which takes them, and so does one on a port `fetch` refuses.
+ * `node:http(s)`, which the provider SDKs' transport has loaded and used by
+ * the time a batch leaves (src/startup/provider-fetch.ts), where Node's
+ * `fetch` would load undici for it first, some 40 ms of the exit flush
+ * (bench/telemetry.bench.ts). `node:https` takes a collector's own TLS
+ * files (`OTEL_EXPORTER_OTLP_CERTIFICATE`, the client pair), and Node's
+ * global agent goes through `HTTP(S)_PROXY` with `NODE_USE_ENV_PROXY=1`.
  *
  * A collector that answers "busy" (429, 502, 503, 504) gets a second try
  * after 100 ms; nothing else is retried. Both tries fit in the export limit,
@@ -69,9 +69,7 @@ async function post(target: SignalTarget, body: Uint8Array, timeoutMs: number): 
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     const left = Math.max(1, deadline - Date.now());
-    const status = target.tls
-      ? await postWithNode(target.url, target.tls, headers, payload, left)
-      : await postWithFetch(target.url, headers, payload, left);
+    const status = await postWithNode(target.url, target.tls, headers, payload, left);
     if (status >= 200 && status <= 299) return;
     // A collector that is busy (the statuses OTLP calls retryable) gets one more try, within the same limit.
     if (attempt === 1 && RETRYABLE.has(status) && deadline - Date.now() > RETRY_DELAY_MS * 2) {
@@ -82,32 +80,7 @@ async function post(target: SignalTarget, body: Uint8Array, timeoutMs: number): 
   }
 }
 
-async function postWithFetch(
-  url: string,
-  headers: Record<string, string>,
-  payload: Uint8Array,
-  timeoutMs: number,
-): Promise<number> {
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers,
-      body: payload as Uint8Array<ArrayBuffer>,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (error) {
-    // fetch refuses some ports outright (its "bad port" list: 6000, 10080, ...); node:http does not.
-    if ((error as { cause?: { message?: unknown } }).cause?.message === "bad port")
-      return postWithNode(url, undefined, headers, payload, timeoutMs);
-    throw failure(error, timeoutMs);
-  }
-  // The body (a partial-success message, if any) is read so the connection can be reused.
-  await response.arrayBuffer().catch(() => undefined);
-  return response.status;
-}
-
-/** `fetch`'s error as one line: a time-out, or the network error under it (ECONNREFUSED). */
+/** An export's error as one line: a time-out, or the network error under it (ECONNREFUSED). */
 function failure(error: unknown, timeoutMs: number): OtlpExportError {
   const name = (error as { name?: unknown }).name;
   if (name === "TimeoutError" || name === "AbortError")
@@ -115,7 +88,7 @@ function failure(error: unknown, timeoutMs: number): OtlpExportError {
   return new OtlpExportError(rootCauseMessage(error), { cause: error });
 }
 
-/** The same POST through node:http(s): for TLS files, which `fetch` cannot take, and ports it refuses. */
+/** One POST through node:http(s), with the collector's TLS files when it has its own. */
 async function postWithNode(
   url: string,
   tls: TlsFiles | undefined,
@@ -123,8 +96,10 @@ async function postWithNode(
   payload: Uint8Array,
   timeoutMs: number,
 ): Promise<number> {
-  const { request } =
-    new URL(url).protocol === "https:" ? await import("node:https") : await import("node:http");
+  // Node's own module: `import("node:http")` reads every export, `WebSocket` among them, which loads undici.
+  const { request } = process.getBuiltinModule(
+    new URL(url).protocol === "https:" ? "node:https" : "node:http",
+  );
   return new Promise<number>((resolve, reject) => {
     const req = request(
       url,
@@ -142,7 +117,7 @@ async function postWithNode(
         res.on("error", fail);
       },
     );
-    // The whole exchange, as AbortSignal.timeout bounds fetch's.
+    // The whole exchange, answer included, within the limit.
     const timer = setTimeout(
       () => req.destroy(new OtlpExportError(`no answer within ${timeoutMs} ms`)),
       timeoutMs,

@@ -173,7 +173,9 @@ async function get(
   signal: AbortSignal,
   lookup: LookupFunction,
 ): Promise<IncomingMessage> {
-  const { request } = url.protocol === "https:" ? await import("node:https") : await import("node:http");
+  // Taken as Node's own module: `import("node:http")` builds an ES module face that reads every export,
+  // `WebSocket` among them, which loads undici (some 40 ms) for a request that does not use it.
+  const { request } = process.getBuiltinModule(url.protocol === "https:" ? "node:https" : "node:http");
   return new Promise((resolve, reject) => {
     // Node's global agent: its idle connections hold no process open, and with NODE_USE_ENV_PROXY=1 it
     // goes through HTTP(S)_PROXY as Node's fetch would (the proxy then resolves the name: only the check
