@@ -20,11 +20,13 @@ import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { median, pairedRatio, report } from "../../../scripts/bench-kit.ts";
-import { freshBundle } from "../fresh-bundle.ts";
+import { freshBundle, launcherNodeArgs } from "../fresh-bundle.ts";
 import { cleanEnv, runYoi, tempWorld, yoiArgv } from "../test/helpers.ts";
 import { startOtlpReceiver } from "../test/otlp-receiver.ts";
 
-freshBundle((line) => process.stderr.write(`telemetry.bench: ${line}\n`));
+const DIST = freshBundle((line) => process.stderr.write(`telemetry.bench: ${line}\n`));
+// Node with the flags the installed `yoi` starts it with (its launcher line), as a user's run has them.
+const NODE_ARGS = launcherNodeArgs(DIST);
 
 const RUNS = 15;
 const WARMUP = 2;
@@ -62,6 +64,7 @@ async function run(traced: boolean): Promise<number> {
   const result = await runYoi(["-p", "--model", "anthropic/claude-haiku-4-5", "read notes/a.txt"], {
     cwd: project,
     env,
+    nodeArgs: NODE_ARGS,
   });
   const ms = performance.now() - start;
   if (result.code !== 0 || result.stderr !== "")
@@ -82,7 +85,7 @@ function cpuOf(traced: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       "bash",
-      ["-c", 'TIMEFORMAT="@@cpu %3U %3S"; time "$@" >/dev/null', "bash", ...yoiArgv(), ...command],
+      ["-c", 'TIMEFORMAT="@@cpu %3U %3S"; time "$@" >/dev/null', "bash", ...yoiArgv(NODE_ARGS), ...command],
       { cwd: project, env, stdio: ["ignore", "ignore", "pipe"] },
     );
     let stderr = "";
