@@ -69,7 +69,7 @@ async function post(target: SignalTarget, body: Uint8Array, timeoutMs: number): 
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     const left = Math.max(1, deadline - Date.now());
-    const status = await postWithNode(target.url, target.tls, headers, payload, left);
+    const status = await postOnce(target.url, target.tls, headers, payload, left);
     if (status >= 200 && status <= 299) return;
     // A collector that is busy (the statuses OTLP calls retryable) gets one more try, within the same limit.
     if (attempt === 1 && RETRYABLE.has(status) && deadline - Date.now() > RETRY_DELAY_MS * 2) {
@@ -80,16 +80,8 @@ async function post(target: SignalTarget, body: Uint8Array, timeoutMs: number): 
   }
 }
 
-/** An export's error as one line: a time-out, or the network error under it (ECONNREFUSED). */
-function failure(error: unknown, timeoutMs: number): OtlpExportError {
-  const name = (error as { name?: unknown }).name;
-  if (name === "TimeoutError" || name === "AbortError")
-    return new OtlpExportError(`no answer within ${timeoutMs} ms`);
-  return new OtlpExportError(rootCauseMessage(error), { cause: error });
-}
-
 /** One POST through node:http(s), with the collector's TLS files when it has its own. */
-async function postWithNode(
+async function postOnce(
   url: string,
   tls: TlsFiles | undefined,
   headers: Record<string, string>,
@@ -124,7 +116,12 @@ async function postWithNode(
     );
     function fail(error: Error): void {
       clearTimeout(timer);
-      reject(OtlpExportError.isInstance(error) ? error : failure({ cause: error }, timeoutMs));
+      // The time limit's own error, or the network error as one line (ECONNREFUSED ...).
+      reject(
+        OtlpExportError.isInstance(error)
+          ? error
+          : new OtlpExportError(rootCauseMessage(error), { cause: error }),
+      );
     }
     req.on("error", fail);
     req.end(payload);
