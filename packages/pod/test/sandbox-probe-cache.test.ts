@@ -84,6 +84,17 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
     expect(await runs()).toBe(2);
   });
 
+  it("says how a failed probe ended when bwrap wrote nothing on stderr", async () => {
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\necho 'not this' \nexit 3\n`);
+    await chmod(wrapper, 0o755);
+    const { found, sandboxed } = await detect();
+    expect(sandboxed).toBe(false);
+    expect((found as { reason: string }).reason).toBe(
+      `bubblewrap (${wrapper}) cannot create a sandbox here: it exited with code 3`,
+    );
+  });
+
   it("finds bwrap past PATH entries that are missing, not directories, or hold no runnable bwrap", async () => {
     const wrapper = path.join(bin, "bwrap");
     await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexec '${await realBwrap()}' "$@"\n`);

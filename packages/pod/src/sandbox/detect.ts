@@ -138,13 +138,24 @@ async function onPath(name: string): Promise<Found | undefined> {
   return found.find((f) => f !== undefined);
 }
 
+/**
+ * Runs the probe: undefined when it exits 0, else why not (the first line
+ * bwrap wrote on stderr). Its stdout is not read, so no pipe is made for it.
+ */
 function run(file: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
     // Loaded here, not imported: a cached probe (every run but the first) starts no process.
-    const { execFile } = process.getBuiltinModule("node:child_process");
-    execFile(file, args, { timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
-      if (error === null) resolve(undefined);
-      else resolve((stderr.trim().split("\n")[0] ?? "") || error.message);
+    const { spawn } = process.getBuiltinModule("node:child_process");
+    const child = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], timeout: PROBE_TIMEOUT_MS });
+    let stderr = "";
+    child.stderr?.setEncoding("utf8").on("data", (text: string) => {
+      if (stderr.length < 4096) stderr += text;
+    });
+    child.on("error", (error) => resolve(error.message));
+    child.on("close", (code, signal) => {
+      if (code === 0) return resolve(undefined);
+      const said = stderr.trim().split("\n")[0] ?? "";
+      resolve(said || (signal !== null ? `it was stopped by ${signal}` : `it exited with code ${code}`));
     });
   });
 }
