@@ -16,7 +16,8 @@
  *   4x `node -e 0`, for every provider;
  * - cold (no code pack and no Node compile cache, as the first run after an
  *   install): within 2.5x the floor, a bare `node` sending the same request
- *   with `fetch`, measured in the same run.
+ *   with `fetch`, measured in the same rounds (each cold run is followed by
+ *   one of the floor).
  *
  * `YOI_TRACE_STARTUP=1 yoi -p ...` prints the phases of one run.
  */
@@ -101,18 +102,24 @@ const PROVIDERS: { kind: ProviderKind; model: string; env: Record<string, string
   { kind: "gemini", model: "gemini/gemini-2.5-flash", env: { GEMINI_API_KEY: "bench" } },
 ];
 
+/** One command a round of {@link timeToRequest} runs. */
+interface Timed {
+  what: string;
+  /** The executable and its arguments, against the server at `baseURL`. */
+  command: (baseURL: string) => [string, ...string[]];
+  env?: () => Record<string, string>;
+}
+
 /**
- * Spawns `command(baseURL)` (an executable and its arguments) against a
- * scripted `kind` server, each run followed by a spawned `node -e 0`: the
- * times from spawn until the server had the request, and their baselines
- * (warm-up runs left out).
+ * Spawns each command against a scripted `kind` server, in interleaved
+ * rounds (every command once per round, in order), each run followed by a
+ * spawned `node -e 0`: per command, the times from spawn until the server
+ * had the request, and their baselines (warm-up rounds left out).
  */
 async function timeToRequest(
   kind: ProviderKind,
-  what: string,
-  command: (baseURL: string) => [string, ...string[]],
-  env: () => Record<string, string> = () => ({}),
-): Promise<{ subject: number[]; baseline: number[] }> {
+  commands: Timed[],
+): Promise<{ subject: number[]; baseline: number[] }[]> {
   let arrived = 0;
   const server = await startScriptedServer({
     provider: kind,
@@ -122,73 +129,51 @@ async function timeToRequest(
     },
   });
   try {
-    const subject: number[] = [];
-    const baseline: number[] = [];
+    const times = commands.map(() => ({ subject: [] as number[], baseline: [] as number[] }));
     for (let i = 0; i < WARMUP + RUNS; i++) {
-      arrived = 0;
-      const start = performance.now();
-      const [file, ...args] = command(server.baseURL);
-      const child = spawn(file, args, {
-        cwd: home,
-        env: { ...baseEnv, ...env() },
-        stdio: ["ignore", "ignore", "pipe"],
-      });
-      let stderr = "";
-      child.stderr.on("data", (d: Buffer) => {
-        stderr += d.toString();
-      });
-      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-      if (code !== 0 || arrived === 0) throw new Error(`${what} exited ${code}: ${stderr}`);
-      const base = await nodeBaseline();
-      if (i >= WARMUP) {
-        subject.push(arrived - start);
-        baseline.push(base);
+      for (const [c, { what, command, env }] of commands.entries()) {
+        arrived = 0;
+        const start = performance.now();
+        const [file, ...args] = command(server.baseURL);
+        const child = spawn(file, args, {
+          cwd: home,
+          env: { ...baseEnv, ...env?.() },
+          stdio: ["ignore", "ignore", "pipe"],
+        });
+        let stderr = "";
+        child.stderr.on("data", (d: Buffer) => {
+          stderr += d.toString();
+        });
+        const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+        if (code !== 0 || arrived === 0) throw new Error(`${what} exited ${code}: ${stderr}`);
+        const base = await nodeBaseline();
+        if (i >= WARMUP) {
+          times[c]!.subject.push(arrived - start);
+          times[c]!.baseline.push(base);
+        }
       }
     }
-    return { subject, baseline };
+    return times;
   } finally {
     await server.close();
   }
 }
 
+/** `yoi -p` against a `kind` server, as a user runs it. */
+function yoiPrint(model: string): (baseURL: string) => [string, ...string[]] {
+  return (baseURL) => [DIST, "-p", "hi", "--model", model, "--base-url", baseURL];
+}
+
 /**
- * Spawn of `yoi -p` until the scripted server has its request, against
- * `node -e 0`. `cold`: each run with empty cache directories (no code pack,
- * no Node compile cache), as the first run after an install is; its row is
- * a ratio to the floor (`floorRatio`: the floor's own ratio to `node -e 0`
- * in this run).
+ * Warm: spawn of `yoi -p` until the scripted server has its request, with
+ * the code packs earlier runs wrote, against `node -e 0`.
  */
-async function firstRequest(
-  kind: ProviderKind,
-  model: string,
-  env: Record<string, string>,
-  cold?: { floorRatio: number },
-): Promise<void> {
-  const { subject, baseline } = await timeToRequest(
-    kind,
-    `yoi -p (${kind})`,
-    (baseURL) => [DIST, "-p", "hi", "--model", model, "--base-url", baseURL],
-    () => {
-      if (!cold) return env;
-      const empty = mkdtempSync(path.join(home, "cold-cache-"));
-      return { ...env, XDG_CACHE_HOME: empty, NODE_COMPILE_CACHE: path.join(empty, "node") };
-    },
-  );
-  if (!cold)
-    return reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline, {
-      target: WARM_TARGET,
-    });
-  const ratio = pairedRatio(subject, baseline);
-  report({
-    group: "cli",
-    name: `process start -> first request, yoi -p (${kind}), first run after an install`,
-    subject: median(subject),
-    baseline: median(baseline) * cold.floorRatio,
-    ratio: ratio / cold.floorRatio,
-    baselineName: "the floor (node with fetch alone)",
-    unit: "ms",
-    target: COLD_TARGET,
-    note: `no code pack, no compile cache (compiled, written at exit), bwrap probed; ${ratio.toFixed(2)}x node -e 0, the floor ${cold.floorRatio.toFixed(2)}x`,
+async function firstRequest(kind: ProviderKind, model: string, env: Record<string, string>): Promise<void> {
+  const [{ subject, baseline }] = (await timeToRequest(kind, [
+    { what: `yoi -p (${kind})`, command: yoiPrint(model), env: () => env },
+  ])) as [{ subject: number[]; baseline: number[] }];
+  reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline, {
+    target: WARM_TARGET,
   });
 }
 
@@ -230,31 +215,54 @@ async function promptReady(): Promise<number> {
  * `node:http` instead (src/startup/provider-fetch.ts), which a bare `node`
  * does in about half the time, so a yoi row may come below it.
  */
-async function fetchFloor(): Promise<number> {
-  const code = `fetch(process.argv[1] + "/v1/messages", { method: "POST", headers: new Headers({ "content-type": "application/json", "x-api-key": "sk-bench" }), body: JSON.stringify({ model: "m", max_tokens: 8, stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text())`;
-  const { subject, baseline } = await timeToRequest("anthropic", "the bare fetch", (baseURL) => [
-    process.execPath,
-    "-e",
-    code,
-    baseURL,
+const FLOOR_CODE = `fetch(process.argv[1] + "/v1/messages", { method: "POST", headers: new Headers({ "content-type": "application/json", "x-api-key": "sk-bench" }), body: JSON.stringify({ model: "m", max_tokens: 8, stream: true, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text())`;
+
+/**
+ * Cold: `yoi -p` (anthropic) with empty cache directories each run (no code
+ * pack, no Node compile cache, no remembered sandbox probe), as the first
+ * run after an install is, and the floor, in interleaved rounds: each cold
+ * run is followed by one of the floor, so the machine's drift during the
+ * run moves both alike. The cold row is the median of the rounds' ratios
+ * of the two.
+ */
+async function coldFirstRequest(): Promise<void> {
+  const [cold, floor] = await timeToRequest("anthropic", [
+    {
+      what: "yoi -p (anthropic), cold",
+      command: yoiPrint(PROVIDERS[0]!.model),
+      env: () => {
+        const empty = mkdtempSync(path.join(home, "cold-cache-"));
+        return { ...PROVIDERS[0]!.env, XDG_CACHE_HOME: empty, NODE_COMPILE_CACHE: path.join(empty, "node") };
+      },
+    },
+    { what: "the bare fetch", command: (baseURL) => [process.execPath, "-e", FLOOR_CODE, baseURL] },
   ]);
-  const ratio = pairedRatio(subject, baseline);
+  const floorRatio = pairedRatio(floor!.subject, floor!.baseline);
   report({
     group: "cli",
     name: "process start -> first request, node with fetch alone (the floor)",
-    subject: median(subject),
-    baseline: median(baseline),
-    ratio,
+    subject: median(floor!.subject),
+    baseline: median(floor!.baseline),
+    ratio: floorRatio,
     baselineName: "node -e 0 (spawned)",
     unit: "ms",
     note: "Node's start-up and its fetch (undici): the cold target's reference (yoi's SDKs send with node:http)",
   });
-  return ratio;
+  report({
+    group: "cli",
+    name: "process start -> first request, yoi -p (anthropic), first run after an install",
+    subject: median(cold!.subject),
+    baseline: median(floor!.subject),
+    ratio: pairedRatio(cold!.subject, floor!.subject),
+    baselineName: "the floor (node with fetch alone)",
+    unit: "ms",
+    target: COLD_TARGET,
+    note: `no code pack, no compile cache (compiled, written at exit), bwrap probed; rounds interleaved with the floor; ${pairedRatio(cold!.subject, cold!.baseline).toFixed(2)}x node -e 0, the floor ${floorRatio.toFixed(2)}x`,
+  });
 }
 
-const floorRatio = await fetchFloor();
 for (const p of PROVIDERS) await firstRequest(p.kind, p.model, p.env);
-await firstRequest("anthropic", PROVIDERS[0]!.model, PROVIDERS[0]!.env, { floorRatio });
+await coldFirstRequest();
 
 if (spawnSync("script", ["--version"]).status === 0) {
   const subject: number[] = [];
