@@ -169,10 +169,10 @@ function yoiPrint(model: string): (baseURL: string) => [string, ...string[]] {
  * the code packs earlier runs wrote, against `node -e 0`.
  */
 async function firstRequest(kind: ProviderKind, model: string, env: Record<string, string>): Promise<void> {
-  const [{ subject, baseline }] = (await timeToRequest(kind, [
+  const [warm] = await timeToRequest(kind, [
     { what: `yoi -p (${kind})`, command: yoiPrint(model), env: () => env },
-  ])) as [{ subject: number[]; baseline: number[] }];
-  reportStart(`process start -> first request, yoi -p (${kind})`, subject, baseline, {
+  ]);
+  reportStart(`process start -> first request, yoi -p (${kind})`, warm!.subject, warm!.baseline, {
     target: WARM_TARGET,
   });
 }
