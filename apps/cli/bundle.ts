@@ -400,22 +400,33 @@ const builtinsAtRunTime: Plugin = {
 /**
  * The first two lines of `bin.js`: a shell script that starts `node` on the
  * file itself with a larger young generation, and to JavaScript a hashbang,
- * a string and a comment. A `yoi -p` run allocates some 10 MB before its
+ * a string and a comment. A `yoi -p` run allocates some 15 MB before its
  * first request and keeps nearly all of it (modules, schemas, the SDK);
  * V8's young generation starts at 1 MB, so the run made six scavenges that
  * copied what survives, some 6 ms, and an OpenAI run a 9 ms one between
- * calling `fetch` and writing the request (docs/cli-startup.md). Starting
- * at 4 MB it makes two, and no scavenge waits between `fetch` and the
- * request: nearly what 16 MB gives, without 16 MB semi-spaces that a long
- * answer then touches page by page (+16 MB RSS, +4,000 page faults for a
- * 24 KB answer). The heap size flags are not in the hash V8 stamps code
- * caches with, so the code packs and Node's own built-in caches are still
- * taken. `#!/usr/bin/env -S` would carry the flag too, but BusyBox's env has
- * no `-S`; every POSIX shell runs this. `node bin.js` (the tests, `pnpm yoi`)
- * reads both lines as JavaScript and runs without the flag.
+ * calling `fetch` and writing the request (docs/cli-startup.md).
+ *
+ * Print mode (`-p` or `--print` among the arguments, as the chunk loader's
+ * kind of run reads them) starts with 16 MB semi-spaces, the 32 MB young
+ * generation that `src/young-generation.ts` caps a session at: no scavenge
+ * before the first request (4.6 ms sooner warm, 5.9 ms cold), and a long
+ * print session scavenges at the cap's pace from its first turn instead of
+ * growing to it (CPU per turn 7.8 -> 6.0 ms in the long-session bench, peak
+ * RSS the same). A single long answer may touch the whole young generation
+ * (+16 MB RSS for a 24 KB answer in 6,000 deltas). Every other run starts
+ * at 4 MB: an interactive session renders as it streams, and a 32 MB
+ * nursery made that rendering some 19% more CPU (`pnpm bench render-cpu`),
+ * where 4 MB gives two scavenges before the prompt and nothing more.
+ *
+ * The heap size flags are not in the hash V8 stamps code caches with, so
+ * the code packs and Node's own built-in caches are taken either way.
+ * `#!/usr/bin/env -S` could carry one flag, but BusyBox's env has no `-S`;
+ * every POSIX shell runs this (its two variables are named so that no
+ * environment carries them). `node bin.js` (the tests, `pnpm yoi`) reads
+ * both lines as JavaScript and runs without a flag.
  */
 const LAUNCHER = `#!/usr/bin/env sh
-":" //; exec node --min-semi-space-size=4 "$0" "$@"`;
+":" //; __yoi_semi=4; for __yoi_arg in "$@"; do case $__yoi_arg in -p|--print) __yoi_semi=16;; esac; done; exec node --min-semi-space-size=$__yoi_semi "$0" "$@"`;
 
 // `bin.js`, written last (fresh-bundle.ts takes its time as the build's): one small module (no splitting) holding the chunk loader; `--version` and `--help` load nothing else.
 await build({

@@ -13,8 +13,9 @@
  * esbuild and the sources, not `tsc` of the other packages, so a fresh
  * clone after `pnpm install` can run it.
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import * as path from "node:path";
 
 const CLI_DIR = import.meta.dirname;
@@ -27,14 +28,29 @@ const LOCK_STALE_MS = 5 * 60_000;
 
 /**
  * The Node flags `bin`'s launcher line gives the process it starts when
- * `yoi` is run as a program (see bundle.ts); none for a bundle without one.
- * For a harness that must start `node` itself (to add profiling flags) and
- * still run yoi as users get it.
+ * `yoi` is run as a program with `args` (see bundle.ts); none for a bundle
+ * without one. For a harness that must start `node` itself (to add
+ * profiling flags) and still run yoi as users get it. The line itself is
+ * run, by `sh` with a `node` on PATH that only prints what it was given, so
+ * the answer is the launcher's own.
  */
-export function launcherNodeArgs(bin: string = DIST_BIN): string[] {
-  const line = readFileSync(bin, "latin1").split("\n", 2)[1] ?? "";
-  const flags = /^":" \/\/; exec node (.*) "\$0" "\$@"$/.exec(line)?.[1];
-  return flags === undefined ? [] : flags.split(" ");
+export function launcherNodeArgs(bin: string, args: readonly string[]): string[] {
+  if (!(readFileSync(bin, "latin1").split("\n", 2)[1] ?? "").startsWith('":" //;')) return [];
+  const dir = mkdtempSync(path.join(tmpdir(), "yoi-launcher-"));
+  try {
+    writeFileSync(path.join(dir, "node"), `#!/bin/sh\nprintf '%s\\0' "$@"\n`, { mode: 0o755 });
+    const run = spawnSync("sh", [bin, ...args], {
+      env: { ...process.env, PATH: `${dir}${path.delimiter}${process.env.PATH ?? ""}` },
+      encoding: "utf8",
+    });
+    const given = run.stdout.split("\0");
+    const at = given.indexOf(bin);
+    if (run.status !== 0 || at < 0)
+      throw new Error(`the launcher line of ${bin} did not start node on it: ${run.stderr}`);
+    return given.slice(0, at);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

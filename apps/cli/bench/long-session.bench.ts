@@ -165,7 +165,7 @@ const yoiAt = (name: string, bin: string): Subject => ({
     command: process.execPath,
     args: [
       ...profileArgs(name === "yoi -p" ? "yoi" : "yoi-compare"),
-      ...launcherNodeArgs(bin),
+      ...launcherNodeArgs(bin, ["-p"]),
       ...NODE_ARGS,
       bin,
       "-p",
@@ -205,7 +205,7 @@ const yoiServe: Subject = {
     command: process.execPath,
     args: [
       ...profileArgs("yoi-serve"),
-      ...launcherNodeArgs(DIST),
+      ...launcherNodeArgs(DIST, ["serve"]),
       ...NODE_ARGS,
       DIST,
       "serve",
@@ -252,7 +252,7 @@ const yoiAcp: Subject = {
     command: process.execPath,
     args: [
       ...profileArgs("yoi-acp"),
-      ...launcherNodeArgs(DIST),
+      ...launcherNodeArgs(DIST, ["acp"]),
       ...NODE_ARGS,
       DIST,
       "acp",

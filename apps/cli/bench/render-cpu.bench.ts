@@ -130,7 +130,7 @@ async function cpuOf(bin: string, args: string[], interactive: boolean): Promise
   const yoi = [
     process.execPath,
     ...profile,
-    ...launcherNodeArgs(bin),
+    ...launcherNodeArgs(bin, args),
     bin,
     "-m",
     "anthropic/claude-haiku-4-5",

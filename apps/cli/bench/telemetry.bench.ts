@@ -25,8 +25,8 @@ import { cleanEnv, runYoi, tempWorld, yoiArgv } from "../test/helpers.ts";
 import { startOtlpReceiver } from "../test/otlp-receiver.ts";
 
 const DIST = freshBundle((line) => process.stderr.write(`telemetry.bench: ${line}\n`));
-// Node with the flags the installed `yoi` starts it with (its launcher line), as a user's run has them.
-const NODE_ARGS = launcherNodeArgs(DIST);
+// Node with the flags the installed `yoi` starts a print run with (its launcher line), as a user's run has them.
+const NODE_ARGS = launcherNodeArgs(DIST, ["-p"]);
 
 const RUNS = 15;
 const WARMUP = 2;

@@ -85,10 +85,14 @@ describe("the bundled yoi", () => {
       expect(r.stderr).toBe("");
       expect(r).toMatchObject({ code: 0, stdout: "done\n" });
       expect(JSON.stringify(watched.requests[0])).toContain(JSON.stringify(prompt));
-      // The flags the benchmarks give a node they start themselves are the ones the launcher line gives.
-      expect(launcherNodeArgs(BIN)).toEqual(["--min-semi-space-size=4"]);
+      // The flags the benchmarks give a node they start themselves are the ones the launcher line gives:
+      // print mode starts with the young generation a session is capped at, any other run with 4 MB semi-spaces.
+      expect(launcherNodeArgs(BIN, ["-p", prompt])).toEqual(["--min-semi-space-size=16"]);
+      expect(launcherNodeArgs(BIN, ["--print"])).toEqual(["--min-semi-space-size=16"]);
+      expect(launcherNodeArgs(BIN, ["-m", "x", "say -p"])).toEqual(["--min-semi-space-size=4"]);
+      expect(launcherNodeArgs(BIN, ["serve"])).toEqual(["--min-semi-space-size=4"]);
       expect(cmdline.slice(1)).toEqual([
-        ...launcherNodeArgs(BIN),
+        ...launcherNodeArgs(BIN, ["-p"]),
         link,
         "-p",
         prompt,
