@@ -66,6 +66,9 @@ describe("ToolExecutionContext", () => {
     const started: number[] = [];
     const allStarted = deferred();
     const finished: number[] = [];
+    // Call n ends once call n + 1 has: they finish in reverse order, whatever the machine's load,
+    // to show that commit order does not follow completion order.
+    const ended = [0, 1, 2, 3].map(() => deferred());
     const tool = defineTool({
       name: "wait",
       description: "waits for its siblings",
@@ -74,9 +77,9 @@ describe("ToolExecutionContext", () => {
         started.push(n);
         if (started.length === ctx.batchSize) allStarted.resolve();
         await allStarted.promise;
-        // finish in reverse order to show commit order does not follow completion order
-        await new Promise((r) => setTimeout(r, (ctx.batchSize - n) * 5));
+        if (n + 1 < ctx.batchSize) await ended[n + 1]!.promise;
         finished.push(n);
+        ended[n]!.resolve();
         return `done ${n}`;
       },
     });
