@@ -411,7 +411,7 @@ const builtinsAtRunTime: Plugin = {
  * generation that `src/young-generation.ts` caps a session at: no scavenge
  * before the first request (4.6 ms sooner warm, 5.9 ms cold), and a long
  * print session scavenges at the cap's pace from its first turn instead of
- * growing to it (CPU per turn 7.8 -> 6.0 ms in the long-session bench, peak
+ * growing to it (CPU per turn 7.8 -> 6.0-7.0 ms in the long-session bench, peak
  * RSS the same). A single long answer may touch the whole young generation
  * (+16 MB RSS for a 24 KB answer in 6,000 deltas). Every other run starts
  * at 4 MB: an interactive session renders as it streams, and a 32 MB
