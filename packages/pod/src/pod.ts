@@ -73,8 +73,6 @@ export class Pod {
   readonly worker: Worker;
   readonly permissions: PermissionPolicy;
   readonly reads: ReadTracker;
-  /** How bash is confined: `active`, `unavailable` (every bash call asks), `disabled` (the user opted out). */
-  readonly sandbox: PodSandbox;
   /** The MCP servers of `config.mcpServers`. */
   readonly mcp: McpManager;
   /** The language servers whose diagnostics follow write_file and edit_file (config `lsp`). */
@@ -92,6 +90,26 @@ export class Pod {
   /** Takes the run's listener off the signal its caller passed (see #start). */
   #unlinkSignal: (() => void) | undefined;
 
+  /**
+   * How bash is confined: `active`, `unavailable` (every bash call asks),
+   * `disabled` (the user opted out). Where the pod opened on a bwrap found on
+   * PATH but not yet probed, this is the expected `active` until the probe
+   * ran (`settleSandbox`); nothing runs in the sandbox before that.
+   */
+  get sandbox(): PodSandbox {
+    return this.#s.sandbox.current;
+  }
+
+  /**
+   * The sandbox as the machine answers, running the probe if it has not run
+   * (the pod runs it itself before the first tool call, or once the first
+   * answer is arriving). A UI that shows the sandbox at start calls this
+   * when it is idle; a `sandbox` alert says when bash turned out to have none.
+   */
+  settleSandbox(): Promise<PodSandbox> {
+    return this.#s.settleSandbox();
+  }
+
   private constructor(parts: SessionParts) {
     this.#s = parts;
     this.id = parts.id;
@@ -101,7 +119,6 @@ export class Pod {
     this.worker = parts.worker;
     this.permissions = parts.permissions;
     this.reads = parts.reads;
-    this.sandbox = parts.sandbox;
     this.mcp = parts.mcp;
     this.lsp = parts.lsp;
     this.extensions = parts.extensions;

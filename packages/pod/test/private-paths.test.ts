@@ -29,7 +29,7 @@ afterEach(() => {
 
 async function hiddenIn(cwd: string) {
   const base = await openSessionBase({ cwd, config: ConfigSchema.parse({}), fsync: "never" });
-  return { tools: base.fs.hidden, bash: base.sandbox.bash?.policy.hidden ?? [] };
+  return { tools: base.fs.hidden, bash: (await base.sandbox.settle()).bash?.policy.hidden ?? [] };
 }
 
 describe.runIf(process.platform === "linux")("a session's private paths", () => {

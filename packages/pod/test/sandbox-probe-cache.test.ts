@@ -6,6 +6,9 @@
  */
 import { chmod, mkdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import * as path from "node:path";
+import { createClient } from "@yoi/llm-client";
+import { startScriptedServer } from "@yoi/llm-client/testing";
+import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { tempDir } from "./helpers.ts";
 
@@ -135,6 +138,142 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
     expect((await detect()).sandboxed).toBe(true);
     expect(await readFile(log, "utf8")).toBe("run\n"); // the wrapper (first absolute entry), not the planted one
     expect(JSON.parse(await readFile(cacheFile, "utf8")).ok).toContain(wrapper);
+  });
+
+  it("a pod opens on a bwrap not yet probed, and the probe runs once the answer arrives, before any command", async () => {
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\necho run >> '${log}'\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n`,
+    );
+    await chmod(wrapper, 0o755);
+    vi.resetModules();
+    const { Pod } = await import("../src/pod.ts");
+    const root = await tempDir("yoi-probe-pod-");
+    const server = await startScriptedServer({
+      provider: "anthropic",
+      script: [
+        { type: "reply", toolCalls: [{ id: "toolu_1", name: "bash", arguments: { command: "touch ran" } }] },
+        { type: "reply", text: "It was refused." },
+      ],
+    });
+    const asked: string[] = [];
+    const pod = await Pod.create({
+      cwd: root,
+      dataDir: path.join(root, ".data"),
+      config: ConfigSchema.parse({}),
+      client: createClient({
+        provider: "anthropic",
+        model: "claude-haiku-4-5",
+        apiKey: "test-key",
+        baseURL: server.baseURL,
+        retry: { maxAttempts: 1 },
+      }),
+      fsync: "never",
+      ask: async (request) => {
+        asked.push(request.tool);
+        return "deny";
+      },
+    });
+    try {
+      // Opened on what PATH says: no process started yet, bash described as sandboxed.
+      expect(await runs()).toBe(0);
+      expect(pod.sandbox.status).toBe("active");
+      const alerts: { code?: string; message: string }[] = [];
+      pod.subscribe((event) => {
+        if (event.type === "alert" && event.alert.source === "sandbox") alerts.push(event.alert);
+      });
+      await pod.run("make a file");
+      // The probe ran once, before the call: bash had no sandbox, so the command was asked about (and refused).
+      expect(await runs()).toBe(1);
+      expect(pod.sandbox).toMatchObject({ status: "unavailable" });
+      expect(pod.permissions.sandbox).toBe("unavailable");
+      expect(asked).toEqual(["bash"]);
+      expect(await stat(path.join(root, "ran")).catch(() => undefined)).toBeUndefined();
+      expect(alerts).toEqual([
+        expect.objectContaining({
+          code: "sandbox_unavailable",
+          message: expect.stringContaining("No permissions to create new namespace"),
+        }),
+      ]);
+      // The model was told with the next request: bash no longer says it is sandboxed.
+      const bashOf = (body: unknown) =>
+        (body as { tools: { name: string; description: string }[] }).tools.find((t) => t.name === "bash")!;
+      expect(bashOf(server.requests[0]).description).toContain("Commands run in a sandbox");
+      expect(bashOf(server.requests[1]).description).not.toContain("sandbox");
+      // A failed probe is not remembered.
+      expect(await stat(cacheFile).catch(() => undefined)).toBeUndefined();
+    } finally {
+      await pod.close();
+      await server.close();
+    }
+  });
+
+  it("whoever settles the sandbox first (here the user's own command), the permissions follow the answer", async () => {
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexit 1\n`);
+    await chmod(wrapper, 0o755);
+    vi.resetModules();
+    const { Pod } = await import("../src/pod.ts");
+    const root = await tempDir("yoi-probe-pod-");
+    const pod = await Pod.create({
+      cwd: root,
+      dataDir: path.join(root, ".data"),
+      config: ConfigSchema.parse({ permissions: { mode: "acceptEdits" } }),
+      client: createClient({ provider: "anthropic", model: "claude-haiku-4-5", apiKey: "test-key" }),
+      fsync: "never",
+      allowUnsandboxedBypass: false,
+    });
+    try {
+      const alerts: string[] = [];
+      pod.subscribe((event) => {
+        if (event.type === "alert") alerts.push(`${event.alert.source}/${event.alert.code}`);
+      });
+      // Still expected: bypassPermissions may be chosen, as on a machine whose probe succeeded.
+      pod.permissions.setMode("bypassPermissions");
+      const bash = pod.worker.tools.find((t) => t.name === "bash")!;
+      const controller = new AbortController();
+      const out = await bash.execute(
+        { command: "echo mine" },
+        {
+          callId: "user_1",
+          batchId: "user_1",
+          callIndex: 0,
+          batchSize: 1,
+          turnIndex: 0,
+          signal: controller.signal,
+        },
+      );
+      expect(JSON.stringify(out)).toContain("mine");
+      expect(await runs()).toBe(1);
+      // The policy heard the answer before the command ran: no sandbox, so no bypass either.
+      expect(pod.permissions.sandbox).toBe("unavailable");
+      expect(pod.permissions.mode).toBe("default");
+      expect(alerts).toEqual(["sandbox/sandbox_unavailable", "permissions/bypass_without_sandbox"]);
+      expect(bash.description).not.toContain("sandbox");
+    } finally {
+      await pod.close();
+    }
+  });
+
+  it("a pod that starts in bypassPermissions settles the sandbox first, and is refused without one", async () => {
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexit 1\n`);
+    await chmod(wrapper, 0o755);
+    vi.resetModules();
+    const { Pod } = await import("../src/pod.ts");
+    const root = await tempDir("yoi-probe-pod-");
+    await expect(
+      Pod.create({
+        cwd: root,
+        dataDir: path.join(root, ".data"),
+        config: ConfigSchema.parse({}),
+        client: createClient({ provider: "anthropic", model: "claude-haiku-4-5", apiKey: "test-key" }),
+        fsync: "never",
+        permissionMode: "bypassPermissions",
+      }),
+    ).rejects.toMatchObject({ code: "bypass_without_sandbox" });
+    expect(await runs()).toBe(1);
   });
 
   it("an unreadable cache file means probing, not a failure", async () => {

@@ -32,7 +32,7 @@ import { McpManager } from "../mcp/mcp-manager.ts";
 import { SessionModel } from "../model/session-model.ts";
 import { PermissionPolicy } from "../permissions/policy.ts";
 import type { PodOptions } from "../pod-options.ts";
-import type { PodSandbox } from "../sandbox/pod-sandbox.ts";
+import type { PodSandbox, SessionSandbox } from "../sandbox/pod-sandbox.ts";
 import { RunState } from "../session/run-state.ts";
 import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
 import { recordCost } from "../telemetry/cost-metric.ts";
@@ -47,6 +47,19 @@ import { webFetchTool } from "../tools/web-fetch.ts";
 import { webSearchOffer } from "../tools/web-search.ts";
 import type { SessionBase } from "./session-base.ts";
 import { defaultSystem, settingsFrom, toolOutputLimits, workerBounds } from "./worker-settings.ts";
+
+/** Worker events that come only once a model call has been answered (or has failed). */
+const ANSWER_EVENTS: ReadonlySet<string> = new Set([
+  "text_delta",
+  "thinking_delta",
+  "server_tool",
+  "tool_call_start",
+  "usage",
+  "retry",
+  "turn_end",
+  "run_end",
+  "error",
+]);
 
 /** Which session the parts are for: a new one (its log created at the first input) or a restored one. */
 export interface SessionSource {
@@ -72,7 +85,9 @@ export interface SessionParts {
   log: SessionLog;
   sessions: SessionStore;
   blobStore: SessionBase["blobStore"];
-  sandbox: PodSandbox;
+  sandbox: SessionSandbox;
+  /** Settles the sandbox (the probe, when it has not run) and applies what it found. */
+  settleSandbox: () => Promise<PodSandbox>;
   extensions: Extensions;
   model: SessionModel;
   policy: YoiContextPolicy;
@@ -108,6 +123,8 @@ export interface SessionParts {
 
 export function assembleSession(base: SessionBase, source: SessionSource, options: PodOptions): SessionParts {
   const { config, fs, blobStore, sandbox, extensions } = base;
+  // Commands are confined by the session's sandbox where it is active or not settled yet.
+  const confined = !sandbox.settled || sandbox.current.bash !== undefined;
   const alerts = new AlertBus();
   const events = new PodEventHub();
   const runs = new RunState(source.turn);
@@ -131,7 +148,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
 
   const permissions = new PermissionPolicy(config.permissions, {
     fs,
-    sandbox: sandbox.status,
+    sandbox: sandbox.current.status,
     ...(options.permissionMode ? { mode: options.permissionMode } : {}),
     ...(options.permissionSources ? { sources: options.permissionSources } : {}),
     ...(options.allowUnsandboxedBypass ? { allowUnsandboxedBypass: true } : {}),
@@ -163,6 +180,25 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         }
       : {}),
   });
+
+  // Where the sandbox is expected rather than known (a bwrap on PATH not yet probed), the probe runs
+  // before the first tool call or once the first answer is arriving, whoever starts it (the bash tool
+  // settles it too); where it finds none, the permissions, the tools and the user follow the answer
+  // before anything waiting for it goes on, and the model is told with the next request.
+  const expected = sandbox.current.status;
+  sandbox.onSettled((settled) => {
+    if (settled.status === expected) return;
+    const modeDropped = permissions.settleSandbox(settled.status);
+    worker?.setTools(offeredTools());
+    if (settled.notice !== undefined) alerts.warn("sandbox", settled.notice, "sandbox_unavailable");
+    if (modeDropped)
+      alerts.warn(
+        "permissions",
+        "bypassPermissions needs the bash sandbox, which is not active here: the mode is default now",
+        "bypass_without_sandbox",
+      );
+  });
+  const settleSandbox = (): Promise<PodSandbox> => sandbox.settle();
 
   const log = new SessionLog({
     ...(source.writer ? { writer: source.writer } : {}),
@@ -269,6 +305,10 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   // What a background command changed is recorded when it ends, under the bash call that started it.
   if (checkpoints !== undefined) background.onEnd((info) => checkpoints.backgroundEnded(info.callId));
   const hooks: Hook[] = [
+    // First, when the sandbox is not settled yet: no tool runs (nor is a permission decided) before the probe's answer.
+    ...(sandbox.settled
+      ? []
+      : [{ name: "sandbox", beforeToolCall: async () => void (await settleSandbox()) } satisfies Hook]),
     permissions.hook(),
     // Configured hooks see every call, the subagents' too (they share this array), right after the permission check.
     configuredHooks.hook(),
@@ -313,7 +353,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     env: commandEnv,
     display: (real) => fs.display(real),
     onAlert: (level, message) => alerts.emit(level, "lsp", message),
-    ...(sandbox.bash ? { sandbox: sandbox.bash } : {}),
+    ...(confined ? { sandbox } : {}),
   });
   const builtins = createBuiltinTools({
     view,
@@ -326,7 +366,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         ? false
         : {
             ...(options.bash ?? {}),
-            ...(sandbox.bash ? { sandbox: sandbox.bash } : {}),
+            ...(confined ? { sandbox } : {}),
             env: options.bash?.env ?? commandEnv,
             background,
           },
@@ -452,6 +492,8 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     reason: (event) => (event.reason === "interceptor" && input.fromRef(event.item) ? "file_ref" : undefined),
   });
   worker.subscribe((event) => {
+    // The first answer is arriving: the request is out, and the probe's process start no longer delays it.
+    if (!sandbox.settled && ANSWER_EVENTS.has(event.type)) void settleSandbox();
     if (event.type === "usage") {
       runs.lastUsage = event.usage;
       recordCost(event.usage, model.client.provider, model.client.model, model.catalog, "main");
@@ -461,7 +503,8 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     events.emit(event);
   });
 
-  if (sandbox.notice !== undefined) alerts.warn("sandbox", sandbox.notice);
+  if (sandbox.current.notice !== undefined)
+    alerts.warn("sandbox", sandbox.current.notice, "sandbox_unavailable");
   // In parallel with whatever the UI does next (started after this turn of the event loop, so a
   // caller that subscribes right after create sees every alert); the first input waits (mcpStartWaitMs).
   if (mcp.configured) setImmediate(() => mcp.start());
@@ -490,6 +533,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     sessions: base.sessions,
     blobStore,
     sandbox,
+    settleSandbox,
     extensions,
     model,
     policy,

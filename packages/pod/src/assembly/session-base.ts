@@ -14,7 +14,7 @@ import { privatePaths, scopeFromConfig, yoiPrivatePaths } from "../fs/scope-from
 import type { ScopedFs } from "../fs/scoped-fs.ts";
 import { isInside } from "../fs/scoped-fs.ts";
 import type { PodOptions } from "../pod-options.ts";
-import { type PodSandbox, podSandbox } from "../sandbox/pod-sandbox.ts";
+import { podSandbox, type SessionSandbox } from "../sandbox/pod-sandbox.ts";
 
 export interface SessionBase {
   config: Config;
@@ -23,7 +23,8 @@ export interface SessionBase {
   dataDir: string;
   blobStore: BlobStore;
   sessions: SessionStore;
-  sandbox: PodSandbox;
+  /** Settled when the pod opens, or when a tool is about to run (see SessionSandbox). */
+  sandbox: SessionSandbox;
   extensions: Extensions;
   agents: ReadonlyMap<string, AgentDefinition>;
   /** Agent files that could not be used (said at the first run). */
@@ -82,6 +83,12 @@ export async function openSessionBase(options: PodOptions): Promise<SessionBase>
       ? loadAgents(options.agentDirs ?? agentDirs(root, homedir()))
       : { agents: new Map<string, AgentDefinition>(), problems: [] },
   ]);
+  // A session that starts in bypassPermissions needs the sandbox settled first: the mode is refused without one.
+  if (
+    (options.permissionMode ?? config.permissions.mode) === "bypassPermissions" &&
+    !options.allowUnsandboxedBypass
+  )
+    await sandbox.settle();
   return {
     config,
     fs,

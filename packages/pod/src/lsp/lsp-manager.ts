@@ -12,7 +12,8 @@ import { realpathSync } from "node:fs";
 import * as path from "node:path";
 import type { LspConfig } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
-import type { Sandbox, SandboxedCommand, SandboxPolicy } from "../sandbox/sandbox.ts";
+import { type Confinement, type SessionSandbox, settledConfinement } from "../sandbox/pod-sandbox.ts";
+import type { SandboxedCommand } from "../sandbox/sandbox.ts";
 import { formatDiagnostics } from "./format-diagnostics.ts";
 import { LspServer, type LspServerState } from "./lsp-server.ts";
 import {
@@ -55,7 +56,7 @@ export interface LspManagerOptions {
    * without network (they load code from the project, which the model can
    * write). Without one they run unconfined, as bash then does.
    */
-  sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
+  sandbox?: Confinement | SessionSandbox;
 }
 
 export class LspManager {
@@ -92,7 +93,7 @@ export class LspManager {
     return this.#byExt.get(path.extname(file).toLowerCase());
   }
 
-  #server(spec: LspServerSpec): LspServer | undefined {
+  #server(spec: LspServerSpec, confined: Confinement | undefined): LspServer | undefined {
     const running = this.#servers.get(spec.name);
     if (running) return running;
     if (this.#missing.has(spec.name) || this.#closed) return undefined;
@@ -112,11 +113,11 @@ export class LspManager {
       root: this.#options.root,
       // Servers written for Node run on the Node yoi runs on.
       env: { ...env, PATH: env.PATH ? `${bin}${path.delimiter}${env.PATH}` : bin },
-      ...(this.#options.sandbox
+      ...(confined
         ? {
-            confine: confineIn(this.#options.sandbox),
+            confine: confineIn(confined),
             // bubblewrap gives the server a PID namespace of its own, where this pid names nothing.
-            ...(this.#options.sandbox.sandbox.kind === "bwrap" ? { clientProcessId: null } : {}),
+            ...(confined.sandbox.kind === "bwrap" ? { clientProcessId: null } : {}),
           }
         : {}),
     });
@@ -134,7 +135,9 @@ export class LspManager {
     if (!this.enabled || this.#closed) return undefined;
     const spec = this.serverFor(file);
     if (!spec) return undefined;
-    const server = this.#server(spec);
+    const confined = await settledConfinement(this.#options.sandbox);
+    if (this.#closed) return undefined;
+    const server = this.#server(spec, confined);
     if (!server || server.state === "failed" || server.state === "stopped")
       return server ? this.#failureNote(server) : undefined;
     const { timeoutMs } = this.#options.config;
@@ -206,7 +209,10 @@ export class LspManager {
    */
   async start(name: string, timeoutMs: number): Promise<void> {
     const spec = this.#specs.find((s) => s.name === name);
-    const server = spec && this.#server(spec);
+    if (!spec) return;
+    const confined = await settledConfinement(this.#options.sandbox);
+    if (this.#closed) return;
+    const server = this.#server(spec, confined);
     if (!server) return;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {
@@ -228,7 +234,7 @@ function formatMs(ms: number): string {
 }
 
 /** A server's command in the sandbox: nothing writable (a private /tmp aside), no network. */
-function confineIn({ sandbox, policy }: { sandbox: Sandbox; policy: SandboxPolicy }) {
+function confineIn({ sandbox, policy }: Confinement) {
   const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
   return (program: string, args: readonly string[], cwd: string): SandboxedCommand => {
     // Read-only, and visible even where they lie under the private /tmp: the project, the

@@ -282,11 +282,13 @@ export class PermissionPolicy {
   /** Tool-name globs pre-approved for a while (a custom command's `allowed-tools`). */
   private readonly preApproved = new Set<(tool: string) => boolean>();
   #mode: PermissionMode;
+  #sandbox: SandboxStatus;
   readonly #bypassInCycle: boolean;
   readonly #modeListeners = new Set<(mode: PermissionMode) => void>();
 
   constructor(config: Partial<PermissionsConfig> = {}, options: PermissionPolicyOptions = {}) {
     this.options = options;
+    this.#sandbox = options.sandbox ?? "disabled";
     this.defaults = { ...PERMISSION_DEFAULTS, ...(config.default ?? {}) };
     (config.rules ?? []).forEach((rule, index) => {
       this.addRule(rule, options.sources?.[index]);
@@ -313,7 +315,20 @@ export class PermissionPolicy {
 
   /** Whether bash runs in a sandbox here. */
   get sandbox(): SandboxStatus {
-    return this.options.sandbox ?? "disabled";
+    return this.#sandbox;
+  }
+
+  /**
+   * The sandbox as the probe settled it, where the session began with the
+   * one it expected. Without an active sandbox, bypassPermissions (unless
+   * the explicit opt-in allows it) falls back to `default`, before any
+   * command runs in it: true when the mode changed so.
+   */
+  settleSandbox(status: SandboxStatus): boolean {
+    this.#sandbox = status;
+    if (this.modeAllowed(this.#mode)) return false;
+    this.setMode("default");
+    return true;
   }
 
   /**

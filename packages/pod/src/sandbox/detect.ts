@@ -3,9 +3,12 @@
  * `bwrap` on PATH that can actually create its namespaces here (a container
  * without user namespaces cannot), on macOS /usr/bin/sandbox-exec.
  *
- * The Linux probe runs bwrap once, which costs the main thread a fork (about
- * 4 ms) and the caller bwrap's start-up, on the way to every session's first
- * request. A probe that succeeded is remembered in
+ * The Linux probe runs bwrap once, which costs the main thread a fork and
+ * the caller bwrap's start-up (some 7 ms of a cold start on the way to the
+ * first request, when it ran before it). A pod therefore opens on what can
+ * be read without running anything (`expectSandbox`) and has the probe run
+ * when a tool is about to run or the first answer is arriving
+ * (pod-sandbox.ts). A probe that succeeded is remembered in
  * `$XDG_CACHE_HOME/yoi/sandbox-probe.json` (default `~/.cache/yoi`) for the
  * same bwrap binary (path, size, mtime, inode), user and boot: whether user
  * namespaces work changes with a kernel setting or a new binary, which a
@@ -21,12 +24,36 @@ import { seatbeltSandbox } from "./seatbelt.ts";
 
 const PROBE_TIMEOUT_MS = 10_000;
 
-let cached: Promise<Sandbox | SandboxUnavailable> | undefined;
+/** What the machine answers without running anything, or the bwrap a probe has to confirm. */
+interface Lookup {
+  settled?: Sandbox | SandboxUnavailable;
+  unconfirmed?: { bwrap: Found; boot: Promise<string | undefined> };
+}
+
+let lookup: Promise<Lookup> | undefined;
+let answer: Promise<Sandbox | SandboxUnavailable> | undefined;
 
 /** The sandbox of this machine, or why there is none. Probed once; later calls share the answer. */
 export function detectSandbox(): Promise<Sandbox | SandboxUnavailable> {
-  cached ??= probe();
-  return cached;
+  answer ??= look().then(
+    (found) => found.settled ?? confirm(found.unconfirmed!.bwrap, found.unconfirmed!.boot),
+  );
+  return answer;
+}
+
+/**
+ * What this machine's sandbox is expected to be, from what can be read
+ * without starting a process: `settled` when that is the answer (no sandbox
+ * on this platform or on PATH, a success remembered, or the probe already
+ * ran), else the bwrap sandbox a probe (`detectSandbox`) still has to
+ * confirm. Nothing may run in an unsettled sandbox: only what the model is
+ * told may be based on it.
+ */
+export async function expectSandbox(): Promise<{ sandbox: Sandbox | SandboxUnavailable; settled: boolean }> {
+  const found = await look();
+  if (found.settled !== undefined) return { sandbox: found.settled, settled: true };
+  if (answer !== undefined) return { sandbox: await answer, settled: true };
+  return { sandbox: bwrapSandbox(found.unconfirmed!.bwrap.file), settled: false };
 }
 
 /** True when `value` is an available sandbox (not the reason there is none). */
@@ -34,35 +61,49 @@ export function isSandbox(value: Sandbox | SandboxUnavailable): value is Sandbox
   return "wrap" in value;
 }
 
+function look(): Promise<Lookup> {
+  lookup ??= lookUp();
+  return lookup;
+}
+
 /**
  * Every read the answer needs (PATH, the remembered probe, the boot id) is
- * made at once, before bwrap is started: one after another, each waited for
- * a turn of the event loop, which start-up keeps busy (some 10 ms before
- * bwrap could start on a first run, when it is on the way to the first
- * request). The boot id is waited for only where it is needed: to compare
- * with a remembered answer, and to remember a new one once bwrap has run. A
- * first run starts bwrap without it: reading the file takes several turns
- * of the loop (open, stat, read, close), and the request came 2-3 ms sooner
- * (40 paired rounds, either order).
+ * made at once: one after another, each waited for a turn of the event
+ * loop, which start-up keeps busy. The boot id is waited for only where it
+ * is needed: to compare with a remembered answer, and to remember a new one
+ * once bwrap has run (reading it takes several turns of the loop).
  */
-async function probe(): Promise<Sandbox | SandboxUnavailable> {
+async function lookUp(): Promise<Lookup> {
   if (process.platform === "darwin") {
     const exec = "/usr/bin/sandbox-exec";
-    return (await executable(exec))
-      ? seatbeltSandbox(exec)
-      : { reason: "sandbox-exec was not found at /usr/bin/sandbox-exec" };
+    return {
+      settled: (await executable(exec))
+        ? seatbeltSandbox(exec)
+        : { reason: "sandbox-exec was not found at /usr/bin/sandbox-exec" },
+    };
   }
-  if (process.platform !== "linux") return { reason: `no sandbox is supported on ${process.platform}` };
+  if (process.platform !== "linux")
+    return { settled: { reason: `no sandbox is supported on ${process.platform}` } };
   const boot = bootId();
   const [found, remembered] = await Promise.all([onPath("bwrap"), cachedProbe()]);
   if (found === undefined)
     return {
-      reason:
-        "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
+      settled: {
+        reason:
+          "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)",
+      },
     };
+  if (remembered !== undefined && remembered === probeKey(found, await boot))
+    return { settled: bwrapSandbox(found.file) };
+  return { unconfirmed: { bwrap: found, boot } };
+}
+
+/** Runs bwrap once with the namespaces and mounts every sandboxed command gets: if these work, the commands will. */
+async function confirm(
+  found: Found,
+  boot: Promise<string | undefined>,
+): Promise<Sandbox | SandboxUnavailable> {
   const bwrap = found.file;
-  if (remembered !== undefined && remembered === probeKey(found, await boot)) return bwrapSandbox(bwrap);
-  // The namespaces and mounts every sandboxed command gets: if these work, the commands will.
   const error = await run(bwrap, [...bwrapBaseArgs(false), "--", "/bin/sh", "-c", "true"]);
   if (error !== undefined) return { reason: `bubblewrap (${bwrap}) cannot create a sandbox here: ${error}` };
   const key = probeKey(found, await boot);

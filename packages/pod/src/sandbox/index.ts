@@ -1,6 +1,6 @@
 export { bwrapArgs } from "./bwrap.ts";
-export { detectSandbox, isSandbox } from "./detect.ts";
-export { PLAN_MODE_NOTE, type PodSandbox } from "./pod-sandbox.ts";
+export { detectSandbox, expectSandbox, isSandbox } from "./detect.ts";
+export { PLAN_MODE_NOTE, type PodSandbox, SANDBOX_NOTICE_TAIL, SessionSandbox } from "./pod-sandbox.ts";
 export {
   PROTECTED_DIRS,
   PROTECTED_FILES,

@@ -2,7 +2,12 @@ import { defineTool, storedText, ToolError, type ToolReturn } from "@yoi/llm-wor
 import { TOOL_OUTPUT_MAX_BYTES, WORKER_DEFAULTS } from "@yoi/manifest";
 import * as z from "zod";
 import type { ScopedFs } from "../fs/scoped-fs.ts";
-import type { Sandbox, SandboxPolicy } from "../sandbox/sandbox.ts";
+import {
+  type Confinement,
+  expectedConfinement,
+  type SessionSandbox,
+  settledConfinement,
+} from "../sandbox/pod-sandbox.ts";
 import type { BackgroundShells } from "./background-shells.ts";
 import { killProcessGroup, spawnCommand } from "./command-process.ts";
 import { plural } from "./deps.ts";
@@ -30,8 +35,11 @@ export interface BashToolOptions {
   shell?: string;
   /** Cap of inline output in bytes; larger output is Stored. Default `TOOL_OUTPUT_MAX_BYTES`. */
   maxOutputBytes?: number;
-  /** Run every command inside this OS sandbox, confined by `policy`. Default: unsandboxed. */
-  sandbox?: { sandbox: Sandbox; policy: SandboxPolicy };
+  /**
+   * Run every command inside this OS sandbox, confined by `policy`, or in a
+   * session's sandbox once it is settled. Default: unsandboxed.
+   */
+  sandbox?: Confinement | SessionSandbox;
   /**
    * Where `run_in_background: true` commands live (the session's, read by
    * `bash_output` and `kill_bash`). Without it, a background run is refused.
@@ -124,23 +132,32 @@ export function bashTool(options: BashToolOptions) {
   const cap = options.maxOutputBytes ?? TOOL_OUTPUT_MAX_BYTES;
   const env = options.env ?? defaultBashEnv();
   const shell = options.shell ?? DEFAULT_SHELL;
+  const head =
+    "Run a shell command with bash in the project root and return its combined stdout/stderr and exit code. " +
+    `Default timeout ${WORKER_DEFAULTS.toolTimeoutMs / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
+    `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.` +
+    (options.background === undefined
+      ? ""
+      : " For a server or watcher that keeps running, pass run_in_background: true (no timeout unless timeout_ms is given) and read it with bash_output.");
   return defineTool({
     name: "bash",
-    description:
-      "Run a shell command with bash in the project root and return its combined stdout/stderr and exit code. " +
-      `Default timeout ${WORKER_DEFAULTS.toolTimeoutMs / 1000} s (timeout_ms up to ${BASH_MAX_TIMEOUT_MS / 1000} s); the command and its children are killed on timeout or cancel. ` +
-      `Output over ${cap} bytes is stored and summarized; read it with inspect. stdin is closed: do not run interactive commands.` +
-      (options.background === undefined
-        ? ""
-        : " For a server or watcher that keeps running, pass run_in_background: true (no timeout unless timeout_ms is given) and read it with bash_output.") +
-      (options.sandbox === undefined
-        ? ""
-        : ` Commands run in a sandbox: only the project${options.sandbox.policy.network ? "" : " and a private /tmp are writable, and there is no network"}${options.sandbox.policy.network ? " and a private /tmp are writable" : ""}.`),
+    // Read each time the tools are listed: a session's sandbox that the probe did not confirm is said no more.
+    get description() {
+      const confined = expectedConfinement(options.sandbox);
+      return (
+        head +
+        (confined === undefined
+          ? ""
+          : ` Commands run in a sandbox: only the project${confined.policy.network ? "" : " and a private /tmp are writable, and there is no network"}${confined.policy.network ? " and a private /tmp are writable" : ""}.`)
+      );
+    },
     inputSchema: bashInput,
     // Our own timer reports partial output; the worker's limit is only the backstop.
     timeoutMs: BASH_MAX_TIMEOUT_MS + 30_000,
     maxOutputBytes: cap + 1024,
     async execute({ command, timeout_ms, description, run_in_background }, ctx): Promise<ToolReturn> {
+      ctx.signal.throwIfAborted();
+      const spawnOptions = { ...options, sandbox: await settledConfinement(options.sandbox), shell, env };
       ctx.signal.throwIfAborted();
       if (run_in_background === true) {
         if (options.background === undefined)
@@ -152,7 +169,7 @@ export function bashTool(options: BashToolOptions) {
           ...(description !== undefined ? { description } : {}),
           ...(timeout_ms !== undefined ? { timeoutMs: timeout_ms } : {}),
           callId: ctx.callId,
-          spawn: () => spawnCommand({ ...options, shell, env }, command),
+          spawn: () => spawnCommand(spawnOptions, command),
         });
         return (
           `Started in the background with id: ${started.id}\n` +
@@ -162,7 +179,7 @@ export function bashTool(options: BashToolOptions) {
       }
       const timeout = timeout_ms ?? WORKER_DEFAULTS.toolTimeoutMs;
       const out = new OutputBuffer(BASH_KEEP_BYTES);
-      const { child, run } = spawnCommand({ ...options, shell, env }, command);
+      const { child, run } = spawnCommand(spawnOptions, command);
       let killedBy: "timeout" | "cancel" | undefined;
       let killTimer: NodeJS.Timeout | undefined;
       const killGroup = (why: "timeout" | "cancel") => {
