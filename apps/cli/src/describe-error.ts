@@ -9,9 +9,10 @@ import { LlmError, type LlmErrorCode, redactSecrets, registerSecret } from "@yoi
 import type { WorkerError } from "@yoi/llm-worker";
 import { ConfigError } from "@yoi/manifest";
 import { errorMessage } from "@yoi/manifest/errors";
-import { type Alert, PermissionModeError } from "@yoi/pod";
+import { type Alert, PermissionModeError, SANDBOX_NOTICE_TAIL } from "@yoi/pod";
 import { CliError } from "./cli-error.ts";
 import { EXIT, type ExitCode } from "./exit-codes.ts";
+import { SANDBOX_NOTICE_CLI_TAIL } from "./permission-flags.ts";
 import { formatReset } from "./rate-limit-reset.ts";
 import { sanitize } from "./terminal-text.ts";
 
@@ -79,6 +80,9 @@ export function describeAlert(
 ): string {
   if (alert.source === "file_ref" && alert.code === "unsupported")
     return `${alert.message} (${ui === "screen" ? "/model switches the model" : "--model chooses another"})`;
+  // Said when the sandbox probe, run after the session opened, found none (sandboxNotice says it at the start).
+  if (alert.source === "sandbox" && alert.code === "sandbox_unavailable")
+    return alert.message.replace(SANDBOX_NOTICE_TAIL, SANDBOX_NOTICE_CLI_TAIL);
   return alert.message;
 }
 

@@ -59,8 +59,12 @@ export function applyPermissionFlags(cli: CliConfig, flags: SessionFlags): CliCo
  */
 export function sandboxNotice(sandbox: Pick<PodSandbox, "status" | "reason">): string | undefined {
   if (sandbox.status !== "unavailable") return undefined;
-  return `bash has no sandbox here: ${sandbox.reason ?? "none was found"}. Every bash command will ask for approval (print mode refuses them). To run bash unsandboxed without asking, set "sandbox": false in ~/.yoi/config.jsonc or pass --no-sandbox.`;
+  return `bash has no sandbox here: ${(sandbox.reason ?? "none was found").replace(/\.$/, "")}. ${SANDBOX_NOTICE_CLI_TAIL}`;
 }
+
+/** What follows the reason in the CLI's words (the pod's alert says it for the config alone): see describeAlert. */
+export const SANDBOX_NOTICE_CLI_TAIL =
+  'Every bash command will ask for approval (print mode refuses them). To run bash unsandboxed without asking, set "sandbox": false in ~/.yoi/config.jsonc or pass --no-sandbox.';
 
 /** The source of each permission rule, in order (for denial messages). */
 export function ruleSources(cli: Pick<CliConfig, "config" | "sources">): (string | undefined)[] {

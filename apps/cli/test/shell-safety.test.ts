@@ -213,6 +213,39 @@ describe("yoi -p: rules, redirections, the sandbox", () => {
     expect(toolResults(off)).toContain("one\\n");
   });
 
+  it("where bwrap is installed but cannot make a sandbox, the probe after the answer says so once, before any command", async () => {
+    const world = await tempWorld();
+    const bin = path.join(world.home, "bin");
+    await mkdir(bin);
+    const log = path.join(world.home, "bwrap-runs.log");
+    await writeFile(
+      path.join(bin, "bwrap"),
+      `#!/bin/sh\necho run >> '${log}'\necho 'bwrap: No permissions to create new namespace.' >&2\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    const server = await scripted(toolTurn([bash("/bin/echo one")]));
+    const r = await yoi(["--allow-tool", "bash", "go"], world, server, { PATH: bin });
+    expect(r.code).toBe(0);
+    // Probed once; the warning in the CLI's words, once; the call refused, nothing ran.
+    expect(await readFile(log, "utf8")).toBe("run\n");
+    expect(
+      r.stderr.match(/bash has no sandbox here: bubblewrap \([^)]*\) cannot create a sandbox here/g),
+    ).toHaveLength(1);
+    expect(r.stderr).toContain(
+      "No permissions to create new namespace. Every bash command will ask for approval (print mode refuses them)",
+    );
+    expect(r.stderr).toContain("or pass --no-sandbox");
+    expect(toolResults(server)).toContain("no sandbox is available");
+    expect(toolResults(server)).not.toContain("one\\n");
+    // The first request said bash runs sandboxed (expected from PATH); the next one no longer does.
+    const bashTool = (i: number) =>
+      (server.requests[i] as { tools: { name: string; description: string }[] }).tools.find(
+        (t) => t.name === "bash",
+      )!.description;
+    expect(bashTool(0)).toContain("Commands run in a sandbox");
+    expect(bashTool(1)).not.toContain("sandbox");
+  });
+
   it("a project that turns the sandbox off or allows bash needs trust; print mode ignores it", async () => {
     const world = await tempWorld({
       ".yoi/config.jsonc":

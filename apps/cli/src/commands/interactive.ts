@@ -37,7 +37,6 @@ import {
   contextTokens,
   createStreamTextRedaction,
   defaultBashEnv,
-  detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
   formatRuleSpec,
   parseSegments,
@@ -146,8 +145,6 @@ const DIFF_PAGE_LINES = 80;
 
 export async function interactiveCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
   markStartup("interactive: modules loaded");
-  // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
-  void detectSandbox();
   installTerminalGuard();
   const style = createStyle(colorEnabled(process.stdout));
   const trust: SetupOptions = {
@@ -393,8 +390,11 @@ class InteractiveSession {
       this.#renderer.resized();
       this.#editor.resized();
     });
-    // After the prompt is drawn: parsing these modules must not delay it.
+    // After the prompt is drawn: parsing these modules must not delay it. The sandbox probe too (a
+    // process start, when no earlier run remembered its answer): /status then shows what it found,
+    // and a `sandbox` alert says so where it found none.
     setImmediate(this.#loadRich);
+    setImmediate(() => void opened.pod.settleSandbox());
     if (this.#command.prompt !== undefined) {
       this.#renderer.line(`${this.#prompt}${this.#command.prompt}`);
       this.#history.add(this.#command.prompt);

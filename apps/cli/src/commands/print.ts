@@ -10,7 +10,6 @@ import type { RunResult } from "@yoi/llm-worker";
 import {
   answerSources,
   createStreamTextRedaction,
-  detectSandbox,
   EXIT_PLAN_MODE_TOOL_NAME,
   GitChangesError,
   jsonUsage,
@@ -45,8 +44,6 @@ import { sourcesText } from "../ui/web-sources.ts";
 import { pricingHint } from "../usage-ledger.ts";
 
 export async function printCommand(command: Extract<Command, { kind: "chat" }>): Promise<number> {
-  // The sandbox probe spawns bwrap once per process; started now, it runs while config and the pod load.
-  void detectSandbox();
   const stdin = await readPipedStdin(command.prompt !== undefined);
   if (stdin?.binary !== undefined) {
     const { reason, cause } = stdin.binary;
