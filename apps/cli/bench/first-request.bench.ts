@@ -257,7 +257,7 @@ async function coldFirstRequest(): Promise<void> {
     baselineName: "the floor (node with fetch alone)",
     unit: "ms",
     target: COLD_TARGET,
-    note: `no code pack, no compile cache (compiled, written at exit), bwrap probed; rounds interleaved with the floor; ${pairedRatio(cold!.subject, cold!.baseline).toFixed(2)}x node -e 0, the floor ${floorRatio.toFixed(2)}x`,
+    note: `no code pack, no compile cache (compiled, written at exit), bwrap on PATH and not yet probed (the pod probes it once the answer arrives); rounds interleaved with the floor; ${pairedRatio(cold!.subject, cold!.baseline).toFixed(2)}x node -e 0, the floor ${floorRatio.toFixed(2)}x`,
   });
 }
 
