@@ -10,6 +10,7 @@ import { createClient } from "@yoi/llm-client";
 import { startScriptedServer } from "@yoi/llm-client/testing";
 import { ConfigSchema } from "@yoi/manifest";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { PodOptions } from "../src/pod-options.ts";
 import { tempDir } from "./helpers.ts";
 
 async function realBwrap(): Promise<string> {
@@ -53,6 +54,31 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
 
   const runs = async () => (await readFile(log, "utf8")).split("\n").filter(Boolean).length;
 
+  /** A bwrap on PATH that cannot make a sandbox (as in a container without user namespaces). */
+  async function brokenBwrap(said = ""): Promise<void> {
+    const wrapper = path.join(bin, "bwrap");
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\necho run >> '${log}'\n${said ? `echo '${said}' >&2\n` : ""}exit 1\n`,
+    );
+    await chmod(wrapper, 0o755);
+  }
+
+  /** A pod of a fresh probe module (nothing probed in this process yet), in a project of its own. */
+  async function openPod(options: PodOptions = {}) {
+    vi.resetModules();
+    const { Pod } = await import("../src/pod.ts");
+    const root = await tempDir("yoi-probe-pod-");
+    return Pod.create({
+      cwd: root,
+      dataDir: path.join(root, ".data"),
+      config: ConfigSchema.parse({}),
+      client: createClient({ provider: "anthropic", model: "claude-haiku-4-5", apiKey: "test-key" }),
+      fsync: "never",
+      ...options,
+    });
+  }
+
   it("probes once, then later processes trust the remembered success until the binary changes", async () => {
     const wrapper = path.join(bin, "bwrap");
     await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexec '${await realBwrap()}' "$@"\n`);
@@ -73,12 +99,7 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
   });
 
   it("never remembers a failed probe", async () => {
-    const wrapper = path.join(bin, "bwrap");
-    await writeFile(
-      wrapper,
-      `#!/bin/sh\necho run >> '${log}'\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n`,
-    );
-    await chmod(wrapper, 0o755);
+    await brokenBwrap("bwrap: No permissions to create new namespace");
     const first = await detect();
     expect(first.sandboxed).toBe(false);
     expect((first.found as { reason: string }).reason).toContain("No permissions to create new namespace");
@@ -141,15 +162,7 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
   });
 
   it("a pod opens on a bwrap not yet probed, and the probe runs once the answer arrives, before any command", async () => {
-    const wrapper = path.join(bin, "bwrap");
-    await writeFile(
-      wrapper,
-      `#!/bin/sh\necho run >> '${log}'\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n`,
-    );
-    await chmod(wrapper, 0o755);
-    vi.resetModules();
-    const { Pod } = await import("../src/pod.ts");
-    const root = await tempDir("yoi-probe-pod-");
+    await brokenBwrap("bwrap: No permissions to create new namespace");
     const server = await startScriptedServer({
       provider: "anthropic",
       script: [
@@ -158,10 +171,7 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
       ],
     });
     const asked: string[] = [];
-    const pod = await Pod.create({
-      cwd: root,
-      dataDir: path.join(root, ".data"),
-      config: ConfigSchema.parse({}),
+    const pod = await openPod({
       client: createClient({
         provider: "anthropic",
         model: "claude-haiku-4-5",
@@ -169,7 +179,6 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
         baseURL: server.baseURL,
         retry: { maxAttempts: 1 },
       }),
-      fsync: "never",
       ask: async (request) => {
         asked.push(request.tool);
         return "deny";
@@ -189,7 +198,7 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
       expect(pod.sandbox).toMatchObject({ status: "unavailable" });
       expect(pod.permissions.sandbox).toBe("unavailable");
       expect(asked).toEqual(["bash"]);
-      expect(await stat(path.join(root, "ran")).catch(() => undefined)).toBeUndefined();
+      expect(await stat(path.join(pod.fs.cwd, "ran")).catch(() => undefined)).toBeUndefined();
       expect(alerts).toEqual([
         expect.objectContaining({
           code: "sandbox_unavailable",
@@ -210,20 +219,8 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
   });
 
   it("whoever settles the sandbox first (here the user's own command), the permissions follow the answer", async () => {
-    const wrapper = path.join(bin, "bwrap");
-    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexit 1\n`);
-    await chmod(wrapper, 0o755);
-    vi.resetModules();
-    const { Pod } = await import("../src/pod.ts");
-    const root = await tempDir("yoi-probe-pod-");
-    const pod = await Pod.create({
-      cwd: root,
-      dataDir: path.join(root, ".data"),
-      config: ConfigSchema.parse({ permissions: { mode: "acceptEdits" } }),
-      client: createClient({ provider: "anthropic", model: "claude-haiku-4-5", apiKey: "test-key" }),
-      fsync: "never",
-      allowUnsandboxedBypass: false,
-    });
+    await brokenBwrap();
+    const pod = await openPod({ config: ConfigSchema.parse({ permissions: { mode: "acceptEdits" } }) });
     try {
       const alerts: string[] = [];
       pod.subscribe((event) => {
@@ -257,22 +254,10 @@ describe.runIf(process.platform === "linux")("sandbox probe cache", () => {
   });
 
   it("a pod that starts in bypassPermissions settles the sandbox first, and is refused without one", async () => {
-    const wrapper = path.join(bin, "bwrap");
-    await writeFile(wrapper, `#!/bin/sh\necho run >> '${log}'\nexit 1\n`);
-    await chmod(wrapper, 0o755);
-    vi.resetModules();
-    const { Pod } = await import("../src/pod.ts");
-    const root = await tempDir("yoi-probe-pod-");
-    await expect(
-      Pod.create({
-        cwd: root,
-        dataDir: path.join(root, ".data"),
-        config: ConfigSchema.parse({}),
-        client: createClient({ provider: "anthropic", model: "claude-haiku-4-5", apiKey: "test-key" }),
-        fsync: "never",
-        permissionMode: "bypassPermissions",
-      }),
-    ).rejects.toMatchObject({ code: "bypass_without_sandbox" });
+    await brokenBwrap();
+    await expect(openPod({ permissionMode: "bypassPermissions" })).rejects.toMatchObject({
+      code: "bypass_without_sandbox",
+    });
     expect(await runs()).toBe(1);
   });
 
