@@ -107,7 +107,7 @@ export class Pod {
    * when it is idle; a `sandbox` alert says when bash turned out to have none.
    */
   settleSandbox(): Promise<PodSandbox> {
-    return this.#s.settleSandbox();
+    return this.#s.sandbox.settle();
   }
 
   private constructor(parts: SessionParts) {

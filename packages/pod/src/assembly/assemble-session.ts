@@ -32,7 +32,7 @@ import { McpManager } from "../mcp/mcp-manager.ts";
 import { SessionModel } from "../model/session-model.ts";
 import { PermissionPolicy } from "../permissions/policy.ts";
 import type { PodOptions } from "../pod-options.ts";
-import type { PodSandbox, SessionSandbox } from "../sandbox/pod-sandbox.ts";
+import type { SessionSandbox } from "../sandbox/pod-sandbox.ts";
 import { RunState } from "../session/run-state.ts";
 import { SessionLog, type SessionStartMeta } from "../session/session-log.ts";
 import { recordCost } from "../telemetry/cost-metric.ts";
@@ -85,9 +85,8 @@ export interface SessionParts {
   log: SessionLog;
   sessions: SessionStore;
   blobStore: SessionBase["blobStore"];
+  /** Settling it (the probe, when it has not run) applies what it found to the parts below. */
   sandbox: SessionSandbox;
-  /** Settles the sandbox (the probe, when it has not run) and applies what it found. */
-  settleSandbox: () => Promise<PodSandbox>;
   extensions: Extensions;
   model: SessionModel;
   policy: YoiContextPolicy;
@@ -198,7 +197,6 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
         "bypass_without_sandbox",
       );
   });
-  const settleSandbox = (): Promise<PodSandbox> => sandbox.settle();
 
   const log = new SessionLog({
     ...(source.writer ? { writer: source.writer } : {}),
@@ -308,7 +306,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     // First, when the sandbox is not settled yet: no tool runs (nor is a permission decided) before the probe's answer.
     ...(sandbox.settled
       ? []
-      : [{ name: "sandbox", beforeToolCall: async () => void (await settleSandbox()) } satisfies Hook]),
+      : [{ name: "sandbox", beforeToolCall: async () => void (await sandbox.settle()) } satisfies Hook]),
     permissions.hook(),
     // Configured hooks see every call, the subagents' too (they share this array), right after the permission check.
     configuredHooks.hook(),
@@ -493,7 +491,7 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
   });
   worker.subscribe((event) => {
     // The first answer is arriving: the request is out, and the probe's process start no longer delays it.
-    if (!sandbox.settled && ANSWER_EVENTS.has(event.type)) void settleSandbox();
+    if (!sandbox.settled && ANSWER_EVENTS.has(event.type)) void sandbox.settle();
     if (event.type === "usage") {
       runs.lastUsage = event.usage;
       recordCost(event.usage, model.client.provider, model.client.model, model.catalog, "main");
@@ -533,7 +531,6 @@ export function assembleSession(base: SessionBase, source: SessionSource, option
     sessions: base.sessions,
     blobStore,
     sandbox,
-    settleSandbox,
     extensions,
     model,
     policy,
